@@ -1,0 +1,83 @@
+# libshim — one build, one test entry point.
+#
+#   make                 every artifact under build/
+#   make test            unit, conformance and end-to-end tests (tests/run_tests.sh)
+#   make SAN=asan test   the same with a sanitizer (asan, ubsan, tsan); artifacts in build/$(SAN)/
+#   make lint            clang-format check plus a warning-clean build
+#   make clean
+#
+# Each component adds itself through a module.mk fragment beside its sources
+# (*/module.mk, tests/*/module.mk). A fragment appends to:
+#   ALL_TARGETS   artifacts built by `make`
+#   TESTS         test executables or scripts run by `make test`
+#   FUZZ_TARGETS  libFuzzer binaries run by `make fuzz` (clang, FUZZ_SECONDS each)
+# and defines the rules for its own artifacts under $(BUILD).
+
+CUDA_HOME ?= /usr/local/cuda
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
+SAN ?=
+ifeq ($(SAN),)
+BUILD := build
+else
+BUILD := build/$(SAN)
+endif
+
+SAN_FLAGS_asan := -fsanitize=address -fno-omit-frame-pointer
+SAN_FLAGS_ubsan := -fsanitize=undefined -fno-sanitize-recover=all
+SAN_FLAGS_tsan := -fsanitize=thread
+ifneq ($(SAN),)
+ifeq ($(SAN_FLAGS_$(SAN)),)
+$(error SAN must be one of asan, ubsan, tsan)
+endif
+endif
+SAN_FLAGS := $(SAN_FLAGS_$(SAN))
+
+WARN := -Wall -Wextra -Werror -Wmissing-prototypes -Wstrict-prototypes -Wshadow
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) $(SAN_FLAGS)
+LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
+CUDA_INC := -I$(CUDA_HOME)/include
+
+ALL_TARGETS :=
+TESTS :=
+FUZZ_TARGETS :=
+FUZZ_CC ?= clang
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(WARN)
+FUZZ_SECONDS ?= 60
+
+.PHONY: all test lint clean fuzz format
+all: build-all
+
+include $(sort $(wildcard */*.mk tests/*/*.mk))
+
+build-all: $(ALL_TARGETS)
+.PHONY: build-all
+
+# Objects: build/<path>.o from <path>.c; per-directory include flags come from
+# the fragments through <dir>_CFLAGS (slashes in dir replaced by _).
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $($(subst /,_,$(patsubst %/,%,$(dir $<)))_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+test: $(ALL_TARGETS) $(TESTS)
+	@BUILD=$(BUILD) SAN=$(SAN) tests/run_tests.sh $(TESTS)
+
+fuzz: $(FUZZ_TARGETS)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run_fuzz.sh $(FUZZ_TARGETS)
+
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+lint:
+	clang-format --dry-run --Werror $(FORMAT_FILES)
+	$(MAKE) --no-print-directory all
+
+format:
+	clang-format -i $(FORMAT_FILES)
+
+clean:
+	rm -rf build

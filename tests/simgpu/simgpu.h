@@ -1,0 +1,101 @@
+/* simgpu.h — test-facing API of the simulated CUDA device (libcuda.so.1 in build/simgpu/).
+ *
+ * The simulator implements the CUDA driver API of <cuda.h> on the host: device
+ * memory lives in a reserved host address range, kernels are host functions
+ * registered here, streams run on worker threads, and time is virtual and
+ * deterministic. These functions are exported by the simulated libcuda.so.1
+ * in addition to the driver API; link with -lcuda from build/simgpu.
+ *
+ * Environment (read once, at the first driver call):
+ *   SIMGPU_MEMORY    device capacity ("2GiB", "512MiB", bytes); default 80GiB
+ *   SIMGPU_H2D_GBPS  host-to-device link bandwidth in GB/s (1e9 B/s); default 25
+ *   SIMGPU_D2H_GBPS  device-to-host link bandwidth in GB/s; default 25
+ *   SIMGPU_FAIL      fault injection, comma-separated "ENTRY:N[:sticky]": the Nth
+ *                    call of driver entry point ENTRY (exact exported name, e.g.
+ *                    cuMemCreate or cuMemAlloc_v2) fails; with :sticky every call
+ *                    from the Nth on fails
+ *   SIMGPU_HOST_VMM  0: the device reports no host-located VMM support (device
+ *                    attributes 141 and 145 are 0) and cuMemCreate rejects host
+ *                    locations
+ *   SIMGPU_JITTER    a seed: stream workers sleep a pseudo-random 0–200 µs of
+ *                    real time before each command, reordering real execution
+ *                    across streams and the host (virtual time is unaffected)
+ *   SIMGPU_STATS     path of a JSON file with the statistics, written at exit
+ *   SIMGPU_QUIET     1: no diagnostics on stderr (they are still counted)
+ */
+#ifndef SIMGPU_H
+#define SIMGPU_H
+
+#include <cuda.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A kernel body: params[i] points at the bytes of parameter i, exactly as the
+   kernelParams array of cuLaunchKernel. It runs on a stream worker thread. */
+typedef void (*simgpu_body)(void **params);
+
+/* Registers a host function as a kernel with the given parameter sizes (bytes;
+   each parameter is aligned to the largest power of two dividing its size, at
+   most 8). The returned CUfunction works with cuLaunchKernel and
+   cuFuncGetParamInfo; `body` itself works as the func argument of
+   cudaLaunchKernel. Registering the same body again returns the same function.
+   Returns NULL when name or body is NULL, nparams is negative or above 64, or
+   memory is exhausted. */
+CUfunction simgpu_register(const char *name, simgpu_body body, int nparams,
+                           const size_t *param_sizes);
+
+/* Virtual device time of each later launch of f, in microseconds (default 1).
+   Negative or non-finite values are ignored. */
+void simgpu_set_cost(CUfunction f, double usec);
+
+/* The function registered for body, or NULL. */
+CUfunction simgpu_function_of(simgpu_body body);
+
+/* Statistics since the first driver call (all byte counts are exact). */
+struct simgpu_stats {
+    uint64_t capacity_bytes;      /* SIMGPU_MEMORY */
+    uint64_t device_bytes;        /* device-located physical bytes now */
+    uint64_t peak_device_bytes;   /* high-water mark of device_bytes */
+    uint64_t host_mapped_bytes;   /* host-located physical bytes now (VMM) */
+    uint64_t bytes_h2d;           /* copied host to device */
+    uint64_t bytes_d2h;           /* copied device to host */
+    uint64_t bytes_d2d;           /* copied device to device */
+    uint64_t copies;              /* copy commands executed */
+    uint64_t kernels;             /* kernels executed */
+    uint64_t zero_copy_kernels;   /* kernels that touched host-located memory */
+    uint64_t zero_copy_pages;     /* distinct 4 KiB pages of host-located memory
+                                     touched, summed over kernels */
+    uint64_t illegal_accesses;    /* kernels or copies that touched unmapped memory */
+    uint64_t unmap_hazards;       /* cuMemUnmap/cuMemFree of a range that submitted
+                                     work not yet known complete by the host touches */
+    uint64_t injected_failures;   /* calls failed by SIMGPU_FAIL / simgpu_fail */
+    double device_time_us;        /* virtual time of the latest completed command */
+};
+
+/* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */
+int simgpu_get_stats(struct simgpu_stats *out);
+
+/* Resets peak_device_bytes to the current device_bytes. */
+void simgpu_reset_peak(void);
+
+/* Writes the statistics as a JSON object (keys as the struct fields) to path.
+   Returns 0, or -1 with errno set. */
+int simgpu_write_stats(const char *path);
+
+/* Makes the nth later call (1 = the next one) of driver entry point `entry`
+   fail, and with sticky every call from then on; nth 0 clears the rule.
+   Returns 0, or -1 for an unknown entry name. */
+int simgpu_fail(const char *entry, unsigned long nth, int sticky);
+
+/* How many times entry point `entry` has been called (0 for unknown names). */
+unsigned long simgpu_calls(const char *entry);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
