@@ -1,0 +1,28 @@
+# tests/simgpu — the simulated CUDA driver, build/simgpu/libcuda.so.1 (+ libcuda.so).
+# The runtime (libcudart.so.13) has its own fragment, runtime.mk.
+
+tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu
+
+SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/simgpu_ptds.c tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
+SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/simgpu/simgpu_ptds.o
+SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
+
+# The per-thread variants get their prototypes from <cuda.h> in per-thread mode.
+$(BUILD)/tests/simgpu/simgpu_ptds.o: tests/simgpu/simgpu_ptds.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM -MMD -MP -c $< -o $@
+
+$(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) tests/simgpu/simgpu.map
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simgpu/simgpu.map \
+		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -lpthread -lm
+	ln -sf libcuda.so.1 $(BUILD)/simgpu/libcuda.so
+
+ALL_TARGETS += $(SIMGPU_LIB)
+
+# Tests of the simulator's own semantics.
+SIMGPU_TESTS := $(patsubst tests/simgpu/%.c,$(BUILD)/tests/simgpu/%,$(wildcard tests/simgpu/test_sim_*.c))
+$(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_test.h $(SIMGPU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)
+TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh

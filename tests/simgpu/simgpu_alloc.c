@@ -1,0 +1,283 @@
+/* simgpu_alloc.c — cuMemAlloc / cuMemFree, stream-ordered allocation, memory info, pinned host memory.
+ *
+ * A cuMemAlloc allocation is a reservation mapped to its own device-located
+ * physical region: sizes of 2 MiB and more are rounded up to 2 MiB pages and
+ * aligned to 2 MiB, smaller ones to 4 KiB. cuMemFree synchronises the device
+ * first, as the real driver does. cuMemAllocAsync allocates at once; its
+ * cuMemFreeAsync releases the range when the free reaches the head of the
+ * stream. */
+#include "simgpu_internal.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+static uint64_t round_up(uint64_t v, uint64_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+/* Reserves, backs and maps a new device range; lock held. */
+static CUresult alloc_range(size_t bytes, int kind, uint64_t *out)
+{
+    if (bytes == 0 || bytes > SIM_VA_SIZE / 2)
+        return bytes ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+    uint64_t align = bytes >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE;
+    uint64_t size = round_up(bytes, align);
+    CUresult rc;
+    struct sim_phys *p = sim_phys_create(size, false, &rc);
+    if (!p)
+        return rc;
+    uint64_t va = 0;
+    rc = sim_resv_add(size, align, 0, kind, &va);
+    if (rc == CUDA_SUCCESS) {
+        rc = sim_map_add(va, size, p, 0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+        if (rc != CUDA_SUCCESS)
+            sim_resv_remove(sim_resv_find(va));
+    }
+    p->handle_refs = 0; /* the mapping owns the physical memory now */
+    if (rc != CUDA_SUCCESS) {
+        sim_phys_put(p);
+        return rc;
+    }
+    *out = va;
+    return CUDA_SUCCESS;
+}
+
+void sim_release_range(uint64_t va)
+{
+    struct sim_resv *r = sim_resv_find(va);
+    if (!r || r->kind == RESV_VMM)
+        return;
+    uint64_t end = r->va + r->size;
+    size_t i = sim_map_lower(va);
+    while (i < sim.nmaps && sim.maps[i].va < end)
+        sim_map_remove_at(i);
+    sim_resv_remove(sim_resv_find(va));
+}
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
+{
+    SIM_ENTER(cuMemAlloc_v2);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    uint64_t va = 0;
+    rc = sim_sticky();
+    if (rc == CUDA_SUCCESS)
+        rc = alloc_range(bytes, RESV_ALLOC, &va);
+    pthread_mutex_unlock(&sim.lock);
+    if (rc == CUDA_SUCCESS)
+        *out = va;
+    return rc;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr ptr)
+{
+    SIM_ENTER(cuMemFree_v2);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS || ptr == 0)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    sim_host_wait_all();
+    struct sim_resv *r = sim_resv_find(ptr);
+    if (!r || (r->kind != RESV_ALLOC && r->kind != RESV_ASYNC))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    else
+        sim_release_range(ptr);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+static CUresult alloc_async(CUdeviceptr *out, size_t bytes)
+{
+    uint64_t va = 0;
+    CUresult rc = alloc_range(bytes, RESV_ASYNC, &va);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        /* Memory freed in stream order may be pending: let it drain, retry. */
+        sim_host_wait_all();
+        rc = alloc_range(bytes, RESV_ASYNC, &va);
+    }
+    if (rc == CUDA_SUCCESS)
+        *out = va;
+    return rc;
+}
+
+static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
+{
+    struct sim_resv *r = sim_resv_find(ptr);
+    if (!r || (r->kind != RESV_ALLOC && r->kind != RESV_ASYNC))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->capture)
+        return CUDA_SUCCESS; /* graph-owned memory stays allocated */
+    struct sim_cmd *c = sim_cmd_new(CMD_FREE, ENG_NONE);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    c->u.f.ptr = ptr;
+    r->kind = RESV_FREEING; /* a second free is rejected */
+    return sim_submit(s, c);
+}
+
+CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    sim_stream_get(h, per_thread, &rc);
+    if (rc == CUDA_SUCCESS)
+        rc = sim_sticky();
+    if (rc == CUDA_SUCCESS)
+        rc = alloc_async(out, bytes);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
+    if (rc == CUDA_SUCCESS)
+        rc = free_async(ptr, s);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *out, size_t bytes, CUstream h)
+{
+    SIM_ENTER(cuMemAllocAsync);
+    return sim_api_alloc_async(out, bytes, h, false);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr ptr, CUstream h)
+{
+    SIM_ENTER(cuMemFreeAsync);
+    return sim_api_free_async(ptr, h, false);
+}
+
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
+{
+    SIM_ENTER(cuMemGetInfo_v2);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!free_bytes || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    *total = sim.stats.capacity_bytes;
+    *free_bytes = sim.stats.capacity_bytes - sim.stats.device_bytes;
+    pthread_mutex_unlock(&sim.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr ptr)
+{
+    SIM_ENTER(cuMemGetAddressRange_v2);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_resv *r = sim_resv_containing(ptr);
+    if (r) {
+        if (base)
+            *base = r->va;
+        if (size)
+            *size = r->size;
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return r ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+/* ---- pinned host memory ---- */
+
+static CUresult host_alloc(void **out, size_t bytes)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!out || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&sim.lock);
+    int bad = sim_pinned_add((uintptr_t)p, (uintptr_t)p + bytes, false);
+    pthread_mutex_unlock(&sim.lock);
+    if (bad) {
+        munmap(p, bytes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocHost_v2(void **out, size_t bytes)
+{
+    SIM_ENTER(cuMemAllocHost_v2);
+    return host_alloc(out, bytes);
+}
+
+CUresult CUDAAPI cuMemHostAlloc(void **out, size_t bytes, unsigned int flags)
+{
+    SIM_ENTER(cuMemHostAlloc);
+    (void)flags;
+    return host_alloc(out, bytes);
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+    SIM_ENTER(cuMemFreeHost);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_pinned *r = sim_pinned_find((uintptr_t)p);
+    CUresult rc = r && r->lo == (uintptr_t)p && !r->registered ? CUDA_SUCCESS
+                                                                : CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS) {
+        munmap(p, r->hi - r->lo);
+        sim_pinned_remove(r);
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
+{
+    SIM_ENTER(cuMemHostRegister_v2);
+    (void)flags;
+    if (!p || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    int bad = sim_pinned_add((uintptr_t)p, (uintptr_t)p + bytes, true);
+    pthread_mutex_unlock(&sim.lock);
+    return bad ? CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+    SIM_ENTER(cuMemHostUnregister);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_pinned *r = sim_pinned_find((uintptr_t)p);
+    CUresult rc = r && r->lo == (uintptr_t)p && r->registered ? CUDA_SUCCESS
+                                                               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    if (rc == CUDA_SUCCESS)
+        sim_pinned_remove(r);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *out, void *p, unsigned int flags)
+{
+    SIM_ENTER(cuMemHostGetDevicePointer_v2);
+    if (!out || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    bool pinned = sim_pinned_find((uintptr_t)p) != NULL;
+    pthread_mutex_unlock(&sim.lock);
+    if (!pinned)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (CUdeviceptr)(uintptr_t)p; /* unified addressing */
+    return CUDA_SUCCESS;
+}

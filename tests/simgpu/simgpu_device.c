@@ -1,0 +1,354 @@
+/* simgpu_device.c — init, version, the one device and its attributes, contexts, error strings. */
+#include "simgpu_internal.h"
+
+#include <string.h>
+
+#define SIM_DEVICE_NAME "simgpu (simulated NVIDIA H100 80GB HBM3)"
+
+CUresult CUDAAPI cuInit(unsigned int flags)
+{
+    SIM_ENTER(cuInit);
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    sim.initialised = true;
+    pthread_mutex_unlock(&sim.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *version)
+{
+    SIM_ENTER(cuDriverGetVersion);
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+static CUresult check_device(CUdevice dev)
+{
+    CUresult rc = sim_need_init();
+    if (rc == CUDA_SUCCESS && dev != 0)
+        rc = CUDA_ERROR_INVALID_DEVICE;
+    return rc;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
+{
+    SIM_ENTER(cuDeviceGet);
+    CUresult rc = sim_need_init();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count)
+{
+    SIM_ENTER(cuDeviceGetCount);
+    CUresult rc = sim_need_init();
+    if (rc == CUDA_SUCCESS && !count)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *count = 1;
+    return rc;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    SIM_ENTER(cuDeviceGetName);
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    strncpy(name, SIM_DEVICE_NAME, (size_t)len - 1);
+    name[len - 1] = '\0';
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    SIM_ENTER(cuDeviceTotalMem_v2);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS && !bytes)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *bytes = sim.stats.capacity_bytes;
+    return rc;
+}
+
+CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    SIM_ENTER(cuDeviceGetUuid_v2);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS && !uuid)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        memcpy(uuid->bytes, "simgpu-device-00", 16);
+    return rc;
+}
+
+/* Attributes of an H100 SXM that programs commonly ask for; others are 0. */
+static int attribute(CUdevice_attribute a)
+{
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 132;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 9;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 0;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return 1;
+    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: return sim.host_vmm;
+    case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: return 0;
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: return 1;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: return 1;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 5120;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 52428800;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: return 1;
+    default: return 0;
+    }
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice dev)
+{
+    SIM_ENTER(cuDeviceGetAttribute);
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!value || (int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX)
+        return CUDA_ERROR_INVALID_VALUE;
+    *value = attribute(a);
+    return CUDA_SUCCESS;
+}
+
+/* ---- contexts: one primary context ---- */
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+    SIM_ENTER(cuDevicePrimaryCtxRetain);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS && !ctx)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    sim.primary_refs++;
+    pthread_mutex_unlock(&sim.lock);
+    *ctx = sim_primary_ctx();
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    SIM_ENTER(cuDevicePrimaryCtxRelease_v2);
+    CUresult rc = check_device(dev);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    if (sim.primary_refs > 0)
+        sim.primary_refs--;
+    else
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    SIM_ENTER(cuDevicePrimaryCtxGetState);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS && (!flags || !active))
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    *flags = sim.primary_flags;
+    *active = sim.primary_refs > 0;
+    pthread_mutex_unlock(&sim.lock);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    SIM_ENTER(cuDevicePrimaryCtxSetFlags_v2);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS) {
+        pthread_mutex_lock(&sim.lock);
+        sim.primary_flags = flags;
+        pthread_mutex_unlock(&sim.lock);
+    }
+    return rc;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    SIM_ENTER(cuDevicePrimaryCtxReset_v2);
+    CUresult rc = check_device(dev);
+    if (rc == CUDA_SUCCESS) {
+        pthread_mutex_lock(&sim.lock);
+        sim_host_wait_all();
+        pthread_mutex_unlock(&sim.lock);
+    }
+    return rc;
+}
+
+static bool valid_ctx(CUcontext c)
+{
+    return c == sim_primary_ctx();
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
+{
+    SIM_ENTER(cuCtxGetCurrent);
+    CUresult rc = sim_need_init();
+    if (rc == CUDA_SUCCESS && !ctx)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *ctx = sim_current_ctx();
+    return rc;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+    SIM_ENTER(cuCtxSetCurrent);
+    CUresult rc = sim_need_init();
+    if (rc == CUDA_SUCCESS && ctx && !valid_ctx(ctx))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS)
+        sim_set_current_ctx(ctx);
+    return rc;
+}
+
+/* A one-deep stack: the simulator has a single context. */
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    SIM_ENTER(cuCtxPushCurrent_v2);
+    CUresult rc = sim_need_init();
+    if (rc == CUDA_SUCCESS && !valid_ctx(ctx))
+        rc = CUDA_ERROR_INVALID_CONTEXT;
+    if (rc == CUDA_SUCCESS)
+        sim_set_current_ctx(ctx);
+    return rc;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *ctx)
+{
+    SIM_ENTER(cuCtxPopCurrent_v2);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (ctx)
+        *ctx = sim_current_ctx();
+    sim_set_current_ctx(NULL);
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
+{
+    SIM_ENTER(cuCtxGetDevice);
+    CUresult rc = sim_need_ctx();
+    if (rc == CUDA_SUCCESS && !dev)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        *dev = 0;
+    return rc;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    SIM_ENTER(cuCtxSynchronize);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    sim_host_wait_all();
+    rc = sim_sticky();
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+/* ---- errors ---- */
+
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} errors[] = {
+    {CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+    {CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
+    {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+    {CUDA_ERROR_ILLEGAL_STATE, "CUDA_ERROR_ILLEGAL_STATE", "the operation is not permitted"},
+    {CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+     "operation not permitted when stream is capturing"},
+    {CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED" /* fork child */,
+     "operation not permitted (the simulated device is unusable after fork)"},
+    {CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+     "part or all of the requested memory range is already mapped"},
+    {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+     "pointer does not correspond to a registered memory region"},
+    {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+
+static int error_index(CUresult code)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == code)
+            return (int)i;
+    return -1;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult code, const char **text)
+{
+    SIM_ENTER(cuGetErrorString);
+    int i = error_index(code);
+    if (!text || i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *text = errors[i].text;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult code, const char **name)
+{
+    SIM_ENTER(cuGetErrorName);
+    int i = error_index(code);
+    if (!name || i < 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    *name = errors[i].name;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetExportTable(const void **table, const CUuuid *id)
+{
+    SIM_ENTER(cuGetExportTable);
+    (void)id;
+    if (table)
+        *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED; /* private tables of the real runtime: none here */
+}

@@ -1,0 +1,166 @@
+/* simgpu_event.c — events: record, query, synchronize, elapsed virtual time, stream waits. */
+#include "simgpu_internal.h"
+
+#include <stdlib.h>
+
+#define EVENT_MAGIC 0x5349474556454e54ull
+
+static struct sim_event *event_of(CUevent e)
+{
+    struct sim_event *ev = (struct sim_event *)e;
+    return ev && ev->magic == EVENT_MAGIC ? ev : NULL;
+}
+
+CUresult CUDAAPI cuEventCreate(CUevent *out, unsigned int flags)
+{
+    SIM_ENTER(cuEventCreate);
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (!out || flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
+                                    CU_EVENT_INTERPROCESS))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sim_event *ev = calloc(1, sizeof *ev);
+    if (!ev)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    ev->magic = EVENT_MAGIC;
+    ev->flags = flags;
+    *out = (CUevent)ev;
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuEventDestroy_v2(CUevent e)
+{
+    SIM_ENTER(cuEventDestroy_v2);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *ev = event_of(e);
+    if (ev) {
+        if (ev->rec)
+            sim_cmd_unref(ev->rec);
+        ev->magic = 0;
+        free(ev);
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *ev = event_of(e);
+    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
+    if (rc == CUDA_SUCCESS && !ev)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    if (rc == CUDA_SUCCESS && !s->capture) { /* records inside a capture are not replayed */
+        struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
+        if (!c) {
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            sim_cmd_ref(c);
+            rc = sim_submit(s, c);
+            if (ev->rec)
+                sim_cmd_unref(ev->rec);
+            ev->rec = c;
+        }
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *ev = event_of(e);
+    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
+    if (rc == CUDA_SUCCESS && !ev)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    /* Waiting on a never-recorded event is a no-op, as on a device. */
+    if (rc == CUDA_SUCCESS && ev->rec && !s->capture) {
+        struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
+        if (!c || sim_cmd_add_dep(c, ev->rec) != 0) {
+            if (c)
+                sim_cmd_unref(c);
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        } else {
+            rc = sim_submit(s, c);
+        }
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuEventRecord(CUevent e, CUstream h)
+{
+    SIM_ENTER(cuEventRecord);
+    return sim_api_event_record(e, h, false);
+}
+
+CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags)
+{
+    SIM_ENTER(cuEventRecordWithFlags);
+    (void)flags;
+    return sim_api_event_record(e, h, false);
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
+{
+    SIM_ENTER(cuStreamWaitEvent);
+    (void)flags;
+    return sim_api_wait_event(h, e, false);
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent e)
+{
+    SIM_ENTER(cuEventQuery);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *ev = event_of(e);
+    CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (ev && ev->rec) {
+        if (ev->rec->done) {
+            sim_mark_known(ev->rec->stream, ev->rec->seq);
+            rc = sim_sticky();
+        } else {
+            rc = CUDA_ERROR_NOT_READY;
+        }
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent e)
+{
+    SIM_ENTER(cuEventSynchronize);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *ev = event_of(e);
+    CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (ev && ev->rec) {
+        sim_host_wait(ev->rec);
+        rc = sim_sticky();
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
+{
+    SIM_ENTER(cuEventElapsedTime_v2);
+    if (!ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_event *a = event_of(start), *b = event_of(end);
+    CUresult rc = CUDA_SUCCESS;
+    if (!a || !b || (a->flags | b->flags) & CU_EVENT_DISABLE_TIMING)
+        rc = CUDA_ERROR_INVALID_HANDLE;
+    else if (!a->rec || !b->rec || !a->rec->done || !b->rec->done)
+        rc = CUDA_ERROR_NOT_READY;
+    else
+        *ms = (float)((b->rec->vend - a->rec->vend) / 1000.0);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}

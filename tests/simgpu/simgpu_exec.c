@@ -1,0 +1,277 @@
+/* simgpu_exec.c — the data work of commands, run by stream workers without the lock.
+ *
+ * Kernels run one at a time (the compute engine is serial) under a SIGSEGV /
+ * SIGBUS handler. A fault inside a host-located, accessible mapping is a
+ * zero-copy access: the page is opened for the rest of the kernel and counted
+ * (its link time is added to the kernel's cost). Any other fault makes the
+ * kernel fail with a sticky CUDA_ERROR_ILLEGAL_ADDRESS, as on a device, instead
+ * of crashing the process. After the kernel, opened granules are closed again. */
+#include "simgpu_internal.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define ZC_MAX_GRANULES 256
+#define ZC_MAX_PAGE_GRANTS 8192
+#define PAGES_PER_GRANULE (SIM_GRANULE / SIM_PAGE)
+
+/* Zero-copy state of the running kernel; owned by the compute engine. */
+static struct {
+    uint64_t granule[ZC_MAX_GRANULES];
+    uint64_t bits[ZC_MAX_GRANULES][PAGES_PER_GRANULE / 64];
+    int ngranules;
+    uint64_t pages, grants;
+} zc;
+
+static __thread sigjmp_buf *kernel_jmp;
+static __thread uint64_t fault_addr;
+static struct sigaction prev_segv, prev_bus;
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+    struct sigaction *p = sig == SIGBUS ? &prev_bus : &prev_segv;
+    if (p->sa_flags & SA_SIGINFO && p->sa_sigaction) {
+        p->sa_sigaction(sig, si, uc);
+        return;
+    }
+    if (p->sa_handler != SIG_IGN && p->sa_handler != SIG_DFL) {
+        p->sa_handler(sig);
+        return;
+    }
+    signal(sig, SIG_DFL); /* re-executing the access now kills with the default action */
+}
+
+/* Opens the page (or, past the page budget, the granule) for this kernel. */
+static bool zero_copy_grant(uint64_t addr, unsigned prot)
+{
+    uint64_t g = (addr - sim.va_base) / SIM_GRANULE;
+    int slot = 0;
+    while (slot < zc.ngranules && zc.granule[slot] != g)
+        slot++;
+    if (slot == zc.ngranules) {
+        if (zc.ngranules == ZC_MAX_GRANULES)
+            return false;
+        zc.granule[slot] = g;
+        memset(zc.bits[slot], 0, sizeof zc.bits[slot]);
+        zc.ngranules++;
+    }
+    uint64_t page = (addr - sim.va_base) % SIM_GRANULE / SIM_PAGE;
+    if (zc.bits[slot][page / 64] & (1ull << (page % 64)))
+        return false; /* already open: this access needs more than was granted */
+    int p = prot == CU_MEM_ACCESS_FLAGS_PROT_READ ? PROT_READ : PROT_READ | PROT_WRITE;
+    uint64_t gbase = sim.va_base + g * SIM_GRANULE;
+    if (zc.grants >= ZC_MAX_PAGE_GRANTS) {
+        /* Bound the number of memory areas: open the whole granule and count
+           all its pages as touched (an over-estimate, documented). */
+        if (mprotect((void *)(uintptr_t)gbase, SIM_GRANULE, p) != 0)
+            return false;
+        for (uint64_t i = 0; i < PAGES_PER_GRANULE / 64; i++) {
+            zc.pages += 64 - (uint64_t)__builtin_popcountll(zc.bits[slot][i]);
+            zc.bits[slot][i] = ~0ull;
+        }
+        return true;
+    }
+    if (mprotect((void *)(uintptr_t)(gbase + page * SIM_PAGE), SIM_PAGE, p) != 0)
+        return false;
+    zc.bits[slot][page / 64] |= 1ull << (page % 64);
+    zc.pages++;
+    zc.grants++;
+    return true;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    if (!kernel_jmp) {
+        chain(sig, si, uc);
+        return;
+    }
+    uint64_t a = (uint64_t)(uintptr_t)si->si_addr;
+    if (sim_is_device_addr(a)) {
+        unsigned prot = atomic_load(&sim.granule_host[(a - sim.va_base) / SIM_GRANULE]);
+        if (prot != CU_MEM_ACCESS_FLAGS_PROT_NONE && zero_copy_grant(a, prot))
+            return; /* retry the access */
+    }
+    fault_addr = a;
+    siglongjmp(*kernel_jmp, 1);
+}
+
+int sim_faults_init(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGSEGV, &sa, &prev_segv) != 0 || sigaction(SIGBUS, &sa, &prev_bus) != 0)
+        return -1;
+    return 0;
+}
+
+static void zero_copy_close(void)
+{
+    for (int i = 0; i < zc.ngranules; i++)
+        if (atomic_load(&sim.granule_host[zc.granule[i]]) != CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            mprotect((void *)(uintptr_t)(sim.va_base + zc.granule[i] * SIM_GRANULE), SIM_GRANULE,
+                 PROT_NONE);
+}
+
+/* Runs the body; returns true if it faulted outside what it may touch. */
+static bool call_body(const struct sim_func *f, void **params)
+{
+    sigjmp_buf jb;
+    if (sigsetjmp(jb, 1) != 0) {
+        kernel_jmp = NULL;
+        return true;
+    }
+    kernel_jmp = &jb;
+    f->body(params);
+    kernel_jmp = NULL;
+    return false;
+}
+
+static double run_kernel(struct sim_cmd *c)
+{
+    struct sim_func *f = c->u.k.fn;
+    void *params[SIM_MAX_PARAMS];
+    for (int i = 0; i < f->nparams; i++)
+        params[i] = c->u.k.params + f->offsets[i];
+    zc.ngranules = 0;
+    zc.pages = zc.grants = 0;
+    bool illegal = call_body(f, params);
+    zero_copy_close();
+    double link_us = (double)(zc.pages * SIM_PAGE) / (sim.h2d_gbps * 1e3);
+    pthread_mutex_lock(&sim.lock);
+    sim.stats.kernels++;
+    if (zc.pages) {
+        sim.stats.zero_copy_kernels++;
+        sim.stats.zero_copy_pages += zc.pages;
+    }
+    if (illegal) {
+        sim.stats.illegal_accesses++;
+        if (sim.sticky == CUDA_SUCCESS)
+            sim.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+        sim_diag("kernel '%s' touched 0x%llx, which is not mapped for it: illegal address "
+                 "(sticky)",
+                 f->name, (unsigned long long)fault_addr);
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return f->cost_us + link_us;
+}
+
+/* One contiguous piece of a copy endpoint; NULL if not mapped for the access. */
+static unsigned char *piece(struct sim_ptr p, size_t done, uint64_t *len, bool write)
+{
+    if (!p.dev)
+        return (unsigned char *)(uintptr_t)p.addr + done;
+    return sim_translate(p.addr + done, len, write);
+}
+
+static void illegal_copy(const char *what, uint64_t addr)
+{
+    sim.stats.illegal_accesses++;
+    if (sim.sticky == CUDA_SUCCESS)
+        sim.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+    sim_diag("%s reached 0x%llx, which is not mapped: illegal address (sticky)", what,
+             (unsigned long long)addr);
+}
+
+static double copy_cost(const struct sim_cmd *c)
+{
+    double bytes = (double)c->u.c.bytes;
+    switch (c->engine) {
+    case ENG_H2D:
+        return bytes / (sim.h2d_gbps * 1e3);
+    case ENG_D2H:
+        return bytes / (sim.d2h_gbps * 1e3);
+    default:
+        return c->u.c.dst.dev && c->u.c.src.dev ? 2 * bytes / (sim.dev_gbps * 1e3) : 0;
+    }
+}
+
+static double run_copy(struct sim_cmd *c)
+{
+    struct sim_ptr src = c->u.c.src;
+    if (c->u.c.staging)
+        src = (struct sim_ptr){false, (uint64_t)(uintptr_t)c->u.c.staging};
+    size_t done = 0;
+    while (done < c->u.c.bytes) {
+        uint64_t n = c->u.c.bytes - done, m = n;
+        pthread_mutex_lock(&sim.lock);
+        unsigned char *d = piece(c->u.c.dst, done, &n, true);
+        unsigned char *s = piece(src, done, &m, false);
+        if (!d || !s) {
+            illegal_copy("copy", !d ? c->u.c.dst.addr + done : src.addr + done);
+            pthread_mutex_unlock(&sim.lock);
+            break;
+        }
+        pthread_mutex_unlock(&sim.lock);
+        size_t k = n < m ? n : m;
+        memmove(d, s, k);
+        done += k;
+    }
+    pthread_mutex_lock(&sim.lock);
+    sim.stats.copies++;
+    uint64_t *dir = c->engine == ENG_H2D   ? &sim.stats.bytes_h2d
+                    : c->engine == ENG_D2H ? &sim.stats.bytes_d2h
+                    : c->u.c.dst.dev && c->u.c.src.dev ? &sim.stats.bytes_d2d
+                                                       : NULL;
+    if (dir)
+        *dir += done;
+    pthread_mutex_unlock(&sim.lock);
+    return copy_cost(c);
+}
+
+static double run_memset(struct sim_cmd *c)
+{
+    size_t total = c->u.m.count * (size_t)c->u.m.elem, done = 0;
+    while (done < total) {
+        uint64_t n = total - done;
+        pthread_mutex_lock(&sim.lock);
+        unsigned char *d = sim_translate(c->u.m.dst + done, &n, true);
+        if (!d)
+            illegal_copy("memset", c->u.m.dst + done);
+        pthread_mutex_unlock(&sim.lock);
+        if (!d)
+            break;
+        if (c->u.m.elem == 1) {
+            memset(d, (int)(c->u.m.value & 0xff), n);
+        } else {
+            for (size_t i = 0; i < n; i += 4) /* 4-byte pieces never straddle mappings */
+                memcpy(d + i, &c->u.m.value, 4);
+        }
+        done += n;
+    }
+    return (double)total / (sim.dev_gbps * 1e3);
+}
+
+double sim_exec(struct sim_cmd *c)
+{
+    if (c->kind == CMD_FREE) {
+        pthread_mutex_lock(&sim.lock);
+        sim_release_range(c->u.f.ptr);
+        pthread_mutex_unlock(&sim.lock);
+        return 0;
+    }
+    if (c->kind == CMD_HOSTFN) {
+        c->u.h.fn(c->u.h.data);
+        return 0;
+    }
+    /* After a sticky error the device executes nothing more. */
+    pthread_mutex_lock(&sim.lock);
+    bool dead = sim.sticky != CUDA_SUCCESS;
+    pthread_mutex_unlock(&sim.lock);
+    if (dead)
+        return 0;
+    switch (c->kind) {
+    case CMD_KERNEL:
+        return run_kernel(c);
+    case CMD_COPY:
+        return run_copy(c);
+    case CMD_MEMSET:
+        return run_memset(c);
+    default:
+        return 0;
+    }
+}

@@ -1,0 +1,186 @@
+/* simgpu_graph.c — stream capture into graphs, instantiation and replay.
+ *
+ * A captured graph is the sequence of commands submitted to the capturing
+ * stream, replayed in order on the launch stream. Event records and waits
+ * inside a capture are not replayed (single-stream capture); memory allocated
+ * with cuMemAllocAsync during a capture stays allocated (graph-owned), and a
+ * cuMemFreeAsync during a capture is not replayed. */
+#include "simgpu_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GRAPH_MAGIC 0x5349474752415048ull
+#define EXEC_MAGIC  0x5349474745584543ull
+
+static struct sim_graph *graph_new(uint64_t magic)
+{
+    struct sim_graph *g = calloc(1, sizeof *g);
+    if (g)
+        g->magic = magic;
+    return g;
+}
+
+static struct sim_graph *graph_of(void *h, uint64_t magic)
+{
+    struct sim_graph *g = h;
+    return g && g->magic == magic ? g : NULL;
+}
+
+static void graph_free(struct sim_graph *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        sim_cmd_unref(g->nodes[i]);
+    free(g->nodes);
+    g->magic = 0;
+    free(g);
+}
+
+static int graph_push(struct sim_graph *g, struct sim_cmd *c)
+{
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        struct sim_cmd **v = realloc(g->nodes, cap * sizeof *v);
+        if (!v)
+            return -1;
+        g->nodes = v;
+        g->cap = cap;
+    }
+    g->nodes[g->n++] = c;
+    return 0;
+}
+
+/* A fresh, unsubmitted copy of a command template. */
+static struct sim_cmd *clone_cmd(const struct sim_cmd *t)
+{
+    struct sim_cmd *c = sim_cmd_new(t->kind, t->engine);
+    if (!c)
+        return NULL;
+    c->u = t->u;
+    if (t->kind == CMD_COPY)
+        c->u.c.staging = NULL;
+    if (t->kind == CMD_KERNEL) {
+        size_t n = t->u.k.fn->total ? t->u.k.fn->total : 8;
+        c->u.k.params = malloc(n);
+        if (!c->u.k.params) {
+            free(c);
+            return NULL;
+        }
+        memcpy(c->u.k.params, t->u.k.params, n);
+    }
+    return c;
+}
+
+CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    if (s->capture)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    s->capture = graph_new(GRAPH_MAGIC);
+    if (!s->capture)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->capture_id = ++sim.next_capture_id;
+    return CUDA_SUCCESS;
+}
+
+CUresult sim_capture_end(struct sim_stream *s, CUgraph *g)
+{
+    if (!s->capture)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    *g = (CUgraph)s->capture;
+    s->capture = NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult sim_capture_status(struct sim_stream *s, CUstreamCaptureStatus *st, cuuint64_t *id,
+                            CUgraph *g)
+{
+    *st = s->capture ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
+    if (id)
+        *id = s->capture ? s->capture_id : 0;
+    if (g)
+        *g = (CUgraph)s->capture;
+    return CUDA_SUCCESS;
+}
+
+CUresult sim_capture_append(struct sim_stream *s, struct sim_cmd *c)
+{
+    if (c->kind == CMD_FREE || c->kind == CMD_MARK) {
+        sim_cmd_unref(c);
+        return CUDA_SUCCESS;
+    }
+    if (graph_push(s->capture, c) != 0) {
+        sim_cmd_unref(c);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph h, unsigned long long flags)
+{
+    SIM_ENTER(cuGraphInstantiateWithFlags);
+    (void)flags;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_graph *g = graph_of(h, GRAPH_MAGIC), *e = NULL;
+    CUresult rc = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (g && !(e = graph_new(EXEC_MAGIC)))
+        rc = CUDA_ERROR_OUT_OF_MEMORY;
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < g->n; i++) {
+        struct sim_cmd *c = clone_cmd(g->nodes[i]);
+        if (!c || graph_push(e, c) != 0) {
+            if (c)
+                sim_cmd_unref(c);
+            rc = CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    if (rc == CUDA_SUCCESS)
+        *out = (CUgraphExec)e;
+    else if (e)
+        graph_free(e);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
+{
+    CUresult rc = sim_need_ctx();
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    pthread_mutex_lock(&sim.lock);
+    struct sim_graph *e = graph_of(h, EXEC_MAGIC);
+    struct sim_stream *s = sim_stream_get(stream, per_thread, &rc);
+    if (rc == CUDA_SUCCESS && !e)
+        rc = CUDA_ERROR_INVALID_VALUE;
+    if (rc == CUDA_SUCCESS)
+        rc = sim_sticky();
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < e->n; i++) {
+        struct sim_cmd *c = clone_cmd(e->nodes[i]);
+        rc = c ? sim_submit(s, c) : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+CUresult CUDAAPI cuGraphDestroy(CUgraph h)
+{
+    SIM_ENTER(cuGraphDestroy);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_graph *g = graph_of(h, GRAPH_MAGIC);
+    if (g)
+        graph_free(g);
+    pthread_mutex_unlock(&sim.lock);
+    return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec h)
+{
+    SIM_ENTER(cuGraphExecDestroy);
+    pthread_mutex_lock(&sim.lock);
+    struct sim_graph *e = graph_of(h, EXEC_MAGIC);
+    if (e)
+        graph_free(e);
+    pthread_mutex_unlock(&sim.lock);
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}

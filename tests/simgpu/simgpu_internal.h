@@ -1,0 +1,384 @@
+/* simgpu_internal.h — internal interfaces of the simulated driver, grouped by defining file.
+ *
+ * Concurrency model: one global mutex, sim.lock, protects every mutable field
+ * of the simulator (address space, streams, commands, events, registries,
+ * statistics). Stream workers take it to pick and to retire commands and drop
+ * it while a command's data work (kernel body, copy, memset) runs. Kernels run
+ * one at a time (the compute engine is serial), so the zero-copy fault state is
+ * owned by whichever worker is running a kernel. */
+#ifndef SIMGPU_INTERNAL_H
+#define SIMGPU_INTERNAL_H
+
+#include "simgpu.h"
+#include "simgpu_entries.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define SIM_GRANULE  ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
+#define SIM_PAGE     ((uint64_t)4096)   /* zero-copy accounting unit */
+#define SIM_VA_SIZE  ((uint64_t)256 << 30)
+#define SIM_PHYS_MAX ((uint64_t)256 << 30)
+#define SIM_MAX_PARAMS 64
+
+enum sim_entry {
+#define SIM_ENUM(sym, base, ver, var) SIM_E_##sym,
+    SIMGPU_ENTRIES(SIM_ENUM)
+#undef SIM_ENUM
+        SIM_E_COUNT
+};
+
+/* Returns CUDA_SUCCESS or the error to return from an entry point: runs the
+   one-time initialisation, counts the call, applies fault injection and the
+   fork rule. Use at the top of every exported entry point. */
+#define SIM_ENTER(sym)                                                                             \
+    do {                                                                                           \
+        CUresult enter_rc_ = sim_enter(SIM_E_##sym);                                               \
+        if (enter_rc_ != CUDA_SUCCESS)                                                             \
+            return enter_rc_;                                                                      \
+    } while (0)
+
+enum sim_engine { ENG_NONE = -1, ENG_COMPUTE = 0, ENG_H2D, ENG_D2H, ENG_COUNT };
+enum sim_cmd_kind { CMD_KERNEL, CMD_COPY, CMD_MEMSET, CMD_MARK, CMD_FREE, CMD_HOSTFN };
+
+struct sim_extents { /* free extents of an address space, sorted by offset */
+    struct sim_extent {
+        uint64_t off, len;
+    } *v;
+    size_t n, cap;
+};
+
+struct sim_phys { /* a physical allocation (cuMemCreate or the backing of cuMemAlloc) */
+    uint64_t magic;
+    uint64_t off, size; /* in the physical file */
+    bool host;          /* host-located (CU_MEM_LOCATION_TYPE_HOST / _NUMA) */
+    bool released;      /* the creating handle was released */
+    int maps;           /* mappings referring to it */
+    int handle_refs;    /* 1 + cuMemRetainAllocationHandle calls not yet released */
+};
+
+struct sim_map { /* a mapped device range; sorted by va in sim.maps */
+    uint64_t va, size;
+    struct sim_phys *phys;
+    uint64_t phys_off;
+    int prot; /* CUmemAccess_flags */
+};
+
+struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
+    uint64_t va, size;
+    int kind;
+};
+enum {
+    RESV_VMM,    /* cuMemAddressReserve */
+    RESV_ALLOC,  /* cuMemAlloc */
+    RESV_ASYNC,  /* cuMemAllocAsync */
+    RESV_FREEING /* cuMemFreeAsync submitted, not yet run */
+};
+
+struct sim_func {
+    uint64_t magic;
+    char *name;
+    simgpu_body body;
+    int nparams;
+    size_t sizes[SIM_MAX_PARAMS], offsets[SIM_MAX_PARAMS];
+    size_t total;
+    double cost_us;
+    struct sim_func *next;
+};
+
+struct sim_ptr { /* one end of a copy */
+    bool dev;    /* a device virtual address */
+    uint64_t addr;
+};
+
+struct sim_cmd {
+    struct sim_cmd *next; /* queue link */
+    int refs;
+    enum sim_cmd_kind kind;
+    int engine;
+    bool done, jittered;
+    uint64_t ticket, seq;
+    struct sim_stream *stream;
+    double host_vt, vstart, vend;
+    struct sim_cmd **deps;
+    int ndeps;
+    union {
+        struct {
+            struct sim_func *fn;
+            unsigned char *params;
+        } k;
+        struct {
+            struct sim_ptr dst, src;
+            size_t bytes;
+            void *staging; /* owned snapshot of a pageable source */
+        } c;
+        struct {
+            uint64_t dst;
+            uint32_t value;
+            int elem;
+            size_t count;
+        } m;
+        struct {
+            uint64_t ptr;
+        } f;
+        struct {
+            CUhostFn fn;
+            void *data;
+        } h;
+    } u;
+};
+
+struct sim_touch {
+    uint64_t seq, lo, hi;
+};
+struct sim_wait {
+    uint64_t seq;             /* command of this stream that waited */
+    struct sim_stream *other; /* on other's command target */
+    uint64_t target;
+};
+
+enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
+
+struct sim_stream {
+    uint64_t magic;
+    unsigned id, flags;
+    int kind;
+    bool live;
+    struct sim_cmd *head, *tail; /* submitted, not yet retired (head may be running) */
+    uint64_t next_seq, done_seq, known_seq;
+    double vt_tail;
+    struct sim_cmd *last; /* holds a reference */
+    pthread_t worker;
+    bool worker_started;
+    uint64_t rng;
+    struct sim_graph *capture;
+    uint64_t capture_id;
+    struct sim_touch *touches; /* touches of commands not known complete by the host */
+    size_t ntouches, touch_cap;
+    struct sim_wait *waits;
+    size_t nwaits, wait_cap;
+    struct sim_stream *next_all, *next_free;
+};
+
+struct sim_event {
+    uint64_t magic;
+    unsigned flags;
+    struct sim_cmd *rec; /* latest record, referenced */
+};
+
+struct sim_graph {
+    uint64_t magic;
+    struct sim_cmd **nodes; /* command templates, not submitted */
+    size_t n, cap;
+};
+
+struct sim_engine_state {
+    uint64_t next_ticket, serving;
+    double vfree;
+};
+
+struct sim_pinned {
+    uintptr_t lo, hi;
+    bool registered;
+};
+
+/* The simulator's one global state. Every field is protected by lock unless
+   marked otherwise. */
+struct sim_state {
+    pthread_mutex_t lock;
+    pthread_cond_t changed; /* broadcast on every queue or completion change */
+    bool ready;             /* init succeeded (set once, before other threads see it) */
+    bool initialised;       /* cuInit has been called */
+    bool forked;            /* this is the child of a fork: every call fails */
+    bool quiet, host_vmm;
+    uint64_t jitter_seed; /* 0: no jitter */
+    double h2d_gbps, d2h_gbps, dev_gbps;
+    CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
+    /* address space */
+    uint64_t va_base;
+    int phys_fd;
+    unsigned char *window; /* the whole physical file, mapped for copies */
+    struct sim_extents va_free, phys_free;
+    struct sim_resv *resv;
+    size_t nresv, resv_cap;
+    struct sim_map *maps;
+    size_t nmaps, map_cap;
+    _Atomic unsigned char *granule_host; /* per device granule: host-located prot (signal-safe) */
+    struct sim_pinned *pinned;
+    size_t npinned, pinned_cap;
+    /* execution */
+    struct sim_engine_state engine[ENG_COUNT];
+    double host_vt;
+    struct sim_stream *legacy, *streams, *free_streams;
+    unsigned next_stream_id;
+    uint64_t next_capture_id;
+    struct sim_func *funcs;
+    /* primary context */
+    int primary_refs;
+    unsigned primary_flags;
+    /* statistics and fault injection */
+    struct simgpu_stats stats;
+    unsigned long calls[SIM_E_COUNT];
+    unsigned long fail_at[SIM_E_COUNT];
+    bool fail_sticky[SIM_E_COUNT];
+    char *stats_path;
+};
+
+extern struct sim_state sim;
+
+/* simgpu_state.c */
+CUresult sim_enter(enum sim_entry e);
+/* Runs the one-time initialisation; returns whether the simulator is usable. */
+bool sim_ensure_init(void);
+/* Returns CUDA_SUCCESS if cuInit has been called, else CUDA_ERROR_NOT_INITIALIZED. */
+CUresult sim_need_init(void);
+/* Returns CUDA_SUCCESS if this thread has a current context (after cuInit). */
+CUresult sim_need_ctx(void);
+/* Prints "simgpu: ..." on stderr unless SIMGPU_QUIET; never allocates. */
+void sim_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Parses "2GiB", "512MiB", "4096"; returns 0 and *out, or -1. */
+int sim_parse_size(const char *s, uint64_t *out);
+/* The primary context handle (one device). */
+CUcontext sim_primary_ctx(void);
+/* The current context of the calling thread (NULL if none). */
+CUcontext sim_current_ctx(void);
+void sim_set_current_ctx(CUcontext c);
+/* Accounts for device-located bytes created (+) or freed (-); lock held. */
+void sim_account_device(int64_t delta);
+
+/* simgpu_fail.c */
+/* Parses SIMGPU_FAIL; returns 0 or -1 on a malformed rule (reported). */
+int sim_fail_parse(const char *spec);
+/* Looks up an entry by exported name; -1 if unknown. */
+int sim_entry_index(const char *name);
+const char *sim_entry_name(int e);
+/* The error an injected failure of entry e returns. */
+CUresult sim_fail_error(int e);
+
+/* simgpu_extent.c */
+void sim_extents_init(struct sim_extents *x, uint64_t base, uint64_t len);
+/* Allocates len bytes aligned to align (power of two); at hint if hint is
+   nonzero and free. Returns 0 and *off, or -1 when no extent fits. */
+int sim_extents_alloc(struct sim_extents *x, uint64_t len, uint64_t align, uint64_t hint,
+                      uint64_t *off);
+/* Returns [off, off+len) to the free set, merging neighbours. Returns 0, or -1
+   if memory for the list cannot grow (the range is then leaked). */
+int sim_extents_free(struct sim_extents *x, uint64_t off, uint64_t len);
+
+/* simgpu_mem.c — the address space; lock held for all */
+int sim_mem_init(void);
+bool sim_is_device_addr(uint64_t a);
+struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc);
+void sim_phys_put(struct sim_phys *p); /* drops a map or handle reference */
+bool sim_phys_valid(const struct sim_phys *p);
+CUresult sim_resv_add(uint64_t size, uint64_t align, uint64_t hint, int kind, uint64_t *va);
+struct sim_resv *sim_resv_find(uint64_t va);        /* exact base */
+struct sim_resv *sim_resv_containing(uint64_t va); /* any address inside */
+void sim_resv_remove(struct sim_resv *r);
+CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t off, int prot);
+struct sim_map *sim_map_containing(uint64_t va);
+/* Index of the first mapping ending after va. */
+size_t sim_map_lower(uint64_t va);
+void sim_map_remove_at(size_t i);
+CUresult sim_map_set_prot(uint64_t va, uint64_t size, int prot);
+/* Window address of [va, va+*len): shortens *len to the contiguous mapped
+   piece. Returns NULL if va is not mapped with the needed access. */
+unsigned char *sim_translate(uint64_t va, uint64_t *len, bool write);
+struct sim_pinned *sim_pinned_find(uintptr_t p);
+int sim_pinned_add(uintptr_t lo, uintptr_t hi, bool registered);
+void sim_pinned_remove(struct sim_pinned *p);
+
+/* simgpu_stream.c */
+int sim_streams_init(void);
+/* Resolves a stream argument; per_thread selects what NULL means. */
+struct sim_stream *sim_stream_get(CUstream h, bool per_thread, CUresult *rc);
+struct sim_cmd *sim_cmd_new(enum sim_cmd_kind kind, int engine);
+void sim_cmd_ref(struct sim_cmd *c);
+void sim_cmd_unref(struct sim_cmd *c);
+/* Adds a dependency (referenced) on d; returns -1 if out of memory. */
+int sim_cmd_add_dep(struct sim_cmd *c, struct sim_cmd *d);
+/* Submits c to s (or appends it to s's capture graph); takes ownership. */
+CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c);
+/* Blocks until c completes, then advances the host clock and what the host
+   knows complete. Lock held (released while waiting). */
+void sim_host_wait(struct sim_cmd *c);
+void sim_host_wait_stream(struct sim_stream *s);
+void sim_host_wait_all(void);
+/* Marks commands up to seq of s (and what they waited for) known complete. */
+void sim_mark_known(struct sim_stream *s, uint64_t seq);
+/* Reports and counts submitted work not known complete that touches [lo, hi). */
+void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what);
+/* Creates a user stream. */
+CUresult sim_stream_create(unsigned flags, struct sim_stream **out);
+void sim_stream_release(struct sim_stream *s);
+bool sim_stream_valid(const struct sim_stream *s);
+
+/* simgpu_exec.c — runs commands on workers (lock NOT held) */
+/* Executes c's data work; returns its virtual cost in microseconds. */
+double sim_exec(struct sim_cmd *c);
+int sim_faults_init(void);
+
+/* simgpu_copy.c */
+CUresult sim_copy(struct sim_stream *s, struct sim_ptr dst, struct sim_ptr src, size_t n,
+                  bool async);
+CUresult sim_memset(struct sim_stream *s, uint64_t dst, uint32_t value, int elem, size_t count,
+                    bool async);
+struct sim_ptr sim_ptr_of(uint64_t addr);
+/* Entry-point bodies shared by the legacy and per-thread variants: take the
+   lock, check context and sticky error, resolve the stream (per_thread picks
+   what NULL means) and submit. */
+CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per_thread,
+                      bool async);
+CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CUstream h,
+                        bool per_thread, bool async);
+/* Returns the sticky error, or CUDA_SUCCESS. Lock held. */
+CUresult sim_sticky(void);
+
+/* simgpu_kernel.c */
+bool sim_func_valid(const struct sim_func *f);
+/* Entry-point body of every launch form: checks, copies the parameters, submits. */
+CUresult sim_api_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h,
+                        bool per_thread, void **params, void **extra);
+
+/* simgpu_event.c — entry-point bodies shared with simgpu_ptds.c */
+CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread);
+CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread);
+
+/* simgpu_streamapi.c — entry-point bodies shared with simgpu_ptds.c */
+CUresult sim_api_stream_sync(CUstream h, bool per_thread);
+CUresult sim_api_stream_query(CUstream h, bool per_thread);
+CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags);
+CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data);
+CUresult sim_api_capture_begin(CUstream h, bool per_thread, CUstreamCaptureMode mode);
+CUresult sim_api_capture_end(CUstream h, bool per_thread, CUgraph *g);
+CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *st,
+                              cuuint64_t *id, CUgraph *g, const CUgraphNode **deps,
+                              const CUgraphEdgeData **edges, size_t *ndeps);
+CUresult sim_api_graph_launch(CUgraphExec e, CUstream h, bool per_thread);
+
+/* simgpu_alloc.c */
+/* Entry-point bodies shared with simgpu_ptds.c */
+CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread);
+CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
+/* Frees a cuMemAllocAsync range when its free command runs (lock held). */
+void sim_release_range(uint64_t va);
+
+/* simgpu_graph.c */
+CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode);
+CUresult sim_capture_end(struct sim_stream *s, CUgraph *g);
+CUresult sim_capture_status(struct sim_stream *s, CUstreamCaptureStatus *st, cuuint64_t *id,
+                            CUgraph *g);
+CUresult sim_capture_append(struct sim_stream *s, struct sim_cmd *c);
+CUresult sim_graph_launch(CUgraphExec e, struct sim_stream *s);
+
+/* simgpu_proc.c */
+CUresult sim_get_proc(const char *sym, void **pfn, int version, cuuint64_t flags,
+                      CUdriverProcAddressQueryResult *status);
+
+/* simgpu_stats.c */
+void sim_stats_atexit(void);
+
+#endif

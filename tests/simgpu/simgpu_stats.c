@@ -1,0 +1,59 @@
+/* simgpu_stats.c — statistics through the API and as the SIMGPU_STATS JSON file. */
+#include "simgpu_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+int simgpu_get_stats(struct simgpu_stats *out)
+{
+    if (!out)
+        return -1;
+    sim_ensure_init();
+    pthread_mutex_lock(&sim.lock);
+    *out = sim.stats;
+    pthread_mutex_unlock(&sim.lock);
+    return 0;
+}
+
+void simgpu_reset_peak(void)
+{
+    pthread_mutex_lock(&sim.lock);
+    sim.stats.peak_device_bytes = sim.stats.device_bytes;
+    pthread_mutex_unlock(&sim.lock);
+}
+
+int simgpu_write_stats(const char *path)
+{
+    struct simgpu_stats s;
+    if (!path || simgpu_get_stats(&s) != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "{\n  \"capacity_bytes\": %llu,\n  \"device_bytes\": %llu,\n"
+            "  \"peak_device_bytes\": %llu,\n  \"host_mapped_bytes\": %llu,\n"
+            "  \"bytes_h2d\": %llu,\n  \"bytes_d2h\": %llu,\n  \"bytes_d2d\": %llu,\n"
+            "  \"copies\": %llu,\n  \"kernels\": %llu,\n  \"zero_copy_kernels\": %llu,\n"
+            "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
+            "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
+            "  \"device_time_us\": %.3f\n}\n",
+            (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
+            (unsigned long long)s.peak_device_bytes, (unsigned long long)s.host_mapped_bytes,
+            (unsigned long long)s.bytes_h2d, (unsigned long long)s.bytes_d2h,
+            (unsigned long long)s.bytes_d2d, (unsigned long long)s.copies,
+            (unsigned long long)s.kernels, (unsigned long long)s.zero_copy_kernels,
+            (unsigned long long)s.zero_copy_pages, (unsigned long long)s.illegal_accesses,
+            (unsigned long long)s.unmap_hazards, (unsigned long long)s.injected_failures,
+            s.device_time_us);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+void sim_stats_atexit(void)
+{
+    if (simgpu_write_stats(sim.stats_path) != 0)
+        sim_diag("cannot write SIMGPU_STATS file %s", sim.stats_path);
+}

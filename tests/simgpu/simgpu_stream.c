@@ -1,0 +1,442 @@
+/* simgpu_stream.c — streams, command submission, stream workers and what the host knows complete.
+ *
+ * Ordering: a command runs after the previous command of its stream, after its
+ * dependencies (event waits, the legacy stream's implicit synchronisation),
+ * and after every command submitted before it on the same engine (compute,
+ * host-to-device copy, device-to-host copy): each engine serves tickets in
+ * submission order. Virtual time therefore depends only on submission order,
+ * never on how worker threads are scheduled, and it is deterministic.
+ * Dependencies only point at earlier submissions, so the earliest unfinished
+ * command can always run: no deadlock.
+ *
+ * What the host knows: a command is known complete once the host has waited
+ * for it (or for a later command of its stream, or for a command that waited
+ * on it). The unmap detector reports unmapping a range that a command not yet
+ * known complete touches — whether or not that command has already run, so the
+ * report does not depend on timing. */
+#include "simgpu_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STREAM_MAGIC    0x53494753545245ull
+#define TOUCH_LOG_LIMIT ((size_t)1 << 20)
+
+static pthread_key_t per_thread_key;
+
+static void *worker_main(void *arg);
+
+static struct sim_stream *stream_alloc(int kind, unsigned flags)
+{
+    struct sim_stream *s = sim.free_streams;
+    if (s) {
+        sim.free_streams = s->next_free;
+    } else {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            return NULL;
+        s->magic = STREAM_MAGIC;
+        s->next_all = sim.streams;
+        sim.streams = s;
+    }
+    s->id = sim.next_stream_id++;
+    s->kind = kind;
+    s->flags = flags;
+    s->live = true;
+    s->rng = sim.jitter_seed ^ ((uint64_t)s->id * 0x9E3779B97F4A7C15ull);
+    if (!s->worker_started) {
+        if (pthread_create(&s->worker, NULL, worker_main, s) != 0) {
+            s->live = false;
+            s->next_free = sim.free_streams;
+            sim.free_streams = s;
+            return NULL;
+        }
+        pthread_detach(s->worker);
+        s->worker_started = true;
+    }
+    return s;
+}
+
+static void per_thread_exit(void *p)
+{
+    pthread_mutex_lock(&sim.lock);
+    sim_stream_release(p);
+    pthread_mutex_unlock(&sim.lock);
+}
+
+int sim_streams_init(void)
+{
+    if (pthread_key_create(&per_thread_key, per_thread_exit) != 0)
+        return -1;
+    pthread_mutex_lock(&sim.lock);
+    sim.legacy = stream_alloc(STREAM_LEGACY, 0);
+    pthread_mutex_unlock(&sim.lock);
+    return sim.legacy ? 0 : -1;
+}
+
+bool sim_stream_valid(const struct sim_stream *s)
+{
+    for (const struct sim_stream *t = sim.streams; t; t = t->next_all)
+        if (t == s)
+            return s->live;
+    return false;
+}
+
+CUresult sim_stream_create(unsigned flags, struct sim_stream **out)
+{
+    *out = stream_alloc(STREAM_USER, flags);
+    return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+struct sim_stream *sim_stream_get(CUstream h, bool per_thread, CUresult *rc)
+{
+    *rc = CUDA_SUCCESS;
+    if (h == CU_STREAM_LEGACY || (h == NULL && !per_thread))
+        return sim.legacy;
+    if (h == CU_STREAM_PER_THREAD || h == NULL) {
+        struct sim_stream *s = pthread_getspecific(per_thread_key);
+        if (!s) {
+            s = stream_alloc(STREAM_PER_THREAD, 0);
+            if (!s || pthread_setspecific(per_thread_key, s) != 0) {
+                *rc = CUDA_ERROR_OUT_OF_MEMORY;
+                return NULL;
+            }
+        }
+        return s;
+    }
+    struct sim_stream *s = (struct sim_stream *)h;
+    if (!sim_stream_valid(s) || s->kind != STREAM_USER) {
+        *rc = CUDA_ERROR_INVALID_HANDLE;
+        return NULL;
+    }
+    return s;
+}
+
+void sim_stream_release(struct sim_stream *s)
+{
+    /* Work already submitted still completes (as on a real device): wait for
+       it, then recycle the stream. Sequence numbers keep growing across
+       recycling, so stale (stream, seq) references stay harmless. */
+    if (s->last)
+        sim_host_wait(s->last);
+    s->live = false;
+    s->capture = NULL;
+    s->ntouches = s->nwaits = 0;
+    if (s->last) {
+        sim_cmd_unref(s->last);
+        s->last = NULL;
+    }
+    s->next_free = sim.free_streams;
+    sim.free_streams = s;
+}
+
+/* ---- commands ---- */
+
+struct sim_cmd *sim_cmd_new(enum sim_cmd_kind kind, int engine)
+{
+    struct sim_cmd *c = calloc(1, sizeof *c);
+    if (c) {
+        c->refs = 1;
+        c->kind = kind;
+        c->engine = engine;
+    }
+    return c;
+}
+
+void sim_cmd_ref(struct sim_cmd *c)
+{
+    c->refs++;
+}
+
+static void drop_deps(struct sim_cmd *c)
+{
+    for (int i = 0; i < c->ndeps; i++)
+        sim_cmd_unref(c->deps[i]);
+    free(c->deps);
+    c->deps = NULL;
+    c->ndeps = 0;
+}
+
+void sim_cmd_unref(struct sim_cmd *c)
+{
+    if (--c->refs > 0)
+        return;
+    drop_deps(c);
+    if (c->kind == CMD_KERNEL)
+        free(c->u.k.params);
+    if (c->kind == CMD_COPY)
+        free(c->u.c.staging);
+    free(c);
+}
+
+int sim_cmd_add_dep(struct sim_cmd *c, struct sim_cmd *d)
+{
+    if (d->done && d->stream == NULL)
+        return 0;
+    struct sim_cmd **v = realloc(c->deps, (size_t)(c->ndeps + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    c->deps = v;
+    c->deps[c->ndeps++] = d;
+    sim_cmd_ref(d);
+    return 0;
+}
+
+static bool blocking(const struct sim_stream *s)
+{
+    return s->kind != STREAM_LEGACY && !(s->flags & CU_STREAM_NON_BLOCKING);
+}
+
+/* The legacy default stream synchronises with every blocking stream. */
+static int add_implicit_deps(struct sim_stream *s, struct sim_cmd *c)
+{
+    if (s->kind == STREAM_LEGACY) {
+        for (struct sim_stream *t = sim.streams; t; t = t->next_all)
+            if (t != s && t->live && blocking(t) && t->last && !t->last->done &&
+                sim_cmd_add_dep(c, t->last) != 0)
+                return -1;
+    } else if (blocking(s) && sim.legacy->last && !sim.legacy->last->done) {
+        return sim_cmd_add_dep(c, sim.legacy->last);
+    }
+    return 0;
+}
+
+static void log_touch(struct sim_stream *s, uint64_t seq, uint64_t lo, uint64_t hi)
+{
+    if (!sim_is_device_addr(lo))
+        return;
+    if (s->ntouches == s->touch_cap) {
+        if (s->touch_cap >= TOUCH_LOG_LIMIT) {
+            /* Bounded memory for programs that never synchronise: forget
+               the older half (documented limit of the detector). */
+            memmove(s->touches, s->touches + s->ntouches / 2,
+                    (s->ntouches - s->ntouches / 2) * sizeof *s->touches);
+            s->ntouches -= s->ntouches / 2;
+        } else {
+            size_t cap = s->touch_cap ? 2 * s->touch_cap : 256;
+            struct sim_touch *v = realloc(s->touches, cap * sizeof *v);
+            if (!v)
+                return;
+            s->touches = v;
+            s->touch_cap = cap;
+        }
+    }
+    s->touches[s->ntouches++] = (struct sim_touch){seq, lo, hi};
+}
+
+static void log_touches(struct sim_stream *s, struct sim_cmd *c)
+{
+    switch (c->kind) {
+    case CMD_KERNEL:
+        /* Any 8-byte aligned word of the parameters may be a pointer. */
+        for (size_t o = 0; o + 8 <= c->u.k.fn->total; o += 8) {
+            uint64_t w;
+            memcpy(&w, c->u.k.params + o, 8);
+            log_touch(s, c->seq, w, w + 1);
+        }
+        break;
+    case CMD_COPY:
+        if (c->u.c.dst.dev)
+            log_touch(s, c->seq, c->u.c.dst.addr, c->u.c.dst.addr + c->u.c.bytes);
+        if (c->u.c.src.dev)
+            log_touch(s, c->seq, c->u.c.src.addr, c->u.c.src.addr + c->u.c.bytes);
+        break;
+    case CMD_MEMSET:
+        log_touch(s, c->seq, c->u.m.dst, c->u.m.dst + c->u.m.count * (size_t)c->u.m.elem);
+        break;
+    default:
+        break;
+    }
+}
+
+static void log_waits(struct sim_stream *s, struct sim_cmd *c)
+{
+    for (int i = 0; i < c->ndeps; i++) {
+        if (s->nwaits == s->wait_cap) {
+            size_t cap = s->wait_cap ? 2 * s->wait_cap : 64;
+            struct sim_wait *v = realloc(s->waits, cap * sizeof *v);
+            if (!v)
+                return;
+            s->waits = v;
+            s->wait_cap = cap;
+        }
+        s->waits[s->nwaits++] = (struct sim_wait){c->seq, c->deps[i]->stream, c->deps[i]->seq};
+    }
+}
+
+CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
+{
+    if (s->capture)
+        return sim_capture_append(s, c);
+    if (add_implicit_deps(s, c) != 0) {
+        sim_cmd_unref(c);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    c->stream = s;
+    c->seq = ++s->next_seq;
+    c->host_vt = sim.host_vt;
+    if (c->engine != ENG_NONE)
+        c->ticket = sim.engine[c->engine].next_ticket++;
+    log_touches(s, c);
+    log_waits(s, c);
+    if (s->tail)
+        s->tail->next = c;
+    else
+        s->head = c;
+    s->tail = c;
+    if (s->last)
+        sim_cmd_unref(s->last);
+    s->last = c;
+    sim_cmd_ref(c); /* one reference for the queue, one for s->last */
+    pthread_cond_broadcast(&sim.changed);
+    return CUDA_SUCCESS;
+}
+
+/* ---- what the host knows ---- */
+
+void sim_mark_known(struct sim_stream *s, uint64_t seq)
+{
+    if (!s || seq <= s->known_seq)
+        return;
+    s->known_seq = seq;
+    size_t keep = 0;
+    for (size_t i = 0; i < s->nwaits; i++) {
+        struct sim_wait w = s->waits[i];
+        if (w.seq <= seq)
+            sim_mark_known(w.other, w.target);
+        else
+            s->waits[keep++] = w;
+    }
+    s->nwaits = keep;
+    keep = 0;
+    for (size_t i = 0; i < s->ntouches; i++)
+        if (s->touches[i].seq > seq)
+            s->touches[keep++] = s->touches[i];
+    s->ntouches = keep;
+}
+
+void sim_host_wait(struct sim_cmd *c)
+{
+    sim_cmd_ref(c);
+    while (!c->done)
+        pthread_cond_wait(&sim.changed, &sim.lock);
+    if (c->vend > sim.host_vt)
+        sim.host_vt = c->vend;
+    sim_mark_known(c->stream, c->seq);
+    sim_cmd_unref(c);
+}
+
+void sim_host_wait_stream(struct sim_stream *s)
+{
+    if (s->last)
+        sim_host_wait(s->last);
+    /* The legacy stream also waits for blocking streams' earlier work, which
+       its last command depends on; a wait for a blocking stream covers the
+       legacy work it depended on the same way. */
+}
+
+void sim_host_wait_all(void)
+{
+    for (struct sim_stream *s = sim.streams; s; s = s->next_all)
+        if (s->live && s->last)
+            sim_host_wait(s->last);
+}
+
+void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what)
+{
+    for (struct sim_stream *s = sim.streams; s; s = s->next_all) {
+        for (size_t i = 0; i < s->ntouches; i++) {
+            struct sim_touch t = s->touches[i];
+            if (t.seq > s->known_seq && t.lo < hi && lo < t.hi) {
+                sim.stats.unmap_hazards++;
+                sim_diag("unmap hazard: %s of [0x%llx, 0x%llx) while command %llu of stream %u, "
+                         "not known complete by the host, touches 0x%llx",
+                         what, (unsigned long long)lo, (unsigned long long)hi,
+                         (unsigned long long)t.seq, s->id, (unsigned long long)t.lo);
+                return;
+            }
+        }
+    }
+}
+
+/* ---- workers ---- */
+
+static bool runnable(const struct sim_cmd *c)
+{
+    for (int i = 0; i < c->ndeps; i++)
+        if (!c->deps[i]->done)
+            return false;
+    return c->engine == ENG_NONE || sim.engine[c->engine].serving == c->ticket;
+}
+
+static void jitter(struct sim_stream *s)
+{
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    struct timespec ts = {0, (long)(s->rng % 200000)};
+    pthread_mutex_unlock(&sim.lock);
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&sim.lock);
+}
+
+static double start_time(const struct sim_stream *s, const struct sim_cmd *c)
+{
+    double t = s->vt_tail > c->host_vt ? s->vt_tail : c->host_vt;
+    for (int i = 0; i < c->ndeps; i++)
+        if (c->deps[i]->vend > t)
+            t = c->deps[i]->vend;
+    if (c->engine != ENG_NONE && sim.engine[c->engine].vfree > t)
+        t = sim.engine[c->engine].vfree;
+    return t;
+}
+
+static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
+{
+    c->vend = c->vstart + cost;
+    s->vt_tail = c->vend;
+    if (c->engine != ENG_NONE) {
+        sim.engine[c->engine].vfree = c->vend;
+        sim.engine[c->engine].serving++;
+    }
+    if (c->vend > sim.stats.device_time_us)
+        sim.stats.device_time_us = c->vend;
+    s->done_seq = c->seq;
+    s->head = c->next;
+    if (!s->head)
+        s->tail = NULL;
+    c->next = NULL;
+    c->done = true;
+    drop_deps(c);
+    sim_cmd_unref(c);
+    pthread_cond_broadcast(&sim.changed);
+}
+
+static void *worker_main(void *arg)
+{
+    struct sim_stream *s = arg;
+    pthread_mutex_lock(&sim.lock);
+    for (;;) {
+        struct sim_cmd *c = s->head;
+        if (!c || !runnable(c)) {
+            pthread_cond_wait(&sim.changed, &sim.lock);
+            continue;
+        }
+        if (sim.jitter_seed && !c->jittered) {
+            c->jittered = true;
+            jitter(s);
+            continue; /* re-check: nothing may have changed, but the lock was dropped */
+        }
+        c->vstart = start_time(s, c);
+        double cost = 0;
+        if (c->kind != CMD_MARK) {
+            pthread_mutex_unlock(&sim.lock);
+            cost = sim_exec(c);
+            pthread_mutex_lock(&sim.lock);
+        }
+        retire(s, c, cost);
+    }
+    return NULL;
+}
