@@ -1,0 +1,233 @@
+/* planner/plan.h — public interface of the swap planner: the iteration model, plans, the
+ * steady-state timeline simulator, the planners, the stall lower bound and the model generators.
+ *
+ * Pure C: libc only, no CUDA headers, no I/O, no mutable globals. Every function is reentrant;
+ * objects passed in are only read unless the contract says otherwise.
+ *
+ * Error contract (same words everywhere): a function returning plan_err returns PLAN_OK (0) on
+ * success; on failure it returns a negative code, leaves its outputs in a state that the
+ * matching *_free function accepts, and, where it takes a message buffer, writes a
+ * NUL-terminated message into it (truncated to its capacity). */
+#ifndef PLAN_H
+#define PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "No operation": a birth before the step, a death after it, no prefetch, no wait. */
+#define PLAN_NO_OP (-1)
+
+/* Size limits of a model; the parser and plan_model_check enforce them. */
+#define PLAN_MAX_OPS      (1 << 24)
+#define PLAN_MAX_ALLOCS   (1 << 24)
+#define PLAN_MAX_TOUCHES  (1 << 27)
+#define PLAN_MAX_BYTES    (UINT64_C(1) << 60) /* one allocation, and all of them together */
+#define PLAN_MAX_DURATION 1e12                /* microseconds, one operation */
+
+typedef enum plan_err {
+    PLAN_OK = 0,
+    PLAN_ERR_NOMEM = -1,   /* memory allocation failed */
+    PLAN_ERR_INVALID = -2, /* bad argument, model or plan */
+    PLAN_ERR_PARSE = -3,   /* text model or size string malformed */
+    PLAN_ERR_LIMIT = -4,   /* problem too large (exact planner, size limits) */
+} plan_err;
+
+/* Static English text for an error code; never NULL. */
+const char *plan_strerror(plan_err err);
+
+/* ---- The iteration model ------------------------------------------------------------------ */
+
+/* Hardware figures. Bandwidths in GB/s (1e9 bytes per second). duplex: non-zero when both
+ * directions copy at full speed at the same time, zero when they share one link (copies are then
+ * served one at a time). remap_us: cost of remapping a range after each copy. */
+typedef struct plan_hw {
+    double h2d_gbps;
+    double d2h_gbps;
+    int duplex;
+    double remap_us;
+} plan_hw;
+
+/* One operation (kernel launch) of the step, in launch order. The simulator runs all operations
+ * on one compute stream; the stream number is kept for the writer and for callers. */
+typedef struct plan_op {
+    double dur_us;
+    uint32_t stream;
+} plan_op;
+
+/* One allocation. Live from the start of operation birth to the end of operation death;
+ * birth == PLAN_NO_OP: exists before the step; death == PLAN_NO_OP: outlives it. An allocation
+ * with both is cyclic (weights, optimizer state): its last idle gap wraps into the next step.
+ * Its touches are model->touches[touch_first .. touch_first + ntouch), sorted, distinct. */
+typedef struct plan_alloc {
+    uint64_t bytes;
+    int32_t birth;
+    int32_t death;
+    uint32_t touch_first;
+    uint32_t ntouch;
+} plan_alloc;
+
+/* A model owns its three arrays; build it with plan_model_init and the add functions. */
+typedef struct plan_model {
+    plan_hw hw;
+    plan_op *ops;
+    size_t nops, cap_ops;
+    plan_alloc *allocs;
+    size_t nallocs, cap_allocs;
+    int32_t *touches;
+    size_t ntouches, cap_touches;
+} plan_model;
+
+/* Empty model with zero hardware figures (set m->hw before use). Cannot fail. */
+void plan_model_init(plan_model *m);
+
+/* Frees the arrays and re-initialises m. Accepts an initialised or freed model. */
+void plan_model_free(plan_model *m);
+
+/* Appends an operation. PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond PLAN_MAX_OPS. */
+plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream);
+
+/* Appends an allocation whose touches are touch[0..n) in any order (sorted and de-duplicated
+ * here). Ranges are checked by plan_model_check, since operations may be added later.
+ * PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
+plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                              const int32_t *touch, size_t n);
+
+/* Checks a complete model: at least one operation, hardware figures positive and finite,
+ * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
+ * birth <= death, every index in range, every touch inside [birth, death]. PLAN_ERR_INVALID with
+ * a message; *bad_alloc (when not NULL) is the offending allocation or SIZE_MAX. */
+plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, size_t cap);
+
+/* Parses the text model format (planner/MODEL-FORMAT.md) from buf[0..len), which need not be
+ * NUL-terminated, into an initialised empty model m. fname is used only in messages, which read
+ * "FNAME:LINE: error: TEXT". PLAN_ERR_PARSE (any malformed or invalid input), PLAN_ERR_NOMEM. */
+plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_model *m, char *msg,
+                          size_t cap);
+
+/* Writes m in the text model format into a new NUL-terminated buffer *out (free() it) of *len
+ * bytes. plan_model_parse reads it back to an identical model. PLAN_ERR_NOMEM. */
+plan_err plan_model_write(const plan_model *m, char **out, size_t *len);
+
+/* Parses a size: plain bytes ("1048576") or a number with a unit (B, KB, MB, GB, TB: powers of
+ * 1000; KiB, MiB, GiB, TiB: powers of 1024; K/M/G/T mean the binary units), fractions allowed
+ * ("1.5GiB"), rounded down to a byte. PLAN_ERR_PARSE on anything else or above 2^63. */
+plan_err plan_parse_size(const char *s, uint64_t *out);
+
+/* ---- Plans -------------------------------------------------------------------------------- */
+
+/* One chosen idle gap of one allocation. Positions are operation indices; a position p >= nops
+ * means operation p - nops of the next step (only for gaps that wrap: cyclic allocations).
+ *   evict_after  the copy to host is issued when this operation ends (the gap's last touch or
+ *                later);
+ *   prefetch_at  the copy back is issued when this operation becomes ready to start (after the
+ *                previous one ended and after the waits below), or PLAN_NO_OP when the
+ *                allocation dies on host without being touched again;
+ *   wait_at      this operation, and the prefetches issued with it, wait until the eviction has
+ *                completed (PLAN_NO_OP: nothing waits);
+ *   need         the next touch, which waits for the copy back; PLAN_NO_OP with prefetch_at. */
+typedef struct plan_entry {
+    uint32_t alloc;
+    int32_t evict_after;
+    int32_t prefetch_at;
+    int32_t wait_at;
+    int32_t need;
+} plan_entry;
+
+typedef struct plan {
+    plan_entry *entries;
+    size_t n, cap;
+} plan;
+
+/* Empty plan. Cannot fail. */
+void plan_init(plan *p);
+
+/* Frees the entries and re-initialises p. */
+void plan_free(plan *p);
+
+/* Appends an entry (not checked here). PLAN_ERR_NOMEM. */
+plan_err plan_push(plan *p, plan_entry e);
+
+/* Checks p against m: each entry lies inside one idle gap of its allocation (between two
+ * consecutive touches, or from the last touch to the death within the step, or the wrapping
+ * gap of a cyclic allocation), need is that gap's next touch, evict_after < prefetch_at <= need,
+ * evict_after < wait_at <= need (or the death), and at most one entry per gap.
+ * PLAN_ERR_INVALID with a message naming the entry. */
+plan_err plan_check(const plan_model *m, const plan *p, char *msg, size_t cap);
+
+/* ---- Simulation --------------------------------------------------------------------------- */
+
+/* Steady-state figures of one step. */
+typedef struct plan_stats {
+    uint64_t peak_bytes;      /* most device bytes held at any instant of the step */
+    double step_us;           /* step time: compute plus stalls */
+    double compute_us;        /* sum of operation durations */
+    double stall_us;          /* time the compute stream waited for copies */
+    uint64_t bytes_to_host;   /* per step */
+    uint64_t bytes_to_device; /* per step */
+    int feasible;             /* peak_bytes <= budget */
+    unsigned steps;           /* steps simulated to reach the steady state */
+} plan_stats;
+
+/* Replays m and p on a timeline with one compute stream and two copy engines (one per direction,
+ * sharing one link when !m->hw.duplex), step after step until the step repeats, and reports the
+ * last step. The rules are in planner/MODEL-FORMAT.md ("How a plan is simulated").
+ * PLAN_ERR_INVALID (bad model or plan: see plan_check), PLAN_ERR_NOMEM. */
+plan_err plan_simulate(const plan_model *m, const plan *p, uint64_t budget, plan_stats *st);
+
+/* ---- Planners ----------------------------------------------------------------------------- */
+
+typedef enum plan_kind {
+    PLAN_KIND_NONE,      /* no plan: the native peak and step time */
+    PLAN_KIND_REACTIVE,  /* evict by furthest next use when over budget, restore on touch */
+    PLAN_KIND_SCHEDULED, /* gaps chosen ahead, prefetches placed as late as the link allows */
+    PLAN_KIND_EXACT,     /* optimal over the canonical plans (small models only) */
+} plan_kind;
+
+/* "none", "reactive", "scheduled", "exact"; NULL for a bad value. */
+const char *plan_kind_name(plan_kind kind);
+
+/* Inverse of plan_kind_name. PLAN_ERR_INVALID for an unknown name. */
+plan_err plan_kind_parse(const char *name, plan_kind *kind);
+
+/* Native peak (no plan) and floor (the smallest peak any plan reaches: bytes that must stay on
+ * device during some operation). PLAN_ERR_INVALID, PLAN_ERR_NOMEM. */
+plan_err plan_peaks(const plan_model *m, uint64_t *native, uint64_t *floor);
+
+/* Lower bound on the stall time of any plan whose peak stays within budget (+infinity when
+ * budget is below the floor). The proof is in plan_bound.c. PLAN_ERR_INVALID, PLAN_ERR_NOMEM. */
+plan_err plan_lower_bound(const plan_model *m, uint64_t budget, double *lb_us);
+
+/* Plans m for budget with the given planner into the empty plan *out and simulates it into *st.
+ * When no plan of that planner holds the budget, the plan with the smallest peak it found is
+ * returned and st->feasible is 0. PLAN_ERR_LIMIT: exact on a model too large for it.
+ * PLAN_ERR_INVALID, PLAN_ERR_NOMEM. */
+plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out,
+                   plan_stats *st);
+
+/* One point of the memory-time curve. */
+typedef struct plan_proposal {
+    uint64_t budget_bytes;
+    plan_stats stats;
+    double lower_bound_us;
+} plan_proposal;
+
+/* n budgets evenly spaced from the native peak down to the floor (both included; n == 1: the
+ * native peak), each planned with kind, into out[0..n). PLAN_ERR_INVALID (n == 0), and the
+ * errors of plan_make. */
+plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_proposal *out);
+
+/* ---- Model generators ----------------------------------------------------------------------- */
+
+/* Builds a synthetic model into the initialised empty model m from a spec "KIND[:KEY=VALUE,...]":
+ *   transformer  layers, fwd (forward ops per layer), acts (activations kept per layer), hidden
+ *                (activation bytes), weights (bytes per layer), optim (optimizer-state copies of
+ *                the weights), us (forward op time)
+ *   unet         levels, convs (per level), act (bytes at the top level), weights, us
+ *   optim        params (parameter tensors), layers, weights, optim, us
+ *   random       ops, allocs, maxbytes, cyclic (percent), touches (per allocation), us
+ * every kind also takes seed, h2d, d2h (GB/s), duplex (0|1), remap (us). Sizes accept units.
+ * Deterministic for a given spec. PLAN_ERR_PARSE with a message, PLAN_ERR_NOMEM,
+ * PLAN_ERR_LIMIT. Details in planner/MODEL-FORMAT.md. */
+plan_err plan_generate(plan_model *m, const char *spec, char *msg, size_t cap);
+
+#endif

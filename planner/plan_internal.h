@@ -1,0 +1,175 @@
+/* planner/plan_internal.h — what the planner's files share: the analysed model (idle gaps,
+ * nominal timeline, memory profile), the simulator with its detailed trace, and the helpers of
+ * each planner. Grouped by the file that defines them. Not installed; tests may include it. */
+#ifndef PLAN_INTERNAL_H
+#define PLAN_INTERNAL_H
+
+#include "plan.h"
+
+#include <stdbool.h>
+
+#define PLAN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define PLAN_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Relative tolerance used when comparing times of two simulations. */
+#define PLAN_EPS 1e-9
+
+/* ---- plan_ctx.c: the analysed model --------------------------------------------------------- */
+
+typedef enum plan_gap_kind {
+    PLAN_GAP_INTERIOR, /* between two touches in the step */
+    PLAN_GAP_WRAP,     /* from the last touch of a cyclic allocation to its first of next step */
+    PLAN_GAP_TAIL,     /* from the last touch to the death: dies on host, no copy back */
+} plan_gap_kind;
+
+/* An idle gap: the allocation is not touched by operations a+1 .. last (positions; last may be
+ * >= n for a wrapping gap). b: the next touch (last + 1), or PLAN_NO_OP for a tail gap. */
+typedef struct plan_gap {
+    uint32_t alloc;
+    int32_t a;
+    int32_t b;
+    int32_t last;
+    plan_gap_kind kind;
+} plan_gap;
+
+typedef struct plan_ctx {
+    const plan_model *m;
+    size_t n;                 /* operations */
+    double *start;            /* nominal (stall-free) start of op p, p in [0, n]; start[n] = compute */
+    double compute;           /* sum of durations */
+    plan_gap *gaps;           /* sorted by (alloc, a) */
+    size_t ngaps;
+    uint32_t *gap0;           /* gaps of allocation x: [gap0[x], gap0[x + 1]) */
+    uint64_t *birth_bytes;    /* born at the start of op p */
+    uint64_t *death_bytes;    /* dying at the end of op p */
+    uint64_t cyclic_bytes;    /* birth and death PLAN_NO_OP */
+    uint64_t head_bytes;      /* birth PLAN_NO_OP, death in the step */
+    uint64_t outlive_bytes;   /* born in the step, death PLAN_NO_OP */
+    uint64_t *live;           /* bytes live during op p without a plan */
+    uint64_t *floor;          /* bytes that no plan can move off the device during op p */
+    uint64_t native_peak;     /* max live */
+    uint64_t floor_peak;      /* max floor */
+    double d2h_us_per_byte;
+    double h2d_us_per_byte;
+} plan_ctx;
+
+/* Checks m and analyses it into c. PLAN_ERR_INVALID (message), PLAN_ERR_NOMEM. */
+plan_err plan_ctx_init(plan_ctx *c, const plan_model *m, char *msg, size_t cap);
+
+/* Frees what plan_ctx_init allocated. Accepts a zeroed context. */
+void plan_ctx_free(plan_ctx *c);
+
+/* Copy times of bytes, remap included. */
+double plan_ctx_d2h_us(const plan_ctx *c, uint64_t bytes);
+double plan_ctx_h2d_us(const plan_ctx *c, uint64_t bytes);
+
+/* Nominal time of position q (may be >= n: next step) at an operation's start / end. */
+double plan_ctx_start_at(const plan_ctx *c, int64_t q);
+double plan_ctx_end_at(const plan_ctx *c, int64_t q);
+
+/* Gap of alloc containing the eviction point evict_after (a <= evict_after, before the next
+ * touch, before the death for a tail gap), or SIZE_MAX. */
+size_t plan_ctx_find_gap(const plan_ctx *c, uint32_t alloc, int32_t evict_after);
+
+/* The entry of gap g with the given prefetch and wait positions. */
+plan_entry plan_ctx_entry(const plan_ctx *c, size_t g, int32_t prefetch_at, int32_t wait_at);
+
+/* ---- plan_check.c: plan validation ---------------------------------------------------------- */
+
+/* Checks p against c and writes the gap of each entry into gap_of[0..p->n) (may be NULL).
+ * PLAN_ERR_INVALID with a message, PLAN_ERR_NOMEM. */
+plan_err plan_check_ctx(const plan_ctx *c, const plan *p, uint32_t *gap_of, char *msg, size_t cap);
+
+/* ---- plan_sim.c: the simulator ----------------------------------------------------------------- */
+
+/* Per operation of the reported step: actual start and end, and the most device bytes held in
+ * its window [end of the previous operation, its end). */
+typedef struct plan_sim_op {
+    double start, end;
+    uint64_t level;
+} plan_sim_op;
+
+/* Per entry, the last instance seen in the reported step (times are absolute; unset: -1). */
+typedef struct plan_sim_ent {
+    double evict_start, evict_done;
+    double restore_start, restore_done;
+} plan_sim_ent;
+
+/* Optional detail of the reported step. ops[n] and ents[plan->n] are caller-allocated. */
+typedef struct plan_trace {
+    plan_sim_op *ops;
+    plan_sim_ent *ents;
+    double step_start;
+} plan_trace;
+
+/* plan_simulate on an analysed model, optionally filling tr. Same errors. */
+plan_err plan_sim_run(const plan_ctx *c, const plan *p, uint64_t budget, plan_stats *st,
+                      plan_trace *tr);
+
+/* Orders two simulated outcomes: negative when a is better than b. Feasible beats infeasible;
+ * among infeasible the smaller peak wins; then the smaller stall (relative tolerance), then fewer
+ * bytes moved, then the smaller peak. */
+int plan_stats_cmp(const plan_stats *a, const plan_stats *b);
+
+/* ---- plan_reactive.c ------------------------------------------------------------------------ */
+
+/* The reactive plan for budget. PLAN_ERR_NOMEM. */
+plan_err plan_reactive(const plan_ctx *c, uint64_t budget, plan *out);
+
+/* ---- plan_sched.c / plan_place.c / plan_improve.c: the scheduled planner -------------------- */
+
+/* The scheduled plan for budget. PLAN_ERR_NOMEM. */
+plan_err plan_scheduled(const plan_ctx *c, uint64_t budget, plan *out);
+
+/* Chooses gaps to evict (sel[g] = 1) so that the estimated level fits budget. PLAN_ERR_NOMEM. */
+plan_err plan_select(const plan_ctx *c, uint64_t budget, uint8_t *sel);
+
+/* Builds the plan of the selected gaps: evictions right after the last touch, prefetches as late
+ * as the host-to-device engine allows, no waits. PLAN_ERR_NOMEM. */
+plan_err plan_place(const plan_ctx *c, const uint8_t *sel, plan *out);
+
+/* The canonical plan of the smallest peak: every gap evicted after its last touch, the next
+ * operation waiting for the copy, the copy back issued by the touch that needs it.
+ * PLAN_ERR_NOMEM. */
+plan_err plan_maximal(const plan_ctx *c, plan *out);
+
+/* Improves p in place by simulation-judged moves within the canonical plan space, up to a work
+ * budget that scales with the model. *st is p's outcome on entry and on return. PLAN_ERR_NOMEM. */
+plan_err plan_improve(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st);
+
+/* Repairs an infeasible p toward the budget (waits, later prefetches, more gaps), keeping the
+ * best outcome seen. PLAN_ERR_NOMEM. */
+plan_err plan_repair(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st);
+
+/* ---- plan_exact.c ----------------------------------------------------------------------------- */
+
+/* Search limit of the exact planner, in simulated plans. */
+#define PLAN_EXACT_MAX_NODES 4000000u
+
+/* The best canonical plan (see plan_exact.c) for budget. PLAN_ERR_LIMIT when the search exceeds
+ * PLAN_EXACT_MAX_NODES, PLAN_ERR_NOMEM. */
+plan_err plan_exact(const plan_ctx *c, uint64_t budget, plan *out);
+
+/* ---- plan_bound.c ----------------------------------------------------------------------------- */
+
+/* plan_lower_bound on an analysed model. PLAN_ERR_NOMEM. */
+plan_err plan_bound_ctx(const plan_ctx *c, uint64_t budget, double *lb_us);
+
+/* ---- plan_parse.c ----------------------------------------------------------------------------- */
+
+/* Parses a finite decimal number (digits, optional fraction and exponent, optional leading
+ * sign) covering all of s[0..len); locale-independent. false on anything else. */
+bool plan_parse_double(const char *s, size_t len, double *out);
+
+/* Parses an optionally signed decimal integer covering s[0..len). false on overflow. */
+bool plan_parse_i64(const char *s, size_t len, int64_t *out);
+
+/* plan_parse_size on s[0..len). */
+plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out);
+
+/* ---- plan_model.c ----------------------------------------------------------------------------- */
+
+/* snprintf into msg[0..cap) when cap > 0. */
+void plan_msg(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,241 @@
+/* planner/plan_model.c — building, checking and freeing iteration models and plans. */
+#include "plan_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void plan_msg(char *msg, size_t cap, const char *fmt, ...)
+{
+    if (!msg || cap == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+}
+
+const char *plan_strerror(plan_err err)
+{
+    switch (err) {
+    case PLAN_OK:
+        return "success";
+    case PLAN_ERR_NOMEM:
+        return "out of memory";
+    case PLAN_ERR_INVALID:
+        return "invalid model or plan";
+    case PLAN_ERR_PARSE:
+        return "malformed input";
+    case PLAN_ERR_LIMIT:
+        return "problem too large";
+    }
+    return "unknown error";
+}
+
+/* Grows *arr (of elem-sized items, capacity *cap) to hold need items. */
+static plan_err grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return PLAN_OK;
+    size_t ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    void *p = realloc(*arr, ncap * elem);
+    if (!p)
+        return PLAN_ERR_NOMEM;
+    *arr = p;
+    *cap = ncap;
+    return PLAN_OK;
+}
+
+void plan_model_init(plan_model *m)
+{
+    memset(m, 0, sizeof(*m));
+}
+
+void plan_model_free(plan_model *m)
+{
+    free(m->ops);
+    free(m->allocs);
+    free(m->touches);
+    plan_model_init(m);
+}
+
+plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream)
+{
+    if (m->nops >= PLAN_MAX_OPS)
+        return PLAN_ERR_LIMIT;
+    if (grow((void **)&m->ops, &m->cap_ops, m->nops + 1, sizeof(*m->ops)))
+        return PLAN_ERR_NOMEM;
+    m->ops[m->nops++] = (plan_op){.dur_us = dur_us, .stream = stream};
+    return PLAN_OK;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                              const int32_t *touch, size_t n)
+{
+    if (m->nallocs >= PLAN_MAX_ALLOCS || n > PLAN_MAX_TOUCHES - m->ntouches)
+        return PLAN_ERR_LIMIT;
+    if (grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
+        grow((void **)&m->touches, &m->cap_touches, m->ntouches + n, sizeof(*m->touches)))
+        return PLAN_ERR_NOMEM;
+    int32_t *t = m->touches + m->ntouches;
+    if (n)
+        memcpy(t, touch, n * sizeof(*t));
+    qsort(t, n, sizeof(*t), cmp_i32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || t[i] != t[k - 1])
+            t[k++] = t[i];
+    m->allocs[m->nallocs++] = (plan_alloc){.bytes = bytes,
+                                           .birth = birth,
+                                           .death = death,
+                                           .touch_first = (uint32_t)m->ntouches,
+                                           .ntouch = (uint32_t)k};
+    m->ntouches += k;
+    return PLAN_OK;
+}
+
+static bool hw_ok(const plan_hw *hw, char *msg, size_t cap)
+{
+    if (!(hw->h2d_gbps > 0 && hw->h2d_gbps <= 1e6) || !(hw->d2h_gbps > 0 && hw->d2h_gbps <= 1e6)) {
+        plan_msg(msg, cap, "bandwidths must be in (0, 1e6] GB/s");
+        return false;
+    }
+    if (!(hw->remap_us >= 0 && hw->remap_us <= 1e9)) {
+        plan_msg(msg, cap, "remap cost must be in [0, 1e9] us");
+        return false;
+    }
+    return true;
+}
+
+static bool ops_ok(const plan_model *m, char *msg, size_t cap)
+{
+    if (m->nops == 0) {
+        plan_msg(msg, cap, "model has no operations");
+        return false;
+    }
+    if (m->nops > PLAN_MAX_OPS) {
+        plan_msg(msg, cap, "more than %d operations", PLAN_MAX_OPS);
+        return false;
+    }
+    for (size_t i = 0; i < m->nops; i++) {
+        double d = m->ops[i].dur_us;
+        if (!(d >= 0 && d <= PLAN_MAX_DURATION)) {
+            plan_msg(msg, cap, "operation %zu: duration must be in [0, %g] us", i,
+                     PLAN_MAX_DURATION);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Checks one allocation; *total accumulates its bytes. */
+static bool alloc_ok(const plan_model *m, size_t i, uint64_t *total, char *msg, size_t cap)
+{
+    const plan_alloc *a = &m->allocs[i];
+    int64_t n = (int64_t)m->nops;
+    if (a->bytes < 1 || a->bytes > PLAN_MAX_BYTES || a->bytes > PLAN_MAX_BYTES - *total) {
+        plan_msg(msg, cap, "allocation %zu: bytes must be in [1, 2^60] (also in total)", i);
+        return false;
+    }
+    *total += a->bytes;
+    if (a->birth < -1 || a->birth >= n || a->death < -1 || a->death >= n) {
+        plan_msg(msg, cap, "allocation %zu: birth and death must be -1 or an operation in [0, %lld)",
+                 i, (long long)n);
+        return false;
+    }
+    if (a->birth >= 0 && a->death >= 0 && a->birth > a->death) {
+        plan_msg(msg, cap, "allocation %zu: birth %d after death %d", i, a->birth, a->death);
+        return false;
+    }
+    if ((size_t)a->touch_first + a->ntouch > m->ntouches) {
+        plan_msg(msg, cap, "allocation %zu: touches out of the touch array", i);
+        return false;
+    }
+    int64_t lo = a->birth < 0 ? 0 : a->birth, hi = a->death < 0 ? n - 1 : a->death;
+    const int32_t *t = m->touches + a->touch_first;
+    for (uint32_t k = 0; k < a->ntouch; k++) {
+        if (t[k] < lo || t[k] > hi) {
+            plan_msg(msg, cap, "allocation %zu: touch %d outside its life [%lld, %lld]", i, t[k],
+                     (long long)lo, (long long)hi);
+            return false;
+        }
+        if (k && t[k] <= t[k - 1]) {
+            plan_msg(msg, cap, "allocation %zu: touches not sorted and distinct", i);
+            return false;
+        }
+    }
+    return true;
+}
+
+plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, size_t cap)
+{
+    if (bad_alloc)
+        *bad_alloc = SIZE_MAX;
+    if (!m) {
+        plan_msg(msg, cap, "no model");
+        return PLAN_ERR_INVALID;
+    }
+    if (!hw_ok(&m->hw, msg, cap) || !ops_ok(m, msg, cap))
+        return PLAN_ERR_INVALID;
+    if (m->nallocs > PLAN_MAX_ALLOCS || m->ntouches > PLAN_MAX_TOUCHES) {
+        plan_msg(msg, cap, "too many allocations or touches");
+        return PLAN_ERR_INVALID;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->nallocs; i++) {
+        if (!alloc_ok(m, i, &total, msg, cap)) {
+            if (bad_alloc)
+                *bad_alloc = i;
+            return PLAN_ERR_INVALID;
+        }
+    }
+    return PLAN_OK;
+}
+
+void plan_init(plan *p)
+{
+    memset(p, 0, sizeof(*p));
+}
+
+void plan_free(plan *p)
+{
+    free(p->entries);
+    plan_init(p);
+}
+
+plan_err plan_push(plan *p, plan_entry e)
+{
+    if (grow((void **)&p->entries, &p->cap, p->n + 1, sizeof(e)))
+        return PLAN_ERR_NOMEM;
+    p->entries[p->n++] = e;
+    return PLAN_OK;
+}
+
+static const char *const kind_names[] = {"none", "reactive", "scheduled", "exact"};
+
+const char *plan_kind_name(plan_kind kind)
+{
+    if ((unsigned)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
+        return NULL;
+    return kind_names[kind];
+}
+
+plan_err plan_kind_parse(const char *name, plan_kind *kind)
+{
+    for (unsigned i = 0; name && i < sizeof(kind_names) / sizeof(kind_names[0]); i++) {
+        if (strcmp(name, kind_names[i]) == 0) {
+            *kind = (plan_kind)i;
+            return PLAN_OK;
+        }
+    }
+    return PLAN_ERR_INVALID;
+}

@@ -1,0 +1,13 @@
+# tests/planner/module.mk — cmocka tests of the planner, the shim-plan CLI test and the fuzz
+# target of the model reader (corpus in tests/planner/corpus-plan_model_fuzz/).
+
+tests_planner_CFLAGS := -Iplanner
+PLANNER_TEST_NAMES := $(basename $(notdir $(wildcard tests/planner/test_plan_*.c)))
+PLANNER_TESTS := $(PLANNER_TEST_NAMES:%=$(BUILD)/tests/planner/%)
+
+ALL_TARGETS += $(PLANNER_TESTS)
+TESTS += $(PLANNER_TESTS)
+
+$(BUILD)/tests/planner/test_plan_%: $(BUILD)/tests/planner/test_plan_%.o $(PLANNER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(PLANNER_LIB) -lcmocka -lm
