@@ -1,0 +1,347 @@
+/* conf.h — public interface of conf/: TOML 1.0 parser, option table, layered configuration. */
+#ifndef CONF_H
+#define CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Error contract, the same everywhere in conf/: functions returning int return 0 on
+ * success and -1 on failure; a failure appends at least one diagnostic to the caller's
+ * conf_diags when the function takes one. Nothing in conf/ prints, exits, aborts or
+ * keeps global mutable state; every function is safe to call from a preloaded library.
+ */
+
+/* ---- Diagnostics ------------------------------------------------------------------ */
+
+typedef enum { CONF_ERROR, CONF_WARNING } conf_severity;
+
+typedef struct conf_diag {
+    conf_severity severity;
+    int line, col; /* 1-based position; 0 when the source has none (environment, I/O) */
+    char *text;    /* the whole line, "FILE:LINE:COL: error: MESSAGE", no newline */
+} conf_diag;
+
+/* Zero-initialise (conf_diags d = {0}), pass to any number of calls, then conf_diags_free. */
+typedef struct conf_diags {
+    conf_diag *items;
+    size_t count;
+    size_t errors;  /* errors reported, including dropped ones */
+    size_t dropped; /* diagnostics not stored (more than CONF_MAX_DIAGS, or out of memory) */
+} conf_diags;
+
+#define CONF_MAX_DIAGS 100
+
+/* Releases the stored diagnostics and zeroes *d. Never fails. */
+void conf_diags_free(conf_diags *d);
+
+/* ---- TOML documents ----------------------------------------------------------------- */
+
+typedef enum {
+    CONF_TABLE,
+    CONF_ARRAY,
+    CONF_STRING,
+    CONF_INTEGER,
+    CONF_FLOAT,
+    CONF_BOOL,
+    CONF_DATETIME,       /* offset date-time: 1979-05-27T07:32:00Z */
+    CONF_DATETIME_LOCAL, /* 1979-05-27T07:32:00 */
+    CONF_DATE_LOCAL,     /* 1979-05-27 */
+    CONF_TIME_LOCAL      /* 07:32:00 */
+} conf_type;
+
+typedef struct conf_datetime {
+    int year, month, day;     /* date kinds only */
+    int hour, minute, second; /* time kinds only */
+    int nanosecond;           /* fraction of the second, truncated to nanoseconds */
+    int frac_digits;          /* fraction digits written, at most 9 kept */
+    int offset_minutes;       /* CONF_DATETIME only: offset east of UTC */
+} conf_datetime;
+
+/* A key as written in the document, decoded (may contain NUL bytes; also NUL-terminated). */
+typedef struct conf_key {
+    const char *name;
+    size_t len;
+    int line, col;
+} conf_key;
+
+typedef struct conf_value conf_value;
+typedef struct conf_doc conf_doc;
+
+/* Nesting limit (tables, arrays, inline tables) and default memory limit of one parse. */
+#define CONF_MAX_DEPTH     64
+#define CONF_MAX_DOC_BYTES ((size_t)64 << 20)
+
+/* Parses len bytes of TOML 1.0 text; name is used in diagnostics ("FILE:LINE:COL").
+   Returns the document, or NULL after appending exactly one error to diags: parsing stops at
+   the first error. Memory is bounded by CONF_MAX_DOC_BYTES, recursion by CONF_MAX_DEPTH. */
+conf_doc *conf_parse(const char *text, size_t len, const char *name, conf_diags *diags);
+
+/* conf_parse with an explicit bound on the memory the document may use. Same contract. */
+conf_doc *conf_parse_limited(const char *text, size_t len, const char *name, size_t max_bytes,
+                             conf_diags *diags);
+
+/* Releases a document and every value in it; NULL is a no-op. Never fails. */
+void conf_doc_free(conf_doc *doc);
+
+/* The root table of a document. Never fails for a document conf_parse returned. */
+const conf_value *conf_doc_root(const conf_doc *doc);
+
+/* Accessors. Each requires a value of the matching type (checked with conf_value_type); on
+   another type it returns 0, false, NULL or an empty result instead of failing. */
+conf_type conf_value_type(const conf_value *v);
+int conf_value_line(const conf_value *v);
+int conf_value_col(const conf_value *v);
+size_t conf_table_size(const conf_value *t);
+const conf_value *conf_table_entry(const conf_value *t, size_t i, conf_key *key);
+const conf_value *conf_table_get(const conf_value *t, const char *name, size_t len);
+size_t conf_array_size(const conf_value *a);
+const conf_value *conf_array_at(const conf_value *a, size_t i);
+const char *conf_string(const conf_value *v, size_t *len);
+int64_t conf_integer(const conf_value *v);
+double conf_float(const conf_value *v);
+bool conf_bool(const conf_value *v);
+const conf_datetime *conf_datetime_of(const conf_value *v);
+
+/* A type's name for messages ("string", "integer", "offset date-time", ...). Never fails. */
+const char *conf_type_name(conf_type t);
+
+/* Writes a date-time kind in RFC 3339 form (T separator, Z for a zero offset) into buf,
+   NUL-terminated and truncated to n bytes. Returns the untruncated length; 0 for other types. */
+size_t conf_datetime_format(const conf_value *v, char *buf, size_t n);
+
+/* ---- Units -------------------------------------------------------------------------- */
+
+typedef enum { CONF_SIZE_AUTO, CONF_SIZE_BYTES, CONF_SIZE_PERCENT } conf_size_kind;
+
+/* A size as configured. A percentage stays unresolved until the device size is known. */
+typedef struct conf_size {
+    conf_size_kind kind;
+    uint64_t bytes; /* CONF_SIZE_BYTES */
+    uint32_t ppm;   /* CONF_SIZE_PERCENT: millionths of the device, 60% = 600000 */
+} conf_size;
+
+#define CONF_KIB ((int64_t)1 << 10)
+#define CONF_MIB ((int64_t)1 << 20)
+#define CONF_GIB ((int64_t)1 << 30)
+#define CONF_TIB ((int64_t)1 << 40)
+#define CONF_PIB ((int64_t)1 << 50)
+#define CONF_US  ((int64_t)1000)
+#define CONF_MS  ((int64_t)1000000)
+#define CONF_SEC ((int64_t)1000000000)
+
+/* Parses "auto", "<n>%" (0 < n <= 100, up to 4 decimals), "<n>[ ]<unit>" (B, KiB, MiB, GiB,
+   TiB, PiB; KB, MB, GB, TB, PB are powers of 1000; units are case-insensitive; n may have up
+   to 9 decimals, bytes are rounded down) or plain decimal digits (bytes). Returns 0, or -1
+   with a reason written into err (NUL-terminated, errlen bytes at most). */
+int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, size_t errlen);
+
+/* Parses "<n>[ ]<unit>" with unit ns, us, ms, s or min (n may have decimals) into
+   nanoseconds, at most INT64_MAX. Same contract as conf_size_parse. */
+int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, size_t errlen);
+
+/* Canonical text of a size ("auto", "60%", "40GiB", or the byte count when no binary unit
+   divides it) / of a duration (largest unit that divides it). NUL-terminated, truncated to n;
+   returns the untruncated length. Never fails. */
+size_t conf_size_format(const conf_size *s, char *buf, size_t n);
+size_t conf_duration_format(int64_t ns, char *buf, size_t n);
+
+/* Bytes a size stands for: auto_bytes for auto, the rounded-down share of device_bytes for a
+   percentage, the byte count otherwise. Never fails. */
+uint64_t conf_size_resolve(const conf_size *s, uint64_t device_bytes, uint64_t auto_bytes);
+
+/* ---- The option table ----------------------------------------------------------------- */
+
+typedef enum {
+    CONF_OPT_BOOL,
+    CONF_OPT_INT,
+    CONF_OPT_SIZE,
+    CONF_OPT_DURATION,
+    CONF_OPT_STRING,
+    CONF_OPT_ENUM, /* one of the choices */
+    CONF_OPT_FLAGS /* any subset of the choices: a TOML array of strings, or "a,b" in the env */
+} conf_opt_type;
+
+/* Forms a size option accepts besides bytes. */
+#define CONF_FORM_AUTO    1u
+#define CONF_FORM_PERCENT 2u
+
+/* Longest string option value, in bytes. */
+#define CONF_MAX_STRING 4095
+
+/*
+ * THE option table: every option, once. It generates the option ids below, the loader's
+ * table (conf_options.c), the environment names, `shim-report config` and the README's
+ * option reference. Columns:
+ *   X(ID, "dotted.name", TYPE, "default as a user writes it", MIN, MAX, FORMS, "choices",
+ *     "unit", "one-line help")
+ * MIN and MAX bound INT (plain), SIZE (bytes) and DURATION (nanoseconds) values; FORMS are
+ * CONF_FORM_* for sizes; choices ("a|b|c") are the values of ENUM and FLAGS options, in the
+ * order of their constants below. A dotted name lives in a TOML table: trace.path is `path`
+ * under [trace]; its environment variable is SHIM_TRACE_PATH.
+ */
+#define CONF_OPTIONS(X)                                                                            \
+    X(MODE, "mode", ENUM, "auto", 0, 0, 0, "off|record|auto", "",                                  \
+      "off: pass everything through; record: observe and write the trace, move nothing; "          \
+      "auto: record, plan and offload to fit the budget")                                          \
+    X(BUDGET, "budget", SIZE, "auto", CONF_MIB, CONF_PIB, CONF_FORM_AUTO | CONF_FORM_PERCENT, "",  \
+      "bytes",                                                                                     \
+      "Device memory the program may hold, managed plus visible unmanaged allocations; "           \
+      "auto: the device's total memory")                                                           \
+    X(HOST_BUDGET, "host_budget", SIZE, "auto", 0, CONF_PIB, CONF_FORM_AUTO, "", "bytes",          \
+      "Pinned host memory that may hold evicted data; auto: half of the host's physical memory")   \
+    X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "2MiB", 1, CONF_TIB, 0, "", "bytes",           \
+      "Allocations smaller than this are left to the driver and never moved")                      \
+    X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
+      "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
+      "for per-tensor lifetimes")                                                                  \
+    X(TRACE_PATH, "trace.path", STRING, "shim-%p.trace", 0, 0, 0, "", "path",                      \
+      "Trace file, created exclusively; %p: process id, %r: rank; empty: no trace")                \
+    X(TRACE_RECORD, "trace.record", FLAGS, "all", 0, 0, 0,                                         \
+      "allocs|launches|kernels|copies|syncs|moves", "",                                            \
+      "Record kinds written to the trace (\"all\" or a list); iteration marks, plans and "         \
+      "names are always written")                                                                  \
+    X(TRACE_FLUSH_INTERVAL, "trace.flush_interval", DURATION, "100ms", CONF_MS, 60 * CONF_SEC, 0,  \
+      "", "time", "How often the background writer moves per-thread buffers to the trace file")    \
+    X(PROFILE_ITERATIONS, "profile.iterations", INT, "3", 1, 1000, 0, "", "iterations",            \
+      "Iterations whose kernels are timed with events once the training step is detected")         \
+    X(LOG_LEVEL, "log.level", ENUM, "warn", 0, 0, 0, "off|error|warn|info|debug", "",              \
+      "Least severe message written to the log")                                                   \
+    X(LOG_FILE, "log.file", STRING, "", 0, 0, 0, "", "path",                                       \
+      "Log file, appended to; %p: process id, %r: rank; empty: standard error")
+
+typedef enum {
+#define CONF_X_ID(id, ...) CONF_##id,
+    CONF_OPTIONS(CONF_X_ID)
+#undef CONF_X_ID
+        CONF_OPTION_COUNT
+} conf_option_id;
+
+/* Values of ENUM options and bits of FLAGS options, in the order of their choices. */
+enum { CONF_MODE_OFF, CONF_MODE_RECORD, CONF_MODE_AUTO };
+enum { CONF_LEVEL_OFF, CONF_LEVEL_ERROR, CONF_LEVEL_WARN, CONF_LEVEL_INFO, CONF_LEVEL_DEBUG };
+enum {
+    CONF_RECORD_ALLOCS = 1u << 0,   /* allocations and frees */
+    CONF_RECORD_LAUNCHES = 1u << 1, /* launches with the allocations they touch */
+    CONF_RECORD_KERNELS = 1u << 2,  /* kernel durations in profiled iterations */
+    CONF_RECORD_COPIES = 1u << 3,   /* copies and memsets */
+    CONF_RECORD_SYNCS = 1u << 4,    /* synchronisations */
+    CONF_RECORD_MOVES = 1u << 5     /* evictions and restores */
+};
+
+typedef struct conf_option {
+    const char *name;
+    conf_opt_type type;
+    const char *def;
+    int64_t min, max;
+    unsigned forms;
+    const char *choices;
+    const char *unit;
+    const char *help;
+} conf_option;
+
+/* The table row of an option id; NULL for an id out of range. */
+const conf_option *conf_option_get(conf_option_id id);
+
+/* The id of the option with this dotted name / environment variable name; -1 if none. */
+int conf_option_find(const char *name, size_t len);
+int conf_option_find_env(const char *var, size_t len);
+
+/* Writes SHIM_ plus the dotted name upper-cased with dots as underscores; same return
+   convention as conf_size_format. */
+size_t conf_option_env_name(conf_option_id id, char *buf, size_t n);
+
+/* Name of choice i of an ENUM or FLAGS option, copied into buf (same return convention);
+   0 and an empty string when there is no such choice. */
+size_t conf_option_choice(conf_option_id id, int i, char *buf, size_t n);
+
+/* Writes the known name closest to an unknown one (edit distance at most 2): an option or a
+   table name, or with env an environment variable name. Same return convention as
+   conf_size_format; 0 and an empty string when nothing is close. */
+size_t conf_option_suggest(const char *name, size_t len, bool env, char *buf, size_t n);
+
+/* True when name is a table of options ("trace" for trace.path). */
+bool conf_option_is_group(const char *name, size_t len);
+
+/* ---- Layered configuration ----------------------------------------------------------- */
+
+typedef enum { CONF_FROM_DEFAULT, CONF_FROM_FILE, CONF_FROM_ENV } conf_origin;
+
+typedef struct conf_setting {
+    union {
+        bool b;         /* BOOL */
+        int64_t i;      /* INT */
+        conf_size size; /* SIZE */
+        int64_t ns;     /* DURATION */
+        char *s;        /* STRING, owned by the configuration, never NULL after init */
+        int choice;     /* ENUM: index of the choice */
+        uint32_t flags; /* FLAGS: bit i set for choice i */
+    } v;
+    conf_origin origin;
+    int line, col; /* CONF_FROM_FILE: position of the value */
+} conf_setting;
+
+typedef struct conf_config {
+    conf_setting set[CONF_OPTION_COUNT];
+    char *file; /* path of the file layer applied, NULL if none */
+} conf_config;
+
+/* Fills cfg with the built-in defaults. Returns -1 (with an error in diags) only when out of
+   memory; cfg must then still be released with conf_config_free. */
+int conf_config_init(conf_config *cfg, conf_diags *diags);
+
+/* Releases what cfg owns; safe on a zeroed or failed configuration. Never fails. */
+void conf_config_free(conf_config *cfg);
+
+/* Applies a parsed document (file layer): each known key overrides its option and remembers
+   file:line. Unknown keys, wrong types and values out of range are errors with the value's or
+   key's position; valid keys are applied anyway. Returns -1 if any error was reported. */
+int conf_config_apply_doc(conf_config *cfg, const conf_doc *doc, const char *file,
+                          conf_diags *diags);
+
+/* Parses TOML text named file and applies it; same contract as conf_config_apply_doc. */
+int conf_config_apply_text(conf_config *cfg, const char *text, size_t len, const char *file,
+                           conf_diags *diags);
+
+/* Reads the file at path (at most 1 MiB) and applies it; an unreadable file is an error. */
+int conf_config_apply_file(conf_config *cfg, const char *path, conf_diags *diags);
+
+/* Applies every SHIM_<OPTION>=value in envp (NULL-terminated; NULL means none). A malformed
+   value is an error naming the variable; an unknown SHIM_ variable is a warning; SHIM_CONFIG
+   is not an option and is skipped. Returns -1 if any error was reported. */
+int conf_config_apply_env(conf_config *cfg, char *const *envp, conf_diags *diags);
+
+/* All layers: defaults, then the file (file_override if not NULL, else SHIM_CONFIG from envp
+   when set and not empty), then the environment. cfg is always initialised and must be
+   released with conf_config_free. Returns -1 if any error was reported. */
+int conf_config_load(conf_config *cfg, char *const *envp, const char *file_override,
+                     conf_diags *diags);
+
+/* Typed reads. id must name an option of that type; otherwise the result is 0/false/NULL. */
+bool conf_get_bool(const conf_config *cfg, conf_option_id id);
+int64_t conf_get_int(const conf_config *cfg, conf_option_id id);
+conf_size conf_get_size(const conf_config *cfg, conf_option_id id);
+int64_t conf_get_duration_ns(const conf_config *cfg, conf_option_id id);
+const char *conf_get_string(const conf_config *cfg, conf_option_id id);
+int conf_get_choice(const conf_config *cfg, conf_option_id id);
+uint32_t conf_get_flags(const conf_config *cfg, conf_option_id id);
+
+/* The value of an option as TOML text ("40GiB" sizes are quoted strings) / where it came
+   from ("default", "FILE:LINE", or the variable name). Same return convention as
+   conf_size_format. */
+size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf, size_t n);
+size_t conf_setting_source(const conf_config *cfg, conf_option_id id, char *buf, size_t n);
+
+/* ---- Printing, through a line callback (conf/ never writes to a stream itself) ---------- */
+
+typedef void (*conf_line_fn)(void *ctx, const char *line);
+
+/* One line per option, "name = value  # source", valid TOML that loads back to the same
+   values, after a comment line naming the file layer. Never fails. */
+void conf_config_describe(const conf_config *cfg, conf_line_fn fn, void *ctx);
+
+/* The README's option reference (Markdown) generated from the table. Never fails. */
+void conf_reference_markdown(conf_line_fn fn, void *ctx);
+
+#endif

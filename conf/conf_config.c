@@ -1,0 +1,159 @@
+/* conf_config.c — a configuration's lifetime, typed reads, and each value's text and source. */
+#include "conf_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Contract in conf.h: -1 only when out of memory. */
+int conf_config_init(conf_config *cfg, conf_diags *diags)
+{
+    memset(cfg, 0, sizeof *cfg);
+    conf_source src = {.origin = CONF_FROM_DEFAULT};
+    int rc = 0;
+    for (int i = 0; i < CONF_OPTION_COUNT; i++)
+        if (conf_setting_from_text(cfg, (conf_option_id)i, conf_option_get(i)->def, &src, diags) <
+            0)
+            rc = -1;
+    return rc;
+}
+
+/* Contract in conf.h: never fails. */
+void conf_config_free(conf_config *cfg)
+{
+    for (int i = 0; i < CONF_OPTION_COUNT; i++)
+        if (conf_option_get(i)->type == CONF_OPT_STRING) {
+            free(cfg->set[i].v.s);
+            cfg->set[i].v.s = NULL;
+        }
+    free(cfg->file);
+    cfg->file = NULL;
+}
+
+/* The setting of id when the option has this type, else NULL. */
+static const conf_setting *typed(const conf_config *cfg, conf_option_id id, conf_opt_type t)
+{
+    const conf_option *o = conf_option_get(id);
+    return o != NULL && o->type == t ? &cfg->set[id] : NULL;
+}
+
+/* Typed reads: contracts in conf.h (0/false/NULL for an option of another type). */
+bool conf_get_bool(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_BOOL);
+    return s != NULL && s->v.b;
+}
+
+int64_t conf_get_int(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_INT);
+    return s != NULL ? s->v.i : 0;
+}
+
+conf_size conf_get_size(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_SIZE);
+    return s != NULL ? s->v.size : (conf_size){.kind = CONF_SIZE_BYTES};
+}
+
+int64_t conf_get_duration_ns(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_DURATION);
+    return s != NULL ? s->v.ns : 0;
+}
+
+const char *conf_get_string(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_STRING);
+    return s != NULL ? s->v.s : NULL;
+}
+
+int conf_get_choice(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_ENUM);
+    return s != NULL ? s->v.choice : 0;
+}
+
+uint32_t conf_get_flags(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_FLAGS);
+    return s != NULL ? s->v.flags : 0;
+}
+
+static void append_choice(char *buf, size_t n, size_t *used, conf_option_id id, int i)
+{
+    char name[64];
+    size_t len = conf_option_choice(id, i, name, sizeof name);
+    conf_append_quoted(buf, n, used, name, len);
+}
+
+static void append_flags(char *buf, size_t n, size_t *used, conf_option_id id, uint32_t flags)
+{
+    conf_appendf(buf, n, used, "[");
+    for (int i = 0, first = 1; i < 32; i++)
+        if (flags & (1u << i)) {
+            conf_appendf(buf, n, used, first ? "" : ", ");
+            append_choice(buf, n, used, id, i);
+            first = 0;
+        }
+    conf_appendf(buf, n, used, "]");
+}
+
+/* Contract in conf.h. */
+size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf, size_t n)
+{
+    const conf_option *o = conf_option_get(id);
+    size_t used = 0;
+    char text[48];
+    if (n > 0)
+        buf[0] = '\0';
+    if (o == NULL)
+        return 0;
+    const conf_setting *s = &cfg->set[id];
+    switch (o->type) {
+    case CONF_OPT_BOOL:
+        conf_appendf(buf, n, &used, "%s", s->v.b ? "true" : "false");
+        break;
+    case CONF_OPT_INT:
+        conf_appendf(buf, n, &used, "%lld", (long long)s->v.i);
+        break;
+    case CONF_OPT_SIZE:
+        conf_size_format(&s->v.size, text, sizeof text);
+        if (s->v.size.kind == CONF_SIZE_BYTES && strspn(text, "0123456789") == strlen(text))
+            conf_appendf(buf, n, &used, "%s", text);
+        else
+            conf_append_quoted(buf, n, &used, text, strlen(text));
+        break;
+    case CONF_OPT_DURATION:
+        conf_duration_format(s->v.ns, text, sizeof text);
+        conf_append_quoted(buf, n, &used, text, strlen(text));
+        break;
+    case CONF_OPT_STRING:
+        conf_append_quoted(buf, n, &used, s->v.s ? s->v.s : "", s->v.s ? strlen(s->v.s) : 0);
+        break;
+    case CONF_OPT_ENUM:
+        append_choice(buf, n, &used, id, s->v.choice);
+        break;
+    case CONF_OPT_FLAGS:
+        append_flags(buf, n, &used, id, s->v.flags);
+        break;
+    }
+    return used;
+}
+
+/* Contract in conf.h. */
+size_t conf_setting_source(const conf_config *cfg, conf_option_id id, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n > 0)
+        buf[0] = '\0';
+    if (conf_option_get(id) == NULL)
+        return 0;
+    const conf_setting *s = &cfg->set[id];
+    if (s->origin == CONF_FROM_ENV)
+        return conf_option_env_name(id, buf, n);
+    if (s->origin == CONF_FROM_FILE)
+        conf_appendf(buf, n, &used, "%s:%d", cfg->file ? cfg->file : "-", s->line);
+    else
+        conf_appendf(buf, n, &used, "default");
+    return used;
+}

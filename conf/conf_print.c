@@ -1,0 +1,135 @@
+/* conf_print.c — the effective configuration as commented TOML, and the README's reference. */
+#include "conf_internal.h"
+
+#include <string.h>
+
+#define VALUE_MAX (2 * CONF_MAX_STRING + 64)
+#define ALIGN_AT  44
+
+/* Contract in conf.h: never fails; over-long sources are truncated. */
+void conf_config_describe(const conf_config *cfg, conf_line_fn fn, void *ctx)
+{
+    char line[VALUE_MAX + 640], source[512];
+    size_t used = 0;
+    conf_appendf(line, sizeof line, &used, "# layers: built-in defaults < %s%s < environment",
+                 cfg->file ? cfg->file : "no file", cfg->file ? "" : " (SHIM_CONFIG not set)");
+    fn(ctx, line);
+    for (int i = 0; i < CONF_OPTION_COUNT; i++) {
+        used = 0;
+        conf_appendf(line, sizeof line, &used, "%s = ", conf_option_get(i)->name);
+        used += conf_setting_format(cfg, (conf_option_id)i, line + used, sizeof line - used);
+        used = used < sizeof line ? used : sizeof line - 1;
+        while (used < ALIGN_AT && used + 1 < sizeof line)
+            line[used++] = ' ';
+        conf_setting_source(cfg, (conf_option_id)i, source, sizeof source);
+        conf_appendf(line, sizeof line, &used, " # %s", source);
+        fn(ctx, line);
+    }
+}
+
+static const char *type_word(const conf_option *o)
+{
+    static const char *const words[] = {
+        [CONF_OPT_BOOL] = "boolean",      [CONF_OPT_INT] = "integer",   [CONF_OPT_SIZE] = "size",
+        [CONF_OPT_DURATION] = "duration", [CONF_OPT_STRING] = "string", [CONF_OPT_ENUM] = "choice",
+        [CONF_OPT_FLAGS] = "list",
+    };
+    return words[o->type];
+}
+
+/* The default as TOML: quoted unless a boolean, an integer or a plain byte count. */
+static void append_default(char *buf, size_t n, size_t *used, const conf_option *o)
+{
+    bool bare = o->type == CONF_OPT_BOOL || o->type == CONF_OPT_INT ||
+                (o->type == CONF_OPT_SIZE && strspn(o->def, "0123456789") == strlen(o->def));
+    conf_appendf(buf, n, used, "`");
+    if (bare)
+        conf_appendf(buf, n, used, "%s", o->def);
+    else
+        conf_append_quoted(buf, n, used, o->def, strlen(o->def));
+    conf_appendf(buf, n, used, "`");
+}
+
+static void append_choices(char *buf, size_t n, size_t *used, const conf_option *o)
+{
+    conf_appendf(buf, n, used, "`");
+    for (const char *s = o->choices; *s != '\0'; s++)
+        conf_appendf(buf, n, used, *s == '|' ? "`, `" : "%c", *s);
+    conf_appendf(buf, n, used, "`");
+}
+
+static void append_size_range(char *buf, size_t n, size_t *used, const conf_option *o)
+{
+    char lo[48], hi[48];
+    conf_size min = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->min};
+    conf_size max = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->max};
+    conf_size_format(&min, lo, sizeof lo);
+    conf_size_format(&max, hi, sizeof hi);
+    conf_appendf(buf, n, used, "%s to %s", lo, hi);
+    if (o->forms & CONF_FORM_PERCENT)
+        conf_appendf(buf, n, used, ", a percentage");
+    if (o->forms & CONF_FORM_AUTO)
+        conf_appendf(buf, n, used, ", `auto`");
+}
+
+static void append_range(char *buf, size_t n, size_t *used, const conf_option *o)
+{
+    char lo[48], hi[48];
+    if (o->type == CONF_OPT_BOOL)
+        conf_appendf(buf, n, used, "`true`, `false`");
+    else if (o->type == CONF_OPT_INT)
+        conf_appendf(buf, n, used, "%lld to %lld %s", (long long)o->min, (long long)o->max,
+                     o->unit);
+    else if (o->type == CONF_OPT_SIZE)
+        append_size_range(buf, n, used, o);
+    else if (o->type == CONF_OPT_DURATION) {
+        conf_duration_format(o->min, lo, sizeof lo);
+        conf_duration_format(o->max, hi, sizeof hi);
+        conf_appendf(buf, n, used, "%s to %s", lo, hi);
+    } else if (o->type == CONF_OPT_STRING)
+        conf_appendf(buf, n, used, "a %s", o->unit);
+    else {
+        if (o->type == CONF_OPT_FLAGS)
+            conf_appendf(buf, n, used, "`all`, `none`, or some of ");
+        append_choices(buf, n, used, o);
+    }
+}
+
+static const char *const intro[] = {
+    "Options come from the built-in defaults, then the TOML file named by `SHIM_CONFIG`, then",
+    "`SHIM_*` environment variables; a later layer wins. A dotted name is a key in a TOML table",
+    "(`trace.path` is `path` under `[trace]`); its variable is `SHIM_` and the name in upper case",
+    "with dots as underscores. `conf/shim.toml` is a commented example with every option, and",
+    "`shim-report config [--file F]` prints the effective values and where each came from. A",
+    "configuration error (`FILE:LINE:COL: error: ...`) never stops the program: the shim logs",
+    "every diagnostic and stays in pass-through.",
+    "",
+    "Sizes are strings with a unit, `\"40GiB\"` or `\"512MiB\"` (B, KiB, MiB, GiB, TiB, PiB; KB,",
+    "MB, GB, TB, PB are powers of 1000; decimals allowed), or an integer number of bytes; where",
+    "noted also a share of the device, `\"60%\"`, resolved once the device's size is known, or",
+    "`\"auto\"`. Durations are strings such as `\"50ms\"` (ns, us, ms, s, min, h). In the",
+    "environment, booleans are `true`/`false` (or `1`/`0`, `yes`/`no`, `on`/`off`) and lists are",
+    "comma-separated.",
+    "",
+    "| option | environment | type | default | accepted values | description |",
+    "|---|---|---|---|---|---|",
+};
+
+/* Contract in conf.h: never fails. */
+void conf_reference_markdown(conf_line_fn fn, void *ctx)
+{
+    char line[1024], env[128];
+    for (size_t i = 0; i < sizeof intro / sizeof intro[0]; i++)
+        fn(ctx, intro[i]);
+    for (int i = 0; i < CONF_OPTION_COUNT; i++) {
+        const conf_option *o = conf_option_get(i);
+        size_t used = 0;
+        conf_option_env_name((conf_option_id)i, env, sizeof env);
+        conf_appendf(line, sizeof line, &used, "| `%s` | `%s` | %s | ", o->name, env, type_word(o));
+        append_default(line, sizeof line, &used, o);
+        conf_appendf(line, sizeof line, &used, " | ");
+        append_range(line, sizeof line, &used, o);
+        conf_appendf(line, sizeof line, &used, " | %s |", o->help);
+        fn(ctx, line);
+    }
+}

@@ -1,0 +1,50 @@
+/* report_config.c — `shim-report config`: effective configuration with provenance, or errors. */
+#include "report.h"
+
+#include "conf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void put_line(void *ctx, const char *line)
+{
+    fprintf((FILE *)ctx, "%s\n", line);
+}
+
+static int config_usage(void)
+{
+    fprintf(stderr, "usage: shim-report config [--file F] [--reference]\n"
+                    "  --file F      read F instead of the file named by SHIM_CONFIG\n"
+                    "  --reference   print the option reference (Markdown) instead\n");
+    return 2;
+}
+
+/* Contract in report.h. SHIM_* variables of envp apply on top of the file, as in the shim. */
+int report_config_main(int argc, char **argv, char **envp)
+{
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
+            file = argv[++i];
+        else if (strcmp(argv[i], "--reference") == 0 && argc == 2) {
+            conf_reference_markdown(put_line, stdout);
+            return 0;
+        } else
+            return config_usage();
+    }
+    conf_config cfg;
+    conf_diags diags = {0};
+    int rc = conf_config_load(&cfg, envp, file, &diags);
+    for (size_t i = 0; i < diags.count; i++)
+        fprintf(stderr, "%s\n", diags.items[i].text);
+    if (diags.dropped > 0)
+        fprintf(stderr, "shim-report: %zu more diagnostics not shown\n", diags.dropped);
+    if (rc == 0)
+        conf_config_describe(&cfg, put_line, stdout);
+    else
+        fprintf(stderr, "shim-report: the configuration has %zu error%s\n", diags.errors,
+                diags.errors == 1 ? "" : "s");
+    conf_config_free(&cfg);
+    conf_diags_free(&diags);
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,35 @@
+/* report_main.c — shim-report's entry point: dispatches to the subcommand named first. */
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Every subcommand, in the order `shim-report --help` lists them. */
+static const report_command commands[] = {
+    {"config", report_config_main, "[--file F] [--reference]",
+     "effective configuration and the source of each value"},
+};
+
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static int usage(FILE *out, int status)
+{
+    fprintf(out, "usage: shim-report COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-8s %-28s %s\n", commands[i].name, commands[i].usage, commands[i].help);
+    return status;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    if (argc < 2)
+        return usage(stderr, 2);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0)
+        return usage(stdout, 0);
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1, envp);
+    fprintf(stderr, "shim-report: unknown command '%s'\n", argv[1]);
+    return usage(stderr, 2);
+}
