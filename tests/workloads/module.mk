@@ -1,0 +1,12 @@
+# tests/workloads — training-like programs for the simulated device (DESIGN.md section 9).
+# train_sim links the simulated runtime and driver; run it with LD_LIBRARY_PATH=$(BUILD)/simgpu.
+
+tests_workloads_CFLAGS := $(CUDA_INC) -Itests/simgpu
+
+TRAIN_SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/train_sim*.c)))
+
+$(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TRAIN_SIM_OBJS) -L$(BUILD)/simgpu -lcudart -lcuda
+
+ALL_TARGETS += $(BUILD)/train_sim
+TESTS += tests/workloads/test_train_sim.sh

@@ -1,0 +1,210 @@
+/* train_sim_main.c — command line and output of train_sim, a training-like program for the
+ * simulated device (DESIGN.md section 9).
+ *
+ *   train_sim [--mode segments|async|exact] [--layers N] [--hidden N] [--batch N]
+ *             [--seq N] [--vocab N] [--iters N] [--stride BYTES] [--lose w1:K|h:K]
+ *
+ * --stride is the sampling stride (4 KiB multiple, at most 1 MiB: every 2 MiB
+ * chunk of every tensor is sampled). --lose is a test instrument: it zeroes the
+ * 2 MiB chunk K of layer 0's W1 (after step 0) or of its MLP activation
+ * (between forward and backward of step 0); the checksum must then differ.
+ *
+ * Prints one line per iteration,
+ *   iter N device_us=<virtual step time> peak_bytes=<device peak during the step> loss=0x...
+ * then "summary ..." (with the native peak over the run) and "checksum=<hex>",
+ * which depends only on the flags other than --mode: identical in every mode
+ * and on every run. Exit status: 0, 1 when a CUDA call fails (the call is
+ * named on stderr), 2 for a usage error. */
+#include "train_sim.h"
+
+#include "simgpu.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int train_sim_check(cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return 0;
+    fprintf(stderr, "train_sim: %s failed: %s (%s)\n", what, cudaGetErrorString(e),
+            cudaGetErrorName(e));
+    return -1;
+}
+
+static const char *const mode_names[] = {"segments", "async", "exact"};
+
+static int usage(const char *msg)
+{
+    fprintf(stderr,
+            "train_sim: %s\n"
+            "usage: train_sim [--mode segments|async|exact] [--layers N] [--hidden N]\n"
+            "                 [--batch N] [--seq N] [--vocab N] [--iters N] [--stride BYTES]\n"
+            "                 [--lose w1:K|h:K]\n",
+            msg);
+    return 2;
+}
+
+/* Parses an int in [min, max]; returns 0 or -1. */
+static int parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_mode(const char *s, enum train_sim_mode *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, mode_names[i]) == 0) {
+            *out = (enum train_sim_mode)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* Parses "w1:K" or "h:K" for --lose. */
+static int parse_lose(const char *s, struct train_sim_config *c)
+{
+    const char *colon = strchr(s, ':');
+    int chunk = 0;
+
+    if (!colon || parse_int(colon + 1, 0, 1 << 30, &chunk) != 0)
+        return -1;
+    c->lose_chunk = (uint64_t)chunk;
+    if (colon - s == 2 && strncmp(s, "w1", 2) == 0)
+        c->lose = TRAIN_SIM_LOSE_W1;
+    else if (colon - s == 1 && s[0] == 'h')
+        c->lose = TRAIN_SIM_LOSE_H;
+    else
+        return -1;
+    return 0;
+}
+
+/* Parses one "--flag value" pair; returns 0, or -1 for an unknown flag or a bad value. */
+static int parse_flag(const char *flag, const char *val, struct train_sim_config *c)
+{
+    int stride = 0;
+
+    if (strcmp(flag, "--mode") == 0)
+        return parse_mode(val, &c->mode);
+    if (strcmp(flag, "--layers") == 0)
+        return parse_int(val, 1, 1024, &c->layers);
+    if (strcmp(flag, "--hidden") == 0)
+        return parse_int(val, 1, 65536, &c->hidden);
+    if (strcmp(flag, "--batch") == 0)
+        return parse_int(val, 1, 65536, &c->batch);
+    if (strcmp(flag, "--seq") == 0)
+        return parse_int(val, 1, 1 << 20, &c->seq);
+    if (strcmp(flag, "--vocab") == 0)
+        return parse_int(val, 1, 1 << 24, &c->vocab);
+    if (strcmp(flag, "--iters") == 0)
+        return parse_int(val, 1, 1 << 20, &c->iters);
+    if (strcmp(flag, "--lose") == 0)
+        return parse_lose(val, c);
+    if (strcmp(flag, "--stride") == 0 && parse_int(val, 1, 1 << 20, &stride) == 0 &&
+        stride % 4096 == 0) {
+        c->stride = (uint64_t)stride;
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_args(int argc, char **argv, struct train_sim_config *c)
+{
+    char msg[128];
+
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 >= argc || parse_flag(argv[i], argv[i + 1], c) != 0) {
+            snprintf(msg, sizeof msg, "bad argument '%s%s%s'", argv[i], i + 1 < argc ? " " : "",
+                     i + 1 < argc ? argv[i + 1] : "");
+            return usage(msg);
+        }
+    }
+    if (c->hidden < 16)
+        return usage("--hidden must be at least 16");
+    if ((uint64_t)c->batch * (uint64_t)c->seq < 4)
+        return usage("--batch times --seq must be at least 4");
+    return 0;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One step and its line; *peak is raised to the step's device peak. */
+static int step(struct train_sim_model *m, int it, uint64_t *peak, double *device_us)
+{
+    struct simgpu_stats st;
+    uint32_t loss = 0;
+
+    simgpu_reset_peak();
+    if (train_sim_model_step(m, it, &loss, device_us) != 0)
+        return -1;
+    if (simgpu_get_stats(&st) != 0) {
+        fprintf(stderr, "train_sim: simgpu_get_stats failed\n");
+        return -1;
+    }
+    if (st.peak_device_bytes > *peak)
+        *peak = st.peak_device_bytes;
+    printf("iter %d device_us=%.1f peak_bytes=%" PRIu64 " loss=0x%08" PRIx32 "\n", it, *device_us,
+           st.peak_device_bytes, loss);
+    fflush(stdout);
+    return 0;
+}
+
+static int run(const struct train_sim_config *c)
+{
+    struct train_sim_model *m = NULL;
+    double t0 = wall_seconds(), device_us = 0;
+    uint64_t peak = 0, sum = 0;
+    int rc = train_sim_model_new(c, &m);
+
+    for (int it = 0; rc == 0 && it < c->iters; it++)
+        rc = step(m, it, &peak, &device_us);
+    if (rc == 0)
+        rc = train_sim_model_checksum(m, &sum);
+    if (rc == 0) {
+        printf("summary mode=%s layers=%d hidden=%d batch=%d seq=%d vocab=%d iters=%d "
+               "native_peak_bytes=%" PRIu64 " tensor_peak_bytes=%" PRIu64
+               " device_us_per_iter=%.1f wall_s=%.2f\n",
+               mode_names[c->mode], c->layers, c->hidden, c->batch, c->seq, c->vocab, c->iters,
+               peak, train_sim_model_tensor_peak(m), device_us, wall_seconds() - t0);
+        printf("checksum=%016" PRIx64 "\n", sum);
+    }
+    if (train_sim_model_free(m) != 0)
+        rc = -1;
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct train_sim_config c = {
+        .layers = 6,
+        .hidden = 768,
+        .batch = 4,
+        .seq = 512,
+        .vocab = 8192,
+        .iters = 10,
+        .stride = 64 * 1024,
+        .mode = TRAIN_SIM_SEGMENTS,
+    };
+    int rc = parse_args(argc, argv, &c);
+
+    if (rc != 0)
+        return rc;
+    return run(&c);
+}
