@@ -97,16 +97,35 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     siglongjmp(*kernel_jmp, 1);
 }
 
-int sim_faults_init(void)
+/* Installs on_fault for sig unless it is already there, remembering the
+   handler it displaces (to chain faults that are not a kernel's). */
+static int arm(int sig, struct sigaction *prev)
 {
-    struct sigaction sa;
+    struct sigaction cur, sa;
+    if (sigaction(sig, NULL, &cur) != 0)
+        return -1;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_fault)
+        return 0;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_fault;
     sa.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGSEGV, &sa, &prev_segv) != 0 || sigaction(SIGBUS, &sa, &prev_bus) != 0)
-        return -1;
-    return 0;
+    *prev = cur;
+    return sigaction(sig, &sa, NULL);
+}
+
+/* Host programs and test frameworks install their own SIGSEGV handlers after
+   the driver starts (Python's faulthandler, cmocka around each test): the
+   handler is re-armed before every kernel. Kernels run one at a time, so
+   prev_segv / prev_bus are only written by the running kernel's worker. */
+static int faults_arm(void)
+{
+    return arm(SIGSEGV, &prev_segv) == 0 && arm(SIGBUS, &prev_bus) == 0 ? 0 : -1;
+}
+
+int sim_faults_init(void)
+{
+    return faults_arm();
 }
 
 static void zero_copy_close(void)
@@ -139,6 +158,7 @@ static double run_kernel(struct sim_cmd *c)
         params[i] = c->u.k.params + f->offsets[i];
     zc.ngranules = 0;
     zc.pages = zc.grants = 0;
+    faults_arm();
     bool illegal = call_body(f, params);
     zero_copy_close();
     double link_us = (double)(zc.pages * SIM_PAGE) / (sim.h2d_gbps * 1e3);

@@ -1,0 +1,74 @@
+/* simgpu_test.h — helpers shared by the simulator's own tests (cmocka). */
+#ifndef SIMGPU_TEST_H
+#define SIMGPU_TEST_H
+
+#include "simgpu.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MIB ((size_t)1 << 20)
+#define CK(call) assert_int_equal((call), CUDA_SUCCESS)
+
+/* Initialises the driver and makes the primary context current. */
+static inline void sim_test_ctx(void)
+{
+    CUcontext ctx;
+    CK(cuInit(0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, 0));
+    CK(cuCtxSetCurrent(ctx));
+}
+
+static inline struct simgpu_stats sim_test_stats(void)
+{
+    struct simgpu_stats s;
+    assert_int_equal(simgpu_get_stats(&s), 0);
+    return s;
+}
+
+/* Kernel: dst[i] = seed + i for i < n (uint32 words). Params: ptr, n, seed. */
+static inline void sim_test_fill(void **p)
+{
+    uint32_t *dst = *(uint32_t **)p[0];
+    size_t n = *(size_t *)p[1];
+    uint32_t seed = *(uint32_t *)p[2];
+    for (size_t i = 0; i < n; i++)
+        dst[i] = seed + (uint32_t)i;
+}
+
+static inline CUfunction sim_test_fill_fn(void)
+{
+    static const size_t sizes[] = {8, 8, 4};
+    return simgpu_register("fill", sim_test_fill, 3, sizes);
+}
+
+static inline void sim_test_launch_fill(CUstream s, CUdeviceptr dst, size_t n, uint32_t seed)
+{
+    void *args[] = {&dst, &n, &seed};
+    CK(cuLaunchKernel(sim_test_fill_fn(), 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+/* Reserves size bytes and maps one fresh handle of the given location there,
+   read-write for the device. */
+static inline CUdeviceptr sim_test_vmm(size_t size, CUmemLocationType where,
+                                       CUmemGenericAllocationHandle *handle)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = where;
+    CUdeviceptr va;
+    CK(cuMemAddressReserve(&va, size, 0, 0, 0));
+    CK(cuMemCreate(handle, size, &prop, 0));
+    CK(cuMemMap(va, size, 0, *handle, 0));
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CK(cuMemSetAccess(va, size, &acc, 1));
+    return va;
+}
+
+#endif

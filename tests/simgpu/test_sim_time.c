@@ -1,0 +1,182 @@
+/* test_sim_time.c — deterministic virtual time: kernel costs, copy bandwidths, engines, host clock. */
+#include "simgpu_test.h"
+
+static void k_nop(void **p)
+{
+    (void)p;
+}
+
+static CUfunction nop_with_cost(const char *name, simgpu_body body, double us)
+{
+    CUfunction f = simgpu_register(name, body, 0, NULL);
+    simgpu_set_cost(f, us);
+    return f;
+}
+
+static double elapsed_us(CUevent a, CUevent b)
+{
+    float ms;
+    CK(cuEventSynchronize(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    return ms * 1000.0;
+}
+
+#define assert_us(got, want) assert_true((got) > (want) - 0.01 && (got) < (want) + 0.01)
+
+static CUevent ev(void)
+{
+    CUevent e;
+    CK(cuEventCreate(&e, 0));
+    return e;
+}
+
+static void test_kernel_costs_add_on_one_stream(void **state)
+{
+    (void)state;
+    CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
+    CUevent a = ev(), b = ev();
+    CK(cuEventRecord(a, NULL));
+    for (int i = 0; i < 3; i++)
+        CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuEventRecord(b, NULL));
+    assert_us(elapsed_us(a, b), 30.0);
+    simgpu_set_cost(f, 2.5);
+    CK(cuEventRecord(a, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuEventRecord(b, NULL));
+    assert_us(elapsed_us(a, b), 2.5);
+}
+
+static void test_kernels_on_two_streams_share_the_compute_engine(void **state)
+{
+    (void)state;
+    CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
+    CUstream s1, s2;
+    CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, s1));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s2, NULL, NULL));
+    CK(cuStreamWaitEvent(s1, a, 0)); /* harmless */
+    CUevent c = ev();
+    CK(cuEventRecord(c, s2));
+    CK(cuStreamWaitEvent(s1, c, 0));
+    CK(cuEventRecord(b, s1));
+    assert_us(elapsed_us(a, b), 20.0);
+    CK(cuStreamDestroy(s1));
+    CK(cuStreamDestroy(s2));
+}
+
+static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void **state)
+{
+    (void)state;
+    size_t n = 10 * MIB;
+    CUdeviceptr d1, d2;
+    CK(cuMemAlloc(&d1, n));
+    CK(cuMemAlloc(&d2, n));
+    void *h1, *h2;
+    CK(cuMemHostAlloc(&h1, n, 0));
+    CK(cuMemHostAlloc(&h2, n, 0));
+    CUstream up, down;
+    CK(cuStreamCreate(&up, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&down, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev(), c = ev();
+    double h2d_us = (double)n / 20e3, d2h_us = (double)n / 10e3; /* SIMGPU_*_GBPS below */
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuMemcpyHtoDAsync(d1, h1, n, up));
+    CK(cuEventRecord(b, up));
+    assert_us(elapsed_us(a, b), h2d_us);
+    /* both directions at once: they overlap (two copy engines) */
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuMemcpyHtoDAsync(d1, h1, n, up));
+    CK(cuMemcpyDtoHAsync(h2, d2, n, down));
+    CK(cuEventRecord(c, up));
+    CK(cuStreamWaitEvent(down, c, 0));
+    CK(cuEventRecord(b, down));
+    assert_us(elapsed_us(a, b), d2h_us);
+    /* the same direction twice on two streams: serialised on one engine */
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuMemcpyHtoDAsync(d1, h1, n, up));
+    CK(cuMemcpyHtoDAsync(d2, h2, n, down));
+    CK(cuEventRecord(c, up));
+    CK(cuStreamWaitEvent(down, c, 0));
+    CK(cuEventRecord(b, down));
+    assert_us(elapsed_us(a, b), 2 * h2d_us);
+    struct simgpu_stats s = sim_test_stats();
+    assert_int_equal(s.bytes_h2d, 4 * n);
+    assert_int_equal(s.bytes_d2h, n);
+    CK(cuStreamDestroy(up));
+    CK(cuStreamDestroy(down));
+    CK(cuMemFreeHost(h1));
+    CK(cuMemFreeHost(h2));
+    CK(cuMemFree(d1));
+    CK(cuMemFree(d2));
+}
+
+static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **state)
+{
+    (void)state;
+    CUfunction f = nop_with_cost("nop100", k_nop, 100.0);
+    size_t n = 2 * MIB;
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, n));
+    void *h;
+    CK(cuMemHostAlloc(&h, n, 0));
+    CUstream copy;
+    CK(cuStreamCreate(&copy, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev(), c = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, NULL));
+    CK(cuStreamWaitEvent(copy, a, 0));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuMemcpyHtoDAsync(d, h, n, copy)); /* 2 MiB / 20 GB/s = 104.9 us, beside the kernel */
+    CK(cuEventRecord(c, copy));
+    CK(cuStreamWaitEvent(NULL, c, 0));
+    CK(cuEventRecord(b, NULL));
+    assert_us(elapsed_us(a, b), (double)n / 20e3);
+    /* after the host waited, new work cannot start before the host's clock */
+    double t0 = sim_test_stats().device_time_us;
+    CK(cuEventRecord(a, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuEventRecord(b, NULL));
+    CK(cuEventSynchronize(b));
+    assert_us(sim_test_stats().device_time_us, t0 + 100.0);
+    CK(cuStreamDestroy(copy));
+    CK(cuMemFreeHost(h));
+    CK(cuMemFree(d));
+}
+
+static void test_elapsed_time_errors(void **state)
+{
+    (void)state;
+    CUevent a = ev(), b = ev(), nt;
+    float ms;
+    assert_int_equal(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
+    CK(cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING));
+    CK(cuEventRecord(a, NULL));
+    CK(cuEventRecord(nt, NULL));
+    CK(cuEventSynchronize(nt));
+    assert_int_equal(cuEventElapsedTime(&ms, a, nt), CUDA_ERROR_INVALID_HANDLE);
+    CK(cuEventQuery(nt));
+    CK(cuEventDestroy(nt));
+}
+
+int main(void)
+{
+    setenv("SIMGPU_H2D_GBPS", "20", 1);
+    setenv("SIMGPU_D2H_GBPS", "10", 1);
+    sim_test_ctx();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_costs_add_on_one_stream),
+        cmocka_unit_test(test_kernels_on_two_streams_share_the_compute_engine),
+        cmocka_unit_test(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction),
+        cmocka_unit_test(test_copy_overlaps_compute_and_host_clock_advances_at_sync),
+        cmocka_unit_test(test_elapsed_time_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
