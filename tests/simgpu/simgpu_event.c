@@ -3,12 +3,9 @@
 
 #include <stdlib.h>
 
-#define EVENT_MAGIC 0x5349474556454e54ull
-
 static struct sim_event *event_of(CUevent e)
 {
-    struct sim_event *ev = (struct sim_event *)e;
-    return ev && ev->magic == EVENT_MAGIC ? ev : NULL;
+    return sim_handles_has(&sim.events_live, e) ? (struct sim_event *)e : NULL;
 }
 
 CUresult CUDAAPI cuEventCreate(CUevent *out, unsigned int flags)
@@ -21,9 +18,13 @@ CUresult CUDAAPI cuEventCreate(CUevent *out, unsigned int flags)
                                     CU_EVENT_INTERPROCESS))
         return CUDA_ERROR_INVALID_VALUE;
     struct sim_event *ev = calloc(1, sizeof *ev);
-    if (!ev)
+    pthread_mutex_lock(&sim.lock);
+    int bad = !ev || sim_handles_add(&sim.events_live, ev) != 0;
+    pthread_mutex_unlock(&sim.lock);
+    if (bad) {
+        free(ev);
         return CUDA_ERROR_OUT_OF_MEMORY;
-    ev->magic = EVENT_MAGIC;
+    }
     ev->flags = flags;
     *out = (CUevent)ev;
     return CUDA_SUCCESS;
@@ -37,7 +38,7 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent e)
     if (ev) {
         if (ev->rec)
             sim_cmd_unref(ev->rec);
-        ev->magic = 0;
+        sim_handles_del(&sim.events_live, ev);
         free(ev);
     }
     pthread_mutex_unlock(&sim.lock);

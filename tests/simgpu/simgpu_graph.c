@@ -10,21 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GRAPH_MAGIC 0x5349474752415048ull
-#define EXEC_MAGIC  0x5349474745584543ull
-
-static struct sim_graph *graph_new(uint64_t magic)
+static struct sim_graph *graph_new(bool exec)
 {
     struct sim_graph *g = calloc(1, sizeof *g);
+    if (g && sim_handles_add(&sim.graphs_live, g) != 0) {
+        free(g);
+        return NULL;
+    }
     if (g)
-        g->magic = magic;
+        g->exec = exec;
     return g;
 }
 
-static struct sim_graph *graph_of(void *h, uint64_t magic)
+static struct sim_graph *graph_of(void *h, bool exec)
 {
     struct sim_graph *g = h;
-    return g && g->magic == magic ? g : NULL;
+    return sim_handles_has(&sim.graphs_live, g) && g->exec == exec ? g : NULL;
 }
 
 static void graph_free(struct sim_graph *g)
@@ -32,7 +33,7 @@ static void graph_free(struct sim_graph *g)
     for (size_t i = 0; i < g->n; i++)
         sim_cmd_unref(g->nodes[i]);
     free(g->nodes);
-    g->magic = 0;
+    sim_handles_del(&sim.graphs_live, g);
     free(g);
 }
 
@@ -76,7 +77,7 @@ CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode)
     (void)mode;
     if (s->capture)
         return CUDA_ERROR_ILLEGAL_STATE;
-    s->capture = graph_new(GRAPH_MAGIC);
+    s->capture = graph_new(false);
     if (!s->capture)
         return CUDA_ERROR_OUT_OF_MEMORY;
     s->capture_id = ++sim.next_capture_id;
@@ -123,9 +124,9 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph h, unsign
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *g = graph_of(h, GRAPH_MAGIC), *e = NULL;
+    struct sim_graph *g = graph_of(h, false), *e = NULL;
     CUresult rc = g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (g && !(e = graph_new(EXEC_MAGIC)))
+    if (g && !(e = graph_new(true)))
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     for (size_t i = 0; rc == CUDA_SUCCESS && i < g->n; i++) {
         struct sim_cmd *c = clone_cmd(g->nodes[i]);
@@ -149,7 +150,7 @@ CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *e = graph_of(h, EXEC_MAGIC);
+    struct sim_graph *e = graph_of(h, true);
     struct sim_stream *s = sim_stream_get(stream, per_thread, &rc);
     if (rc == CUDA_SUCCESS && !e)
         rc = CUDA_ERROR_INVALID_VALUE;
@@ -167,7 +168,7 @@ CUresult CUDAAPI cuGraphDestroy(CUgraph h)
 {
     SIM_ENTER(cuGraphDestroy);
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *g = graph_of(h, GRAPH_MAGIC);
+    struct sim_graph *g = graph_of(h, false);
     if (g)
         graph_free(g);
     pthread_mutex_unlock(&sim.lock);
@@ -178,7 +179,7 @@ CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec h)
 {
     SIM_ENTER(cuGraphExecDestroy);
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *e = graph_of(h, EXEC_MAGIC);
+    struct sim_graph *e = graph_of(h, true);
     if (e)
         graph_free(e);
     pthread_mutex_unlock(&sim.lock);

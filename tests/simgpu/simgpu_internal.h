@@ -51,8 +51,12 @@ struct sim_extents { /* free extents of an address space, sorted by offset */
     size_t n, cap;
 };
 
+struct sim_handles { /* a set of live handle pointers */
+    uintptr_t *v;
+    size_t cap, n, used;
+};
+
 struct sim_phys { /* a physical allocation (cuMemCreate or the backing of cuMemAlloc) */
-    uint64_t magic;
     uint64_t off, size; /* in the physical file */
     bool host;          /* host-located (CU_MEM_LOCATION_TYPE_HOST / _NUMA) */
     bool released;      /* the creating handle was released */
@@ -79,7 +83,6 @@ enum {
 };
 
 struct sim_func {
-    uint64_t magic;
     char *name;
     simgpu_body body;
     int nparams;
@@ -143,7 +146,6 @@ struct sim_wait {
 enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
 
 struct sim_stream {
-    uint64_t magic;
     unsigned id, flags;
     int kind;
     bool live;
@@ -164,13 +166,12 @@ struct sim_stream {
 };
 
 struct sim_event {
-    uint64_t magic;
     unsigned flags;
     struct sim_cmd *rec; /* latest record, referenced */
 };
 
 struct sim_graph {
-    uint64_t magic;
+    bool exec; /* instantiated (CUgraphExec) rather than captured (CUgraph) */
     struct sim_cmd **nodes; /* command templates, not submitted */
     size_t n, cap;
 };
@@ -216,6 +217,7 @@ struct sim_state {
     unsigned next_stream_id;
     uint64_t next_capture_id;
     struct sim_func *funcs;
+    struct sim_handles phys_live, events_live, graphs_live;
     /* primary context */
     int primary_refs;
     unsigned primary_flags;
@@ -257,6 +259,12 @@ int sim_entry_index(const char *name);
 const char *sim_entry_name(int e);
 /* The error an injected failure of entry e returns. */
 CUresult sim_fail_error(int e);
+
+/* simgpu_handles.c — lock held */
+/* Adds p; returns 0, or -1 if the set cannot grow. */
+int sim_handles_add(struct sim_handles *s, const void *p);
+bool sim_handles_has(const struct sim_handles *s, const void *p);
+void sim_handles_del(struct sim_handles *s, const void *p);
 
 /* simgpu_extent.c */
 void sim_extents_init(struct sim_extents *x, uint64_t base, uint64_t len);

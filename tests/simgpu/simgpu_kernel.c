@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FUNC_MAGIC 0x53494746554e4321ull
-
 bool sim_func_valid(const struct sim_func *f)
 {
     for (const struct sim_func *g = sim.funcs; g; g = g->next)
@@ -40,7 +38,6 @@ static struct sim_func *new_func(const char *name, simgpu_body body, int nparams
         free(f);
         return NULL;
     }
-    f->magic = FUNC_MAGIC;
     f->body = body;
     f->nparams = nparams;
     f->cost_us = 1.0;

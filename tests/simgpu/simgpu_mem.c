@@ -17,8 +17,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define PHYS_MAGIC 0x5349475048595321ull
-
 int sim_mem_init(void)
 {
     void *va = mmap(NULL, SIM_VA_SIZE + SIM_GRANULE, PROT_NONE,
@@ -56,12 +54,17 @@ struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc)
     }
     struct sim_phys *p = calloc(1, sizeof *p);
     uint64_t align = size >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE;
-    if (!p || sim_extents_alloc(&sim.phys_free, size, align, 0, &p->off) != 0) {
+    if (!p || sim_handles_add(&sim.phys_live, p) != 0) {
         free(p);
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
         return NULL;
     }
-    p->magic = PHYS_MAGIC;
+    if (sim_extents_alloc(&sim.phys_free, size, align, 0, &p->off) != 0) {
+        sim_handles_del(&sim.phys_live, p);
+        free(p);
+        *rc = CUDA_ERROR_OUT_OF_MEMORY;
+        return NULL;
+    }
     p->size = size;
     p->host = host;
     p->handle_refs = 1;
@@ -75,7 +78,7 @@ struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc)
 
 bool sim_phys_valid(const struct sim_phys *p)
 {
-    return p && p->magic == PHYS_MAGIC && !p->released;
+    return sim_handles_has(&sim.phys_live, p) && !p->released;
 }
 
 void sim_phys_put(struct sim_phys *p)
@@ -90,7 +93,7 @@ void sim_phys_put(struct sim_phys *p)
         sim.stats.host_mapped_bytes -= p->size;
     else
         sim_account_device(-(int64_t)p->size);
-    p->magic = 0;
+    sim_handles_del(&sim.phys_live, p);
     free(p);
 }
 

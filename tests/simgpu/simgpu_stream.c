@@ -21,7 +21,6 @@
 #include <string.h>
 #include <time.h>
 
-#define STREAM_MAGIC    0x53494753545245ull
 #define TOUCH_LOG_LIMIT ((size_t)1 << 20)
 
 static pthread_key_t per_thread_key;
@@ -37,7 +36,6 @@ static struct sim_stream *stream_alloc(int kind, unsigned flags)
         s = calloc(1, sizeof *s);
         if (!s)
             return NULL;
-        s->magic = STREAM_MAGIC;
         s->next_all = sim.streams;
         sim.streams = s;
     }

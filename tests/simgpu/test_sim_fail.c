@@ -19,10 +19,13 @@ static void test_sticky_rule_fails_from_nth_on(void **state)
 {
     (void)state;
     /* SIMGPU_FAIL also held cuEventCreate:2:sticky */
-    CUevent e;
+    CUevent e, f = NULL;
     CK(cuEventCreate(&e, 0));
     for (int i = 0; i < 3; i++)
-        assert_int_equal(cuEventCreate(&e, 0), CUDA_ERROR_UNKNOWN);
+        assert_int_equal(cuEventCreate(&f, 0), CUDA_ERROR_UNKNOWN);
+    assert_null(f); /* a failed call writes nothing */
+    CK(cuEventDestroy(e));
+    assert_int_equal(cuEventDestroy(e), CUDA_ERROR_INVALID_HANDLE);
 }
 
 static void test_api_rule_counts_from_next_call(void **state)
