@@ -36,12 +36,14 @@ static int unknown_key(const char *file, const conf_key *k, const char *name, co
     return -1;
 }
 
-/* The dotted name of key k under prefix, with unprintable bytes shown as '?'. */
+/* The dotted name of key k under prefix; a key that cannot be an option name is shown quoted,
+   with unprintable bytes as '?'. */
 static void key_name(const char *prefix, const conf_key *k, char *name)
 {
     char shown[MAX_NAME / 2];
+    const char *quote = plain_key(k) ? "" : "\"";
     conf_excerpt(k->name, k->len, shown, sizeof shown);
-    snprintf(name, MAX_NAME, "%s%s%s", prefix, *prefix ? "." : "", shown);
+    snprintf(name, MAX_NAME, "%s%s%s%s%s", prefix, *prefix ? "." : "", quote, shown, quote);
 }
 
 static int not_a_table(const char *file, const conf_key *k, const char *name, const conf_value *v,

@@ -59,7 +59,8 @@ static int parse_flags(const conf_option *o, const char *t, size_t len, uint32_t
     if (len == 0 || (len == 4 && memcmp(t, "none", 4) == 0))
         return 0;
     if (len == 3 && memcmp(t, "all", 3) == 0) {
-        *out = (1u << conf_option_choice_count(o)) - 1;
+        int count = conf_option_choice_count(o);
+        *out = count >= 32 ? UINT32_MAX : (1u << count) - 1;
         return 0;
     }
     for (size_t i = 0, end; i <= len; i = end + 1) {
