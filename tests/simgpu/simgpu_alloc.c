@@ -3,9 +3,10 @@
  * A cuMemAlloc allocation is a reservation mapped to its own device-located
  * physical region: sizes of 2 MiB and more are rounded up to 2 MiB pages and
  * aligned to 2 MiB, smaller ones to 4 KiB. cuMemFree synchronises the device
- * first, as the real driver does. cuMemAllocAsync allocates at once; its
- * cuMemFreeAsync releases the range when the free reaches the head of the
- * stream. */
+ * first, as the real driver does. cuMemAllocAsync behaves like the default
+ * memory pool: memory freed with cuMemFreeAsync is handed again to later
+ * allocations on the same stream at once (stream order makes that safe), and
+ * goes back to the device only when the free itself runs. */
 #include "simgpu_internal.h"
 
 #include <stdlib.h>
@@ -16,13 +17,18 @@ static uint64_t round_up(uint64_t v, uint64_t to)
     return (v + to - 1) / to * to;
 }
 
+static uint64_t rounded(size_t bytes)
+{
+    return round_up(bytes, bytes >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE);
+}
+
 /* Reserves, backs and maps a new device range; lock held. */
 static CUresult alloc_range(size_t bytes, int kind, uint64_t *out)
 {
     if (bytes == 0 || bytes > SIM_VA_SIZE / 2)
         return bytes ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
     uint64_t align = bytes >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE;
-    uint64_t size = round_up(bytes, align);
+    uint64_t size = rounded(bytes);
     CUresult rc;
     struct sim_phys *p = sim_phys_create(size, false, &rc);
     if (!p)
@@ -91,8 +97,36 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr ptr)
     return rc;
 }
 
-static CUresult alloc_async(CUdeviceptr *out, size_t bytes)
+void sim_release_async(uint64_t va, uint64_t gen)
 {
+    struct sim_resv *r = sim_resv_find(va);
+    if (r && r->kind == RESV_FREEING && r->gen == gen)
+        sim_release_range(va);
+}
+
+/* The best-fitting range freed on s whose free has not run yet (at most twice
+   the size asked for), or NULL. */
+static struct sim_resv *reusable(struct sim_stream *s, uint64_t size)
+{
+    struct sim_resv *best = NULL;
+    for (size_t i = 0; i < sim.nresv; i++) {
+        struct sim_resv *r = &sim.resv[i];
+        if (r->kind == RESV_FREEING && r->freed_on == s && r->size >= size &&
+            r->size <= 2 * size && (!best || r->size < best->size))
+            best = r;
+    }
+    return best;
+}
+
+static CUresult alloc_async(CUdeviceptr *out, size_t bytes, struct sim_stream *s)
+{
+    struct sim_resv *r = bytes ? reusable(s, rounded(bytes)) : NULL;
+    if (r) {
+        r->kind = RESV_ASYNC;
+        r->gen++; /* the pending free no longer applies */
+        *out = r->va;
+        return CUDA_SUCCESS;
+    }
     uint64_t va = 0;
     CUresult rc = alloc_range(bytes, RESV_ASYNC, &va);
     if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
@@ -115,8 +149,10 @@ static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
     struct sim_cmd *c = sim_cmd_new(CMD_FREE, ENG_NONE);
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    c->u.f.ptr = ptr;
     r->kind = RESV_FREEING; /* a second free is rejected */
+    r->freed_on = s;
+    c->u.f.ptr = ptr;
+    c->u.f.gen = ++r->gen;
     return sim_submit(s, c);
 }
 
@@ -128,11 +164,11 @@ CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool pe
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    sim_stream_get(h, per_thread, &rc);
+    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = sim_sticky();
     if (rc == CUDA_SUCCESS)
-        rc = alloc_async(out, bytes);
+        rc = alloc_async(out, bytes, s);
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }

@@ -270,7 +270,7 @@ double sim_exec(struct sim_cmd *c)
 {
     if (c->kind == CMD_FREE) {
         pthread_mutex_lock(&sim.lock);
-        sim_release_range(c->u.f.ptr);
+        sim_release_async(c->u.f.ptr, c->u.f.gen);
         pthread_mutex_unlock(&sim.lock);
         return 0;
     }

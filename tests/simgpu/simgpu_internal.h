@@ -74,6 +74,8 @@ struct sim_map { /* a mapped device range; sorted by va in sim.maps */
 struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
     uint64_t va, size;
     int kind;
+    struct sim_stream *freed_on; /* RESV_FREEING: the stream of the pending free */
+    uint64_t gen;                /* bumped at each free and reuse: stale frees do nothing */
 };
 enum {
     RESV_VMM,    /* cuMemAddressReserve */
@@ -125,7 +127,7 @@ struct sim_cmd {
             size_t count;
         } m;
         struct {
-            uint64_t ptr;
+            uint64_t ptr, gen;
         } f;
         struct {
             CUhostFn fn;
@@ -371,8 +373,10 @@ CUresult sim_api_graph_launch(CUgraphExec e, CUstream h, bool per_thread);
 /* Entry-point bodies shared with simgpu_ptds.c */
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread);
 CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
-/* Frees a cuMemAllocAsync range when its free command runs (lock held). */
+/* Unmaps and releases a cuMemAlloc / cuMemAllocAsync range (lock held). */
 void sim_release_range(uint64_t va);
+/* Runs a cuMemFreeAsync: releases the range unless it was reused since (lock held). */
+void sim_release_async(uint64_t va, uint64_t gen);
 
 /* simgpu_graph.c */
 CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode);

@@ -195,6 +195,33 @@ static void test_async_alloc_free_in_stream_order(void **state)
     CK(cuStreamDestroy(s));
 }
 
+static void test_async_free_is_reused_in_stream_order(void **state)
+{
+    (void)state;
+    CUstream s, other;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CUdeviceptr p, q, r;
+    CK(cuMemAllocAsync(&p, 8 * MIB, s));
+    sim_test_launch_fill(s, p, 16, 1);
+    CK(cuMemFreeAsync(p, s));
+    size_t after_free = sim_test_stats().device_bytes;
+    CK(cuMemAllocAsync(&q, 8 * MIB, s)); /* same stream: the freed block comes back */
+    assert_int_equal(q, p);
+    assert_int_equal(sim_test_stats().device_bytes, after_free);
+    CK(cuMemFreeAsync(q, s));
+    CK(cuMemAllocAsync(&r, 8 * MIB, other)); /* another stream may not take it */
+    assert_true(r != p);
+    CK(cuMemFreeAsync(r, other));
+    CK(cuStreamSynchronize(s));
+    CK(cuStreamSynchronize(other));
+    /* the stale free of the first allocation did not release the reused one twice */
+    CUdeviceptr base;
+    assert_int_equal(cuMemGetAddressRange(&base, NULL, p), CUDA_ERROR_NOT_FOUND);
+    CK(cuStreamDestroy(s));
+    CK(cuStreamDestroy(other));
+}
+
 static void test_pinned_host_memory(void **state)
 {
     (void)state;
@@ -224,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_vmm_rules),
         cmocka_unit_test(test_device_attributes),
         cmocka_unit_test(test_async_alloc_free_in_stream_order),
+        cmocka_unit_test(test_async_free_is_reused_in_stream_order),
         cmocka_unit_test(test_pinned_host_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
