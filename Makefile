@@ -49,7 +49,7 @@ FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(WARN)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all test lint clean fuzz format
+.PHONY: all test lint clean fuzz format demo
 all: build-all
 
 include $(sort $(wildcard */*.mk tests/*/*.mk))
@@ -70,6 +70,14 @@ test: $(ALL_TARGETS) $(TESTS)
 
 fuzz: $(FUZZ_TARGETS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run_fuzz.sh $(FUZZ_TARGETS)
+
+# The main job: a training-like workload on the simulated device (no GPU needed).
+DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 6
+demo: all
+	@echo "== train_sim $(DEMO_ARGS) on the simulated device =="
+	LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_STATS=$(BUILD)/demo-stats.json $(BUILD)/train_sim $(DEMO_ARGS)
+	@echo "== simulated device statistics ($(BUILD)/demo-stats.json) =="
+	@cat $(BUILD)/demo-stats.json
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:
