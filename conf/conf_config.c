@@ -36,43 +36,49 @@ static const conf_setting *typed(const conf_config *cfg, conf_option_id id, conf
     return o != NULL && o->type == t ? &cfg->set[id] : NULL;
 }
 
-/* Typed reads: contracts in conf.h (0/false/NULL for an option of another type). */
+/* Contract in conf.h: never fails; false when id is not a BOOL option. */
 bool conf_get_bool(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_BOOL);
     return s != NULL && s->v.b;
 }
 
+/* Contract in conf.h: never fails; 0 when id is not an INT option. */
 int64_t conf_get_int(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_INT);
     return s != NULL ? s->v.i : 0;
 }
 
+/* Contract in conf.h: never fails; 0 bytes when id is not a SIZE option. */
 conf_size conf_get_size(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_SIZE);
     return s != NULL ? s->v.size : (conf_size){.kind = CONF_SIZE_BYTES};
 }
 
+/* Contract in conf.h: never fails; 0 when id is not a DURATION option. */
 int64_t conf_get_duration_ns(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_DURATION);
     return s != NULL ? s->v.ns : 0;
 }
 
+/* Contract in conf.h: never fails; NULL when id is not a STRING option. */
 const char *conf_get_string(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_STRING);
     return s != NULL ? s->v.s : NULL;
 }
 
+/* Contract in conf.h: never fails; 0 when id is not an ENUM option. */
 int conf_get_choice(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_ENUM);
     return s != NULL ? s->v.choice : 0;
 }
 
+/* Contract in conf.h: never fails; 0 when id is not a FLAGS option. */
 uint32_t conf_get_flags(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_FLAGS);
@@ -98,7 +104,7 @@ static void append_flags(char *buf, size_t n, size_t *used, conf_option_id id, u
     conf_appendf(buf, n, used, "]");
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; output truncated to n bytes, the full length returned. */
 size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf, size_t n)
 {
     const conf_option *o = conf_option_get(id);
@@ -140,7 +146,7 @@ size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf,
     return used;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; output truncated to n bytes, the full length returned. */
 size_t conf_setting_source(const conf_config *cfg, conf_option_id id, char *buf, size_t n)
 {
     size_t used = 0;

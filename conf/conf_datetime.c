@@ -19,7 +19,7 @@ static int number_at(const conf_parser *p, size_t off, int n)
     return v;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails; only looks ahead. */
 bool conf_at_datetime(const conf_parser *p)
 {
     if (number_at(p, 0, 4) >= 0 && conf_peek(p, 4) == '-')
@@ -135,7 +135,7 @@ static int date_time(conf_parser *p, conf_value *v)
     return 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording the parse error. */
 int conf_parse_datetime(conf_parser *p, conf_value *v)
 {
     if (conf_peek(p, 2) != ':')
@@ -151,7 +151,7 @@ int conf_parse_datetime(conf_parser *p, conf_value *v)
     return 0;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; 0 and an empty string for other types. */
 size_t conf_datetime_format(const conf_value *v, char *buf, size_t n)
 {
     if (n > 0)

@@ -46,7 +46,7 @@ bool conf_ascii_ieq(const char *a, const char *b, size_t len)
     return true;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails; size must be at least 1. */
 void conf_excerpt(const char *text, size_t len, char *out, size_t size)
 {
     size_t n = len < size - 1 ? len : size - 1;

@@ -7,7 +7,7 @@
 #include <locale.h>
 #include <stdarg.h>
 
-/* ---- conf_arena.c: bump allocation for one document, bounded in total ------------------ */
+/* ---- conf_arena.c: bump allocation for one document, bounded in total -------------------- */
 
 typedef struct conf_chunk conf_chunk;
 
@@ -24,7 +24,7 @@ void *conf_arena_grow(conf_arena *a, const void *old, size_t old_n, size_t new_n
 /* Releases every chunk. Never fails. */
 void conf_arena_release(conf_arena *a);
 
-/* ---- conf_diag.c ------------------------------------------------------------------------ */
+/* ---- conf_diag.c ------------------------------------------------------------------------- */
 
 /* Appends "NAME:LINE:COL: error: MESSAGE" (without ":LINE:COL" when line is 0). Never fails:
    a diagnostic that cannot be stored is counted in d->dropped. */
@@ -33,7 +33,7 @@ void conf_diag_add(conf_diags *d, conf_severity sev, const char *name, int line,
 void conf_diag_vadd(conf_diags *d, conf_severity sev, const char *name, int line, int col,
                     const char *fmt, va_list ap) __attribute__((format(printf, 6, 0)));
 
-/* ---- conf_value.c: the document tree ------------------------------------------------------ */
+/* ---- conf_value.c: the document tree ----------------------------------------------------- */
 
 /* Table flags: how a table came to exist, which decides how it may be extended. */
 #define CONF_T_IMPLICIT 1u /* created as a prefix of a [header] */
@@ -89,7 +89,7 @@ int conf_table_put(conf_doc *doc, conf_value *t, const conf_key *key, conf_value
 /* Appends v to the array a. -1 when out of memory. */
 int conf_array_push(conf_doc *doc, conf_value *a, conf_value *v);
 
-/* ---- conf_utf8.c ---------------------------------------------------------------------------- */
+/* ---- conf_utf8.c ------------------------------------------------------------------------- */
 
 /* Offset of the first byte that is not well-formed UTF-8 (overlong forms, surrogates and code
    points above U+10FFFF are not), or len when all of it is. */
@@ -99,7 +99,7 @@ size_t conf_utf8_encode(uint32_t cp, char *out);
 /* Line and column (1-based, columns count code points) of byte offset off in s. */
 void conf_utf8_position(const char *s, size_t off, int *line, int *col);
 
-/* ---- conf_scan.c: the parser's cursor ------------------------------------------------------ */
+/* ---- conf_scan.c: the parser's cursor ---------------------------------------------------- */
 
 typedef struct conf_parser {
     const char *src;
@@ -137,7 +137,7 @@ int conf_fail_oom(conf_parser *p);
 /* Appends n bytes to the scratch buffer. -1 when out of memory. */
 int conf_scratch_put(conf_parser *p, const char *s, size_t n);
 
-/* ---- conf_string.c: strings and keys ------------------------------------------------------- */
+/* ---- conf_string.c: strings and keys ----------------------------------------------------- */
 
 /* Parses any string at the cursor (multi-line ones only when allow_multiline) into a
    NUL-terminated copy in the arena. -1 on error. */
@@ -145,33 +145,31 @@ int conf_parse_string(conf_parser *p, bool allow_multiline, char **out, size_t *
 /* Parses one simple key (bare or quoted) at the cursor into key. -1 on error. */
 int conf_parse_simple_key(conf_parser *p, conf_key *key);
 
-/* ---- conf_number.c --------------------------------------------------------------------------- */
+/* ---- conf_number.c ----------------------------------------------------------------------- */
 
 /* Parses an integer or float at the cursor into v (type set). -1 on error. */
 int conf_parse_number(conf_parser *p, conf_value *v);
 
-/* ---- conf_datetime.c ------------------------------------------------------------------------- */
+/* ---- conf_datetime.c --------------------------------------------------------------------- */
 
 /* True when the cursor starts a date (4 digits and '-') or a time (2 digits and ':'). */
 bool conf_at_datetime(const conf_parser *p);
 /* Parses one of the four date-time kinds at the cursor into v (type set). -1 on error. */
 int conf_parse_datetime(conf_parser *p, conf_value *v);
 
-/* ---- conf_parse.c ------------------------------------------------------------------------------
- */
+/* ---- conf_parse.c ------------------------------------------------------------------------ */
 
 /* Parses a value at the cursor; it will be stored at the given depth. -1 on error. */
 int conf_parse_value(conf_parser *p, int depth, conf_value **out);
 
-/* ---- conf_options.c ----------------------------------------------------------------------------
- */
+/* ---- conf_options.c ---------------------------------------------------------------------- */
 
 /* Index of the choice named by text[0..len) for an ENUM or FLAGS option, or -1. */
 int conf_option_choice_index(const conf_option *o, const char *text, size_t len);
 /* Number of choices of an option (0 when it has none). */
 int conf_option_choice_count(const conf_option *o);
 
-/* ---- conf_setting.c: converting and storing one option's value ------------------------------- */
+/* ---- conf_setting.c: converting and storing one option's value --------------------------- */
 
 /* Where a value comes from, for diagnostics and provenance. */
 typedef struct conf_source {
@@ -187,8 +185,7 @@ int conf_setting_from_value(conf_config *cfg, conf_option_id id, const conf_valu
 int conf_setting_from_text(conf_config *cfg, conf_option_id id, const char *text,
                            const conf_source *src, conf_diags *diags);
 
-/* ---- conf_format.c: text helpers
- * ------------------------------------------------------------------------------ */
+/* ---- conf_format.c: text helpers --------------------------------------------------------- */
 
 /* snprintf that appends at *used within n bytes and keeps counting past the end. */
 void conf_appendf(char *buf, size_t n, size_t *used, const char *fmt, ...)

@@ -79,7 +79,7 @@ static int walk(conf_config *cfg, const conf_value *t, const char *prefix, const
     return rc;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 after appending at least one error; valid keys apply anyway. */
 int conf_config_apply_doc(conf_config *cfg, const conf_doc *doc, const char *file,
                           conf_diags *diags)
 {
@@ -93,7 +93,7 @@ int conf_config_apply_doc(conf_config *cfg, const conf_doc *doc, const char *fil
     return walk(cfg, conf_doc_root(doc), "", cfg->file, diags) < 0 ? -1 : 0;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 after appending at least one error. */
 int conf_config_apply_text(conf_config *cfg, const char *text, size_t len, const char *file,
                            conf_diags *diags)
 {
@@ -142,7 +142,7 @@ static char *read_file(const char *path, size_t *len, conf_diags *diags)
     return buf;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 after appending at least one error. */
 int conf_config_apply_file(conf_config *cfg, const char *path, conf_diags *diags)
 {
     size_t len;
@@ -175,7 +175,7 @@ static int apply_variable(conf_config *cfg, const char *entry, conf_diags *diags
     return conf_setting_from_text(cfg, (conf_option_id)id, eq + 1, &src, diags);
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 after appending at least one error (warnings do not count). */
 int conf_config_apply_env(conf_config *cfg, char *const *envp, conf_diags *diags)
 {
     int rc = 0;
@@ -194,7 +194,7 @@ static const char *env_get(char *const *envp, const char *name)
     return NULL;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 after appending at least one error; cfg always initialised. */
 int conf_config_load(conf_config *cfg, char *const *envp, const char *file_override,
                      conf_diags *diags)
 {

@@ -162,7 +162,8 @@ static int decimal(conf_parser *p, const token *t, conf_value *v)
     return 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording the parse error; the cursor moves only on
+ * success. */
 int conf_parse_number(conf_parser *p, conf_value *v)
 {
     token t = {.s = p->src + p->pos, .line = p->line, .col = p->col};

@@ -18,13 +18,13 @@ static const conf_option options[CONF_OPTION_COUNT] = {
 #undef CONF_X_ROW
 };
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; NULL for an id out of range. */
 const conf_option *conf_option_get(conf_option_id id)
 {
     return (unsigned)id < CONF_OPTION_COUNT ? &options[id] : NULL;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; -1 when no option has that name. */
 int conf_option_find(const char *name, size_t len)
 {
     for (int i = 0; i < CONF_OPTION_COUNT; i++)
@@ -33,7 +33,7 @@ int conf_option_find(const char *name, size_t len)
     return -1;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; output truncated to n bytes, the full length returned. */
 size_t conf_option_env_name(conf_option_id id, char *buf, size_t n)
 {
     size_t used = 0;
@@ -50,7 +50,7 @@ size_t conf_option_env_name(conf_option_id id, char *buf, size_t n)
     return used;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; -1 when no option has that variable. */
 int conf_option_find_env(const char *var, size_t len)
 {
     char env[128];
@@ -76,7 +76,7 @@ static bool choice_at(const char *choices, int i, const char **start, size_t *le
     return true;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails. */
 int conf_option_choice_count(const conf_option *o)
 {
     const char *s;
@@ -87,7 +87,7 @@ int conf_option_choice_count(const conf_option *o)
     return count;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails; -1 when text names no choice. */
 int conf_option_choice_index(const conf_option *o, const char *text, size_t len)
 {
     const char *s;
@@ -98,7 +98,7 @@ int conf_option_choice_index(const conf_option *o, const char *text, size_t len)
     return -1;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; 0 when there is no such choice. */
 size_t conf_option_choice(conf_option_id id, int i, char *buf, size_t n)
 {
     const char *s;
@@ -144,7 +144,7 @@ static void consider(const char *name, size_t len, const char *c, size_t n, size
     conf_appendf(buf, size, used, "%.*s", (int)n, c);
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; 0 when nothing is close. */
 size_t conf_option_suggest(const char *name, size_t len, bool env, char *buf, size_t n)
 {
     size_t best_d = 3, used = 0;
@@ -165,7 +165,7 @@ size_t conf_option_suggest(const char *name, size_t len, bool env, char *buf, si
     return used;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails. */
 bool conf_option_is_group(const char *name, size_t len)
 {
     for (int i = 0; i < CONF_OPTION_COUNT; i++)

@@ -222,7 +222,7 @@ static int parse_scalar(conf_parser *p, conf_value *v, int c)
     return conf_fail(p, p->line, p->col, "expected a value");
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0 with *out set, or -1 after recording the parse error. */
 int conf_parse_value(conf_parser *p, int depth, conf_value **out)
 {
     if (depth > CONF_MAX_DEPTH)
@@ -344,7 +344,7 @@ conf_doc *conf_parse_limited(const char *text, size_t len, const char *name, siz
     return NULL;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: NULL after exactly one error. */
 conf_doc *conf_parse(const char *text, size_t len, const char *name, conf_diags *diags)
 {
     return conf_parse_limited(text, len, name, CONF_MAX_DOC_BYTES, diags);

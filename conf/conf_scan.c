@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails; -1 past the end. */
 int conf_peek(const conf_parser *p, size_t k)
 {
     return k < p->len - p->pos ? (unsigned char)p->src[p->pos + k] : -1;
@@ -24,13 +24,13 @@ void conf_advance(conf_parser *p, size_t n)
     }
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails. */
 bool conf_is_control(int c)
 {
     return (c >= 0 && c < 0x20 && c != '\t') || c == 0x7F;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails. */
 int conf_newline_len(const conf_parser *p)
 {
     int c = conf_peek(p, 0);
@@ -39,7 +39,7 @@ int conf_newline_len(const conf_parser *p)
     return c == '\r' && conf_peek(p, 1) == '\n' ? 2 : 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails. */
 void conf_skip_ws(conf_parser *p)
 {
     for (int c = conf_peek(p, 0); c == ' ' || c == '\t'; c = conf_peek(p, 0))
@@ -58,7 +58,7 @@ static int skip_comment(conf_parser *p)
     return 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording a bad comment. */
 int conf_skip_blank(conf_parser *p)
 {
     for (;;) {
@@ -74,7 +74,7 @@ int conf_skip_blank(conf_parser *p)
     }
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording the parse error. */
 int conf_end_of_line(conf_parser *p, const char *what)
 {
     conf_skip_ws(p);
@@ -106,7 +106,7 @@ int conf_fail(conf_parser *p, int line, int col, const char *fmt, ...)
     return -1;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: always -1, after recording the error. */
 int conf_fail_oom(conf_parser *p)
 {
     return conf_fail(p, p->line, p->col, "out of memory (the document may use at most %zu bytes)",

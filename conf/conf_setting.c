@@ -307,7 +307,7 @@ static int finish(conf_config *cfg, conf_option_id id, conf_setting *c, const co
     return 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after appending one error located at the value. */
 int conf_setting_from_value(conf_config *cfg, conf_option_id id, const conf_value *v,
                             const conf_source *src, conf_diags *diags)
 {
@@ -318,7 +318,7 @@ int conf_setting_from_value(conf_config *cfg, conf_option_id id, const conf_valu
     return finish(cfg, id, &c, src, diags, err);
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after appending one error naming the source. */
 int conf_setting_from_text(conf_config *cfg, conf_option_id id, const char *text,
                            const conf_source *src, conf_diags *diags)
 {

@@ -134,7 +134,7 @@ static int multi_line(conf_parser *p, char quote, int line, int col)
     }
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording the parse error. */
 int conf_parse_string(conf_parser *p, bool allow_multiline, char **out, size_t *len)
 {
     int line = p->line, col = p->col;
@@ -161,7 +161,7 @@ static bool is_bare(int c)
            c == '-';
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: 0, or -1 after recording the parse error. */
 int conf_parse_simple_key(conf_parser *p, conf_key *key)
 {
     key->line = p->line;

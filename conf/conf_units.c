@@ -104,7 +104,7 @@ static size_t skip_spaces(const char *text, size_t len, size_t i)
     return i;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 with the reason in err. */
 int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, size_t errlen)
 {
     const char *bad = "invalid size \"%.*s\": expected a number of bytes with a unit (B, KiB, "
@@ -142,7 +142,7 @@ int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, siz
     return 0;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: 0, or -1 with the reason in err. */
 int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, size_t errlen)
 {
     const char *bad = "invalid duration \"%.*s\": expected a number with a unit (ns, us, ms, "
@@ -163,7 +163,7 @@ int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, si
     return 0;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; output truncated to n bytes, the full length returned. */
 size_t conf_size_format(const conf_size *s, char *buf, size_t n)
 {
     size_t used = 0;
@@ -193,7 +193,7 @@ size_t conf_size_format(const conf_size *s, char *buf, size_t n)
     return used;
 }
 
-/* Contract in conf.h. */
+/* Contract in conf.h: never fails; output truncated to n bytes, the full length returned. */
 size_t conf_duration_format(int64_t ns, char *buf, size_t n)
 {
     size_t used = 0, k = sizeof time_units / sizeof time_units[0] - 1;

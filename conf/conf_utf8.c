@@ -29,7 +29,7 @@ static size_t sequence_len(const unsigned char *s, size_t avail)
     return n;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails. */
 size_t conf_utf8_check(const char *s, size_t len)
 {
     const unsigned char *u = (const unsigned char *)s;

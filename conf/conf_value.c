@@ -33,7 +33,7 @@ static bool key_is(const conf_entry *e, const char *name, size_t len)
     return e->key.len == len && memcmp(e->key.name, name, len) == 0;
 }
 
-/* Contract in conf_internal.h. */
+/* Contract in conf_internal.h: never fails; NULL when absent or t is not a table. */
 conf_value *conf_table_find(const conf_value *t, const char *name, size_t len)
 {
     if (t == NULL || t->type != CONF_TABLE)
@@ -119,27 +119,31 @@ int conf_array_push(conf_doc *doc, conf_value *a, conf_value *v)
     return 0;
 }
 
-/* Accessors: contracts in conf.h (wrong type gives an empty result). */
+/* Contract in conf.h: never fails. */
 conf_type conf_value_type(const conf_value *v)
 {
     return v->type;
 }
 
+/* Contract in conf.h: never fails; 1-based line of the value's first character. */
 int conf_value_line(const conf_value *v)
 {
     return v->line;
 }
 
+/* Contract in conf.h: never fails; 1-based column (code points) of the value's first character. */
 int conf_value_col(const conf_value *v)
 {
     return v->col;
 }
 
+/* Contract in conf.h: never fails; 0 for a value that is not a table. */
 size_t conf_table_size(const conf_value *t)
 {
     return t->type == CONF_TABLE ? t->u.tab.count : 0;
 }
 
+/* Contract in conf.h: never fails; NULL (key untouched) for a non-table or i out of range. */
 const conf_value *conf_table_entry(const conf_value *t, size_t i, conf_key *key)
 {
     if (t->type != CONF_TABLE || i >= t->u.tab.count)
@@ -149,21 +153,25 @@ const conf_value *conf_table_entry(const conf_value *t, size_t i, conf_key *key)
     return t->u.tab.items[i].value;
 }
 
+/* Contract in conf.h: never fails; NULL when t is not a table or has no such key. */
 const conf_value *conf_table_get(const conf_value *t, const char *name, size_t len)
 {
     return conf_table_find(t, name, len);
 }
 
+/* Contract in conf.h: never fails; 0 for a value that is not an array. */
 size_t conf_array_size(const conf_value *a)
 {
     return a->type == CONF_ARRAY ? a->u.arr.count : 0;
 }
 
+/* Contract in conf.h: never fails; NULL for a non-array or i out of range. */
 const conf_value *conf_array_at(const conf_value *a, size_t i)
 {
     return a->type == CONF_ARRAY && i < a->u.arr.count ? a->u.arr.items[i] : NULL;
 }
 
+/* Contract in conf.h: never fails; NULL (len untouched) for a value that is not a string. */
 const char *conf_string(const conf_value *v, size_t *len)
 {
     if (v->type != CONF_STRING)
@@ -173,21 +181,25 @@ const char *conf_string(const conf_value *v, size_t *len)
     return v->u.str.ptr;
 }
 
+/* Contract in conf.h: never fails; 0 for a value that is not an integer. */
 int64_t conf_integer(const conf_value *v)
 {
     return v->type == CONF_INTEGER ? v->u.i : 0;
 }
 
+/* Contract in conf.h: never fails; 0.0 for a value that is not a float. */
 double conf_float(const conf_value *v)
 {
     return v->type == CONF_FLOAT ? v->u.f : 0.0;
 }
 
+/* Contract in conf.h: never fails; false for a value that is not a boolean. */
 bool conf_bool(const conf_value *v)
 {
     return v->type == CONF_BOOL && v->u.b;
 }
 
+/* Contract in conf.h: never fails; NULL for a value that is not a date-time kind. */
 const conf_datetime *conf_datetime_of(const conf_value *v)
 {
     return v->type >= CONF_DATETIME ? &v->u.dt : NULL;
@@ -220,6 +232,7 @@ void conf_doc_free(conf_doc *doc)
     free(doc);
 }
 
+/* Contract in conf.h: never fails; doc must come from conf_parse. */
 const conf_value *conf_doc_root(const conf_doc *doc)
 {
     return doc->root;

@@ -1,6 +1,7 @@
 # conf/ — TOML 1.0 parser, option table and layered configuration: $(BUILD)/conf/libconf.a,
-# linked by the preload library and the tools. libc only.
-conf_CFLAGS := -Iconf
+# linked by the preload library and the tools. libc only. Hidden visibility: linked into
+# libshim.so, conf_* must not become part of the preload library's exported interface.
+conf_CFLAGS := -Iconf -fvisibility=hidden
 
 CONF_SRCS := $(sort $(wildcard conf/conf_*.c))
 CONF_OBJS := $(CONF_SRCS:%.c=$(BUILD)/%.o)

@@ -20,6 +20,7 @@ static int usage(FILE *out, int status)
     return status;
 }
 
+/* Exit status: the subcommand's, or 2 for a missing or unknown subcommand. */
 int main(int argc, char **argv, char **envp)
 {
     if (argc < 2)

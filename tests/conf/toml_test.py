@@ -15,7 +15,8 @@ import subprocess
 import sys
 
 ERROR_LINE = re.compile(r"^<stdin>:\d+:\d+: error: \S.*$")
-DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})?[Tt ]?(\d{2}:\d{2}:\d{2})?(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?$")
+DATETIME = re.compile(r"^(\d{4}-\d{2}-\d{2})?[Tt ]?(\d{2}:\d{2}:\d{2})?(\.\d+)?"
+                      r"([Zz]|[+-]\d{2}:\d{2})?$")
 
 
 def norm_datetime(s):
@@ -56,7 +57,8 @@ def same(want, got, path="$"):
         return None if ok else f"{path}: expected {want['value']!r}, got {got['value']!r}"
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(want) != set(got):
-            return f"{path}: expected keys {sorted(want)}, got {sorted(got) if isinstance(got, dict) else got}"
+            keys = sorted(got) if isinstance(got, dict) else got
+            return f"{path}: expected keys {sorted(want)}, got {keys}"
         for k in want:
             d = same(want[k], got[k], f"{path}.{k}")
             if d:
@@ -118,7 +120,8 @@ def main():
         print(f"not ok - toml-test {kind}: missing {listing} or {decoder}")
         return 1
     with open(listing, encoding="utf-8") as f:
-        cases = [c.strip() for c in f if c.strip().startswith(kind + "/") and c.strip().endswith(".toml")]
+        names = [line.strip() for line in f]
+    cases = [c for c in names if c.startswith(kind + "/") and c.endswith(".toml")]
     check = check_valid if kind == "valid" else check_invalid
     failed = 0
     for case in cases:
