@@ -1,0 +1,13 @@
+# tests/gpu — checks that need a real GPU (run by `make gpu-test`, not by `make test`).
+# Built with nvcc against the real driver; tests/gpu/run.sh skips them cleanly without one.
+NVCC ?= $(CUDA_HOME)/bin/nvcc
+GPU_TESTS := $(BUILD)/gpu/vmm_facts
+
+$(BUILD)/gpu/%: tests/gpu/%.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -arch=native -o $@ $< -lcuda -ldl 2>/dev/null || \
+		$(NVCC) -O2 -gencode arch=compute_90,code=sm_90 -o $@ $< -lcuda -ldl
+
+.PHONY: gpu-test
+gpu-test: $(GPU_TESTS)
+	tests/gpu/run.sh $(GPU_TESTS)

@@ -1,0 +1,252 @@
+// vmm_facts.cu — checks the simulated device's assumptions against a real driver (DESIGN.md 8, issue 2).
+//
+// Prints one "ok - / not ok - / fact:" line per finding; exits 77 when no GPU is usable, so the
+// suite skips cleanly on machines without one. Build and run: make gpu-test.
+//   1. host-located VMM memory mapped into a device range is read and written by a kernel;
+//   2. one range remapped device -> host -> device keeps its data;
+//   3. cuFuncGetParamInfo on a compiled kernel with a by-value struct parameter;
+//   4. what cuGetProcAddress returns per flag (legacy / per-thread variants);
+//   5. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the context).
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct Span {
+    int *p;
+    int n;
+};
+
+__global__ void twice_plus_one(int *p, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = 2 * p[i] + 1;
+}
+
+__global__ void with_struct(Span s, double scale, char tag)
+{
+    if (threadIdx.x == 0 && s.n > 0)
+        s.p[0] = (int)(scale * tag);
+}
+
+__global__ void spin_then_write(int *p, long long cycles)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {
+    }
+    p[0] = 1234;
+}
+
+static int failures;
+#define CHECK(name, cond)                                                                          \
+    do {                                                                                           \
+        bool ok_ = (cond);                                                                         \
+        printf("%s - %s\n", ok_ ? "ok" : "not ok", name);                                          \
+        failures += !ok_;                                                                          \
+    } while (0)
+#define CU(call)                                                                                   \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        if (r_ != CUDA_SUCCESS) {                                                                  \
+            const char *s_ = "?";                                                                  \
+            cuGetErrorName(r_, &s_);                                                               \
+            printf("not ok - %s -> %s (line %d)\n", #call, s_, __LINE__);                          \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static double now_ms()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static CUmemAllocationProp prop_at(CUmemLocationType where)
+{
+    CUmemAllocationProp p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = where;
+    p.location.id = where == CU_MEM_LOCATION_TYPE_DEVICE ? 0 : 0;
+    return p;
+}
+
+static CUresult map_rw(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
+{
+    CUresult r = cuMemMap(va, size, 0, h, 0);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUmemAccessDesc acc;
+    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    acc.location.id = 0;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    return cuMemSetAccess(va, size, &acc, 1);
+}
+
+static int host_vmm_and_remap(size_t gran, int host_vmm)
+{
+    const int n = (int)(gran / sizeof(int));
+    static int buf[1 << 20];
+    for (int i = 0; i < n; i++)
+        buf[i] = i;
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle dev, host;
+    CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
+    CUmemAllocationProp ph = prop_at(CU_MEM_LOCATION_TYPE_HOST);
+    CU(cuMemAddressReserve(&va, gran, 0, 0, 0));
+    CU(cuMemCreate(&dev, gran, &pd, 0));
+    CU(map_rw(va, gran, dev));
+    CU(cuMemcpyHtoD(va, buf, gran));
+    twice_plus_one<<<(n + 255) / 256, 256>>>((int *)va, n);
+    CU(cuCtxSynchronize());
+    if (!host_vmm) {
+        printf("fact: host-located VMM not supported (attribute 145 = 0): checks 1-2 skipped\n");
+        return 0;
+    }
+    CUresult r = cuMemCreate(&host, gran, &ph, 0);
+    CHECK("cuMemCreate with CU_MEM_LOCATION_TYPE_HOST", r == CUDA_SUCCESS);
+    if (r != CUDA_SUCCESS)
+        return 0;
+    // evict: copy to host memory through a second mapping, then remap va onto it
+    CUdeviceptr tmp;
+    CU(cuMemAddressReserve(&tmp, gran, 0, 0, 0));
+    CU(map_rw(tmp, gran, host));
+    CU(cuMemcpyDtoD(tmp, va, gran));
+    CU(cuCtxSynchronize());
+    CU(cuMemUnmap(tmp, gran));
+    CU(cuMemUnmap(va, gran));
+    double t0 = now_ms();
+    CU(map_rw(va, gran, host));
+    printf("fact: map + set access of %zu bytes of host memory: %.3f ms\n", gran, now_ms() - t0);
+    twice_plus_one<<<(n + 255) / 256, 256>>>((int *)va, n); // zero-copy through the link
+    CU(cuCtxSynchronize());
+    CU(cuMemcpyDtoH(buf, va, gran));
+    CHECK("kernel reads and writes host-located memory mapped in the device range",
+          buf[0] == 3 && buf[n - 1] == 4 * (n - 1) + 3);
+    // restore onto fresh device memory
+    CUmemGenericAllocationHandle dev2;
+    CU(cuMemCreate(&dev2, gran, &pd, 0));
+    CU(map_rw(tmp, gran, dev2));
+    CU(cuMemcpyDtoD(tmp, va, gran));
+    CU(cuCtxSynchronize());
+    CU(cuMemUnmap(tmp, gran));
+    CU(cuMemUnmap(va, gran));
+    CU(map_rw(va, gran, dev2));
+    CU(cuMemcpyDtoH(buf, va, gran));
+    CHECK("device -> host -> device remap keeps the data", buf[7] == 4 * 7 + 3);
+    CU(cuMemUnmap(va, gran));
+    CU(cuMemRelease(dev));
+    CU(cuMemRelease(host));
+    CU(cuMemRelease(dev2));
+    CU(cuMemAddressFree(va, gran));
+    CU(cuMemAddressFree(tmp, gran));
+    return 0;
+}
+
+static int param_info()
+{
+    CUfunction f;
+    if (cudaGetFuncBySymbol(&f, (const void *)with_struct) != cudaSuccess) {
+        printf("not ok - cudaGetFuncBySymbol\n");
+        return 1;
+    }
+    size_t off[3], size[3];
+    for (int i = 0; i < 3; i++)
+        CU(cuFuncGetParamInfo(f, i, &off[i], &size[i]));
+    printf("fact: with_struct(Span, double, char) params at offsets %zu %zu %zu sizes %zu %zu %zu\n",
+           off[0], off[1], off[2], size[0], size[1], size[2]);
+    CHECK("cuFuncGetParamInfo layout is natural alignment (0/16, 16/8, 24/1)",
+          off[0] == 0 && size[0] == 16 && off[1] == 16 && size[1] == 8 && off[2] == 24 &&
+              size[2] == 1);
+    CHECK("cuFuncGetParamInfo past the last parameter is an error",
+          cuFuncGetParamInfo(f, 3, &off[0], &size[0]) != CUDA_SUCCESS);
+    return 0;
+}
+
+static void proc_variant(void *lib, const char *base, const char *legacy, const char *ptds)
+{
+    const cuuint64_t flags[] = {CU_GET_PROC_ADDRESS_DEFAULT, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                                CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM};
+    const char *want[] = {legacy, legacy, ptds};
+    for (int i = 0; i < 3; i++) {
+        void *fn = NULL;
+        CUdriverProcAddressQueryResult st;
+        CUresult r = cuGetProcAddress(base, &fn, CUDA_VERSION, flags[i], &st);
+        void *expect = dlsym(lib, want[i]);
+        printf("fact: cuGetProcAddress(%s, flags=%llu) -> %s (%s)\n", base,
+               (unsigned long long)flags[i], fn == expect ? want[i] : "another pointer",
+               r == CUDA_SUCCESS ? "success" : "error");
+        char name[160];
+        snprintf(name, sizeof name, "cuGetProcAddress(%s, %llu) is exported %s", base,
+                 (unsigned long long)flags[i], want[i]);
+        CHECK(name, r == CUDA_SUCCESS && fn == expect);
+    }
+}
+
+static int unmap_waits(size_t gran)
+{
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
+    CU(cuMemAddressReserve(&va, gran, 0, 0, 0));
+    CU(cuMemCreate(&h, gran, &pd, 0));
+    CU(map_rw(va, gran, h));
+    int rate_khz = 0;
+    cudaDeviceGetAttribute(&rate_khz, cudaDevAttrClockRate, 0);
+    long long cycles = (long long)rate_khz * 300; // ~300 ms
+    spin_then_write<<<1, 1>>>((int *)va, cycles);
+    double t0 = now_ms();
+    CUresult r = cuMemUnmap(va, gran);
+    double unmap_ms = now_ms() - t0;
+    CUresult sync = cuCtxSynchronize();
+    const char *sn = "?";
+    cuGetErrorName(sync, &sn);
+    printf("fact: cuMemUnmap with a ~300 ms kernel queued on the range returned %d after %.1f ms; "
+           "the kernel then finished with %s\n",
+           (int)r, unmap_ms, sn);
+    printf("fact: cuMemUnmap %s for queued work\n", unmap_ms > 200 ? "WAITED" : "did NOT wait");
+    return 0;
+}
+
+int main()
+{
+    if (cuInit(0) != CUDA_SUCCESS) {
+        printf("skip - no usable CUDA driver / GPU\n");
+        return 77;
+    }
+    int count = 0;
+    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        printf("skip - no GPU\n");
+        return 77;
+    }
+    cudaFree(0); // primary context current on this thread
+    CUdevice dev;
+    CU(cuDeviceGet(&dev, 0));
+    char name[128];
+    CU(cuDeviceGetName(name, sizeof name, dev));
+    int drv = 0, a102 = 0, a141 = 0, a145 = 0;
+    cuDriverGetVersion(&drv);
+    cuDeviceGetAttribute(&a102, (CUdevice_attribute)102, dev);
+    cuDeviceGetAttribute(&a141, (CUdevice_attribute)141, dev);
+    cuDeviceGetAttribute(&a145, (CUdevice_attribute)145, dev);
+    printf("fact: %s, driver %d, attributes 102=%d 141=%d 145=%d\n", name, drv, a102, a141, a145);
+    size_t gran = 0;
+    CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
+    CU(cuMemGetAllocationGranularity(&gran, &pd, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    printf("fact: device VMM granularity %zu bytes\n", gran);
+    CHECK("granularity is 2 MiB as simulated", gran == (2u << 20));
+    if (host_vmm_and_remap(gran, a145) || param_info())
+        return 1;
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+        proc_variant(lib, "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel_ptsz");
+        proc_variant(lib, "cuMemcpyHtoD", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds");
+        proc_variant(lib, "cuMemAlloc", "cuMemAlloc_v2", "cuMemAlloc_v2");
+    }
+    unmap_waits(gran);
+    return failures ? 1 : 0;
+}
