@@ -57,23 +57,23 @@ CUfunction simgpu_function_of(simgpu_body body);
 
 /* Statistics since the first driver call (all byte counts are exact). */
 struct simgpu_stats {
-    uint64_t capacity_bytes;      /* SIMGPU_MEMORY */
-    uint64_t device_bytes;        /* device-located physical bytes now */
-    uint64_t peak_device_bytes;   /* high-water mark of device_bytes */
-    uint64_t host_mapped_bytes;   /* host-located physical bytes now (VMM) */
-    uint64_t bytes_h2d;           /* copied host to device */
-    uint64_t bytes_d2h;           /* copied device to host */
-    uint64_t bytes_d2d;           /* copied device to device */
-    uint64_t copies;              /* copy commands executed */
-    uint64_t kernels;             /* kernels executed */
-    uint64_t zero_copy_kernels;   /* kernels that touched host-located memory */
-    uint64_t zero_copy_pages;     /* distinct 4 KiB pages of host-located memory
-                                     touched, summed over kernels */
-    uint64_t illegal_accesses;    /* kernels or copies that touched unmapped memory */
-    uint64_t unmap_hazards;       /* cuMemUnmap/cuMemFree of a range that submitted
-                                     work not yet known complete by the host touches */
-    uint64_t injected_failures;   /* calls failed by SIMGPU_FAIL / simgpu_fail */
-    double device_time_us;        /* virtual time of the latest completed command */
+    uint64_t capacity_bytes;    /* SIMGPU_MEMORY */
+    uint64_t device_bytes;      /* device-located physical bytes now */
+    uint64_t peak_device_bytes; /* high-water mark of device_bytes */
+    uint64_t host_mapped_bytes; /* host-located physical bytes now (VMM) */
+    uint64_t bytes_h2d;         /* copied host to device */
+    uint64_t bytes_d2h;         /* copied device to host */
+    uint64_t bytes_d2d;         /* copied device to device */
+    uint64_t copies;            /* copy commands executed */
+    uint64_t kernels;           /* kernels executed */
+    uint64_t zero_copy_kernels; /* kernels that touched host-located memory */
+    uint64_t zero_copy_pages;   /* distinct 4 KiB pages of host-located memory
+                                   touched, summed over kernels */
+    uint64_t illegal_accesses;  /* kernels or copies that touched unmapped memory */
+    uint64_t unmap_hazards;     /* cuMemUnmap/cuMemFree of a range that submitted
+                                   work not yet known complete by the host touches */
+    uint64_t injected_failures; /* calls failed by SIMGPU_FAIL / simgpu_fail */
+    double device_time_us;      /* virtual time of the latest completed command */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */

@@ -1,4 +1,5 @@
-/* simgpu_alloc.c — cuMemAlloc / cuMemFree, stream-ordered allocation, memory info, pinned host memory.
+/* simgpu_alloc.c — cuMemAlloc / cuMemFree, stream-ordered allocation, memory info, pinned host
+ * memory.
  *
  * A cuMemAlloc allocation is a reservation mapped to its own device-located
  * physical region: sizes of 2 MiB and more are rounded up to 2 MiB pages and
@@ -111,8 +112,8 @@ static struct sim_resv *reusable(struct sim_stream *s, uint64_t size)
     struct sim_resv *best = NULL;
     for (size_t i = 0; i < sim.nresv; i++) {
         struct sim_resv *r = &sim.resv[i];
-        if (r->kind == RESV_FREEING && r->freed_on == s && r->size >= size &&
-            r->size <= 2 * size && (!best || r->size < best->size))
+        if (r->kind == RESV_FREEING && r->freed_on == s && r->size >= size && r->size <= 2 * size &&
+            (!best || r->size < best->size))
             best = r;
     }
     return best;
@@ -269,8 +270,8 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
     SIM_ENTER(cuMemFreeHost);
     pthread_mutex_lock(&sim.lock);
     struct sim_pinned *r = sim_pinned_find((uintptr_t)p);
-    CUresult rc = r && r->lo == (uintptr_t)p && !r->registered ? CUDA_SUCCESS
-                                                                : CUDA_ERROR_INVALID_VALUE;
+    CUresult rc =
+        r && r->lo == (uintptr_t)p && !r->registered ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         munmap(p, r->hi - r->lo);
         sim_pinned_remove(r);
@@ -296,8 +297,9 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
     SIM_ENTER(cuMemHostUnregister);
     pthread_mutex_lock(&sim.lock);
     struct sim_pinned *r = sim_pinned_find((uintptr_t)p);
-    CUresult rc = r && r->lo == (uintptr_t)p && r->registered ? CUDA_SUCCESS
-                                                               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    CUresult rc = r && r->lo == (uintptr_t)p && r->registered
+                      ? CUDA_SUCCESS
+                      : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     if (rc == CUDA_SUCCESS)
         sim_pinned_remove(r);
     pthread_mutex_unlock(&sim.lock);

@@ -99,8 +99,7 @@ CUresult sim_memset(struct sim_stream *s, uint64_t dst, uint32_t value, int elem
     return sim_submit(s, c);
 }
 
-CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per_thread,
-                      bool async)
+CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per_thread, bool async)
 {
     CUresult rc = sim_need_ctx();
     if (rc != CUDA_SUCCESS)

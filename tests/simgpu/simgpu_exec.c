@@ -13,9 +13,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define ZC_MAX_GRANULES 256
+#define ZC_MAX_GRANULES    256
 #define ZC_MAX_PAGE_GRANTS 8192
-#define PAGES_PER_GRANULE (SIM_GRANULE / SIM_PAGE)
+#define PAGES_PER_GRANULE  (SIM_GRANULE / SIM_PAGE)
 
 /* Zero-copy state of the running kernel; owned by the compute engine. */
 static struct {
@@ -133,7 +133,7 @@ static void zero_copy_close(void)
     for (int i = 0; i < zc.ngranules; i++)
         if (atomic_load(&sim.granule_host[zc.granule[i]]) != CU_MEM_ACCESS_FLAGS_PROT_NONE)
             mprotect((void *)(uintptr_t)(sim.va_base + zc.granule[i] * SIM_GRANULE), SIM_GRANULE,
-                 PROT_NONE);
+                     PROT_NONE);
 }
 
 /* Runs the body; returns true if it faulted outside what it may touch. */
@@ -233,8 +233,8 @@ static double run_copy(struct sim_cmd *c)
     }
     pthread_mutex_lock(&sim.lock);
     sim.stats.copies++;
-    uint64_t *dir = c->engine == ENG_H2D   ? &sim.stats.bytes_h2d
-                    : c->engine == ENG_D2H ? &sim.stats.bytes_d2h
+    uint64_t *dir = c->engine == ENG_H2D               ? &sim.stats.bytes_h2d
+                    : c->engine == ENG_D2H             ? &sim.stats.bytes_d2h
                     : c->u.c.dst.dev && c->u.c.src.dev ? &sim.stats.bytes_d2d
                                                        : NULL;
     if (dir)

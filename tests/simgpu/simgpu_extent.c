@@ -1,4 +1,5 @@
-/* simgpu_extent.c — first-fit allocator of aligned extents with coalescing (device VA, physical file). */
+/* simgpu_extent.c — first-fit allocator of aligned extents with coalescing (device VA, physical
+ * file). */
 #include "simgpu_internal.h"
 
 #include <stdlib.h>
@@ -57,7 +58,8 @@ int sim_extents_alloc(struct sim_extents *x, uint64_t len, uint64_t align, uint6
         return -1;
     for (size_t i = 0; hint && i < x->n; i++) {
         struct sim_extent e = x->v[i];
-        if (hint % align == 0 && hint >= e.off && hint - e.off <= e.len && len <= e.len - (hint - e.off)) {
+        if (hint % align == 0 && hint >= e.off && hint - e.off <= e.len &&
+            len <= e.len - (hint - e.off)) {
             if (carve(x, i, hint, len) != 0)
                 return -1;
             *off = hint;

@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SIM_GRANULE  ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
-#define SIM_PAGE     ((uint64_t)4096)   /* zero-copy accounting unit */
-#define SIM_VA_SIZE  ((uint64_t)256 << 30)
-#define SIM_PHYS_MAX ((uint64_t)256 << 30)
+#define SIM_GRANULE    ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
+#define SIM_PAGE       ((uint64_t)4096)    /* zero-copy accounting unit */
+#define SIM_VA_SIZE    ((uint64_t)256 << 30)
+#define SIM_PHYS_MAX   ((uint64_t)256 << 30)
 #define SIM_MAX_PARAMS 64
 
 enum sim_entry {
@@ -47,7 +47,7 @@ enum sim_cmd_kind { CMD_KERNEL, CMD_COPY, CMD_MEMSET, CMD_MARK, CMD_FREE, CMD_HO
 struct sim_extents { /* free extents of an address space, sorted by offset */
     struct sim_extent {
         uint64_t off, len;
-    } *v;
+    } * v;
     size_t n, cap;
 };
 
@@ -56,7 +56,7 @@ struct sim_handles { /* a set of live handle pointers */
     size_t cap, n, used;
 };
 
-struct sim_phys { /* a physical allocation (cuMemCreate or the backing of cuMemAlloc) */
+struct sim_phys {       /* a physical allocation (cuMemCreate or the backing of cuMemAlloc) */
     uint64_t off, size; /* in the physical file */
     bool host;          /* host-located (CU_MEM_LOCATION_TYPE_HOST / _NUMA) */
     bool released;      /* the creating handle was released */
@@ -173,7 +173,7 @@ struct sim_event {
 };
 
 struct sim_graph {
-    bool exec; /* instantiated (CUgraphExec) rather than captured (CUgraph) */
+    bool exec;              /* instantiated (CUgraphExec) rather than captured (CUgraph) */
     struct sim_cmd **nodes; /* command templates, not submitted */
     size_t n, cap;
 };
@@ -285,7 +285,7 @@ struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc);
 void sim_phys_put(struct sim_phys *p); /* drops a map or handle reference */
 bool sim_phys_valid(const struct sim_phys *p);
 CUresult sim_resv_add(uint64_t size, uint64_t align, uint64_t hint, int kind, uint64_t *va);
-struct sim_resv *sim_resv_find(uint64_t va);        /* exact base */
+struct sim_resv *sim_resv_find(uint64_t va);       /* exact base */
 struct sim_resv *sim_resv_containing(uint64_t va); /* any address inside */
 void sim_resv_remove(struct sim_resv *r);
 CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t off, int prot);

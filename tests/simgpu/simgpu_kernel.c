@@ -158,8 +158,8 @@ CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CU
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                unsigned by, unsigned bz, unsigned shmem, CUstream h,
-                                void **params, void **extra)
+                                unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
+                                void **extra)
 {
     SIM_ENTER(cuLaunchKernel);
     (void)bx, (void)by, (void)bz, (void)shmem;
@@ -172,8 +172,8 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
     SIM_ENTER(cuLaunchKernelEx);
     if (!config)
         return CUDA_ERROR_INVALID_VALUE;
-    return sim_api_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
-                          config->hStream, false, params, extra);
+    return sim_api_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->hStream,
+                          false, params, extra);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,

@@ -1,4 +1,5 @@
-/* simgpu_mem.c — the simulated address space: device VA range, physical file, reservations, mappings.
+/* simgpu_mem.c — the simulated address space: device VA range, physical file, reservations,
+ * mappings.
  *
  * Device memory is a reserved PROT_NONE range of the host address space.
  * Physical memory (device- or host-located) is a region of one sparse memfd;

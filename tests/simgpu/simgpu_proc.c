@@ -1,4 +1,5 @@
-/* simgpu_proc.c — cuGetProcAddress: the driver's symbol lookup by base name, version and stream mode.
+/* simgpu_proc.c — cuGetProcAddress: the driver's symbol lookup by base name, version and stream
+ * mode.
  *
  * As the real driver: the caller names the base symbol ("cuMemAlloc"), the
  * CUDA version it was built for picks the ABI (cuMemAlloc_v2 from 3.2), and
@@ -36,8 +37,7 @@ static bool variant_ok(char variant, bool per_thread, bool fallback)
 }
 
 /* Best entry for the name: the newest whose version is not above `version`. */
-static const struct proc_entry *lookup(const char *sym, int version, bool per_thread,
-                                       bool *known)
+static const struct proc_entry *lookup(const char *sym, int version, bool per_thread, bool *known)
 {
     const struct proc_entry *best = NULL;
     for (int pass = 0; pass < 2 && !best; pass++) {
@@ -58,8 +58,9 @@ static const struct proc_entry *lookup(const char *sym, int version, bool per_th
 CUresult sim_get_proc(const char *sym, void **pfn, int version, cuuint64_t flags,
                       CUdriverProcAddressQueryResult *status)
 {
-    if (!sym || !pfn || (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
-                                              CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
+    if (!sym || !pfn ||
+        (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
+                               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)))
         return CUDA_ERROR_INVALID_VALUE;
     bool per_thread = flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     bool known = false;
@@ -79,8 +80,7 @@ CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVer
     return sim_get_proc(symbol, pfn, cudaVersion, flags, status);
 }
 
-CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                  cuuint64_t flags)
+CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     SIM_ENTER(cuGetProcAddress);
     return sim_get_proc(symbol, pfn, cudaVersion, flags, NULL);

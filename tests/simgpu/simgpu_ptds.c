@@ -1,4 +1,5 @@
-/* simgpu_ptds.c — the per-thread default stream variants (_ptsz, _ptds) of stream-ordered entry points.
+/* simgpu_ptds.c — the per-thread default stream variants (_ptsz, _ptds) of stream-ordered entry
+ * points.
  *
  * Compiled with CUDA_API_PER_THREAD_DEFAULT_STREAM: <cuda.h> then maps each
  * name below to its _ptsz / _ptds symbol. A NULL stream means the calling
@@ -161,8 +162,8 @@ CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flag
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                unsigned by, unsigned bz, unsigned shmem, CUstream h,
-                                void **params, void **extra)
+                                unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
+                                void **extra)
 {
     SIM_ENTER(cuLaunchKernel_ptsz);
     (void)bx, (void)by, (void)bz, (void)shmem;
@@ -175,8 +176,8 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
     SIM_ENTER(cuLaunchKernelEx_ptsz);
     if (!config)
         return CUDA_ERROR_INVALID_VALUE;
-    return sim_api_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ,
-                          config->hStream, true, params, extra);
+    return sim_api_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->hStream,
+                          true, params, extra);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,

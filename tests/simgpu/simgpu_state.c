@@ -48,9 +48,15 @@ int sim_parse_size(const char *s, uint64_t *out)
     static const struct {
         const char *suffix;
         uint64_t mult;
-    } units[] = {{"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
-                 {"TiB", 1ull << 40}, {"KB", 1000},        {"MB", 1000000},
-                 {"GB", 1000000000},  {"B", 1},            {"", 1}};
+    } units[] = {{"KiB", 1ull << 10},
+                 {"MiB", 1ull << 20},
+                 {"GiB", 1ull << 30},
+                 {"TiB", 1ull << 40},
+                 {"KB", 1000},
+                 {"MB", 1000000},
+                 {"GB", 1000000000},
+                 {"B", 1},
+                 {"", 1}};
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -153,7 +159,8 @@ CUresult sim_enter(enum sim_entry e)
         return CUDA_ERROR_NOT_PERMITTED; /* the child of a fork */
     pthread_mutex_lock(&sim.lock);
     unsigned long n = ++sim.calls[e];
-    bool fail = sim.fail_at[e] && (n == sim.fail_at[e] || (sim.fail_sticky[e] && n > sim.fail_at[e]));
+    bool fail =
+        sim.fail_at[e] && (n == sim.fail_at[e] || (sim.fail_sticky[e] && n > sim.fail_at[e]));
     if (fail)
         sim.stats.injected_failures++;
     pthread_mutex_unlock(&sim.lock);

@@ -1,4 +1,5 @@
-/* simgpu_streamapi.c — stream entry points: create, destroy, synchronize, query, host functions, capture. */
+/* simgpu_streamapi.c — stream entry points: create, destroy, synchronize, query, host functions,
+ * capture. */
 #include "simgpu_internal.h"
 
 CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
@@ -42,7 +43,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = (struct sim_stream *)h;
     CUresult rc = h && sim_stream_valid(s) && s->kind == STREAM_USER ? CUDA_SUCCESS
-                                                                      : CUDA_ERROR_INVALID_HANDLE;
+                                                                     : CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS)
         sim_stream_release(s);
     pthread_mutex_unlock(&sim.lock);

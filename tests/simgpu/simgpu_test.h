@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#define MIB ((size_t)1 << 20)
+#define MIB      ((size_t)1 << 20)
 #define CK(call) assert_int_equal((call), CUDA_SUCCESS)
 
 /* Initialises the driver and makes the primary context current. */

@@ -1,4 +1,5 @@
-/* simgpu_vmm.c — the virtual memory management family: reserve, create, map, set access, unmap, release. */
+/* simgpu_vmm.c — the virtual memory management family: reserve, create, map, set access, unmap,
+ * release. */
 #include "simgpu_internal.h"
 
 static bool granular(uint64_t v)
@@ -129,7 +130,8 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     size_t i = sim_map_lower(ptr);
     uint64_t a = ptr;
     for (size_t j = i; a < ptr + size; j++) {
-        if (j >= sim.nmaps || sim.maps[j].va != a || sim.maps[j].va + sim.maps[j].size > ptr + size) {
+        if (j >= sim.nmaps || sim.maps[j].va != a ||
+            sim.maps[j].va + sim.maps[j].size > ptr + size) {
             rc = CUDA_ERROR_INVALID_VALUE;
             break;
         }

@@ -1,4 +1,5 @@
-/* test_sim_kernel.c — kernels: parameter layout and passing, launch forms, zero-copy accounting, capture. */
+/* test_sim_kernel.c — kernels: parameter layout and passing, launch forms, zero-copy accounting,
+ * capture. */
 #include "simgpu_test.h"
 
 struct pair {

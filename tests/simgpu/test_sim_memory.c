@@ -1,4 +1,5 @@
-/* test_sim_memory.c — simulated memory: aliasing handles, capacity, VMM rules, host-located memory. */
+/* test_sim_memory.c — simulated memory: aliasing handles, capacity, VMM rules, host-located memory.
+ */
 #include "simgpu_test.h"
 
 #include <sys/mman.h>
@@ -164,7 +165,8 @@ static void test_device_attributes(void **state)
     assert_int_equal(v, 1);
     CK(cuDeviceGetAttribute(&v, (CUdevice_attribute)141, 0));
     assert_int_equal(v, 1);
-    assert_int_equal(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0),
+                     CUDA_ERROR_INVALID_VALUE);
     char name[64];
     CK(cuDeviceGetName(name, sizeof name, 0));
     assert_non_null(strstr(name, "simgpu"));

@@ -1,4 +1,5 @@
-/* test_sim_time.c — deterministic virtual time: kernel costs, copy bandwidths, engines, host clock. */
+/* test_sim_time.c — deterministic virtual time: kernel costs, copy bandwidths, engines, host clock.
+ */
 #include "simgpu_test.h"
 
 static void k_nop(void **p)
@@ -21,7 +22,7 @@ static double elapsed_us(CUevent a, CUevent b)
     return ms * 1000.0;
 }
 
-#define assert_us(got, want) assert_true((got) > (want) - 0.01 && (got) < (want) + 0.01)
+#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
 
 static CUevent ev(void)
 {

@@ -1,4 +1,5 @@
-/* test_sim_unmap.c — the unmap detector: unmapping a range that unfinished work touches is reported. */
+/* test_sim_unmap.c — the unmap detector: unmapping a range that unfinished work touches is
+ * reported. */
 #include "simgpu_test.h"
 
 static void k_slow(void **p)
