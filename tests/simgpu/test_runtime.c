@@ -53,6 +53,10 @@ static void k_unregistered(void **p)
 
 static CUfunction f_add, f_gate;
 
+/* The flag of gated kernels; the teardown of every test opens it, so that a
+   failed test cannot leave the compute engine blocked for the next ones. */
+static atomic_int gate;
+
 static void register_kernels(void)
 {
     static const size_t add_sizes[] = {8, 4, 4};
@@ -105,6 +109,15 @@ static int setup(void **state)
 {
     (void)state;
     assert_int_equal(cudaGetLastError(), cudaSuccess);
+    atomic_store(&gate, 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    atomic_store(&gate, 1);
+    cudaDeviceSynchronize();
     return 0;
 }
 
@@ -206,6 +219,8 @@ static void test_memcpy_directions(void **state)
     static int src[N], dst[N], h2h[N];
     int *d1, *d2;
     uint64_t h2d = STAT(bytes_h2d), d2h = STAT(bytes_d2h), d2d = STAT(bytes_d2d);
+    unsigned long c_h2d = simgpu_calls("cuMemcpyHtoD_v2"), c_d2h = simgpu_calls("cuMemcpyDtoH_v2");
+    unsigned long c_d2d = simgpu_calls("cuMemcpyDtoD_v2"), c_any = simgpu_calls("cuMemcpy");
 
     (void)state;
     fill(src, N, 100);
@@ -218,6 +233,11 @@ static void test_memcpy_directions(void **state)
     assert_int_equal(STAT(bytes_h2d) - h2d, sizeof src);
     assert_int_equal(STAT(bytes_d2d) - d2d, sizeof src);
     assert_int_equal(STAT(bytes_d2h) - d2h, sizeof src);
+    /* Each kind reaches the driver copy of its direction. */
+    assert_int_equal(simgpu_calls("cuMemcpyHtoD_v2") - c_h2d, 1);
+    assert_int_equal(simgpu_calls("cuMemcpyDtoD_v2") - c_d2d, 1);
+    assert_int_equal(simgpu_calls("cuMemcpyDtoH_v2") - c_d2h, 1);
+    assert_int_equal(simgpu_calls("cuMemcpy") - c_any, 0);
 
     assert_int_equal(cudaMemcpy(h2h, src, sizeof src, cudaMemcpyHostToHost), cudaSuccess);
     expect_seq(h2h, N, 100);
@@ -229,6 +249,8 @@ static void test_memcpy_directions(void **state)
     assert_int_equal(cudaMemcpy(d2, d1, sizeof src, cudaMemcpyDefault), cudaSuccess);
     assert_int_equal(cudaMemcpy(dst, d2, sizeof src, cudaMemcpyDefault), cudaSuccess);
     expect_seq(dst, N, 900);
+    assert_int_equal(simgpu_calls("cuMemcpy") - c_any, 4); /* unified copies */
+    assert_int_equal(simgpu_calls("cuMemcpyHtoD_v2") - c_h2d, 1);
 
     assert_int_equal(cudaMemcpy(dst, d2, sizeof src, (enum cudaMemcpyKind)7),
                      cudaErrorInvalidMemcpyDirection);
@@ -241,8 +263,13 @@ static void test_memcpy_async_pinned(void **state)
 {
     cudaStream_t s;
     int *pin, *d;
+    const char *const entries[] = {"cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
+                                   "cuMemcpyDtoDAsync_v2", "cuMemcpyAsync"};
+    unsigned long before[4];
 
     (void)state;
+    for (int i = 0; i < 4; i++)
+        before[i] = simgpu_calls(entries[i]);
     assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
     assert_int_equal(cudaMallocHost((void **)&pin, N * sizeof(int)), cudaSuccess);
     assert_int_equal(cudaMalloc((void **)&d, N * sizeof(int)), cudaSuccess);
@@ -255,8 +282,15 @@ static void test_memcpy_async_pinned(void **state)
     assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
     expect_seq(pin, N, 13);
     assert_int_equal(cudaMemcpyAsync(d, pin, N * sizeof(int), cudaMemcpyDefault, s), cudaSuccess);
-    assert_int_equal(cudaMemcpyAsync(pin, d, 16, cudaMemcpyDeviceToDevice, s), cudaSuccess);
+    assert_int_equal(cudaMemcpyAsync(d + 16, d, 16 * sizeof(int), cudaMemcpyDeviceToDevice, s),
+                     cudaSuccess);
     assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    for (int i = 0; i < 4; i++) /* one copy of each kind, each through its own driver call */
+        assert_int_equal(simgpu_calls(entries[i]) - before[i], 1);
+    memset(pin, 0, 32 * sizeof(int));
+    assert_int_equal(cudaMemcpy(pin, d, 32 * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    expect_seq(pin, 16, 13);
+    expect_seq(pin + 16, 16, 13);
     assert_int_equal(cudaFree(d), cudaSuccess);
     assert_int_equal(cudaFreeHost(pin), cudaSuccess);
     assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
@@ -372,20 +406,18 @@ static void test_event_disable_timing(void **state)
    touching the last error. */
 static void test_stream_wait_and_query(void **state)
 {
-    static atomic_int flag;
     cudaStream_t s1, s2;
     cudaEvent_t ev;
     int host[8] = {0};
     int *d;
 
     (void)state;
-    atomic_store(&flag, 0);
     assert_int_equal(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), cudaSuccess);
     assert_int_equal(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking), cudaSuccess);
     assert_int_equal(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), cudaSuccess);
     assert_int_equal(cudaMalloc((void **)&d, sizeof host), cudaSuccess);
     assert_int_equal(cudaMemcpy(d, host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
-    assert_int_equal(launch_gate(&flag, s1), cudaSuccess);
+    assert_int_equal(launch_gate(&gate, s1), cudaSuccess);
     assert_int_equal(launch_add(d, 8, 1, s1), cudaSuccess);
     assert_int_equal(cudaEventRecord(ev, s1), cudaSuccess);
     assert_int_equal(cudaStreamWaitEvent(s2, ev, 0), cudaSuccess);
@@ -394,7 +426,7 @@ static void test_stream_wait_and_query(void **state)
     assert_int_equal(cudaStreamQuery(s2), cudaErrorNotReady);
     assert_int_equal(cudaEventQuery(ev), cudaErrorNotReady);
     assert_int_equal(cudaGetLastError(), cudaSuccess); /* not-ready is not an error */
-    atomic_store(&flag, 1);
+    atomic_store(&gate, 1);
     assert_int_equal(cudaStreamSynchronize(s2), cudaSuccess);
     assert_int_equal(cudaStreamQuery(s1), cudaSuccess);
     assert_int_equal(cudaEventQuery(ev), cudaSuccess);
@@ -613,16 +645,14 @@ static void *other_thread_query(void *arg)
    keeps this thread's per-thread stream busy and no other thread's. */
 static void test_per_thread_stream(void **state)
 {
-    static atomic_int flag;
     struct ptsz_probe probe = {cudaErrorUnknown};
     unsigned long launches = simgpu_calls("cuLaunchKernel_ptsz");
     unsigned long queries = simgpu_calls("cuStreamQuery_ptsz");
-    atomic_int *flag_ptr = &flag;
+    atomic_int *flag_ptr = &gate;
     void *args[] = {&flag_ptr};
     pthread_t t;
 
     (void)state;
-    atomic_store(&flag, 0);
     assert_int_equal(PTSZ(cudaLaunchKernel)((const void *)k_gate, (dim3){1, 1, 1}, (dim3){1, 1, 1},
                                             args, 0, NULL),
                      cudaSuccess);
@@ -633,7 +663,7 @@ static void test_per_thread_stream(void **state)
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(probe.query, cudaSuccess);
     assert_int_equal(simgpu_calls("cuStreamQuery_ptsz"), queries + 2);
-    atomic_store(&flag, 1);
+    atomic_store(&gate, 1);
     assert_int_equal(PTSZ(cudaStreamSynchronize)(NULL), cudaSuccess);
     assert_int_equal(PTSZ(cudaStreamQuery)(NULL), cudaSuccess);
 }
@@ -792,26 +822,26 @@ static void test_no_libcuda_dependency(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup(test_malloc_free, setup),
-        cmocka_unit_test_setup(test_malloc_out_of_memory, setup),
-        cmocka_unit_test_setup(test_malloc_async, setup),
-        cmocka_unit_test_setup(test_host_alloc, setup),
-        cmocka_unit_test_setup(test_memcpy_directions, setup),
-        cmocka_unit_test_setup(test_memcpy_async_pinned, setup),
-        cmocka_unit_test_setup(test_memset, setup),
-        cmocka_unit_test_setup(test_launch_kernel, setup),
-        cmocka_unit_test_setup(test_launch_errors, setup),
-        cmocka_unit_test_setup(test_event_elapsed_time, setup),
-        cmocka_unit_test_setup(test_event_disable_timing, setup),
-        cmocka_unit_test_setup(test_stream_wait_and_query, setup),
-        cmocka_unit_test_setup(test_stream_create_errors, setup),
-        cmocka_unit_test_setup(test_device_queries, setup),
-        cmocka_unit_test_setup(test_error_strings, setup),
-        cmocka_unit_test_setup(test_threads, setup),
-        cmocka_unit_test_setup(test_capture_and_graph, setup),
-        cmocka_unit_test_setup(test_per_thread_stream, setup),
-        cmocka_unit_test_setup(test_per_thread_variants, setup),
-        cmocka_unit_test_setup(test_sticky_error, setup),
+        cmocka_unit_test_setup_teardown(test_malloc_free, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malloc_out_of_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_malloc_async, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_host_alloc, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memcpy_directions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memcpy_async_pinned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memset, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_kernel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_launch_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_elapsed_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_disable_timing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_wait_and_query, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stream_create_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_device_queries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_error_strings, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_capture_and_graph, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_per_thread_stream, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_per_thread_variants, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sticky_error, setup, teardown),
         cmocka_unit_test(test_no_libcuda_dependency),
     };
 
