@@ -66,6 +66,15 @@ for mode in segments async exact; do
 done
 if [ "$same" -eq 1 ]; then ok "same checksum in segments, async and exact modes"; else not_ok "same checksum in segments, async and exact modes"; fi
 
+# 2b. Sampling every 4 KiB page: still mode-independent, and a different sample set.
+if run page-segments "${SMALL[@]}" --stride 4096 && run page-exact "${SMALL[@]}" --stride 4096 --mode exact &&
+    [ "$(field checksum "$tmp/page-segments.out")" = "$(field checksum "$tmp/page-exact.out")" ] &&
+    [ "$(field checksum "$tmp/page-segments.out")" != "$want" ]; then
+    ok "--stride 4096 (every page): same checksum in segments and exact modes"
+else
+    not_ok "--stride 4096 (every page): same checksum in segments and exact modes"
+fi
+
 # 3. The ~2 GiB configuration, in every mode: finishes, same checksum, peak about 2 GiB.
 want=""
 for mode in segments async exact; do
@@ -137,13 +146,14 @@ else
     not_ok "out of memory fails cleanly (no 2 GiB run to size it)"
 fi
 
-# 6. Usage errors exit with status 2.
+# 6. Usage errors exit with status 2; --help prints the usage and succeeds.
 bad=0
+"$bin" --help | grep -q '^usage: train_sim' || bad=1
 for args in "--mode nope" "--layers 0" "--stride 1000" "--lose x:1" "--hidden"; do
     # shellcheck disable=SC2086
     "$bin" $args >/dev/null 2>&1
     [ $? -eq 2 ] || bad=1
 done
-if [ "$bad" -eq 0 ]; then ok "usage errors exit with status 2"; else not_ok "usage errors exit with status 2"; fi
+if [ "$bad" -eq 0 ]; then ok "usage errors exit with status 2, --help with 0"; else not_ok "usage errors exit with status 2, --help with 0"; fi
 
 exit "$failed"

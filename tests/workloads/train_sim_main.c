@@ -37,14 +37,22 @@ int train_sim_check(cudaError_t e, const char *what)
 
 static const char *const mode_names[] = {"segments", "async", "exact"};
 
+static const char usage_text[] =
+    "usage: train_sim [--mode segments|async|exact] [--layers N] [--hidden N]\n"
+    "                 [--batch N] [--seq N] [--vocab N] [--iters N] [--stride BYTES]\n"
+    "                 [--lose w1:K|h:K]\n"
+    "defaults: --mode segments --layers 6 --hidden 768 --batch 4 --seq 512 --vocab 8192\n"
+    "          --iters 10 --stride 65536\n"
+    "  --mode    segments: PyTorch-like caching allocator (2 MiB / 20 MiB segments);\n"
+    "            async: cudaMallocAsync per tensor; exact: cudaMalloc per tensor\n"
+    "  --stride  bytes between sampled 4 KiB pages (4 KiB multiple, at most 1 MiB)\n"
+    "  --lose    test instrument: zero 2 MiB chunk K of layer 0's W1 (after step 0) or\n"
+    "            of its MLP activation h (between forward and backward of step 0)\n"
+    "about 2 GiB peak: --layers 4 --hidden 1024 --batch 7 --seq 1024\n";
+
 static int usage(const char *msg)
 {
-    fprintf(stderr,
-            "train_sim: %s\n"
-            "usage: train_sim [--mode segments|async|exact] [--layers N] [--hidden N]\n"
-            "                 [--batch N] [--seq N] [--vocab N] [--iters N] [--stride BYTES]\n"
-            "                 [--lose w1:K|h:K]\n",
-            msg);
+    fprintf(stderr, "train_sim: %s\n%s", msg, usage_text);
     return 2;
 }
 
@@ -119,11 +127,16 @@ static int parse_flag(const char *flag, const char *val, struct train_sim_config
     return -1;
 }
 
+/* Returns 0, 2 after a usage error, or -1 after printing --help. */
 static int parse_args(int argc, char **argv, struct train_sim_config *c)
 {
     char msg[128];
 
     for (int i = 1; i < argc; i += 2) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return -1;
+        }
         if (i + 1 >= argc || parse_flag(argv[i], argv[i + 1], c) != 0) {
             snprintf(msg, sizeof msg, "bad argument '%s%s%s'", argv[i], i + 1 < argc ? " " : "",
                      i + 1 < argc ? argv[i + 1] : "");
@@ -205,6 +218,6 @@ int main(int argc, char **argv)
     int rc = parse_args(argc, argv, &c);
 
     if (rc != 0)
-        return rc;
+        return rc < 0 ? 0 : rc; /* -1: --help was printed */
     return run(&c);
 }
