@@ -19,11 +19,11 @@ cudaError_t cudaStreamCreate(cudaStream_t *pStream)
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
     const struct simgpu_rt_driver *d;
+    cudaError_t e;
 
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    cudaError_t e = enter(&d);
-
+    e = enter(&d);
     if (e != cudaSuccess)
         return e;
     return simgpu_rt_error_cu(d->stream_create(pStream, flags));
@@ -33,7 +33,6 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
     const struct simgpu_rt_driver *d;
-
     cudaError_t e = enter(&d);
 
     if (e != cudaSuccess)
@@ -110,11 +109,11 @@ cudaError_t cudaEventCreate(cudaEvent_t *event)
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
     const struct simgpu_rt_driver *d;
+    cudaError_t e;
 
     if (!event)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    cudaError_t e = enter(&d);
-
+    e = enter(&d);
     if (e != cudaSuccess)
         return e;
     return simgpu_rt_error_cu(d->event_create(event, flags));
@@ -130,7 +129,6 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 cudaError_t cudaEventQuery(cudaEvent_t event)
 {
     const struct simgpu_rt_driver *d;
-
     cudaError_t e = enter(&d);
 
     if (e != cudaSuccess)
@@ -142,7 +140,6 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     const struct simgpu_rt_driver *d;
-
     cudaError_t e = enter(&d);
 
     if (e != cudaSuccess)
@@ -154,11 +151,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     const struct simgpu_rt_driver *d;
+    cudaError_t e;
 
     if (!ms)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    cudaError_t e = enter(&d);
-
+    e = enter(&d);
     if (e != cudaSuccess)
         return e;
     return simgpu_rt_error_cu(d->event_elapsed_time(ms, start, end));
@@ -168,7 +165,6 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
     const struct simgpu_rt_driver *d;
-
     cudaError_t e = enter(&d);
 
     if (e != cudaSuccess)
