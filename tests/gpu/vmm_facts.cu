@@ -246,6 +246,13 @@ int main()
         proc_variant(lib, "cuLaunchKernel", "cuLaunchKernel", "cuLaunchKernel_ptsz");
         proc_variant(lib, "cuMemcpyHtoD", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds");
         proc_variant(lib, "cuMemAlloc", "cuMemAlloc_v2", "cuMemAlloc_v2");
+        void *fn = NULL;
+        CUdriverProcAddressQueryResult st;
+        cuGetProcAddress("cuCtxSynchronize", &fn, 13000, 0, &st);
+        printf("fact: cuGetProcAddress(cuCtxSynchronize, 13000) -> %s\n",
+               fn == dlsym(lib, "cuCtxSynchronize_v2") ? "cuCtxSynchronize_v2"
+               : fn == dlsym(lib, "cuCtxSynchronize") ? "cuCtxSynchronize"
+                                                      : "another pointer");
     }
     unmap_waits(gran);
     return failures ? 1 : 0;

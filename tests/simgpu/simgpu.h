@@ -59,7 +59,8 @@ CUfunction simgpu_function_of(simgpu_body body);
 struct simgpu_stats {
     uint64_t capacity_bytes;    /* SIMGPU_MEMORY */
     uint64_t device_bytes;      /* device-located physical bytes now */
-    uint64_t peak_device_bytes; /* high-water mark of device_bytes */
+    uint64_t peak_device_bytes; /* high-water mark of device_bytes over the whole run */
+    uint64_t window_peak_bytes; /* high-water mark since the last simgpu_reset_peak() */
     uint64_t host_mapped_bytes; /* host-located physical bytes now (VMM) */
     uint64_t bytes_h2d;         /* copied host to device */
     uint64_t bytes_d2h;         /* copied device to host */
@@ -70,8 +71,8 @@ struct simgpu_stats {
     uint64_t zero_copy_pages;   /* distinct 4 KiB pages of host-located memory
                                    touched, summed over kernels */
     uint64_t illegal_accesses;  /* kernels or copies that touched unmapped memory */
-    uint64_t unmap_hazards;     /* cuMemUnmap/cuMemFree of a range that submitted
-                                   work not yet known complete by the host touches */
+    uint64_t unmap_hazards;     /* cuMemUnmap of a range that submitted work not yet
+                                   known complete by the host touches */
     uint64_t injected_failures; /* calls failed by SIMGPU_FAIL / simgpu_fail */
     double device_time_us;      /* virtual time of the latest completed command */
 };
@@ -79,7 +80,8 @@ struct simgpu_stats {
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */
 int simgpu_get_stats(struct simgpu_stats *out);
 
-/* Resets peak_device_bytes to the current device_bytes. */
+/* Starts a new window: window_peak_bytes becomes the current device_bytes.
+   peak_device_bytes (the whole run's, also in the SIMGPU_STATS file) is kept. */
 void simgpu_reset_peak(void);
 
 /* Writes the statistics as a JSON object (keys as the struct fields) to path.

@@ -296,9 +296,8 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
     return rc;
 }
 
-CUresult CUDAAPI cuCtxSynchronize(void)
+static CUresult ctx_synchronize(void)
 {
-    SIM_ENTER(cuCtxSynchronize);
     CUresult rc = sim_need_ctx();
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -307,6 +306,29 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     rc = sim_sticky();
     pthread_mutex_unlock(&sim.lock);
     return rc;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+    SIM_ENTER(cuCtxSynchronize);
+    return ctx_synchronize();
+}
+
+/* CUDA 13: the context is named (NULL: the current one). */
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+    SIM_ENTER(cuCtxSynchronize_v2);
+    if (ctx && !valid_ctx(ctx))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx && !sim_current_ctx()) {
+        /* synchronising a named context does not need it to be current */
+        pthread_mutex_lock(&sim.lock);
+        sim_host_wait_all();
+        CUresult rc = sim_sticky();
+        pthread_mutex_unlock(&sim.lock);
+        return rc;
+    }
+    return ctx_synchronize();
 }
 
 /* ---- errors ---- */

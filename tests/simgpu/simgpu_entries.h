@@ -34,6 +34,7 @@
     X(cuCtxPopCurrent_v2, cuCtxPopCurrent, 4000, A) \
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, A) \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, A) \
+    X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, A) \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, A) \
     X(cuMemAlloc_v2, cuMemAlloc, 3020, A) \
     X(cuMemFree_v2, cuMemFree, 3020, A) \

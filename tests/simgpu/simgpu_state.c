@@ -200,4 +200,6 @@ void sim_account_device(int64_t delta)
     sim.stats.device_bytes = (uint64_t)((int64_t)sim.stats.device_bytes + delta);
     if (sim.stats.device_bytes > sim.stats.peak_device_bytes)
         sim.stats.peak_device_bytes = sim.stats.device_bytes;
+    if (sim.stats.device_bytes > sim.stats.window_peak_bytes)
+        sim.stats.window_peak_bytes = sim.stats.device_bytes;
 }

@@ -19,7 +19,7 @@ int simgpu_get_stats(struct simgpu_stats *out)
 void simgpu_reset_peak(void)
 {
     pthread_mutex_lock(&sim.lock);
-    sim.stats.peak_device_bytes = sim.stats.device_bytes;
+    sim.stats.window_peak_bytes = sim.stats.device_bytes;
     pthread_mutex_unlock(&sim.lock);
 }
 
@@ -35,20 +35,21 @@ int simgpu_write_stats(const char *path)
         return -1;
     fprintf(f,
             "{\n  \"capacity_bytes\": %llu,\n  \"device_bytes\": %llu,\n"
-            "  \"peak_device_bytes\": %llu,\n  \"host_mapped_bytes\": %llu,\n"
+            "  \"peak_device_bytes\": %llu,\n  \"window_peak_bytes\": %llu,\n"
+            "  \"host_mapped_bytes\": %llu,\n"
             "  \"bytes_h2d\": %llu,\n  \"bytes_d2h\": %llu,\n  \"bytes_d2d\": %llu,\n"
             "  \"copies\": %llu,\n  \"kernels\": %llu,\n  \"zero_copy_kernels\": %llu,\n"
             "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
             "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
             "  \"device_time_us\": %.3f\n}\n",
             (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
-            (unsigned long long)s.peak_device_bytes, (unsigned long long)s.host_mapped_bytes,
-            (unsigned long long)s.bytes_h2d, (unsigned long long)s.bytes_d2h,
-            (unsigned long long)s.bytes_d2d, (unsigned long long)s.copies,
-            (unsigned long long)s.kernels, (unsigned long long)s.zero_copy_kernels,
-            (unsigned long long)s.zero_copy_pages, (unsigned long long)s.illegal_accesses,
-            (unsigned long long)s.unmap_hazards, (unsigned long long)s.injected_failures,
-            s.device_time_us);
+            (unsigned long long)s.peak_device_bytes, (unsigned long long)s.window_peak_bytes,
+            (unsigned long long)s.host_mapped_bytes, (unsigned long long)s.bytes_h2d,
+            (unsigned long long)s.bytes_d2h, (unsigned long long)s.bytes_d2d,
+            (unsigned long long)s.copies, (unsigned long long)s.kernels,
+            (unsigned long long)s.zero_copy_kernels, (unsigned long long)s.zero_copy_pages,
+            (unsigned long long)s.illegal_accesses, (unsigned long long)s.unmap_hazards,
+            (unsigned long long)s.injected_failures, s.device_time_us);
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -98,7 +98,10 @@ static void test_capacity_enforced_and_reported(void **state)
     CK(cuMemAlloc(&c, 20 * MIB));
     assert_int_equal(sim_test_stats().device_bytes, 60 * MIB);
     CK(cuMemFree(a));
+    simgpu_reset_peak(); /* a new window; the run's peak stays */
+    assert_int_equal(sim_test_stats().window_peak_bytes, 20 * MIB);
     CK(cuMemAlloc(&b, 30 * MIB));
+    assert_int_equal(sim_test_stats().window_peak_bytes, 50 * MIB);
     assert_true(sim_test_stats().peak_device_bytes >= 60 * MIB);
     CK(cuMemFree(b));
     CK(cuMemFree(c));

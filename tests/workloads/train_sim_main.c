@@ -171,10 +171,10 @@ static int step(struct train_sim_model *m, int it, uint64_t *peak, double *devic
         fprintf(stderr, "train_sim: simgpu_get_stats failed\n");
         return -1;
     }
-    if (st.peak_device_bytes > *peak)
-        *peak = st.peak_device_bytes;
+    if (st.window_peak_bytes > *peak)
+        *peak = st.window_peak_bytes;
     printf("iter %d device_us=%.1f peak_bytes=%" PRIu64 " loss=0x%08" PRIx32 "\n", it, *device_us,
-           st.peak_device_bytes, loss);
+           st.window_peak_bytes, loss);
     fflush(stdout);
     return 0;
 }
