@@ -39,7 +39,9 @@ static int parse_bool(const char *t, size_t len, bool *out)
 
 static int parse_int(const char *t, size_t len, int64_t *out)
 {
-    size_t i = len > 0 && (t[0] == '-' || t[0] == '+') ? 1 : 0;
+    if (len == 0)
+        return -1;
+    size_t i = t[0] == '-' || t[0] == '+' ? 1 : 0;
     uint64_t v = 0, limit = t[0] == '-' ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     if (i == len)
         return -1;
