@@ -1,0 +1,95 @@
+/* shim_trace.h — the trace writer's interface: what the interposer records, from any thread.
+ *
+ * Contract shared by the interposer (the caller) and the trace writer (shim_trace_*.c):
+ * - Every record function is cheap and callable from any thread at any time,
+ *   including before shim_trace_start() and after shim_trace_stop() (then it
+ *   does nothing). It appends to the calling thread's buffer: no global lock and
+ *   no allocation on the common path (a full buffer is handed to the writer
+ *   thread). It never blocks on I/O, never calls exit() or abort(), and never
+ *   calls into CUDA.
+ * - Identifiers are chosen by the interposer: alloc_id and func_id are nonzero
+ *   and unique for the life of the process (an id is never reused); stream is
+ *   the CUstream value as an integer (0 = legacy default stream, 2 = per-thread).
+ * - seq is the process-wide launch index (0, 1, 2, ... in launch order) that the
+ *   interposer assigns; kernel times and step boundaries refer to it.
+ * - Each record gets a timestamp (nanoseconds, CLOCK_MONOTONIC) and the
+ *   calling thread's id when it is recorded.
+ */
+#ifndef SHIM_TRACE_H
+#define SHIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What kind of memory an allocation record describes. */
+enum shim_alloc_kind {
+    SHIM_ALLOC_PLAIN = 1,    /* cuMemAlloc */
+    SHIM_ALLOC_ASYNC = 2,    /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+    SHIM_ALLOC_VMM_MAP = 3,  /* cuMemMap of a cuMemCreate handle (addr = mapped range) */
+    SHIM_ALLOC_HOST = 4,     /* pinned host memory (cuMemHostAlloc, cuMemAllocHost) */
+    SHIM_ALLOC_MANAGED = 5,  /* an allocation the shim backs with VMM (later issues) */
+};
+
+/* Direction of a copy record. */
+enum shim_copy_dir {
+    SHIM_COPY_H2D = 1,
+    SHIM_COPY_D2H = 2,
+    SHIM_COPY_D2D = 3,
+    SHIM_COPY_H2H = 4,
+    SHIM_COPY_MEMSET = 5, /* dst_id set, src_id 0 */
+};
+
+/* What a synchronisation record waited for. */
+enum shim_sync_kind {
+    SHIM_SYNC_CTX = 1,    /* cuCtxSynchronize */
+    SHIM_SYNC_STREAM = 2, /* cuStreamSynchronize */
+    SHIM_SYNC_EVENT = 3,  /* cuEventSynchronize */
+    SHIM_SYNC_COPY = 4,   /* a synchronous copy */
+};
+
+struct shim_trace_info { /* written once into the file header */
+    int pid, rank;
+    const char *command;     /* the program's command line, may be NULL */
+    const char *config_text; /* the effective configuration, printable, may be NULL */
+};
+
+/* Opens the trace file: pattern with %p (pid) and %r (rank) expanded, created
+   exclusively with mode 0600 (an existing file is never overwritten), and
+   starts the writer thread. Returns 0, or -1 with a one-line reason in err. */
+int shim_trace_start(const char *pattern, const struct shim_trace_info *info, char *err,
+                     size_t errlen);
+
+/* Flushes every thread's buffer, writes the final chunk, stops the writer
+   thread and closes the file. Safe to call more than once, and at exit. */
+void shim_trace_stop(void);
+
+/* In the child of a fork: forget the parent's file and threads without
+   touching them; recording stays off in the child. */
+void shim_trace_forget_after_fork(void);
+
+/* Whether records are being written (cheap; for skipping work that only feeds the trace). */
+int shim_trace_active(void);
+
+/* ---- records ---- */
+
+void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+                      uint64_t stream);
+void shim_trace_free(uint64_t alloc_id, uint64_t stream);
+/* The name of a function, recorded once before its first launch record. */
+void shim_trace_func_name(uint64_t func_id, const char *name);
+/* A kernel launch and the allocations its parameters point into (n may be 0). */
+void shim_trace_launch(uint64_t seq, uint64_t func_id, uint64_t stream, const uint64_t *alloc_ids,
+                       uint32_t n);
+/* The measured duration of launch seq (profiled steps only). */
+void shim_trace_kernel_time(uint64_t seq, double usec);
+void shim_trace_copy(enum shim_copy_dir dir, uint64_t dst_id, uint64_t src_id, uint64_t bytes,
+                     uint64_t stream);
+void shim_trace_sync(enum shim_sync_kind kind, uint64_t stream);
+/* A training step begins at launch first_seq (step 0 is the first detected). */
+void shim_trace_step(uint64_t step, uint64_t first_seq);
+/* A graph launch; the allocations it touched were recorded during capture. */
+void shim_trace_graph_launch(uint64_t graph_id, uint64_t stream);
+/* A free-form event worth showing in the report (degradations, warnings). */
+void shim_trace_note(const char *text);
+
+#endif
