@@ -201,8 +201,7 @@ plan_err plan_lower_bound(const plan_model *m, uint64_t budget, double *lb_us);
  * When no plan of that planner holds the budget, the plan with the smallest peak it found is
  * returned and st->feasible is 0. PLAN_ERR_LIMIT: exact on a model too large for it.
  * PLAN_ERR_INVALID, PLAN_ERR_NOMEM. */
-plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out,
-                   plan_stats *st);
+plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out, plan_stats *st);
 
 /* One point of the memory-time curve. */
 typedef struct plan_proposal {

@@ -31,8 +31,8 @@ static bool entry_ok(const plan_gap *g, const plan_entry *e, char *msg, size_t c
         return false;
     }
     if (e->wait_at != PLAN_NO_OP && (e->wait_at <= e->evict_after || e->wait_at > g->b)) {
-        plan_msg(msg, cap, "entry %zu: wait_at %d outside (%d, %d]", i, e->wait_at,
-                 e->evict_after, g->b);
+        plan_msg(msg, cap, "entry %zu: wait_at %d outside (%d, %d]", i, e->wait_at, e->evict_after,
+                 g->b);
         return false;
     }
     return true;

@@ -34,21 +34,21 @@ typedef struct plan_gap {
 
 typedef struct plan_ctx {
     const plan_model *m;
-    size_t n;                 /* operations */
-    double *start;            /* nominal (stall-free) start of op p, p in [0, n]; start[n] = compute */
-    double compute;           /* sum of durations */
-    plan_gap *gaps;           /* sorted by (alloc, a) */
+    size_t n;       /* operations */
+    double *start;  /* nominal (stall-free) start of op p, p in [0, n]; start[n] = compute */
+    double compute; /* sum of durations */
+    plan_gap *gaps; /* sorted by (alloc, a) */
     size_t ngaps;
-    uint32_t *gap0;           /* gaps of allocation x: [gap0[x], gap0[x + 1]) */
-    uint64_t *birth_bytes;    /* born at the start of op p */
-    uint64_t *death_bytes;    /* dying at the end of op p */
-    uint64_t cyclic_bytes;    /* birth and death PLAN_NO_OP */
-    uint64_t head_bytes;      /* birth PLAN_NO_OP, death in the step */
-    uint64_t outlive_bytes;   /* born in the step, death PLAN_NO_OP */
-    uint64_t *live;           /* bytes live during op p without a plan */
-    uint64_t *floor;          /* bytes that no plan can move off the device during op p */
-    uint64_t native_peak;     /* max live */
-    uint64_t floor_peak;      /* max floor */
+    uint32_t *gap0;         /* gaps of allocation x: [gap0[x], gap0[x + 1]) */
+    uint64_t *birth_bytes;  /* born at the start of op p */
+    uint64_t *death_bytes;  /* dying at the end of op p */
+    uint64_t cyclic_bytes;  /* birth and death PLAN_NO_OP */
+    uint64_t head_bytes;    /* birth PLAN_NO_OP, death in the step */
+    uint64_t outlive_bytes; /* born in the step, death PLAN_NO_OP */
+    uint64_t *live;         /* bytes live during op p without a plan */
+    uint64_t *floor;        /* bytes that no plan can move off the device during op p */
+    uint64_t native_peak;   /* max live */
+    uint64_t floor_peak;    /* max floor */
     double d2h_us_per_byte;
     double h2d_us_per_byte;
 } plan_ctx;
@@ -80,7 +80,8 @@ plan_entry plan_ctx_entry(const plan_ctx *c, size_t g, int32_t prefetch_at, int3
  * PLAN_ERR_INVALID with a message, PLAN_ERR_NOMEM. */
 plan_err plan_check_ctx(const plan_ctx *c, const plan *p, uint32_t *gap_of, char *msg, size_t cap);
 
-/* ---- plan_sim.c: the simulator ----------------------------------------------------------------- */
+/* ---- plan_sim.c: the simulator -----------------------------------------------------------------
+ */
 
 /* Per operation of the reported step: actual start and end, and the most device bytes held in
  * its window [end of the previous operation, its end). */
@@ -111,6 +112,54 @@ plan_err plan_sim_run(const plan_ctx *c, const plan *p, uint64_t budget, plan_st
  * bytes moved, then the smaller peak. */
 int plan_stats_cmp(const plan_stats *a, const plan_stats *b);
 
+/* ---- plan_seg.c: range add / range max over operations ------------------------------------- */
+
+/* Positions lo..hi of a gap (hi may be >= n: next step); empty when lo > hi. */
+typedef struct plan_span {
+    int64_t lo, hi;
+} plan_span;
+
+typedef struct plan_seg {
+    size_t size, n;
+    int64_t *mx, *lz;
+} plan_seg;
+
+/* Tree over v[0..n). PLAN_ERR_NOMEM. */
+plan_err plan_seg_init(plan_seg *s, const uint64_t *v, size_t n);
+void plan_seg_free(plan_seg *s);
+
+/* Adds v over the (circular) span; the maximum over a span (INT64_MIN / 2 when empty), overall. */
+void plan_seg_add(plan_seg *s, plan_span sp, int64_t v);
+int64_t plan_seg_max(const plan_seg *s, plan_span sp);
+int64_t plan_seg_top(const plan_seg *s);
+
+/* First and last positions of sp (on sp's own axis) whose value exceeds v; empty if none. */
+plan_span plan_seg_above(const plan_seg *s, plan_span sp, int64_t v);
+
+/* ---- plan_cover.c: which operations a gap keeps free ------------------------------------------
+ */
+
+/* Copy-engine schedules of a set of chosen gaps: evictions first come first served in order of
+ * last touch, as early as possible; copies back in order of need, as late as possible. Two turns
+ * around the step so that copies spilling over the step boundary are counted. */
+typedef struct plan_engines {
+    size_t nd, nh;
+    uint32_t *d_gap;                    /* evictions, in issue order */
+    double *d_done;                     /* their completion */
+    uint32_t *h_gap;                    /* copies back, latest need first */
+    double *h_start;                    /* their start */
+    double *h_need;                     /* their need time */
+    double *evict_done, *restore_start; /* per gap, for the chosen ones */
+} plan_engines;
+
+/* Schedules the gaps with sel[g] != 0. PLAN_ERR_NOMEM. */
+plan_err plan_engines_build(plan_engines *en, const plan_ctx *c, const uint8_t *sel);
+void plan_engines_free(plan_engines *en);
+
+/* Operations gap g keeps entirely free: for a chosen gap from the schedules, for another one as
+ * if it were added to them. Without engines (NULL): copies unhindered (nominal). */
+plan_span plan_cover(const plan_ctx *c, const plan_engines *en, size_t g);
+
 /* ---- plan_reactive.c ------------------------------------------------------------------------ */
 
 /* The reactive plan for budget. PLAN_ERR_NOMEM. */
@@ -121,12 +170,21 @@ plan_err plan_reactive(const plan_ctx *c, uint64_t budget, plan *out);
 /* The scheduled plan for budget. PLAN_ERR_NOMEM. */
 plan_err plan_scheduled(const plan_ctx *c, uint64_t budget, plan *out);
 
-/* Chooses gaps to evict (sel[g] = 1) so that the estimated level fits budget. PLAN_ERR_NOMEM. */
-plan_err plan_select(const plan_ctx *c, uint64_t budget, uint8_t *sel);
+/* Chooses gaps to evict (sel[g] = 1) so that the estimated level (live bytes plus extra[q], when
+ * extra is not NULL) fits budget. A gap whose copies cannot be hidden is chosen to keep a span of
+ * operations free whatever the stall: force[g] (its positions), empty (lo > hi) for the others.
+ * PLAN_ERR_NOMEM. */
+plan_err plan_select(const plan_ctx *c, uint64_t budget, const uint64_t *extra, uint8_t *sel,
+                     plan_span *force);
+
+/* Entry of gap g whose copy back is placed as late as the link allows on the nominal timeline,
+ * issued no earlier than position kmin. */
+plan_entry plan_place_one(const plan_ctx *c, size_t g, int32_t kmin);
 
 /* Builds the plan of the selected gaps: evictions right after the last touch, prefetches as late
- * as the host-to-device engine allows, no waits. PLAN_ERR_NOMEM. */
-plan_err plan_place(const plan_ctx *c, const uint8_t *sel, plan *out);
+ * as the host-to-device engine allows; a gap forced over force[g] (may be NULL) waits for its
+ * eviction before the span and is copied back after it. PLAN_ERR_NOMEM. */
+plan_err plan_place(const plan_ctx *c, const uint8_t *sel, const plan_span *force, plan *out);
 
 /* The canonical plan of the smallest peak: every gap evicted after its last touch, the next
  * operation waiting for the copy, the copy back issued by the touch that needs it.
@@ -141,7 +199,8 @@ plan_err plan_improve(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *s
  * best outcome seen. PLAN_ERR_NOMEM. */
 plan_err plan_repair(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st);
 
-/* ---- plan_exact.c ----------------------------------------------------------------------------- */
+/* ---- plan_exact.c -----------------------------------------------------------------------------
+ */
 
 /* Search limit of the exact planner, in simulated plans. */
 #define PLAN_EXACT_MAX_NODES 4000000u
@@ -150,12 +209,26 @@ plan_err plan_repair(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st
  * PLAN_EXACT_MAX_NODES, PLAN_ERR_NOMEM. */
 plan_err plan_exact(const plan_ctx *c, uint64_t budget, plan *out);
 
-/* ---- plan_bound.c ----------------------------------------------------------------------------- */
+/* ---- plan_bound.c -----------------------------------------------------------------------------
+ */
 
 /* plan_lower_bound on an analysed model. PLAN_ERR_NOMEM. */
 plan_err plan_bound_ctx(const plan_ctx *c, uint64_t budget, double *lb_us);
 
-/* ---- plan_parse.c ----------------------------------------------------------------------------- */
+/* The per-operation part of the bound (claims 1-4 of plan_bound.c) over every operation, for the
+ * plans that keep the gaps with skip[g] != 0 resident (+infinity when they cannot hold the
+ * budget). Used to cut the exact search. PLAN_ERR_NOMEM. */
+plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *skip, double *lb_us);
+
+/* ---- plan_make.c ------------------------------------------------------------------------------
+ */
+
+/* plan_make on an analysed model; out must be initialised. Same errors. */
+plan_err plan_make_ctx(const plan_ctx *c, plan_kind kind, uint64_t budget, plan *out,
+                       plan_stats *st);
+
+/* ---- plan_parse.c -----------------------------------------------------------------------------
+ */
 
 /* Parses a finite decimal number (digits, optional fraction and exponent, optional leading
  * sign) covering all of s[0..len); locale-independent. false on anything else. */
@@ -167,7 +240,8 @@ bool plan_parse_i64(const char *s, size_t len, int64_t *out);
 /* plan_parse_size on s[0..len). */
 plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out);
 
-/* ---- plan_model.c ----------------------------------------------------------------------------- */
+/* ---- plan_model.c -----------------------------------------------------------------------------
+ */
 
 /* snprintf into msg[0..cap) when cap > 0. */
 void plan_msg(char *msg, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -148,8 +148,9 @@ static bool alloc_ok(const plan_model *m, size_t i, uint64_t *total, char *msg, 
     }
     *total += a->bytes;
     if (a->birth < -1 || a->birth >= n || a->death < -1 || a->death >= n) {
-        plan_msg(msg, cap, "allocation %zu: birth and death must be -1 or an operation in [0, %lld)",
-                 i, (long long)n);
+        plan_msg(msg, cap,
+                 "allocation %zu: birth and death must be -1 or an operation in [0, %lld)", i,
+                 (long long)n);
         return false;
     }
     if (a->birth >= 0 && a->death >= 0 && a->birth > a->death) {

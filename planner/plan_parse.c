@@ -276,8 +276,7 @@ static plan_err read_op(reader *r, const tok *a, size_t na)
     return e;
 }
 
-static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, int64_t *birth,
-                           int64_t *death)
+static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, int64_t *birth, int64_t *death)
 {
     char b[40];
     plan_err e;
@@ -331,8 +330,8 @@ static plan_err read_alloc(reader *r, const tok *a, size_t na, const char *rest,
                 return PLAN_ERR_NOMEM;
             r->tbuf = p, r->tcap = nc;
         }
-        if ((e = int_arg(r, x, birth < 0 ? 0 : birth, death < 0 ? PLAN_MAX_OPS - 1 : death,
-                         "TOUCH", &t)))
+        if ((e = int_arg(r, x, birth < 0 ? 0 : birth, death < 0 ? PLAN_MAX_OPS - 1 : death, "TOUCH",
+                         &t)))
             return e;
         r->tbuf[nt++] = (int32_t)t;
     }

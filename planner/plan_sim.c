@@ -8,7 +8,9 @@
  *   2. prefetches with prefetch_at q are issued at W (earliest need first): a copy back starts
  *      at max(W, engine free, its own eviction done) and takes bytes / bandwidth + remap;
  *   3. q starts at max(W, copies back it needs); the difference to the previous end is stall;
- *      its births are added at its start and its deaths removed at its end;
+ *      its births are added at its start and its deaths removed at its end (allocations that
+ *      exist before the step are added with the births of operation 0, those that outlive it
+ *      removed with the deaths of the last operation);
  *   4. evictions with evict_after q are issued at its end (by allocation index): a copy to host
  *      starts at max(end, engine free); the device bytes are released when it completes (an
  *      allocation that dies on host releases them at its death if that comes first); a copy back
@@ -130,7 +132,7 @@ static int32_t entry_pos(const sim *s, size_t i, int list)
         return e->need;
     default:
         return s->c->gaps[s->gap_of[i]].kind == PLAN_GAP_TAIL ? s->c->gaps[s->gap_of[i]].last
-                                                             : PLAN_NO_OP;
+                                                              : PLAN_NO_OP;
     }
 }
 
@@ -207,8 +209,8 @@ static plan_err issue_restore(sim *s, uint32_t i, double ready)
 /* ---- one step ------------------------------------------------------------------------------ */
 
 #define FOR_ITEMS(s, list, q, it)                                                                  \
-    for (const sim_item *it = (s)->item[list] + (s)->head[list][q],                               \
-                        *it##_end = (s)->item[list] + (s)->head[list][(q) + 1];                   \
+    for (const sim_item *it = (s)->item[list] + (s)->head[list][q],                                \
+                        *it##_end = (s)->item[list] + (s)->head[list][(q) + 1];                    \
          it < it##_end; it++)
 
 static void push_c(sim *s, double t, int64_t d, size_t op)
@@ -228,7 +230,7 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
     FOR_ITEMS(s, L_NEED, q, it) st = PLAN_MAX(st, s->restore_done[it->ent]);
     s->stall += st - ready;
     double end = st + s->c->m->ops[q].dur_us;
-    push_c(s, st, (int64_t)s->c->birth_bytes[q], q);
+    push_c(s, st, (int64_t)(s->c->birth_bytes[q] + (q ? 0 : s->c->head_bytes)), q);
     FOR_ITEMS(s, L_DEATH, q, it)
     {
         int64_t b = (int64_t)s->c->m->allocs[s->p->entries[it->ent].alloc].bytes;
@@ -248,7 +250,6 @@ static plan_err run_step(sim *s)
     double t = s->t_end;
     s->ncv = 0;
     s->stall = 0;
-    push_c(s, t, (int64_t)s->c->head_bytes, 0);
     for (size_t q = 0; q < n; q++) {
         plan_err e = run_op(s, q, t, &t);
         if (e)
@@ -278,10 +279,10 @@ static uint64_t flush_step(sim *s, double t_end)
     size_t n = s->c->n, cur = 0, k = 0;
     s->win[0] = (uint64_t)s->level;
     for (;;) {
-        bool have_h = s->nhp > 0 && (s->hp[0].t < t_end || (s->hp[0].t == t_end && s->hp[0].cls < 1));
-        bool take_c = k < s->ncv &&
-                      (!have_h || s->cv[k].t < s->hp[0].t ||
-                       (s->cv[k].t == s->hp[0].t && s->hp[0].cls > 1));
+        bool have_h =
+            s->nhp > 0 && (s->hp[0].t < t_end || (s->hp[0].t == t_end && s->hp[0].cls < 1));
+        bool take_c = k < s->ncv && (!have_h || s->cv[k].t < s->hp[0].t ||
+                                     (s->cv[k].t == s->hp[0].t && s->hp[0].cls > 1));
         if (take_c) {
             apply(s, &cur, PLAN_MAX(cur, s->cv[k].op), s->cv[k].d);
             k++;
@@ -317,8 +318,8 @@ static plan_err sim_alloc(sim *s)
     s->op_start = malloc(n * sizeof(double));
     s->op_end = malloc(n * sizeof(double));
     s->win = malloc(n * sizeof(uint64_t));
-    if (!s->evict_done || !s->restore_done || !s->d2h_us || !s->h2d_us || !s->death_adj ||
-        !s->cv || !s->op_start || !s->op_end || !s->win)
+    if (!s->evict_done || !s->restore_done || !s->d2h_us || !s->h2d_us || !s->death_adj || !s->cv ||
+        !s->op_start || !s->op_end || !s->win)
         return PLAN_ERR_NOMEM;
     return PLAN_OK;
 }
@@ -329,9 +330,13 @@ static plan_err sim_lists(sim *s)
     uint32_t *order = malloc((E ? E : 1) * sizeof(*order));
     if (!order)
         return PLAN_ERR_NOMEM;
-    for (size_t i = 0; i < E; i++)
+    bool sorted = true;
+    for (size_t i = 0; i < E; i++) {
         order[i] = (uint32_t)i;
-    qsort_r(order, E, sizeof(*order), cmp_by_alloc, (void *)s->p);
+        sorted &= i == 0 || s->p->entries[i - 1].alloc <= s->p->entries[i].alloc;
+    }
+    if (!sorted)
+        qsort_r(order, E, sizeof(*order), cmp_by_alloc, (void *)s->p);
     plan_err e = PLAN_OK;
     for (int l = 0; l < L_COUNT && !e; l++)
         e = build_list(s, l, order);

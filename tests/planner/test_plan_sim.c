@@ -59,9 +59,8 @@ static void split(golden *g, char *text)
         char *nl = strchr(line, '\n');
         if (starts(line, "entry")) {
             long v[5];
-            assert_int_equal(sscanf(line, "entry %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2], &v[3],
-                                    &v[4]),
-                             5);
+            assert_int_equal(
+                sscanf(line, "entry %ld %ld %ld %ld %ld", &v[0], &v[1], &v[2], &v[3], &v[4]), 5);
             plan_entry e = {(uint32_t)v[0], (int32_t)v[1], (int32_t)v[2], (int32_t)v[3],
                             (int32_t)v[4]};
             assert_int_equal(plan_push(&g->p, e), PLAN_OK);

@@ -1,0 +1,64 @@
+/* planner/plan_make.c — the planners' front door and the memory-time curve (proposals). */
+#include "plan_internal.h"
+
+plan_err plan_make_ctx(const plan_ctx *c, plan_kind kind, uint64_t budget, plan *out,
+                       plan_stats *st)
+{
+    plan_err e;
+    out->n = 0;
+    switch (kind) {
+    case PLAN_KIND_NONE:
+        e = PLAN_OK;
+        break;
+    case PLAN_KIND_REACTIVE:
+        e = plan_reactive(c, budget, out);
+        break;
+    case PLAN_KIND_SCHEDULED:
+        e = plan_scheduled(c, budget, out);
+        break;
+    case PLAN_KIND_EXACT:
+        e = plan_exact(c, budget, out);
+        break;
+    default:
+        return PLAN_ERR_INVALID;
+    }
+    if (!e)
+        e = plan_sim_run(c, out, budget, st, NULL);
+    return e;
+}
+
+plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out, plan_stats *st)
+{
+    plan_ctx c;
+    plan_err e = plan_ctx_init(&c, m, NULL, 0);
+    if (e)
+        return e;
+    e = plan_make_ctx(&c, kind, budget, out, st);
+    plan_ctx_free(&c);
+    return e;
+}
+
+plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_proposal *out)
+{
+    if (n == 0)
+        return PLAN_ERR_INVALID;
+    plan_ctx c;
+    plan_err e = plan_ctx_init(&c, m, NULL, 0);
+    if (e)
+        return e;
+    plan p;
+    plan_init(&p);
+    uint64_t hi = c.native_peak, lo = c.floor_peak, span = hi - lo;
+    for (size_t i = 0; i < n && !e; i++) {
+        /* budget_i = hi - span * i / (n - 1), computed without overflow */
+        uint64_t step = n > 1 ? span / (n - 1) : 0, rem = n > 1 ? span % (n - 1) : 0;
+        uint64_t cut = step * i + (n > 1 ? (rem * i) / (n - 1) : 0);
+        out[i].budget_bytes = hi - cut;
+        e = plan_make_ctx(&c, kind, out[i].budget_bytes, &p, &out[i].stats);
+        if (!e)
+            e = plan_bound_ctx(&c, out[i].budget_bytes, &out[i].lower_bound_us);
+    }
+    plan_free(&p);
+    plan_ctx_free(&c);
+    return e;
+}
