@@ -1,0 +1,185 @@
+/* shim_trace_format.h — the trace file format (version 1.0), shared by the writer and the reader.
+ *
+ * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
+ * Every integer is little-endian. A file is:
+ *
+ *   preamble  16 bytes: magic "SHIMTRAC", u16 major, u16 minor, u32 preamble bytes (16)
+ *   chunk*    16-byte chunk header + payload; the CRC covers header bytes 0..11 and the payload
+ *
+ * Chunks, in order: INFO (key/value text), SCHEMA (record kinds with their fields), RECORDS
+ * (any number), END (totals; absent when the writer died). A reader skips chunk types it does
+ * not know (after checking their CRC), record kinds the schema declares but it does not know,
+ * and fields it does not know: it finds the fields it needs by name in the schema, so a newer
+ * writer may append fields to a kind's fixed part or add kinds without a major version change.
+ */
+#ifndef SHIM_TRACE_FORMAT_H
+#define SHIM_TRACE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
+#define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
+#define SHIM_TRACE_MINOR         0          /* a reader accepts any minor version */
+#define SHIM_TRACE_PREAMBLE_SIZE 16
+
+/* ---- chunks ---- */
+
+#define SHIM_TRACE_CHUNK_MAGIC  "CHNK"      /* 4 bytes */
+#define SHIM_TRACE_CHUNK_HEADER 16          /* magic, u32 type, u32 payload bytes, u32 crc32 */
+#define SHIM_TRACE_CHUNK_MAX    (16u << 20) /* a larger payload length is malformed */
+
+enum shim_trace_chunk_type {
+    SHIM_TRACE_CHUNK_INFO = 1,    /* key/value pairs about the run */
+    SHIM_TRACE_CHUNK_SCHEMA = 2,  /* the record kinds of this file */
+    SHIM_TRACE_CHUNK_RECORDS = 3, /* records, whole, one after another */
+    SHIM_TRACE_CHUNK_END = 4,     /* key/value totals; the last chunk of a complete trace */
+};
+
+/* INFO and END payload: u32 count, then count times {u16 key bytes, key, u32 value bytes,
+   value}. Keys are [a-z0-9_], values UTF-8 text (numbers in decimal). */
+#define SHIM_TRACE_KEY_MAX   64
+#define SHIM_TRACE_VALUE_MAX (1u << 20)
+
+/* ---- schema ---- */
+
+/* SCHEMA payload: u16 kind count, u16 zero; then per kind: u16 kind id, u16 fixed body bytes,
+   u8 field count, u8 name bytes, name; then per field: u16 offset in the body, u8 type,
+   u8 name bytes, name. A tail field's offset is the fixed body size: it is the rest of the
+   record. Names are [a-z0-9_], 1 to SHIM_TRACE_NAME_MAX bytes. */
+#define SHIM_TRACE_NAME_MAX   64
+#define SHIM_TRACE_FIELDS_MAX 64
+
+enum shim_trace_field_type {
+    SHIM_TRACE_U8 = 1,
+    SHIM_TRACE_U16 = 2,
+    SHIM_TRACE_U32 = 3,
+    SHIM_TRACE_U64 = 4,
+    SHIM_TRACE_I64 = 5,
+    SHIM_TRACE_F64 = 6,       /* IEEE 754 binary64 */
+    SHIM_TRACE_TEXT = 16,     /* tail: UTF-8, padded with NUL bytes to the record's end */
+    SHIM_TRACE_U64_LIST = 17, /* tail: u64 values up to the record's end */
+};
+
+/* ---- records ---- */
+
+/* Every record: u16 kind, u16 size (the whole record, >= 16), u32 thread id, u64 time
+   (nanoseconds, CLOCK_MONOTONIC), then size - 16 body bytes. The writer pads records to a
+   multiple of 8 bytes; a reader must not rely on it. */
+#define SHIM_TRACE_RECORD_HEADER 16
+#define SHIM_TRACE_RECORD_MAX    65528u /* the largest 8-aligned size a u16 holds */
+#define SHIM_TRACE_TEXT_MAX      8192u  /* the writer cuts longer names and notes */
+#define SHIM_TRACE_IDS_MAX       4096u  /* the writer keeps this many touched ids at most */
+
+enum shim_trace_kind {
+    SHIM_TRACE_ALLOC = 1,
+    SHIM_TRACE_FREE = 2,
+    SHIM_TRACE_FUNC_NAME = 3,
+    SHIM_TRACE_LAUNCH = 4,
+    SHIM_TRACE_KERNEL_TIME = 5,
+    SHIM_TRACE_COPY = 6,
+    SHIM_TRACE_SYNC = 7,
+    SHIM_TRACE_STEP = 8,
+    SHIM_TRACE_GRAPH_LAUNCH = 9,
+    SHIM_TRACE_NOTE = 10,
+    SHIM_TRACE_DROPPED = 11, /* written by the writer: records a thread could not buffer */
+};
+
+/* Version 1.0's kinds: X(enum, name, fixed body bytes). */
+#define SHIM_TRACE_KIND_LIST(X)                                                                    \
+    X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
+    X(SHIM_TRACE_FREE, "free", 16)                                                                 \
+    X(SHIM_TRACE_FUNC_NAME, "func_name", 8)                                                        \
+    X(SHIM_TRACE_LAUNCH, "launch", 32)                                                             \
+    X(SHIM_TRACE_KERNEL_TIME, "kernel_time", 16)                                                   \
+    X(SHIM_TRACE_COPY, "copy", 40)                                                                 \
+    X(SHIM_TRACE_SYNC, "sync", 16)                                                                 \
+    X(SHIM_TRACE_STEP, "step", 16)                                                                 \
+    X(SHIM_TRACE_GRAPH_LAUNCH, "graph_launch", 16)                                                 \
+    X(SHIM_TRACE_NOTE, "note", 0)                                                                  \
+    X(SHIM_TRACE_DROPPED, "dropped", 16)
+
+/* Version 1.0's fields: X(kind, field name, type, offset in the body). The body layouts below
+   (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
+#define SHIM_TRACE_FIELD_LIST(X)                                                                   \
+    X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
+    X(SHIM_TRACE_ALLOC, "addr", SHIM_TRACE_U64, 8)                                                 \
+    X(SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, 16)                                               \
+    X(SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, 24)                                              \
+    X(SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, 32)                                          \
+    X(SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, 0)                                              \
+    X(SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, 8)                                                \
+    X(SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, 0)                                          \
+    X(SHIM_TRACE_FUNC_NAME, "name", SHIM_TRACE_TEXT, 8)                                            \
+    X(SHIM_TRACE_LAUNCH, "seq", SHIM_TRACE_U64, 0)                                                 \
+    X(SHIM_TRACE_LAUNCH, "func_id", SHIM_TRACE_U64, 8)                                             \
+    X(SHIM_TRACE_LAUNCH, "stream", SHIM_TRACE_U64, 16)                                             \
+    X(SHIM_TRACE_LAUNCH, "n_allocs", SHIM_TRACE_U32, 24)                                           \
+    X(SHIM_TRACE_LAUNCH, "alloc_ids", SHIM_TRACE_U64_LIST, 32)                                     \
+    X(SHIM_TRACE_KERNEL_TIME, "seq", SHIM_TRACE_U64, 0)                                            \
+    X(SHIM_TRACE_KERNEL_TIME, "usec", SHIM_TRACE_F64, 8)                                           \
+    X(SHIM_TRACE_COPY, "dst_id", SHIM_TRACE_U64, 0)                                                \
+    X(SHIM_TRACE_COPY, "src_id", SHIM_TRACE_U64, 8)                                                \
+    X(SHIM_TRACE_COPY, "bytes", SHIM_TRACE_U64, 16)                                                \
+    X(SHIM_TRACE_COPY, "stream", SHIM_TRACE_U64, 24)                                               \
+    X(SHIM_TRACE_COPY, "dir", SHIM_TRACE_U32, 32)                                                  \
+    X(SHIM_TRACE_SYNC, "stream", SHIM_TRACE_U64, 0)                                                \
+    X(SHIM_TRACE_SYNC, "sync_kind", SHIM_TRACE_U32, 8)                                             \
+    X(SHIM_TRACE_STEP, "step", SHIM_TRACE_U64, 0)                                                  \
+    X(SHIM_TRACE_STEP, "first_seq", SHIM_TRACE_U64, 8)                                             \
+    X(SHIM_TRACE_GRAPH_LAUNCH, "graph_id", SHIM_TRACE_U64, 0)                                      \
+    X(SHIM_TRACE_GRAPH_LAUNCH, "stream", SHIM_TRACE_U64, 8)                                        \
+    X(SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, 0)                                                 \
+    X(SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, 0)                                            \
+    X(SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, 8)
+
+/* Record bodies as the writer lays them out (no implicit padding on LP64). */
+struct shim_trace_body_alloc {
+    uint64_t alloc_id, addr, bytes, stream;
+    uint32_t alloc_kind, zero;
+};
+struct shim_trace_body_ids { /* free, graph_launch, step, dropped: two u64 */
+    uint64_t a, b;
+};
+struct shim_trace_body_launch {
+    uint64_t seq, func_id, stream;
+    uint32_t n_allocs, zero;
+};
+struct shim_trace_body_kernel_time {
+    uint64_t seq;
+    double usec;
+};
+struct shim_trace_body_copy {
+    uint64_t dst_id, src_id, bytes, stream;
+    uint32_t dir, zero;
+};
+struct shim_trace_body_sync {
+    uint64_t stream;
+    uint32_t sync_kind, zero;
+};
+
+/* ---- checksum: CRC-32 (IEEE 802.3, reflected, the value of zlib's crc32()) ---- */
+
+/* Fills table for shim_trace_crc32. */
+static inline void shim_trace_crc32_init(uint32_t table[256])
+{
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+        table[i] = c;
+    }
+}
+
+/* Continues crc (0 to begin) over n bytes at p. */
+static inline uint32_t shim_trace_crc32(const uint32_t table[256], uint32_t crc, const void *p,
+                                        size_t n)
+{
+    const unsigned char *b = p;
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++)
+        crc = table[(crc ^ b[i]) & 0xffu] ^ (crc >> 8);
+    return ~crc;
+}
+
+#endif

@@ -1,0 +1,129 @@
+/* shim_trace_records.c — the record functions of shim_trace.h: encode into the thread's ring. */
+#include "shim_trace_internal.h"
+
+#include <string.h>
+
+#define REC(body) ((uint32_t)(SHIM_TRACE_RECORD_HEADER + (body)))
+#define ROUND8(n) (((n) + 7u) & ~(size_t)7u)
+
+/* The body structs are the layouts the schema announces. */
+_Static_assert(sizeof(struct shim_trace_body_alloc) == 40, "alloc body");
+_Static_assert(offsetof(struct shim_trace_body_alloc, alloc_kind) == 32, "alloc_kind offset");
+_Static_assert(sizeof(struct shim_trace_body_ids) == 16, "two-id body");
+_Static_assert(sizeof(struct shim_trace_body_launch) == 32, "launch body");
+_Static_assert(offsetof(struct shim_trace_body_launch, n_allocs) == 24, "n_allocs offset");
+_Static_assert(sizeof(struct shim_trace_body_kernel_time) == 16, "kernel_time body");
+_Static_assert(sizeof(struct shim_trace_body_copy) == 40, "copy body");
+_Static_assert(offsetof(struct shim_trace_body_copy, dir) == 32, "dir offset");
+_Static_assert(sizeof(struct shim_trace_body_sync) == 16, "sync body");
+_Static_assert(SHIM_TRACE_RECORD_HEADER + 8 + SHIM_TRACE_TEXT_MAX <= SHIM_TRACE_RECORD_MAX,
+               "longest text record");
+_Static_assert(REC(32 + 8 * SHIM_TRACE_IDS_MAX) <= SHIM_TRACE_RECORD_MAX, "longest launch");
+_Static_assert(SHIM_TRACE_RECORD_MAX < SHIM_TRACE_RING_BYTES / 2, "a record fits a ring");
+
+/* A record of a fixed body. */
+static inline void put_fixed(uint16_t kind, const void *body, uint32_t size)
+{
+    struct shim_trace_slot s;
+    if (shim_trace_begin(&s, kind, REC(size)) != 0)
+        return;
+    memcpy(s.at, body, size);
+    shim_trace_commit(&s);
+}
+
+static inline void put_two(uint16_t kind, uint64_t a, uint64_t b)
+{
+    struct shim_trace_body_ids body = {a, b};
+    put_fixed(kind, &body, sizeof body);
+}
+
+/* A record of `fixed` body bytes followed by text, cut at SHIM_TRACE_TEXT_MAX, NUL-padded. */
+static void put_text(uint16_t kind, const void *body, uint32_t fixed, const char *text)
+{
+    size_t len = text ? strnlen(text, SHIM_TRACE_TEXT_MAX) : 0;
+    uint32_t tail = (uint32_t)ROUND8(len);
+    struct shim_trace_slot s;
+    if (shim_trace_begin(&s, kind, REC(fixed + tail)) != 0)
+        return;
+    if (fixed > 0)
+        memcpy(s.at, body, fixed);
+    if (len > 0)
+        memcpy(s.at + fixed, text, len);
+    memset(s.at + fixed + len, 0, tail - len);
+    shim_trace_commit(&s);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+                      uint64_t stream)
+{
+    struct shim_trace_body_alloc body = {alloc_id, addr, bytes, stream, (uint32_t)kind, 0};
+    put_fixed(SHIM_TRACE_ALLOC, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_free(uint64_t alloc_id, uint64_t stream)
+{
+    put_two(SHIM_TRACE_FREE, alloc_id, stream);
+}
+
+/* Contract in shim_trace.h. Names longer than SHIM_TRACE_TEXT_MAX bytes are cut. */
+void shim_trace_func_name(uint64_t func_id, const char *name)
+{
+    put_text(SHIM_TRACE_FUNC_NAME, &func_id, sizeof func_id, name);
+}
+
+/* Contract in shim_trace.h. At most SHIM_TRACE_IDS_MAX ids are kept; n_allocs keeps n. */
+void shim_trace_launch(uint64_t seq, uint64_t func_id, uint64_t stream, const uint64_t *alloc_ids,
+                       uint32_t n)
+{
+    uint32_t kept = alloc_ids == NULL ? 0 : n < SHIM_TRACE_IDS_MAX ? n : SHIM_TRACE_IDS_MAX;
+    struct shim_trace_body_launch body = {seq, func_id, stream, n, 0};
+    struct shim_trace_slot s;
+    if (shim_trace_begin(&s, SHIM_TRACE_LAUNCH, REC(sizeof body + 8 * kept)) != 0)
+        return;
+    memcpy(s.at, &body, sizeof body);
+    if (kept > 0)
+        memcpy(s.at + sizeof body, alloc_ids, 8 * (size_t)kept);
+    shim_trace_commit(&s);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_kernel_time(uint64_t seq, double usec)
+{
+    struct shim_trace_body_kernel_time body = {seq, usec};
+    put_fixed(SHIM_TRACE_KERNEL_TIME, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_copy(enum shim_copy_dir dir, uint64_t dst_id, uint64_t src_id, uint64_t bytes,
+                     uint64_t stream)
+{
+    struct shim_trace_body_copy body = {dst_id, src_id, bytes, stream, (uint32_t)dir, 0};
+    put_fixed(SHIM_TRACE_COPY, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_sync(enum shim_sync_kind kind, uint64_t stream)
+{
+    struct shim_trace_body_sync body = {stream, (uint32_t)kind, 0};
+    put_fixed(SHIM_TRACE_SYNC, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_step(uint64_t step, uint64_t first_seq)
+{
+    put_two(SHIM_TRACE_STEP, step, first_seq);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_graph_launch(uint64_t graph_id, uint64_t stream)
+{
+    put_two(SHIM_TRACE_GRAPH_LAUNCH, graph_id, stream);
+}
+
+/* Contract in shim_trace.h. Notes longer than SHIM_TRACE_TEXT_MAX bytes are cut. */
+void shim_trace_note(const char *text)
+{
+    put_text(SHIM_TRACE_NOTE, NULL, 0, text);
+}
