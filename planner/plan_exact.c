@@ -36,7 +36,7 @@ typedef struct exact {
     plan cur;
     plan best;
     plan_stats best_st;
-    uint64_t nodes;
+    uint64_t nodes, max_nodes;
     plan_err err;
 } exact;
 
@@ -51,7 +51,7 @@ static int cost_cmp(const plan_stats *a, const plan_stats *b)
 
 static bool evaluate(exact *x, plan_stats *st)
 {
-    if (++x->nodes > PLAN_EXACT_MAX_NODES) {
+    if (++x->nodes > x->max_nodes) {
         x->err = PLAN_ERR_LIMIT;
         return false;
     }
@@ -195,7 +195,13 @@ static plan_err exact_init(exact *x)
 
 plan_err plan_exact(const plan_ctx *c, uint64_t budget, plan *out)
 {
-    exact x = {.c = c, .budget = budget};
+    if (c->ngaps > PLAN_EXACT_MAX_GAPS)
+        return PLAN_ERR_LIMIT;
+    double per = (double)(c->n + c->ngaps + 1);
+    exact x = {.c = c,
+               .budget = budget,
+               .max_nodes =
+                   (uint64_t)PLAN_MIN((double)PLAN_EXACT_MAX_NODES, PLAN_EXACT_WORK / per)};
     plan_init(&x.cur);
     plan_init(&x.best);
     double lb = 0;

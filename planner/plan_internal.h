@@ -202,11 +202,13 @@ plan_err plan_repair(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st
 /* ---- plan_exact.c -----------------------------------------------------------------------------
  */
 
-/* Search limit of the exact planner, in simulated plans. */
+/* Limits of the exact planner: gaps, simulated plans, and simulated plans times model size. */
+#define PLAN_EXACT_MAX_GAPS  40
 #define PLAN_EXACT_MAX_NODES 4000000u
+#define PLAN_EXACT_WORK      1e8
 
-/* The best canonical plan (see plan_exact.c) for budget. PLAN_ERR_LIMIT when the search exceeds
- * PLAN_EXACT_MAX_NODES, PLAN_ERR_NOMEM. */
+/* The best canonical plan (see plan_exact.c) for budget. PLAN_ERR_LIMIT when the model has more
+ * than PLAN_EXACT_MAX_GAPS gaps or the search exceeds its limits, PLAN_ERR_NOMEM. */
 plan_err plan_exact(const plan_ctx *c, uint64_t budget, plan *out);
 
 /* ---- plan_bound.c -----------------------------------------------------------------------------

@@ -128,9 +128,12 @@ plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out)
     uint64_t mult = unit_mult(s + nl, len - nl);
     if (mult == 0)
         return PLAN_ERR_PARSE;
-    int64_t iv;
-    if (plan_parse_i64(s, nl, &iv)) { /* exact integer path */
-        if (iv < 0 || (uint64_t)iv > (UINT64_C(1) << 63) / mult)
+    size_t digits = 0;
+    while (digits < nl && s[digits] >= '0' && s[digits] <= '9')
+        digits++;
+    if (digits == nl) { /* plain digits: exact integer arithmetic */
+        int64_t iv;
+        if (!plan_parse_i64(s, nl, &iv) || (uint64_t)iv > (UINT64_C(1) << 63) / mult)
             return PLAN_ERR_PARSE;
         *out = (uint64_t)iv * mult;
         return PLAN_OK;

@@ -6,15 +6,17 @@
  * again before its death goes first), and p waits for those copies; an evicted allocation is
  * copied back by the operation that touches it next (restore on touch). Allocations that no gap
  * can cover (before the first touch of one that exists before the step, after the last touch of
- * one that outlives it) are never chosen. The walk runs over REACTIVE_PASSES steps from an
- * all-resident start so that cyclic allocations reach their steady placement; the decisions of
- * the last pass are the plan. */
+ * one that outlives it) are never chosen. The walk runs step after step from an all-resident
+ * start; a decision, once made, is a plan entry that later steps repeat at the same point (the
+ * plan has one entry per gap; an entry only ever moves earlier, when memory runs out before its
+ * point), and the walk stops after a step that changes nothing: that step is exactly what the
+ * plan replays (at most REACTIVE_PASSES steps). */
 #include "plan_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define REACTIVE_PASSES 3
+#define REACTIVE_PASSES 16
 #define NEVER           INT64_MAX /* next use of an allocation that dies before touching again */
 
 typedef struct rheap_item {
@@ -33,7 +35,9 @@ typedef struct reactive {
     int64_t res;
     rheap_item *hp;
     size_t nhp, chp;
-    uint8_t *used; /* gaps already in the plan */
+    int32_t *entry_of;        /* per gap: its plan entry, or -1 */
+    uint32_t *due_head, *due; /* plan entries by the point (wait_at mod n) they evict at */
+    size_t added;             /* entries added in this pass */
     plan *out;
 } reactive;
 
@@ -150,15 +154,26 @@ static plan_err record(reactive *r, uint32_t x, int64_t P)
     int64_t n = (int64_t)r->c->n, base = r->last_abs[x] / n * n;
     int32_t evict = (int32_t)(P - 1 - base), wait = (int32_t)(P - base);
     size_t g = plan_ctx_find_gap(r->c, x, evict);
-    if (g == SIZE_MAX || r->used[g])
+    if (g == SIZE_MAX)
         return PLAN_OK;
-    r->used[g] = 1;
-    int32_t need = r->c->gaps[g].b;
-    return plan_push(r->out, plan_ctx_entry(r->c, g, need, wait));
+    int32_t i = r->entry_of[g];
+    if (i >= 0) { /* planned later: memory ran out before that, so evict here from now on */
+        plan_entry *old = &r->out->entries[i];
+        if (old->evict_after > evict) {
+            old->evict_after = evict, old->wait_at = wait;
+            r->added++;
+        }
+        return PLAN_OK;
+    }
+    r->entry_of[g] = (int32_t)r->out->n;
+    r->added++;
+    plan_entry e = plan_ctx_entry(r->c, g, r->c->gaps[g].b, wait);
+    e.evict_after = evict; /* when memory runs out, not after the last touch */
+    return plan_push(r->out, e);
 }
 
 /* Evicts furthest-next-use allocations until `demand` fits; p is the current absolute position. */
-static plan_err make_room(reactive *r, int64_t demand, int64_t P, bool rec)
+static plan_err make_room(reactive *r, int64_t demand, int64_t P)
 {
     const plan_model *m = r->c->m;
     while (demand > (int64_t)r->budget && r->nhp) {
@@ -174,12 +189,49 @@ static plan_err make_room(reactive *r, int64_t demand, int64_t P, bool rec)
         r->resident[x] = 0;
         r->res -= (int64_t)m->allocs[x].bytes;
         demand -= (int64_t)m->allocs[x].bytes;
-        if (rec) {
-            plan_err e = record(r, x, P);
-            if (e)
-                return e;
-        }
+        plan_err e = record(r, x, P);
+        if (e)
+            return e;
     }
+    return PLAN_OK;
+}
+
+/* Repeats the plan's evictions due before absolute position P. */
+static void forced(reactive *r, int64_t P)
+{
+    int64_t n = (int64_t)r->c->n;
+    size_t p = (size_t)(P % n);
+    for (uint32_t k = r->due_head[p]; k < r->due_head[p + 1]; k++) {
+        const plan_entry *e = &r->out->entries[r->due[k]];
+        uint32_t x = e->alloc;
+        int64_t base = r->last_abs[x] / n * n;
+        if (!r->resident[x] || !r->live[x] || base + e->wait_at != P ||
+            r->last_abs[x] - base > e->evict_after)
+            continue; /* this instance is not in that gap now */
+        r->resident[x] = 0;
+        r->res -= (int64_t)r->c->m->allocs[x].bytes;
+    }
+}
+
+/* Indexes the plan's entries by the point they evict at. */
+static plan_err index_due(reactive *r)
+{
+    size_t n = r->c->n, E = r->out->n;
+    uint32_t *h = calloc(n + 2, sizeof(*h)), *d = malloc((E + 1) * sizeof(*d));
+    if (!h || !d) {
+        free(h);
+        free(d);
+        return PLAN_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < E; i++)
+        h[(size_t)r->out->entries[i].wait_at % n + 2]++;
+    for (size_t q = 0; q < n; q++)
+        h[q + 2] += h[q + 1];
+    for (size_t i = 0; i < E; i++)
+        d[h[(size_t)r->out->entries[i].wait_at % n + 1]++] = (uint32_t)i;
+    free(r->due_head);
+    free(r->due);
+    r->due_head = h, r->due = d;
     return PLAN_OK;
 }
 
@@ -191,10 +243,11 @@ static void kill(reactive *r, uint32_t x)
 }
 
 /* Births and copies back of operation p, room for them, then the new next uses. */
-static plan_err visit_op(reactive *r, int64_t P, bool rec)
+static plan_err visit_op(reactive *r, int64_t P)
 {
     const plan_model *m = r->c->m;
     size_t p = (size_t)(P % (int64_t)r->c->n);
+    forced(r, P);
     int64_t demand = r->res;
     for (uint32_t k = r->op_head[p]; k < r->op_head[p + 1]; k++) {
         uint32_t x = r->op_alloc[k];
@@ -202,7 +255,7 @@ static plan_err visit_op(reactive *r, int64_t P, bool rec)
             demand += (int64_t)m->allocs[x].bytes;
         r->key[x] = P; /* touched now: not a victim */
     }
-    plan_err e = make_room(r, demand, P, rec);
+    plan_err e = make_room(r, demand, P);
     for (uint32_t k = r->op_head[p]; k < r->op_head[p + 1] && !e; k++) {
         uint32_t x = r->op_alloc[k];
         if (!r->resident[x] || !r->live[x])
@@ -243,13 +296,15 @@ static plan_err start_pass(reactive *r, int pass)
 }
 
 /* Pass `pass` covers absolute positions [(pass + 1) n, (pass + 2) n): never negative. */
-static plan_err run_pass(reactive *r, int pass, bool rec)
+static plan_err run_pass(reactive *r, int pass)
 {
     const plan_model *m = r->c->m;
     int64_t n = (int64_t)r->c->n;
-    plan_err e = start_pass(r, pass);
+    plan_err e = index_due(r);
+    if (!e)
+        e = start_pass(r, pass);
     for (int64_t p = 0; p < n && !e; p++) {
-        e = visit_op(r, (pass + 1) * n + p, rec);
+        e = visit_op(r, (pass + 1) * n + p);
         for (uint32_t k = r->die_head[p]; k < r->die_head[p + 1]; k++)
             kill(r, r->die_alloc[k]);
     }
@@ -263,7 +318,8 @@ static void reactive_free(reactive *r)
 {
     free(r->op_head), free(r->op_alloc), free(r->die_head), free(r->die_alloc);
     free(r->key), free(r->last_abs);
-    free(r->resident), free(r->live), free(r->hp), free(r->used);
+    free(r->resident), free(r->live), free(r->hp), free(r->entry_of);
+    free(r->due_head), free(r->due);
 }
 
 plan_err plan_reactive(const plan_ctx *c, uint64_t budget, plan *out)
@@ -274,15 +330,23 @@ plan_err plan_reactive(const plan_ctx *c, uint64_t budget, plan *out)
     r.last_abs = calloc(na, sizeof(*r.last_abs));
     r.resident = calloc(na, 1);
     r.live = calloc(na, 1);
-    r.used = calloc(c->ngaps ? c->ngaps : 1, 1);
-    plan_err e = (!r.key || !r.last_abs || !r.resident || !r.live || !r.used) ? PLAN_ERR_NOMEM
-                                                                              : build_anchors(&r);
+    r.entry_of = malloc((c->ngaps + 1) * sizeof(*r.entry_of));
+    plan_err e = (!r.key || !r.last_abs || !r.resident || !r.live || !r.entry_of)
+                     ? PLAN_ERR_NOMEM
+                     : build_anchors(&r);
+    for (size_t g = 0; g < c->ngaps && r.entry_of; g++)
+        r.entry_of[g] = -1;
     if (!e)
         e = build_deaths(&r);
     for (size_t x = 0; x < na && r.key; x++)
         r.key[x] = -1;
-    for (int pass = 0; pass < REACTIVE_PASSES && !e; pass++)
-        e = run_pass(&r, pass, pass == REACTIVE_PASSES - 1);
+    out->n = 0;
+    for (int pass = 0; pass < REACTIVE_PASSES && !e; pass++) {
+        r.added = 0;
+        e = run_pass(&r, pass);
+        if (pass && r.added == 0)
+            break;
+    }
     reactive_free(&r);
     return e;
 }

@@ -1,0 +1,327 @@
+/* tests/planner/test_plan_model.c — the iteration model: text reader (values, errors with
+ * FILE:LINE), writer round trip, sizes, plan checks, gaps and floor, and the generators. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+static plan_err parse(const char *text, plan_model *m, char *msg, size_t cap)
+{
+    plan_model_init(m);
+    return plan_model_parse(text, strlen(text), "m.txt", m, msg, cap);
+}
+
+static void test_parse_values(void **state)
+{
+    (void)state;
+    const char *text = "# a model\r\n"
+                       "hw 12.5 25 0 7.5   # trailing comment\r\n"
+                       "alloc 2KiB 0 2 2 0 2\n"
+                       "op 10\n"
+                       "op 0.5 3\n"
+                       "\n"
+                       "op 1e2\n"
+                       "alloc 100 -1 -1 1\n";
+    plan_model m;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    assert_true(m.hw.h2d_gbps == 12.5 && m.hw.d2h_gbps == 25 && m.hw.duplex == 0);
+    assert_true(m.hw.remap_us == 7.5);
+    assert_int_equal(m.nops, 3);
+    assert_true(m.ops[0].dur_us == 10 && m.ops[1].dur_us == 0.5 && m.ops[2].dur_us == 100);
+    assert_int_equal(m.ops[1].stream, 3);
+    assert_int_equal(m.nallocs, 2);
+    assert_int_equal(m.allocs[0].bytes, 2048);
+    assert_int_equal(m.allocs[0].ntouch, 2); /* 2 0 2: sorted, duplicates merged */
+    assert_int_equal(m.touches[m.allocs[0].touch_first], 0);
+    assert_int_equal(m.touches[m.allocs[0].touch_first + 1], 2);
+    assert_int_equal(m.allocs[1].birth, -1);
+    assert_int_equal(m.allocs[1].death, -1);
+    plan_model_free(&m);
+}
+
+/* Each bad model and the exact message it must give. */
+static const struct {
+    const char *text, *msg;
+} bad[] = {
+    {"op 1\n", "m.txt:1: error: missing 'hw' line"},
+    {"hw 1 1 1 0\n", "m.txt:1: error: model has no operations"},
+    {"hw 1 1 1 0\nhw 1 1 1 0\nop 1\n", "m.txt:2: error: second 'hw' line (first at line 1)"},
+    {"hw 1 1 2 0\nop 1\n", "m.txt:1: error: DUPLEX must be an integer in [0, 1], got '2'"},
+    {"hw 0 1 1 0\nop 1\n", "m.txt:1: error: H2D_GBPS must be a number in [1e-06, 1e+06], got '0'"},
+    {"hw 1 1 1\nop 1\n",
+     "m.txt:1: error: 'hw' takes 4 values: H2D_GBPS D2H_GBPS DUPLEX(0|1) REMAP_US"},
+    {"hw 1 1 1 0\nop -1\n", "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got '-1'"},
+    {"hw 1 1 1 0\nop nan\n",
+     "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got 'nan'"},
+    {"hw 1 1 1 0\nop 0x10\n",
+     "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got '0x10'"},
+    {"hw 1 1 1 0\nop 1 2 3\n", "m.txt:2: error: 'op' takes DURATION_US [STREAM]"},
+    {"hw 1 1 1 0\nop 1\nkernel 3\n",
+     "m.txt:3: error: unknown keyword 'kernel' (expected hw, op or alloc)"},
+    {"hw 1 1 1 0\nop 1\nalloc 0 0 0 0\n",
+     "m.txt:3: error: BYTES must be a size in [1, 2^60], got '0'"},
+    {"hw 1 1 1 0\nop 1\nalloc 1Q 0 0 0\n",
+     "m.txt:3: error: BYTES must be a size in [1, 2^60], got '1Q'"},
+    {"hw 1 1 1 0\nop 1\nop 1\nalloc 8 1 0 1\n", "m.txt:4: error: BIRTH 1 is after DEATH 0"},
+    {"hw 1 1 1 0\nop 1\nop 1\nalloc 8 0 0 1\n",
+     "m.txt:4: error: TOUCH must be an integer in [0, 0], got '1'"},
+    {"hw 1 1 1 0\nop 1\nalloc 8 -2 0 0\n",
+     "m.txt:3: error: BIRTH must be an integer in [-1, 16777215], got '-2'"},
+    {"hw 1 1 1 0\nalloc 8 -1 -1 0 5\nop 1\n",
+     "m.txt:2: error: allocation 0: touch 5 outside its life [0, 0]"},
+    {"hw 1 1 1 0\nop 1\nalloc 8 0\n", "m.txt:3: error: 'alloc' takes BYTES BIRTH DEATH TOUCH..."},
+    {"hw 1 1 1 0\nop 1\x01\n", "m.txt:2: error: control character 0x01"},
+};
+
+static void test_parse_errors(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        plan_model m;
+        char msg[256];
+        assert_int_equal(parse(bad[i].text, &m, msg, sizeof(msg)), PLAN_ERR_PARSE);
+        if (strcmp(msg, bad[i].msg) != 0)
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, msg, bad[i].msg);
+        assert_int_equal(m.nops, 0); /* freed on error */
+    }
+}
+
+static void test_parse_embedded_nul(void **state)
+{
+    (void)state;
+    const char text[] = "hw 1 1 1 0\nop 1\0\n";
+    plan_model m;
+    char msg[128];
+    plan_model_init(&m);
+    assert_int_equal(plan_model_parse(text, sizeof(text) - 1, "n", &m, msg, sizeof(msg)),
+                     PLAN_ERR_PARSE);
+    assert_string_equal(msg, "n:2: error: control character 0x00");
+}
+
+static void test_sizes(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        uint64_t v;
+    } ok[] = {{"0", 0},
+              {"1048576", 1048576},
+              {"512MiB", 512ull << 20},
+              {"40GiB", 40ull << 30},
+              {"40gib", 40ull << 30},
+              {"1.5GiB", 3ull << 29},
+              {"1GB", 1000000000},
+              {"2K", 2048},
+              {"7B", 7},
+              {"1TiB", 1ull << 40}};
+    static const char *const no[] = {
+        "",      "-1",    "+5", "1.5.2", "12XB", "MiB", "1e400", "inf", "9223372036854775809",
+        "16EiB", "10 MiB"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        uint64_t v = 1;
+        assert_int_equal(plan_parse_size(ok[i].s, &v), PLAN_OK);
+        if (v != ok[i].v)
+            fail_msg("%s: got %llu", ok[i].s, (unsigned long long)v);
+    }
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
+        uint64_t v;
+        if (plan_parse_size(no[i], &v) != PLAN_ERR_PARSE)
+            fail_msg("'%s' accepted", no[i]);
+    }
+}
+
+/* parse(write(m)) == m, field by field. */
+static void assert_same_model(const plan_model *a, const plan_model *b)
+{
+    assert_memory_equal(&a->hw, &b->hw, sizeof(a->hw));
+    assert_int_equal(a->nops, b->nops);
+    assert_int_equal(a->nallocs, b->nallocs);
+    assert_int_equal(a->ntouches, b->ntouches);
+    for (size_t i = 0; i < a->nops; i++) {
+        assert_true(a->ops[i].dur_us == b->ops[i].dur_us);
+        assert_int_equal(a->ops[i].stream, b->ops[i].stream);
+    }
+    assert_memory_equal(a->allocs, b->allocs, a->nallocs * sizeof(*a->allocs));
+    assert_memory_equal(a->touches, b->touches, a->ntouches * sizeof(*a->touches));
+}
+
+static void test_write_round_trip(void **state)
+{
+    (void)state;
+    static const char *const specs[] = {"transformer:layers=3", "unet:levels=3,seed=5",
+                                        "optim:params=12,layers=3",
+                                        "random:ops=30,allocs=20,seed=9"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        plan_model m, back;
+        char msg[256], *text;
+        size_t len;
+        plan_model_init(&m);
+        assert_int_equal(plan_generate(&m, specs[i], msg, sizeof(msg)), PLAN_OK);
+        m.ops[0].stream = 7;
+        m.ops[1].dur_us = 0.1; /* not exact in binary: needs 17 digits */
+        assert_int_equal(plan_model_write(&m, &text, &len), PLAN_OK);
+        assert_int_equal(strlen(text), len);
+        plan_model_init(&back);
+        if (plan_model_parse(text, len, specs[i], &back, msg, sizeof(msg)))
+            fail_msg("%s", msg);
+        assert_same_model(&m, &back);
+        free(text);
+        plan_model_free(&m);
+        plan_model_free(&back);
+    }
+}
+
+/* Gaps, live bytes and floor of a hand-made model. */
+static void test_gaps_and_floor(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nop 1\nop 1\nop 1\nop 1\nop 1\n"
+                       "alloc 100 -1 -1 1 3\n"  /* cyclic: interior 1-3, wrap 3-6 */
+                       "alloc 10 0 4 0\n"       /* born 0, dies 4 on host: tail 0-4 */
+                       "alloc 1 -1 2 1\n"       /* exists before: 0 stays; tail 1-2 */
+                       "alloc 1000 2 -1 2 3\n"; /* outlives: 4 is not evictable */
+    plan_model m;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    plan_ctx c;
+    assert_int_equal(plan_ctx_init(&c, &m, msg, sizeof(msg)), PLAN_OK);
+    assert_int_equal(c.ngaps, 4);
+    assert_int_equal(c.gaps[0].a, 1);
+    assert_int_equal(c.gaps[0].b, 3);
+    assert_int_equal(c.gaps[0].kind, PLAN_GAP_INTERIOR);
+    assert_int_equal(c.gaps[1].a, 3);
+    assert_int_equal(c.gaps[1].b, 6);
+    assert_int_equal(c.gaps[1].kind, PLAN_GAP_WRAP);
+    assert_int_equal(c.gaps[2].a, 0);
+    assert_int_equal(c.gaps[2].last, 4);
+    assert_int_equal(c.gaps[2].kind, PLAN_GAP_TAIL);
+    assert_int_equal(c.gaps[3].alloc, 2);
+    assert_int_equal(c.gaps[3].a, 1);
+    assert_int_equal(c.gaps[3].last, 2);
+    static const uint64_t live[] = {111, 111, 1111, 1110, 1110};
+    static const uint64_t floor_[] = {11, 101, 1000, 1100, 1000};
+    for (int q = 0; q < 5; q++) {
+        assert_int_equal(c.live[q], live[q]);
+        assert_int_equal(c.floor[q], floor_[q]);
+    }
+    assert_int_equal(c.native_peak, 1111);
+    assert_int_equal(c.floor_peak, 1100);
+    uint64_t nat, fl;
+    assert_int_equal(plan_peaks(&m, &nat, &fl), PLAN_OK);
+    assert_int_equal(nat, 1111);
+    assert_int_equal(fl, 1100);
+    plan_ctx_free(&c);
+    plan_model_free(&m);
+}
+
+static void test_plan_check(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nop 1\nop 1\nop 1\nop 1\nalloc 100 -1 -1 0 2\nalloc 5 0 3 0\n";
+    plan_model m;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    static const struct {
+        plan_entry e;
+        const char *msg;
+    } cases[] = {
+        {{0, 0, 2, -1, 2}, NULL},
+        {{0, 2, 4, 3, 4}, NULL},
+        {{0, 3, 4, 4, 4}, NULL}, /* evicted in the wrapping gap, next step's op 0 */
+        {{1, 0, -1, 3, -1}, NULL},
+        {{0, 1, 2, -1, 2}, NULL},
+        {{2, 0, 1, -1, 1}, "entry 0: evict_after 0 is not in an idle gap of allocation 2"},
+        {{0, 0, 0, -1, 2}, "entry 0: prefetch_at 0 outside (0, 2]"},
+        {{0, 0, 2, -1, 3}, "entry 0: need 3 is not the next touch 2 of allocation 0"},
+        {{0, 0, 2, 3, 2}, "entry 0: wait_at 3 outside (0, 2]"},
+        {{1, 0, 2, -1, 2}, "entry 0: allocation 1 dies at 3 on host: no prefetch or need"},
+        {{1, 3, -1, -1, -1}, "entry 0: evict_after 3 is not in an idle gap of allocation 1"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        plan p;
+        plan_init(&p);
+        assert_int_equal(plan_push(&p, cases[i].e), PLAN_OK);
+        msg[0] = '\0';
+        plan_err e = plan_check(&m, &p, msg, sizeof(msg));
+        if (!cases[i].msg && e != PLAN_OK)
+            fail_msg("case %zu rejected: %s", i, msg);
+        if (cases[i].msg && (e != PLAN_ERR_INVALID || strcmp(msg, cases[i].msg) != 0))
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, msg, cases[i].msg);
+        plan_stats st;
+        assert_int_equal(plan_simulate(&m, &p, 1000, &st),
+                         cases[i].msg ? PLAN_ERR_INVALID : PLAN_OK);
+        plan_free(&p);
+    }
+    plan p;
+    plan_init(&p);
+    plan_push(&p, (plan_entry){0, 0, 2, -1, 2});
+    plan_push(&p, (plan_entry){0, 1, 2, -1, 2});
+    assert_int_equal(plan_check(&m, &p, msg, sizeof(msg)), PLAN_ERR_INVALID);
+    assert_string_equal(msg, "entry 1: second entry for the gap of allocation 0 after 0");
+    plan_free(&p);
+    plan_model_free(&m);
+}
+
+static void test_generators(void **state)
+{
+    (void)state;
+    plan_model a, b;
+    char msg[256];
+    plan_model_init(&a);
+    plan_model_init(&b);
+    assert_int_equal(plan_generate(&a, "transformer:layers=5,fwd=3,acts=2,optim=2", msg, 256), 0);
+    assert_int_equal(a.nops, 5 * (2 * 3 + 1) + 1);
+    assert_int_equal(a.nallocs, 5 * (2 + 2 + 2));
+    assert_int_equal(plan_model_check(&a, NULL, msg, sizeof(msg)), PLAN_OK);
+    assert_int_equal(plan_generate(&b, "transformer:layers=5,fwd=3,acts=2,optim=2", msg, 256), 0);
+    assert_same_model(&a, &b); /* deterministic */
+    plan_model_free(&b);
+    plan_model_init(&b);
+    assert_int_equal(
+        plan_generate(&b, "transformer:layers=5,fwd=3,acts=2,optim=2,seed=2", msg, 256), 0);
+    assert_true(memcmp(a.ops, b.ops, a.nops * sizeof(*a.ops)) != 0); /* the seed matters */
+    plan_model_free(&a);
+    plan_model_free(&b);
+    static const char *const specs[] = {"unet", "optim", "random:ops=100,allocs=60,cyclic=50",
+                                        "transformer:layers=1,fwd=1,acts=0,optim=0"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        plan_model_init(&a);
+        if (plan_generate(&a, specs[i], msg, sizeof(msg)))
+            fail_msg("%s: %s", specs[i], msg);
+        assert_int_equal(plan_model_check(&a, NULL, msg, sizeof(msg)), PLAN_OK);
+        assert_true(a.nops > 0 && a.nallocs > 0);
+        plan_model_free(&a);
+    }
+    static const struct {
+        const char *spec, *msg;
+    } badspec[] = {{"lstm", "unknown model kind 'lstm' (transformer, unet, optim, random)"},
+                   {"transformer:layers=0", "layers must be in [1, 2e+06]"},
+                   {"transformer:depth=3", "unknown or malformed parameter 'depth=3'"},
+                   {"transformer:layers", "unknown or malformed parameter 'layers'"},
+                   {"unet:act=big", "act must be in [1, 1e+15]"}};
+    for (size_t i = 0; i < sizeof(badspec) / sizeof(badspec[0]); i++) {
+        plan_model_init(&a);
+        assert_int_equal(plan_generate(&a, badspec[i].spec, msg, sizeof(msg)), PLAN_ERR_PARSE);
+        assert_string_equal(msg, badspec[i].msg);
+        assert_int_equal(a.nops, 0);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_values),       cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_embedded_nul), cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_write_round_trip),   cmocka_unit_test(test_gaps_and_floor),
+        cmocka_unit_test(test_plan_check),         cmocka_unit_test(test_generators),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

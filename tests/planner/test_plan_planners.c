@@ -1,0 +1,212 @@
+/* tests/planner/test_plan_planners.c — properties of the planners on hand-made and generated
+ * models: the reactive choice, feasibility at every budget from the floor up, the maximal plan
+ * at the floor, proposals, and the errors of the front door. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+static void load(plan_model *m, const char *text)
+{
+    char msg[256];
+    plan_model_init(m);
+    if (plan_model_parse(text, strlen(text), "t", m, msg, sizeof(msg)))
+        fail_msg("%s", msg);
+}
+
+static void generate(plan_model *m, const char *spec)
+{
+    char msg[256];
+    plan_model_init(m);
+    if (plan_generate(m, spec, msg, sizeof(msg)))
+        fail_msg("%s: %s", spec, msg);
+}
+
+/* At op 2 the budget forces one eviction: B, used again later than A, goes; op 2 waits for it
+ * (0.4 us) and op 4 for B's copy back (0.4 us). */
+static void test_reactive_furthest_next_use(void **state)
+{
+    (void)state;
+    plan_model m;
+    load(&m, "hw 1 1 1 0\nop 10\nop 10\nop 10\nop 10\nop 10\n"
+             "alloc 400 -1 -1 0 3\nalloc 400 -1 -1 0 4\nalloc 300 2 2 2\n");
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    assert_int_equal(plan_make(&m, PLAN_KIND_REACTIVE, 800, &p, &st), PLAN_OK);
+    assert_int_equal(p.n, 1);
+    plan_entry want = {1, 1, 4, 2, 4};
+    assert_memory_equal(&p.entries[0], &want, sizeof(want));
+    assert_true(st.feasible);
+    assert_int_equal(st.peak_bytes, 800);
+    assert_true(fabs(st.stall_us - 0.8) < 1e-9);
+    assert_int_equal(st.bytes_to_host, 400);
+    plan_free(&p);
+    /* with room for everything, nothing moves */
+    plan_init(&p);
+    assert_int_equal(plan_make(&m, PLAN_KIND_REACTIVE, 1100, &p, &st), PLAN_OK);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(st.peak_bytes, 1100);
+    plan_free(&p);
+    plan_model_free(&m);
+}
+
+static void test_none_is_native(void **state)
+{
+    (void)state;
+    plan_model m;
+    generate(&m, "unet:levels=3");
+    uint64_t native, floor;
+    assert_int_equal(plan_peaks(&m, &native, &floor), PLAN_OK);
+    assert_true(floor < native);
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    assert_int_equal(plan_make(&m, PLAN_KIND_NONE, native / 2, &p, &st), PLAN_OK);
+    assert_int_equal(p.n, 0);
+    assert_int_equal(st.peak_bytes, native);
+    assert_false(st.feasible);
+    assert_true(st.stall_us == 0 && st.step_us == st.compute_us);
+    assert_int_equal(st.bytes_to_host + st.bytes_to_device, 0);
+    plan_free(&p);
+    plan_model_free(&m);
+}
+
+/* The maximal plan reaches the floor exactly. */
+static void test_maximal_reaches_floor(void **state)
+{
+    (void)state;
+    static const char *const specs[] = {"transformer:layers=4", "unet:levels=3", "optim:params=20",
+                                        "random:ops=40,allocs=30,seed=4",
+                                        "random:ops=40,allocs=30,seed=5,duplex=0,remap=3"};
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        plan_model m;
+        plan_ctx c;
+        generate(&m, specs[i]);
+        assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
+        plan p;
+        plan_stats st;
+        plan_init(&p);
+        assert_int_equal(plan_maximal(&c, &p), PLAN_OK);
+        assert_int_equal(p.n, c.ngaps);
+        assert_int_equal(plan_sim_run(&c, &p, c.floor_peak, &st, NULL), PLAN_OK);
+        if (st.peak_bytes != c.floor_peak)
+            fail_msg("%s: maximal peak %llu, floor %llu", specs[i],
+                     (unsigned long long)st.peak_bytes, (unsigned long long)c.floor_peak);
+        plan_free(&p);
+        plan_ctx_free(&c);
+        plan_model_free(&m);
+    }
+}
+
+/* Reactive and scheduled hold every budget from the floor to the native peak, and none below. */
+static void test_feasible_from_floor(void **state)
+{
+    (void)state;
+    static const char *const specs[] = {"transformer:layers=8", "unet:levels=4",
+                                        "optim:params=60,layers=6",
+                                        "random:ops=60,allocs=40,seed=11,cyclic=40",
+                                        "random:ops=60,allocs=40,seed=12,duplex=0,remap=2"};
+    unsigned cases = 0;
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        plan_model m;
+        plan_ctx c;
+        generate(&m, specs[i]);
+        assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
+        for (int pct = -5; pct <= 100; pct += 15) {
+            uint64_t span = c.native_peak - c.floor_peak;
+            uint64_t b = pct < 0 ? c.floor_peak - 1 : c.floor_peak + span / 100 * (uint64_t)pct;
+            for (int k = PLAN_KIND_REACTIVE; k <= PLAN_KIND_SCHEDULED; k++) {
+                plan p;
+                plan_stats st;
+                plan_init(&p);
+                assert_int_equal(plan_make_ctx(&c, (plan_kind)k, b, &p, &st), PLAN_OK);
+                if (st.feasible != (pct >= 0))
+                    fail_msg("%s %s at %d%%: feasible %d, peak %llu, budget %llu", specs[i],
+                             plan_kind_name((plan_kind)k), pct, st.feasible,
+                             (unsigned long long)st.peak_bytes, (unsigned long long)b);
+                assert_true(st.steps >= 2);
+                plan_free(&p);
+                cases++;
+            }
+        }
+        plan_ctx_free(&c);
+        plan_model_free(&m);
+    }
+    assert_int_equal(cases, 5 * 8 * 2);
+}
+
+static void test_proposals(void **state)
+{
+    (void)state;
+    plan_model m;
+    generate(&m, "transformer:layers=6");
+    uint64_t native, floor;
+    assert_int_equal(plan_peaks(&m, &native, &floor), PLAN_OK);
+    plan_proposal pr[6];
+    assert_int_equal(plan_proposals(&m, PLAN_KIND_SCHEDULED, 6, pr), PLAN_OK);
+    assert_int_equal(pr[0].budget_bytes, native);
+    assert_int_equal(pr[5].budget_bytes, floor);
+    assert_true(pr[0].stats.stall_us == 0 && pr[0].lower_bound_us == 0);
+    for (int i = 0; i < 6; i++) {
+        assert_true(pr[i].stats.feasible);
+        assert_true(pr[i].stats.peak_bytes <= pr[i].budget_bytes);
+        assert_true(pr[i].lower_bound_us <= pr[i].stats.stall_us + 1e-6);
+        if (i) {
+            assert_true(pr[i].budget_bytes < pr[i - 1].budget_bytes);
+            uint64_t step = (native - floor) / 5;
+            assert_true(pr[i - 1].budget_bytes - pr[i].budget_bytes >= step);
+            assert_true(pr[i - 1].budget_bytes - pr[i].budget_bytes <= step + 1);
+        }
+    }
+    assert_true(pr[5].stats.stall_us > pr[1].stats.stall_us);
+    assert_int_equal(plan_proposals(&m, PLAN_KIND_SCHEDULED, 0, pr), PLAN_ERR_INVALID);
+    assert_int_equal(plan_proposals(&m, PLAN_KIND_NONE, 1, pr), PLAN_OK);
+    assert_int_equal(pr[0].budget_bytes, native);
+    plan_model_free(&m);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    plan_model m;
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    generate(&m, "transformer:layers=24");
+    assert_int_equal(plan_make(&m, PLAN_KIND_EXACT, 1000, &p, &st), PLAN_ERR_LIMIT);
+    assert_int_equal(plan_make(&m, (plan_kind)9, 1000, &p, &st), PLAN_ERR_INVALID);
+    m.ops[3].dur_us = -1;
+    assert_int_equal(plan_make(&m, PLAN_KIND_NONE, 1000, &p, &st), PLAN_ERR_INVALID);
+    double lb;
+    assert_int_equal(plan_lower_bound(&m, 1000, &lb), PLAN_ERR_INVALID);
+    plan_free(&p);
+    plan_model_free(&m);
+    plan_kind k;
+    assert_int_equal(plan_kind_parse("exact", &k), PLAN_OK);
+    assert_int_equal(k, PLAN_KIND_EXACT);
+    assert_int_equal(plan_kind_parse("greedy", &k), PLAN_ERR_INVALID);
+    assert_null(plan_kind_name((plan_kind)7));
+    assert_string_equal(plan_strerror(PLAN_ERR_LIMIT), "problem too large");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reactive_furthest_next_use),
+        cmocka_unit_test(test_none_is_native),
+        cmocka_unit_test(test_maximal_reaches_floor),
+        cmocka_unit_test(test_feasible_from_floor),
+        cmocka_unit_test(test_proposals),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,351 @@
+/* tools/shimplan.c — shim-plan: plans a text iteration model for a memory budget and prints the
+ * predicted peak, step time, stall and the lower bound; also writes generated models.
+ *
+ *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
+ *             [--json] [--entries]
+ *   shim-plan --generate SPEC [-o FILE]
+ *
+ * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
+ * bytes, a size with a unit (512MiB, 40GiB, 1.5GB) or a percentage of the model's native peak
+ * (75%). Exit status: 0 planned (whether or not the budget holds: see "feasible"), 1 bad input or
+ * planning error, 2 usage. */
+#include "plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct options {
+    const char *model;
+    const char *budget;
+    const char *generate;
+    const char *out;
+    plan_kind kind;
+    size_t proposals;
+    bool json, entries;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
+          "                 [--proposals N] [--json] [--entries]\n"
+          "       shim-plan --generate SPEC [-o FILE]\n"
+          "SIZE: bytes, 512MiB, 40GiB, 1.5GB, or 75% of the native peak.\n"
+          "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n",
+          f);
+}
+
+static bool parse_count(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 100000 || s[0] == '-')
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+/* Option taking a value: stores it; returns 0, or 2 for a usage error. */
+static int value_option(const char *a, const char *v, options *o)
+{
+    if (!strcmp(a, "--budget"))
+        o->budget = v;
+    else if (!strcmp(a, "--generate"))
+        o->generate = v;
+    else if (!strcmp(a, "-o"))
+        o->out = v;
+    else if (!strcmp(a, "--planner") && plan_kind_parse(v, &o->kind)) {
+        fprintf(stderr, "shim-plan: unknown planner '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
+        fprintf(stderr, "shim-plan: --proposals takes a count in [1, 100000]\n");
+        return 2;
+    }
+    return 0;
+}
+
+static bool takes_value(const char *a)
+{
+    static const char *const names[] = {"--budget", "--generate", "-o", "--planner", "--proposals"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(a, names[i]))
+            return true;
+    return false;
+}
+
+/* Returns 0, or the exit status for a usage error (2) or --help (-1). */
+static int parse_args(int argc, char **argv, options *o)
+{
+    o->kind = PLAN_KIND_SCHEDULED;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return -1;
+        if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--entries")) {
+            o->entries = true;
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "shim-plan: %s needs a value\n", a);
+                return 2;
+            }
+            int rc = value_option(a, argv[++i], o);
+            if (rc)
+                return rc;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "shim-plan: unknown option '%s'\n", a);
+            return 2;
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            fprintf(stderr, "shim-plan: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (o->generate)
+        return 0;
+    if (!o->model || (!o->budget && !o->proposals)) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* Whole file (or standard input for "-") into a new buffer. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) {
+            if (ferror(f)) {
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+        char *nb = realloc(buf, cap * 2);
+        if (!nb)
+            free(buf);
+        buf = nb, cap *= 2;
+    }
+    if (f != stdin)
+        fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int generate(const options *o)
+{
+    plan_model m;
+    char msg[256], *text;
+    size_t len;
+    plan_model_init(&m);
+    if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
+        fprintf(stderr, "shim-plan: --generate: %s\n", msg);
+        return 1;
+    }
+    plan_err e = plan_model_write(&m, &text, &len);
+    plan_model_free(&m);
+    if (e) {
+        fprintf(stderr, "shim-plan: %s\n", plan_strerror(e));
+        return 1;
+    }
+    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    if (f && f != stdout)
+        ok &= fclose(f) == 0;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "shim-plan: cannot write %s: %s\n", o->out ? o->out : "output",
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* --budget: a size, or a percentage of the native peak. */
+static bool parse_budget(const char *s, uint64_t native, uint64_t *out)
+{
+    size_t n = strlen(s);
+    if (n > 1 && s[n - 1] == '%') {
+        char *end;
+        double pct = strtod(s, &end);
+        if (end != s + n - 1 || !(pct >= 0 && pct <= 1000))
+            return false;
+        *out = (uint64_t)((double)native * pct / 100.0);
+        return true;
+    }
+    return plan_parse_size(s, out) == PLAN_OK;
+}
+
+typedef struct result {
+    const char *model;
+    plan_kind kind;
+    uint64_t budget, native, floor;
+    size_t nops, nallocs;
+    plan p;
+    plan_stats st;
+    double lb;
+    plan_proposal *props;
+    size_t nprops;
+} result;
+
+/* A bound for printing: JSON has no infinity. */
+static void put_us(double v, bool json)
+{
+    if (isinf(v))
+        fputs(json ? "null" : "inf", stdout);
+    else
+        printf("%.3f", v);
+}
+
+static void print_text(const result *r, bool entries)
+{
+    printf("model: %s: %zu operations, %zu allocations\n", r->model, r->nops, r->nallocs);
+    printf("native_peak_bytes: %llu\nfloor_bytes: %llu\n", (unsigned long long)r->native,
+           (unsigned long long)r->floor);
+    printf("planner: %s\nbudget_bytes: %llu\n", plan_kind_name(r->kind),
+           (unsigned long long)r->budget);
+    printf("feasible: %s\npeak_bytes: %llu\n", r->st.feasible ? "yes" : "no",
+           (unsigned long long)r->st.peak_bytes);
+    printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us, r->st.compute_us,
+           r->st.stall_us);
+    printf("bytes_to_host: %llu\nbytes_to_device: %llu\nlower_bound_us: ",
+           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
+    put_us(r->lb, false);
+    printf("\nentries: %zu\n", r->p.n);
+    for (size_t i = 0; entries && i < r->p.n; i++) {
+        const plan_entry *e = &r->p.entries[i];
+        printf("entry %u %d %d %d %d\n", e->alloc, e->evict_after, e->prefetch_at, e->wait_at,
+               e->need);
+    }
+    if (r->nprops)
+        printf("proposals: budget_bytes peak_bytes step_us stall_us lower_bound_us feasible\n");
+    for (size_t i = 0; i < r->nprops; i++) {
+        const plan_proposal *pp = &r->props[i];
+        printf("proposal %llu %llu %.3f %.3f ", (unsigned long long)pp->budget_bytes,
+               (unsigned long long)pp->stats.peak_bytes, pp->stats.step_us, pp->stats.stall_us);
+        put_us(pp->lower_bound_us, false);
+        printf(" %s\n", pp->stats.feasible ? "yes" : "no");
+    }
+}
+
+static void print_json(const result *r, bool entries)
+{
+    printf("{\"planner\": \"%s\", \"budget_bytes\": %llu, \"native_peak_bytes\": %llu, "
+           "\"floor_bytes\": %llu, \"feasible\": %s, \"peak_bytes\": %llu, \"step_us\": %.3f, "
+           "\"compute_us\": %.3f, \"stall_us\": %.3f, \"bytes_to_host\": %llu, "
+           "\"bytes_to_device\": %llu, \"lower_bound_us\": ",
+           plan_kind_name(r->kind), (unsigned long long)r->budget, (unsigned long long)r->native,
+           (unsigned long long)r->floor, r->st.feasible ? "true" : "false",
+           (unsigned long long)r->st.peak_bytes, r->st.step_us, r->st.compute_us, r->st.stall_us,
+           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
+    put_us(r->lb, true);
+    printf(", \"nentries\": %zu", r->p.n);
+    if (entries) {
+        printf(", \"entries\": [");
+        for (size_t i = 0; i < r->p.n; i++) {
+            const plan_entry *e = &r->p.entries[i];
+            printf("%s{\"alloc\": %u, \"evict_after\": %d, \"prefetch_at\": %d, \"wait_at\": %d, "
+                   "\"need\": %d}",
+                   i ? ", " : "", e->alloc, e->evict_after, e->prefetch_at, e->wait_at, e->need);
+        }
+        printf("]");
+    }
+    if (r->nprops) {
+        printf(", \"proposals\": [");
+        for (size_t i = 0; i < r->nprops; i++) {
+            const plan_proposal *pp = &r->props[i];
+            printf("%s{\"budget_bytes\": %llu, \"step_us\": %.3f, \"peak_bytes\": %llu, "
+                   "\"stall_us\": %.3f, \"feasible\": %s, \"lower_bound_us\": ",
+                   i ? ", " : "", (unsigned long long)pp->budget_bytes, pp->stats.step_us,
+                   (unsigned long long)pp->stats.peak_bytes, pp->stats.stall_us,
+                   pp->stats.feasible ? "true" : "false");
+            put_us(pp->lower_bound_us, true);
+            printf("}");
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static plan_err run_planner(const options *o, const plan_model *m, result *r)
+{
+    plan_err e = plan_peaks(m, &r->native, &r->floor);
+    if (e)
+        return e;
+    r->budget = r->native;
+    if (o->budget && !parse_budget(o->budget, r->native, &r->budget)) {
+        fprintf(stderr, "shim-plan: bad --budget '%s' (bytes, 512MiB, 40GiB, 75%%)\n", o->budget);
+        return PLAN_ERR_PARSE;
+    }
+    if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
+        (e = plan_lower_bound(m, r->budget, &r->lb)))
+        return e;
+    if (o->proposals) {
+        r->props = calloc(o->proposals, sizeof(*r->props));
+        if (!r->props)
+            return PLAN_ERR_NOMEM;
+        r->nprops = o->proposals;
+        e = plan_proposals(m, o->kind, o->proposals, r->props);
+    }
+    return e;
+}
+
+static int plan_file(const options *o)
+{
+    size_t len;
+    char *buf = read_all(o->model, &len), msg[512];
+    if (!buf) {
+        fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, strerror(errno));
+        return 1;
+    }
+    plan_model m;
+    plan_model_init(&m);
+    plan_err e = plan_model_parse(buf, len, o->model, &m, msg, sizeof(msg));
+    free(buf);
+    if (e) {
+        fprintf(stderr, "%s\n", msg);
+        return 1;
+    }
+    result r = {.model = o->model, .kind = o->kind, .nops = m.nops, .nallocs = m.nallocs};
+    plan_init(&r.p);
+    e = run_planner(o, &m, &r);
+    if (e == PLAN_ERR_LIMIT)
+        fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
+                plan_kind_name(o->kind));
+    else if (e && e != PLAN_ERR_PARSE)
+        fprintf(stderr, "shim-plan: %s: %s\n", o->model, plan_strerror(e));
+    if (!e && o->json)
+        print_json(&r, o->entries);
+    else if (!e)
+        print_text(&r, o->entries);
+    plan_free(&r.p);
+    free(r.props);
+    plan_model_free(&m);
+    return e ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    return o.generate ? generate(&o) : plan_file(&o);
+}
