@@ -1,0 +1,94 @@
+/* shim_hook_copy.c — copies and memsets: recorded as accesses; synchronous ones are host
+ * synchronisations.
+ *
+ * The direction comes from the entry point; for cuMemcpy / cuMemcpyAsync
+ * (unified addressing) it is read from which ends are known device
+ * allocations. A synchronous copy blocks the host like a stream
+ * synchronisation, which the step detector needs (loss.item()). */
+#include "shim_internal.h"
+
+void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
+                      CUstream stream)
+{
+    if (!(shim.record & CONF_RECORD_COPIES))
+        return;
+    shim_epoch_enter();
+    uint64_t d = dst ? shim_registry_find(dst) : 0, s = src ? shim_registry_find(src) : 0;
+    shim_epoch_exit();
+    shim_trace_copy(dir, d, s, bytes, (uint64_t)(uintptr_t)stream);
+}
+
+/* One copy hook: real call, then the record (and a host sync when synchronous). */
+#define COPY_HOOK(sym, params, call, dir, dst, src, n, stream, sync)                               \
+    CUresult CUDAAPI sym params                                                                    \
+    {                                                                                              \
+        SHIM_NEED_REAL(sym);                                                                       \
+        CUresult rc = shim.real.sym call;                                                          \
+        if (rc == CUDA_SUCCESS && shim_active()) {                                                 \
+            shim_record_copy(dir, (uint64_t)(uintptr_t)(dst), (uint64_t)(uintptr_t)(src), n,       \
+                             stream);                                                              \
+            if (sync)                                                                              \
+                shim_record_sync(SHIM_SYNC_COPY, stream);                                          \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }
+
+/* cuMemcpy has no direction: D2D when both ends are known device memory. */
+static enum shim_copy_dir unified_dir(CUdeviceptr dst, CUdeviceptr src)
+{
+    shim_epoch_enter();
+    bool d = shim_registry_find(dst) != 0, s = shim_registry_find(src) != 0;
+    shim_epoch_exit();
+    return d && s ? SHIM_COPY_D2D : d ? SHIM_COPY_H2D : s ? SHIM_COPY_D2H : SHIM_COPY_H2H;
+}
+
+/* clang-format off */
+COPY_HOOK(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
+          unified_dir(dst, src), dst, src, n, NULL, true)
+COPY_HOOK(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
+          unified_dir(dst, src), dst, src, n, CU_STREAM_PER_THREAD, true)
+COPY_HOOK(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), unified_dir(dst, src), dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), unified_dir(dst, src), dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),
+          SHIM_COPY_H2D, dst, src, n, NULL, true)
+COPY_HOOK(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),
+          SHIM_COPY_H2D, dst, src, n, CU_STREAM_PER_THREAD, true)
+COPY_HOOK(cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),
+          SHIM_COPY_D2H, dst, src, n, NULL, true)
+COPY_HOOK(cuMemcpyDtoH_v2_ptds, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),
+          SHIM_COPY_D2H, dst, src, n, CU_STREAM_PER_THREAD, true)
+COPY_HOOK(cuMemcpyDtoD_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
+          SHIM_COPY_D2D, dst, src, n, NULL, true)
+COPY_HOOK(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
+          SHIM_COPY_D2D, dst, src, n, CU_STREAM_PER_THREAD, true)
+COPY_HOOK(cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_H2D, dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_H2D, dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_D2H, dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyDtoHAsync_v2_ptsz, (void *dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_D2H, dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_D2D, dst, src, n, hStream, false)
+COPY_HOOK(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
+          (dst, src, n, hStream), SHIM_COPY_D2D, dst, src, n, hStream, false)
+COPY_HOOK(cuMemsetD8_v2, (CUdeviceptr dst, unsigned char v, size_t n), (dst, v, n),
+          SHIM_COPY_MEMSET, dst, 0, n, NULL, false)
+COPY_HOOK(cuMemsetD8_v2_ptds, (CUdeviceptr dst, unsigned char v, size_t n), (dst, v, n),
+          SHIM_COPY_MEMSET, dst, 0, n, CU_STREAM_PER_THREAD, false)
+COPY_HOOK(cuMemsetD32_v2, (CUdeviceptr dst, unsigned int v, size_t n), (dst, v, n),
+          SHIM_COPY_MEMSET, dst, 0, 4 * n, NULL, false)
+COPY_HOOK(cuMemsetD32_v2_ptds, (CUdeviceptr dst, unsigned int v, size_t n), (dst, v, n),
+          SHIM_COPY_MEMSET, dst, 0, 4 * n, CU_STREAM_PER_THREAD, false)
+COPY_HOOK(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream hStream),
+          (dst, v, n, hStream), SHIM_COPY_MEMSET, dst, 0, n, hStream, false)
+COPY_HOOK(cuMemsetD8Async_ptsz, (CUdeviceptr dst, unsigned char v, size_t n, CUstream hStream),
+          (dst, v, n, hStream), SHIM_COPY_MEMSET, dst, 0, n, hStream, false)
+COPY_HOOK(cuMemsetD32Async, (CUdeviceptr dst, unsigned int v, size_t n, CUstream hStream),
+          (dst, v, n, hStream), SHIM_COPY_MEMSET, dst, 0, 4 * n, hStream, false)
+COPY_HOOK(cuMemsetD32Async_ptsz, (CUdeviceptr dst, unsigned int v, size_t n, CUstream hStream),
+          (dst, v, n, hStream), SHIM_COPY_MEMSET, dst, 0, 4 * n, hStream, false)
+/* clang-format on */

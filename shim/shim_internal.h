@@ -1,0 +1,171 @@
+/* shim_internal.h — internal interfaces of the preload library, grouped by defining file.
+ *
+ * The shim exports only the hooks of shim_hooks.h and dlsym; everything here is
+ * hidden (-fvisibility=hidden). Errors inside the shim never reach the program:
+ * a hook always returns what the real driver returned, and on an internal
+ * failure the shim degrades to pass-through for the object concerned and logs
+ * it once. */
+#ifndef SHIM_INTERNAL_H
+#define SHIM_INTERNAL_H
+
+#include "shim_hooks.h"
+#include "shim_trace.h"
+
+#include "conf.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Life of the shim in this process. */
+enum shim_state {
+    SHIM_UNINIT,       /* nothing done yet */
+    SHIM_INITIALISING, /* one thread is resolving the driver */
+    SHIM_READY,        /* recording */
+    SHIM_PASSTHROUGH,  /* real functions only: mode off, bad configuration, failure, fork child */
+    SHIM_FAILED        /* the real driver could not be resolved: hooks return an error */
+};
+
+/* The shim's one global context. Fields are written during initialisation
+   (before state becomes READY, published with release order) unless noted. */
+struct shim_ctx {
+    _Atomic int state;           /* enum shim_state */
+    struct shim_real_table real; /* the real driver's functions (shim_real.c) */
+    void *driver;                /* dlopen handle of libcuda.so.1 */
+    int mode;                    /* CONF_MODE_* */
+    uint32_t record;             /* CONF_RECORD_* bits */
+    int profile_iterations;
+    uint64_t min_managed_bytes;
+    _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
+    _Atomic uint64_t next_id;    /* next allocation / function / graph id */
+};
+
+extern struct shim_ctx shim;
+
+/* True while the calling thread runs shim code that may call the driver: such
+   calls go straight to the real functions (thread-local). */
+extern __thread int shim_inside;
+
+/* shim_state.c */
+/* Makes the shim ready if it can (resolving the driver on first use); returns
+   true when hooks should record, false when they must pass through. Cheap after
+   the first call. */
+bool shim_active(void);
+/* Whether the real table is usable (READY or PASSTHROUGH). */
+bool shim_real_ready(void);
+/* A fresh process-unique id (never 0). */
+uint64_t shim_new_id(void);
+
+/* shim_real.c — the only resolver of real symbols */
+/* The real dlsym (never the shim's override), and its address (NULL if not found). */
+void *shim_real_dlsym(void *handle, const char *name);
+void *shim_real_dlsym_address(void);
+/* Opens the driver and fills shim.real; returns 0, or -1 (logged). */
+int shim_real_resolve(void);
+/* The hook whose real function is fn, or NULL. */
+void *shim_hook_for_real(void *fn);
+/* The hook named name, or NULL. */
+void *shim_hook_by_name(const char *name);
+
+/* shim_log.c — allocation-free, rate-limited */
+enum shim_log_level { SHIM_LOG_ERROR = 1, SHIM_LOG_WARN, SHIM_LOG_INFO, SHIM_LOG_DEBUG };
+void shim_log_open(int level, const char *path);
+void shim_log(enum shim_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Logs at most once per call site (pass a static flag). */
+#define SHIM_LOG_ONCE(level, ...)                                                                  \
+    do {                                                                                           \
+        static _Atomic int once_;                                                                  \
+        if (!atomic_exchange(&once_, 1))                                                           \
+            shim_log(level, __VA_ARGS__);                                                          \
+    } while (0)
+
+/* shim_epoch.c — lock-free readers, deferred frees */
+/* Marks the calling thread as reading shared snapshots until shim_epoch_exit. */
+void shim_epoch_enter(void);
+void shim_epoch_exit(void);
+/* Frees p (with free()) once no thread can still be reading it. Writer lock held
+   by the caller's own structure; safe from any thread. */
+void shim_epoch_retire(void *p);
+
+/* shim_registry.c — live allocations, found by address */
+struct shim_alloc {
+    uint64_t id, addr, size;
+    int kind; /* enum shim_alloc_kind */
+};
+/* Adds [addr, addr+size); returns its id (0 if it could not be tracked). */
+uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind);
+/* Removes the allocation starting at addr; fills *out and returns true if found. */
+bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
+/* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
+void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
+                                void (*fn)(const struct shim_alloc *));
+/* Id of the allocation containing addr, 0 if none. Call inside an epoch. */
+uint64_t shim_registry_find(uint64_t addr);
+
+/* shim_params.c — kernel parameter layouts and pointer scanning */
+struct shim_func {
+    uint64_t id;
+    int nparams; /* -1: layout unknown */
+    uint32_t total;
+    uint32_t *offsets, *sizes;
+};
+/* The cached description of f (resolving it on first use); never NULL. */
+const struct shim_func *shim_func_get(CUfunction f);
+/* Fills ids with the allocations the launch's parameters point into (at most
+   max, duplicates removed); returns how many. Call inside an epoch. */
+uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
+                          uint32_t max);
+
+/* shim_steps.c — training step detection */
+/* Feeds one launch (sequence number and function id). */
+void shim_steps_launch(uint64_t seq, uint64_t func_id);
+/* The host blocked on the device (a synchronisation or a synchronous copy). */
+void shim_steps_host_sync(void);
+/* Whether launches now belong to a profiled step (kernels are timed). */
+bool shim_steps_profiling(void);
+
+/* shim_timing.c — kernel durations in profiled steps */
+/* Records an event before a launch on stream; returns a slot to close, or -1. */
+int shim_timing_begin(CUstream stream, bool per_thread);
+/* Records the closing event of slot after the launch of seq. */
+void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq);
+/* Gives slot back when its launch failed. */
+void shim_timing_cancel(int slot);
+/* Emits the durations of completed timed launches (called at host syncs). */
+void shim_timing_collect(void);
+
+/* shim_capture.c — streams being captured into graphs */
+void shim_capture_begin(CUstream stream, bool per_thread);
+void shim_capture_end(CUstream stream, bool per_thread);
+bool shim_capture_active(CUstream stream, bool per_thread);
+
+/* Hook helpers shared by hook files */
+/* Returns from the hook with an error when the real function is not available
+   (the driver could not be opened, or it lacks this entry point). */
+#define SHIM_NEED_REAL(sym)                                                                        \
+    do {                                                                                           \
+        if (!shim_real_ready() || !shim.real.sym)                                                  \
+            return shim_real_ready() ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_NOT_INITIALIZED;          \
+    } while (0)
+/* Registers and records a new allocation; returns its id (0 if untracked). */
+uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+                           uint64_t stream);
+/* Records a copy (or memset, src 0) between addresses; host addresses map to 0. */
+void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
+                      CUstream stream);
+/* A host synchronisation point: kernel times, step detection, trace record. */
+void shim_record_sync(enum shim_sync_kind kind, CUstream stream);
+
+/* The stream as the trace writes it: the handle value, NULL meaning the legacy
+   (or, for per-thread variants, the per-thread) default stream. */
+static inline uint64_t shim_stream_id(CUstream s, bool per_thread)
+{
+    if (!s)
+        return per_thread ? (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD : 0;
+    return (uint64_t)(uintptr_t)s;
+}
+
+#endif

@@ -1,0 +1,148 @@
+/* shim_state.c — the shim's global context: configuration at load time, lazy driver resolution,
+ * fork, exit.
+ *
+ * The constructor only reads the configuration (cheap, safe in every process the
+ * preload reaches, CUDA or not). The driver is opened at the first hook call
+ * (SHIM_UNINIT -> SHIM_INITIALISING -> SHIM_READY or SHIM_PASSTHROUGH / SHIM_FAILED).
+ * A configuration error is logged and leaves the shim in pass-through: it
+ * never stops the program. */
+#include "shim_internal.h"
+
+#include "conf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct shim_ctx shim;
+__thread int shim_inside;
+
+static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+static bool config_ok;
+static char trace_pattern[CONF_MAX_STRING + 1];
+
+extern char **environ;
+
+static void log_diags(const conf_diags *d)
+{
+    for (size_t i = 0; i < d->count; i++)
+        shim_log(d->items[i].severity == CONF_ERROR ? SHIM_LOG_ERROR : SHIM_LOG_WARN, "%s",
+                 d->items[i].text);
+    if (d->dropped)
+        shim_log(SHIM_LOG_ERROR, "%zu more configuration diagnostics not shown", d->dropped);
+}
+
+static void pytorch_backend(const conf_config *cfg)
+{
+    if (!conf_get_bool(cfg, CONF_PYTORCH_ASYNC_BACKEND) || shim.mode == CONF_MODE_OFF)
+        return;
+    const char *cur = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (cur && *cur) {
+        if (!strstr(cur, "backend:cudaMallocAsync"))
+            shim_log(SHIM_LOG_INFO, "PYTORCH_CUDA_ALLOC_CONF=%s is the job's own: left as is", cur);
+        return;
+    }
+    setenv("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync", 0);
+    shim_log(SHIM_LOG_INFO, "set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (per-tensor "
+                            "lifetimes; pytorch.async_backend = false to keep PyTorch's default)");
+}
+
+static void apply(const conf_config *cfg)
+{
+    shim.mode = conf_get_choice(cfg, CONF_MODE);
+    shim.record = conf_get_flags(cfg, CONF_TRACE_RECORD);
+    shim.profile_iterations = (int)conf_get_int(cfg, CONF_PROFILE_ITERATIONS);
+    conf_size m = conf_get_size(cfg, CONF_MIN_MANAGED_BYTES);
+    shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
+    snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
+    pytorch_backend(cfg);
+}
+
+__attribute__((constructor)) static void shim_load(void)
+{
+    conf_config cfg;
+    conf_diags diags = {0};
+    int rc = conf_config_load(&cfg, environ, NULL, &diags);
+    shim_log_open((int)conf_get_choice(&cfg, CONF_LOG_LEVEL), conf_get_string(&cfg, CONF_LOG_FILE));
+    log_diags(&diags);
+    if (rc == 0) {
+        apply(&cfg);
+        config_ok = true;
+    } else {
+        shim_log(SHIM_LOG_ERROR, "configuration errors above: libshim passes everything through");
+    }
+    conf_diags_free(&diags);
+    conf_config_free(&cfg);
+}
+
+static void start_trace(void)
+{
+    if (!trace_pattern[0])
+        return;
+    char err[256];
+    struct shim_trace_info info = {(int)getpid(), 0, NULL, NULL};
+    const char *rank = getenv("RANK");
+    if (rank)
+        info.rank = atoi(rank);
+    if (shim_trace_start(trace_pattern, &info, err, sizeof err) != 0)
+        shim_log(SHIM_LOG_ERROR, "no trace: %s", err);
+}
+
+static void on_fork_child(void)
+{
+    /* The child has none of the parent's threads: stop recording there. */
+    shim_trace_forget_after_fork();
+    if (atomic_load(&shim.state) == SHIM_READY)
+        atomic_store(&shim.state, SHIM_PASSTHROUGH);
+}
+
+static void at_exit(void)
+{
+    if (atomic_load(&shim.state) == SHIM_READY) {
+        shim_timing_collect();
+        shim_trace_stop();
+    }
+}
+
+static void resolve(void)
+{
+    atomic_store(&shim.state, SHIM_INITIALISING);
+    if (shim_real_resolve() != 0) {
+        atomic_store(&shim.state, SHIM_FAILED);
+        return;
+    }
+    if (!config_ok || shim.mode == CONF_MODE_OFF) {
+        atomic_store(&shim.state, SHIM_PASSTHROUGH);
+        return;
+    }
+    start_trace();
+    pthread_atfork(NULL, NULL, on_fork_child);
+    atexit(at_exit);
+    atomic_store_explicit(&shim.state, SHIM_READY, memory_order_release);
+}
+
+bool shim_active(void)
+{
+    int s = atomic_load_explicit(&shim.state, memory_order_acquire);
+    if (s == SHIM_UNINIT || s == SHIM_INITIALISING) {
+        /* resolution calls dlopen: nothing of ours is re-entered from there */
+        shim_inside++;
+        pthread_once(&resolve_once, resolve);
+        shim_inside--;
+        s = atomic_load_explicit(&shim.state, memory_order_acquire);
+    }
+    return s == SHIM_READY && !shim_inside;
+}
+
+bool shim_real_ready(void)
+{
+    shim_active();
+    int s = atomic_load_explicit(&shim.state, memory_order_acquire);
+    return s == SHIM_READY || s == SHIM_PASSTHROUGH;
+}
+
+uint64_t shim_new_id(void)
+{
+    return atomic_fetch_add_explicit(&shim.next_id, 1, memory_order_relaxed) + 1;
+}

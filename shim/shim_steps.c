@@ -1,0 +1,135 @@
+/* shim_steps.c — finds the training step in the launch stream, without markers.
+ *
+ * The launches between two host synchronisations form a segment, summarised by
+ * its length and an order-sensitive hash of (function, position in segment).
+ * A training loop repeats the same segments: when the last P segments equal the
+ * P before them (P = 1..8), the job is in steady state with a step of P
+ * segments. Steps start at the first launch after the synchronisation that
+ * ends the previous step (the loss read in a typical loop). A step boundary is
+ * written when the whole step has been seen (so only complete steps are
+ * counted); the first detection writes the two steps it compared. After
+ * detection the next profile.iterations steps are profiled (kernel times).
+ * A segment that breaks the pattern ends the steady state; detection restarts.
+ *
+ * The launch path does one relaxed atomic add; segments are closed under a
+ * mutex at synchronisations, which are not on the launch path. */
+#include "shim_internal.h"
+
+#define HISTORY    32
+#define MAX_PERIOD 8
+
+struct segment {
+    uint64_t start, count, hash;
+};
+
+static _Atomic uint64_t seg_hash;
+static _Atomic uint64_t seg_start;
+static _Atomic int profiling;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct segment hist[HISTORY]; /* ring, protected by lock */
+static unsigned nseg;
+static unsigned period;     /* 0: not in steady state */
+static unsigned phase;      /* segments of the current step seen */
+static uint64_t step_no;    /* next step number to write */
+static uint64_t step_first; /* first launch of the current step */
+static int profile_left;    /* steps still to profile */
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+void shim_steps_launch(uint64_t seq, uint64_t func_id)
+{
+    uint64_t pos = seq - atomic_load_explicit(&seg_start, memory_order_relaxed);
+    atomic_fetch_add_explicit(&seg_hash, mix(func_id * 0x9E3779B97F4A7C15ull + pos),
+                              memory_order_relaxed);
+}
+
+bool shim_steps_profiling(void)
+{
+    return atomic_load_explicit(&profiling, memory_order_relaxed);
+}
+
+static const struct segment *back(unsigned k) /* k = 0: newest */
+{
+    return &hist[(nseg - 1 - k) % HISTORY];
+}
+
+static bool same(const struct segment *a, const struct segment *b)
+{
+    return a->count == b->count && a->hash == b->hash;
+}
+
+static unsigned find_period(void)
+{
+    for (unsigned p = 1; p <= MAX_PERIOD && 2 * p <= nseg; p++) {
+        unsigned k = 0;
+        while (k < p && same(back(k), back(k + p)))
+            k++;
+        if (k == p)
+            return p;
+    }
+    return 0;
+}
+
+static void step_done(uint64_t first)
+{
+    shim_trace_step(step_no++, first);
+    if (profile_left > 0 && --profile_left == 0)
+        atomic_store(&profiling, 0);
+}
+
+static void start_profiling(void)
+{
+    profile_left = shim.profile_iterations;
+    atomic_store(&profiling, profile_left > 0);
+}
+
+static void close_segment(const struct segment *s)
+{
+    hist[nseg++ % HISTORY] = *s;
+    if (period) {
+        /* steady: the segment must match the one a period earlier */
+        if (!same(back(0), back(period))) {
+            period = 0;
+            atomic_store(&profiling, 0);
+            shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
+                     (unsigned long long)s->start);
+        } else if (++phase == period) {
+            step_done(step_first);
+            phase = 0;
+            step_first = s->start + s->count;
+        }
+        return;
+    }
+    unsigned p = find_period();
+    if (!p)
+        return;
+    period = p;
+    phase = 0;
+    step_done(back(2 * p - 1)->start);
+    step_done(back(p - 1)->start);
+    step_first = s->start + s->count;
+    shim_log(SHIM_LOG_INFO, "training step detected: %u segment(s), %llu launches", p,
+             (unsigned long long)(s->start + s->count - back(p - 1)->start));
+    start_profiling();
+}
+
+void shim_steps_host_sync(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t end = atomic_load(&shim.launch_seq);
+    uint64_t start = atomic_load(&seg_start);
+    if (end > start) {
+        struct segment s = {start, end - start, atomic_exchange(&seg_hash, 0)};
+        atomic_store(&seg_start, end);
+        close_segment(&s);
+    }
+    pthread_mutex_unlock(&lock);
+}

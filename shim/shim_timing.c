@@ -1,0 +1,99 @@
+/* shim_timing.c — kernel durations in profiled steps: an event before and after each launch.
+ *
+ * Only during profiled steps (shim_steps_profiling) and never on a capturing
+ * stream. Event pairs come from a pool created on first use; pairs in flight
+ * are read back at host synchronisations, once their closing event has
+ * completed, and written as kernel-time records. If events cannot be created
+ * the launch is simply not timed. */
+#include "shim_internal.h"
+
+#define PAIRS 4096
+
+struct pair {
+    CUevent start, end;
+    uint64_t seq;
+    bool busy, closed;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pair pairs[PAIRS]; /* protected by lock */
+static unsigned next_free;
+
+static CUresult record(CUevent e, CUstream s, bool per_thread)
+{
+    shim_fn_cuEventRecord rec = per_thread ? shim.real.cuEventRecord_ptsz : shim.real.cuEventRecord;
+    return rec ? rec(e, s) : CUDA_ERROR_NOT_FOUND;
+}
+
+static int take_pair(void)
+{
+    for (unsigned k = 0; k < PAIRS; k++) {
+        unsigned i = (next_free + k) % PAIRS;
+        struct pair *p = &pairs[i];
+        if (p->busy)
+            continue;
+        if (!p->start && (shim.real.cuEventCreate(&p->start, 0) != CUDA_SUCCESS ||
+                          shim.real.cuEventCreate(&p->end, 0) != CUDA_SUCCESS)) {
+            SHIM_LOG_ONCE(SHIM_LOG_WARN, "cannot create timing events: kernels not timed");
+            return -1;
+        }
+        p->busy = true;
+        p->closed = false;
+        next_free = (i + 1) % PAIRS;
+        return (int)i;
+    }
+    return -1; /* all in flight: this launch is not timed */
+}
+
+int shim_timing_begin(CUstream stream, bool per_thread)
+{
+    if (!shim.real.cuEventCreate || shim_capture_active(stream, per_thread))
+        return -1;
+    pthread_mutex_lock(&lock);
+    int slot = take_pair();
+    if (slot >= 0 && record(pairs[slot].start, stream, per_thread) != CUDA_SUCCESS) {
+        pairs[slot].busy = false;
+        slot = -1;
+    }
+    pthread_mutex_unlock(&lock);
+    return slot;
+}
+
+void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct pair *p = &pairs[slot];
+    p->seq = seq;
+    p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
+    if (!p->closed)
+        p->busy = false;
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_timing_cancel(int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&lock);
+    pairs[slot].busy = false;
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_timing_collect(void)
+{
+    if (!shim.real.cuEventQuery || !shim.real.cuEventElapsedTime_v2)
+        return;
+    pthread_mutex_lock(&lock);
+    for (unsigned i = 0; i < PAIRS; i++) {
+        struct pair *p = &pairs[i];
+        if (!p->busy || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
+            continue;
+        float ms;
+        if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS)
+            shim_trace_kernel_time(p->seq, (double)ms * 1000.0);
+        p->busy = false;
+    }
+    pthread_mutex_unlock(&lock);
+}

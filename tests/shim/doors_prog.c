@@ -1,0 +1,136 @@
+/* doors_prog.c — reaches the driver through each door and reports what it was given.
+ *
+ * Run under LD_PRELOAD=libshim.so (tests/shim/test_doors.sh). For every door it
+ * prints "ok - ..." when the function pointer it obtained belongs to libshim
+ * (dladdr) and is the hook of the exact variant asked for, then launches a
+ * kernel through it with a by-value struct holding a device pointer, so that
+ * the trace can be checked too. Kernels are named after their door. */
+#include "simgpu.h"
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+struct span {
+    uint64_t pad;
+    CUdeviceptr ptr; /* a pointer inside a by-value struct */
+    uint32_t n;
+};
+
+static int failures;
+#define CHECK(name, cond)                                                                          \
+    do {                                                                                           \
+        int ok_ = (cond);                                                                          \
+        printf("%s - %s\n", ok_ ? "ok" : "not ok", name);                                          \
+        failures += !ok_;                                                                          \
+    } while (0)
+
+static void fill(void **p)
+{
+    const struct span *s = p[0];
+    uint32_t v = *(uint32_t *)p[1];
+    uint32_t *d = (uint32_t *)(uintptr_t)s->ptr;
+    for (uint32_t i = 0; i < s->n; i++)
+        d[i] = v + i;
+}
+
+typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              unsigned, unsigned, CUstream, void **, void **);
+
+/* Whether fn lives in libshim and is exported there as want. */
+static int is_hook(void *fn, const char *want)
+{
+    Dl_info info;
+    if (!fn || !dladdr(fn, &info) || !info.dli_fname || !info.dli_sname)
+        return 0;
+    return strstr(info.dli_fname, "libshim") && strcmp(info.dli_sname, want) == 0;
+}
+
+/* One body per door, so that each door's launches have their own function and name. */
+static void door_runtime(void **p)
+{
+    fill(p);
+}
+static void door_link(void **p)
+{
+    fill(p);
+}
+static void door_dlsym(void **p)
+{
+    fill(p);
+}
+static void door_gpa_ptsz(void **p)
+{
+    fill(p);
+}
+
+static CUfunction kernel(const char *name, simgpu_body body)
+{
+    static const size_t sizes[] = {sizeof(struct span), 4};
+    return simgpu_register(name, body, 2, sizes);
+}
+
+static void launch_via(launch_fn launch, CUfunction f, CUdeviceptr d, uint32_t v)
+{
+    struct span s = {0, d, 256};
+    void *args[] = {&s, &v};
+    CHECK("launch returns success", launch(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL) == 0);
+}
+
+int main(void)
+{
+    void *d = NULL;
+    kernel("door_runtime", door_runtime);
+    /* runtime door: libcudart reaches the driver through dlopen + cuGetProcAddress */
+    CHECK("cudaMalloc through the runtime", cudaMalloc(&d, 1 << 20) == cudaSuccess);
+    CUdeviceptr dev = (CUdeviceptr)(uintptr_t)d;
+    struct span s = {0, dev, 256};
+    uint32_t v = 1;
+    void *args[] = {&s, &v};
+    CHECK("cudaLaunchKernel", cudaLaunchKernel((const void *)door_runtime, (dim3){1, 1, 1},
+                                               (dim3){1, 1, 1}, args, 0, 0) == cudaSuccess);
+    CHECK("cudaDeviceSynchronize", cudaDeviceSynchronize() == cudaSuccess);
+
+    /* door 1: a program linked with -lcuda calls the exported symbol */
+    CHECK("linked cuLaunchKernel is the hook", is_hook((void *)&cuLaunchKernel, "cuLaunchKernel"));
+    launch_via(cuLaunchKernel, kernel("door_link", door_link), dev, 10);
+
+    /* door 2: dlopen the driver and dlsym on its handle (as Triton does) */
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW);
+    void *fn = lib ? dlsym(lib, "cuLaunchKernel") : NULL;
+    CHECK("dlsym(libcuda, cuLaunchKernel) is the hook", is_hook(fn, "cuLaunchKernel"));
+    if (fn)
+        launch_via((launch_fn)fn, kernel("door_dlsym", door_dlsym), dev, 20);
+    CHECK("dlsym(RTLD_NEXT, cuMemAlloc_v2) is the hook",
+          is_hook(dlsym(RTLD_NEXT, "cuMemAlloc_v2"), "cuMemAlloc_v2"));
+    CHECK("dlsym(libcuda, cuDeviceGetName) is the driver's (not hooked)",
+          lib && dlsym(lib, "cuDeviceGetName") &&
+              !is_hook(dlsym(lib, "cuDeviceGetName"), "cuDeviceGetName"));
+    CHECK("dlsym(RTLD_NEXT, printf) still finds libc", dlsym(RTLD_NEXT, "printf") != NULL);
+
+    /* door 3: cuGetProcAddress with the per-thread default stream flag */
+    CUdriverProcAddressQueryResult st;
+    fn = NULL;
+    CHECK("cuGetProcAddress succeeds",
+          cuGetProcAddress("cuLaunchKernel", &fn, CUDA_VERSION,
+                           CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) == 0);
+    CHECK("cuGetProcAddress(per-thread) is the _ptsz hook", is_hook(fn, "cuLaunchKernel_ptsz"));
+    if (fn)
+        launch_via((launch_fn)fn, kernel("door_gpa_ptsz", door_gpa_ptsz), dev, 30);
+    fn = (void *)1;
+    CHECK("an unknown symbol stays not found",
+          cuGetProcAddress("cuNoSuchEntry", &fn, CUDA_VERSION, 0, &st) == CUDA_ERROR_NOT_FOUND &&
+              st == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+    fn = NULL;
+    CHECK("a version too old is still refused by the driver",
+          cuGetProcAddress("cuMemAlloc", &fn, 3000, 0, &st) == CUDA_ERROR_NOT_FOUND &&
+              st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT && fn == NULL);
+
+    uint32_t out[256];
+    CHECK("copy back", cuCtxSynchronize() == 0 && cuMemcpyDtoH(out, dev, sizeof out) == 0);
+    CHECK("last launch wrote its values", out[0] == 30 && out[255] == 285);
+    CHECK("cudaFree", cudaFree(d) == cudaSuccess);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,20 @@
+# shim_env.sh — sourced by the shim's test scripts: paths, and the LD_PRELOAD line for this build.
+# Under a sanitizer build the sanitizer's runtime must come first in the preload list.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-build}
+B="$root/$BUILD"
+SHIM_LIB="$B/libshim.so"
+case "${SAN:-}" in
+asan) PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so) $SHIM_LIB" ;;
+tsan) PRELOAD="$(${CC:-gcc} -print-file-name=libtsan.so) $SHIM_LIB" ;;
+*) PRELOAD="$SHIM_LIB" ;;
+esac
+export LD_LIBRARY_PATH="$B/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export SIMGPU_QUIET=1
+failures=0
+# check NAME COMMAND...: runs the command, prints ok / not ok.
+check() {
+    local name=$1
+    shift
+    if "$@"; then echo "ok - $name"; else echo "not ok - $name"; failures=$((failures + 1)); fi
+}
