@@ -1,7 +1,7 @@
 # tests/shim — tests of the preload library against the simulated device.
 tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim
 
-SHIM_TEST_PROGS := $(BUILD)/tests/shim/doors_prog $(BUILD)/tests/shim/next_prog
+SHIM_TEST_PROGS := $(BUILD)/tests/shim/doors_prog $(BUILD)/tests/shim/next_prog $(BUILD)/tests/shim/shim_prog
 
 $(BUILD)/tests/shim/doors_prog: $(BUILD)/tests/shim/doors_prog.o $(BUILD)/simgpu/libcudart.so $(SIMGPU_LIB)
 	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -ldl $(LDFLAGS_ALL)
@@ -10,9 +10,12 @@ $(BUILD)/tests/shim/libnext_%.so: tests/shim/next_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl $(LDFLAGS_ALL)
 
+$(BUILD)/tests/shim/shim_prog: $(BUILD)/tests/shim/shim_prog.o $(SIMGPU_LIB)
+	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread $(LDFLAGS_ALL)
+
 # next_prog links a then b, so b's definition comes after a's in the search order.
 $(BUILD)/tests/shim/next_prog: $(BUILD)/tests/shim/next_prog.o $(BUILD)/tests/shim/libnext_a.so $(BUILD)/tests/shim/libnext_b.so
 	$(CC) -o $@ $< -L$(BUILD)/tests/shim -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)
-TESTS += tests/shim/test_doors.sh
+TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh
