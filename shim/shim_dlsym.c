@@ -17,14 +17,22 @@
    first forward (a library constructor may call dlsym before ours run). */
 void *shim_dlsym_next __attribute__((used));
 
-/* Called by the trampoline: the hook to return, or NULL to forward to the real dlsym. */
-void *shim_dlsym_lookup(void *handle, const char *name) __attribute__((used));
+#define NOT_INSTRUMENTED __attribute__((no_sanitize("address", "thread", "undefined")))
 
-void *shim_dlsym_lookup(void *handle, const char *name)
+/* The real dlsym, without instrumentation: sanitizer runtimes call dlsym while
+   they initialise, before instrumented code may run. */
+NOT_INSTRUMENTED static void *find_next(void)
 {
-    if (!__atomic_load_n(&shim_dlsym_next, __ATOMIC_ACQUIRE))
-        __atomic_store_n(&shim_dlsym_next, shim_real_dlsym_address(), __ATOMIC_RELEASE);
-    if (!name || shim_inside)
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.17", "GLIBC_2.2.5"};
+    void *p = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0] && !p; i++)
+        p = dlvsym(RTLD_NEXT, "dlsym", versions[i]);
+    return p;
+}
+
+static void *lookup_cu(void *handle, const char *name)
+{
+    if (shim_inside)
         return NULL;
     void *hook = shim_hook_by_name(name);
     if (!hook || !shim_real_ready())
@@ -33,6 +41,20 @@ void *shim_dlsym_lookup(void *handle, const char *name)
         return hook;
     void *found = shim_real_dlsym(handle, name);
     return found && shim_hook_for_real(found) == hook ? hook : NULL;
+}
+
+/* Called by the trampoline: the hook to return, or NULL to forward to the real
+   dlsym. Names that cannot be driver entry points leave without running any
+   instrumented code. */
+NOT_INSTRUMENTED void *shim_dlsym_lookup(void *handle, const char *name) __attribute__((used));
+
+NOT_INSTRUMENTED void *shim_dlsym_lookup(void *handle, const char *name)
+{
+    if (!__atomic_load_n(&shim_dlsym_next, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&shim_dlsym_next, find_next(), __ATOMIC_RELEASE);
+    if (!name || name[0] != 'c' || name[1] != 'u')
+        return NULL;
+    return lookup_cu(handle, name);
 }
 
 #if defined(__x86_64__)

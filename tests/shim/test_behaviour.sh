@@ -21,7 +21,9 @@ check "fork: one trace, the parent's" [ "$(ls "$work"/t-*.trace | wc -l)" -eq 1 
 rm -f "$work"/t-*.trace
 
 out=$(run threads 4 2>&1)
-check "threads: four concurrent launchers agree ($out)" grep -q "^threads=4 checksum=" <<<"$out"
+rc=$?
+check "threads: four concurrent launchers agree, exit 0, no sanitizer report ($(head -1 <<<"$out"))" \
+    bash -c "[ $rc -eq 0 ] && grep -q '^threads=4 checksum=' <<<'$out' && ! grep -q Sanitizer <<<'$out'"
 
 cat >"$work/bad.toml" <<'TOML'
 mode = "auto"
