@@ -1,5 +1,6 @@
 /* report_main.c — shim-report's entry point: dispatches to the subcommand named first. */
 #include "report.h"
+#include "report_trace.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,12 @@
 static const report_command commands[] = {
     {"config", report_config_main, "[--file F] [--reference]",
      "effective configuration and the source of each value"},
+    {"summary", report_summary_main, "[--json] [--top N] TRACE",
+     "steps, launches, allocations, peak device bytes, top allocations and kernels"},
+    {"kernels", report_kernels_main, "[--json] TRACE", "every kernel: launches and measured time"},
+    {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
+    {"perfetto", report_perfetto_main, "[-o FILE] TRACE",
+     "Chrome trace JSON for Perfetto (torch.profiler's layout)"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -1,0 +1,323 @@
+/* report_perfetto.c — `shim-report perfetto`: Chrome trace JSON in torch.profiler's layout for
+ * Perfetto (ui.perfetto.dev) and chrome://tracing.
+ *
+ * One process per GPU ("GPU 0": records carry no device, so every stream is put on device 0),
+ * one track per stream (tid = the stream's order of appearance, named after its handle),
+ * kernels as complete events where a kernel_time record gives their duration (the start is
+ * estimated: the launch time, or the end of the stream's previous kernel if later), untimed
+ * kernels and copies as instants, device memory as a counter track; the host process has one
+ * track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and notes.
+ * Timestamps are microseconds since the trace started.
+ */
+#include "report.h"
+#include "report_trace.h"
+
+#include "shim_trace.h"
+#include "shim_trace_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE   "perfetto [-o FILE] TRACE"
+#define U(x)    ((unsigned long long)(x))
+#define GPU_PID 0
+
+typedef struct pctx {
+    FILE *out;
+    const report_trace *t;
+    const report_stats *s;
+    int host_pid;
+    int first;
+    report_map names;   /* func_id -> text offset */
+    report_map times;   /* launch seq -> kernel_time record index */
+    report_map streams; /* stream handle -> track */
+    double *stream_end; /* per track: where its last timed kernel ended (us) */
+    size_t ntracks;
+} pctx;
+
+static double us(const pctx *p, uint64_t ns)
+{
+    const uint64_t s = p->t->start_ns;
+    return ns >= s ? (double)(ns - s) / 1e3 : -(double)(s - ns) / 1e3;
+}
+
+/* Starts an event object: the separator, then {"ph": ph, "name": name, "pid", "tid", "ts". */
+static void ev(pctx *p, const char *ph, const char *name, int pid, uint64_t tid, double ts)
+{
+    fprintf(p->out, "%s\n{\"ph\": \"%s\", \"name\": ", p->first ? "" : ",", ph);
+    p->first = 0;
+    report_json_string(p->out, name);
+    fprintf(p->out, ", \"pid\": %d, \"tid\": %llu, \"ts\": ", pid, U(tid));
+    report_json_double(p->out, ts);
+}
+
+static void meta(pctx *p, const char *what, int pid, uint64_t tid, const char *name)
+{
+    ev(p, "M", what, pid, tid, 0);
+    fprintf(p->out, ", \"args\": {\"name\": ");
+    report_json_string(p->out, name);
+    fprintf(p->out, "}}");
+}
+
+/* The track of a stream, made (with its name) on first use; -1 when memory ran out. */
+static long track_of(pctx *p, uint64_t stream)
+{
+    uint64_t tr;
+    if (report_map_get(&p->streams, stream, &tr))
+        return (long)tr;
+    double *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
+    if (end == NULL || report_map_put(&p->streams, stream, p->ntracks) != 0) {
+        if (end != NULL)
+            p->stream_end = end;
+        return -1;
+    }
+    p->stream_end = end;
+    end[p->ntracks] = -1e300;
+    char name[64];
+    snprintf(name, sizeof name, "stream 0x%llx%s", U(stream),
+             stream == 0   ? " (legacy default)"
+             : stream == 2 ? " (per-thread default)"
+                           : "");
+    meta(p, "thread_name", GPU_PID, p->ntracks, name);
+    return (long)p->ntracks++;
+}
+
+static const char *kernel_name(pctx *p, uint64_t func_id, char *buf, size_t len)
+{
+    uint64_t off;
+    if (report_map_get(&p->names, func_id, &off))
+        return p->t->text + off;
+    snprintf(buf, len, "func#%llu", U(func_id));
+    return buf;
+}
+
+static int kernel_event(pctx *p, const report_rec *r)
+{
+    long tr = track_of(p, r->d);
+    if (tr < 0)
+        return -1;
+    char buf[32];
+    const char *name = kernel_name(p, r->b, buf, sizeof buf);
+    uint64_t ki;
+    double start = us(p, r->t_ns);
+    if (report_map_get(&p->times, r->a, &ki)) {
+        double dur = p->t->recs[ki].usec;
+        dur = dur == dur && dur >= 0 && dur < 1e15 ? dur : 0;
+        if (p->stream_end[tr] > start)
+            start = p->stream_end[tr];
+        p->stream_end[tr] = start + dur;
+        ev(p, "X", name, GPU_PID, (uint64_t)tr, start);
+        fprintf(p->out, ", \"dur\": ");
+        report_json_double(p->out, dur);
+    } else {
+        ev(p, "i", name, GPU_PID, (uint64_t)tr, start);
+        fprintf(p->out, ", \"s\": \"t\"");
+    }
+    fprintf(p->out,
+            ", \"cat\": \"kernel\", \"args\": {\"seq\": %llu, \"stream\": \"0x%llx\", "
+            "\"allocations_touched\": %llu, \"launch_tid\": %u}}",
+            U(r->a), U(r->d), U(r->c), r->tid);
+    return 0;
+}
+
+static int copy_event(pctx *p, const report_rec *r)
+{
+    long tr = track_of(p, r->d);
+    if (tr < 0)
+        return -1;
+    char name[32];
+    snprintf(name, sizeof name, "Memcpy %s", report_copy_dir_name(r->sub));
+    ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, GPU_PID, (uint64_t)tr, us(p, r->t_ns));
+    fprintf(p->out,
+            ", \"s\": \"t\", \"cat\": \"gpu_memcpy\", \"args\": {\"bytes\": %llu, "
+            "\"dst_id\": %llu, \"src_id\": %llu}}",
+            U(r->c), U(r->a), U(r->b));
+    return 0;
+}
+
+static void host_event(pctx *p, const report_rec *r)
+{
+    char name[96];
+    if (r->kind == SHIM_TRACE_SYNC)
+        snprintf(name, sizeof name, "sync %s 0x%llx", report_sync_kind_name(r->sub), U(r->d));
+    else if (r->kind == SHIM_TRACE_GRAPH_LAUNCH)
+        snprintf(name, sizeof name, "graph launch %llu", U(r->a));
+    else if (r->kind == SHIM_TRACE_DROPPED)
+        snprintf(name, sizeof name, "dropped %llu records", U(r->a));
+    ev(p, "i", r->kind == SHIM_TRACE_NOTE ? p->t->text + r->text : name, p->host_pid, r->tid,
+       us(p, r->t_ns));
+    fprintf(p->out, ", \"s\": \"t\", \"cat\": \"shim\"}");
+}
+
+static void step_events(pctx *p, const report_map *launch_of)
+{
+    const report_stats *s = p->s;
+    for (size_t i = 0; i < s->nsteps; i++) {
+        const report_step *st = &s->steps[i];
+        uint64_t end = i + 1 < s->nsteps ? s->steps[i + 1].t_start : s->last_ns, li;
+        uint32_t tid = report_map_get(launch_of, st->first_seq, &li) ? p->t->recs[li].tid : 0;
+        char name[40];
+        snprintf(name, sizeof name, "ProfilerStep#%llu", U(st->step));
+        ev(p, "X", name, p->host_pid, tid, us(p, st->t_start));
+        fprintf(p->out, ", \"dur\": ");
+        report_json_double(p->out, end > st->t_start ? (double)(end - st->t_start) / 1e3 : 0);
+        fprintf(p->out,
+                ", \"cat\": \"user_annotation\", \"args\": {\"first_seq\": %llu, "
+                "\"launches\": %llu}}",
+                U(st->first_seq), U(st->launches));
+    }
+}
+
+typedef struct change {
+    uint64_t t_ns, bytes;
+    int up;
+} change;
+
+static int by_change_time(const void *pa, const void *pb)
+{
+    const change *a = pa, *b = pb;
+    return a->t_ns < b->t_ns ? -1 : a->t_ns > b->t_ns;
+}
+
+/* Device bytes held, as a counter track of the GPU process. */
+static int memory_counter(pctx *p)
+{
+    const report_stats *s = p->s;
+    change *c = malloc((2 * s->nallocs + 1) * sizeof *c);
+    if (c == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < s->nallocs; i++) {
+        const report_alloc *a = &s->allocs[i];
+        if (!report_alloc_on_device(a->kind))
+            continue;
+        c[n++] = (change){a->t_alloc, a->bytes, 1};
+        if (a->freed)
+            c[n++] = (change){a->t_free, a->bytes, 0};
+    }
+    qsort(c, n, sizeof *c, by_change_time);
+    uint64_t held = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (c[i].up)
+            held = held + c[i].bytes < held ? UINT64_MAX : held + c[i].bytes;
+        else
+            held -= c[i].bytes < held ? c[i].bytes : held;
+        ev(p, "C", "device memory", GPU_PID, 0, us(p, c[i].t_ns));
+        fprintf(p->out, ", \"args\": {\"allocated_bytes\": %llu}}", U(held));
+    }
+    free(c);
+    return 0;
+}
+
+/* Names of the processes and of every host thread that recorded something. */
+static int names(pctx *p)
+{
+    char name[64];
+    const char *cmd = p->t->command;
+    snprintf(name, sizeof name, "%.40s (pid %d)", cmd && *cmd ? cmd : "host", p->t->pid);
+    meta(p, "process_name", p->host_pid, 0, name);
+    meta(p, "process_name", GPU_PID, 0, "GPU 0");
+    ev(p, "M", "process_labels", GPU_PID, 0, 0);
+    fprintf(p->out, ", \"args\": {\"labels\": \"GPU 0\"}}");
+    report_map seen = {0};
+    for (size_t i = 0; i < p->t->n; i++) {
+        uint64_t tid = p->t->recs[i].tid, dummy;
+        if (report_map_get(&seen, tid, &dummy))
+            continue;
+        if (report_map_put(&seen, tid, 0) != 0) {
+            report_map_free(&seen);
+            return -1;
+        }
+        snprintf(name, sizeof name, "thread %llu", U(tid));
+        meta(p, "thread_name", p->host_pid, tid, name);
+    }
+    report_map_free(&seen);
+    return 0;
+}
+
+/* The lookups: kernel names, kernel times by launch, launches by seq (first one wins). */
+static int index_records(pctx *p, report_map *launch_of)
+{
+    for (size_t i = 0; i < p->t->n; i++) {
+        const report_rec *r = &p->t->recs[i];
+        report_map *m = r->kind == SHIM_TRACE_FUNC_NAME     ? &p->names
+                        : r->kind == SHIM_TRACE_KERNEL_TIME ? &p->times
+                        : r->kind == SHIM_TRACE_LAUNCH      ? launch_of
+                                                            : NULL;
+        uint64_t v = r->kind == SHIM_TRACE_FUNC_NAME ? r->text : i, dummy;
+        if (m != NULL && !report_map_get(m, r->a, &dummy) && report_map_put(m, r->a, v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int events(pctx *p)
+{
+    for (size_t i = 0; i < p->t->n; i++) {
+        const report_rec *r = &p->t->recs[i];
+        int rc = 0;
+        if (r->kind == SHIM_TRACE_LAUNCH)
+            rc = kernel_event(p, r);
+        else if (r->kind == SHIM_TRACE_COPY)
+            rc = copy_event(p, r);
+        else if (r->kind == SHIM_TRACE_SYNC || r->kind == SHIM_TRACE_GRAPH_LAUNCH ||
+                 r->kind == SHIM_TRACE_NOTE || r->kind == SHIM_TRACE_DROPPED)
+            host_event(p, r);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s)
+{
+    pctx p = {.out = out, .t = t, .s = s, .host_pid = t->pid > 0 ? t->pid : 1, .first = 1};
+    report_map launch_of = {0};
+    fprintf(out,
+            "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", "
+            "\"baseTimeNanoseconds\": %llu, \"traceEvents\": [",
+            U(t->start_ns));
+    int rc = index_records(&p, &launch_of) == 0 && names(&p) == 0 && events(&p) == 0 &&
+                     memory_counter(&p) == 0
+                 ? 0
+                 : -1;
+    if (rc == 0)
+        step_events(&p, &launch_of);
+    fprintf(out, "\n]}\n");
+    report_map_free(&launch_of);
+    report_map_free(&p.names);
+    report_map_free(&p.times);
+    report_map_free(&p.streams);
+    free(p.stream_end);
+    return rc;
+}
+
+/* `perfetto [-o FILE] TRACE`: the JSON on stdout or in FILE. Exit status as in report.h. */
+int report_perfetto_main(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    report_opts o;
+    report_trace t;
+    report_stats s;
+    if (report_opts_parse(&o, argc, argv, USAGE, 0, 1) != 0)
+        return 2;
+    if (report_open(&t, &s, &o) != 0)
+        return 1;
+    FILE *out = o.output ? fopen(o.output, "w") : stdout;
+    int rc = 0;
+    if (out == NULL) {
+        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        rc = 1;
+    } else if (report_perfetto_print(out, &t, &s) != 0) {
+        fprintf(stderr, "shim-report: %s: out of memory\n", o.trace);
+        rc = 1;
+    }
+    if (out != NULL && out != stdout && fclose(out) != 0) {
+        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        rc = 1;
+    }
+    report_stats_free(&s);
+    report_trace_free(&t);
+    return rc;
+}

@@ -1,0 +1,204 @@
+/* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, top allocations
+ * and kernels of a trace, as text (one fact per line) or as one JSON object. */
+#include "report.h"
+#include "report_trace.h"
+
+#include "shim_trace_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE "summary [--json] [--top N] TRACE"
+
+static double ms_since(const report_trace *t, uint64_t ns)
+{
+    return ns >= t->start_ns ? (double)(ns - t->start_ns) / 1e6 : -(double)(t->start_ns - ns) / 1e6;
+}
+
+static int by_bytes(const void *pa, const void *pb)
+{
+    const report_alloc *a = *(report_alloc *const *)pa, *b = *(report_alloc *const *)pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return a->t_alloc < b->t_alloc ? -1 : a->t_alloc > b->t_alloc;
+}
+
+/* The largest allocations, at most top of them (a sorted array of pointers; free it). */
+static const report_alloc **top_allocs(const report_stats *s, size_t *n, long top)
+{
+    const report_alloc **v = malloc((s->nallocs + 1) * sizeof *v);
+    if (v == NULL) {
+        *n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < s->nallocs; i++)
+        v[i] = &s->allocs[i];
+    qsort(v, s->nallocs, sizeof *v, by_bytes);
+    *n = s->nallocs < (size_t)top ? s->nallocs : (size_t)top;
+    return v;
+}
+
+#define U(x) ((unsigned long long)(x))
+
+static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
+{
+    fprintf(out, "trace: ");
+    report_text_string(out, t->name);
+    fprintf(out, "\nformat: %u.%u\npid: %d\nrank: %d\n", t->major, t->minor, t->pid, t->rank);
+    if (t->command) {
+        fprintf(out, "command: ");
+        report_text_string(out, t->command);
+        fputc('\n', out);
+    }
+    fprintf(out, "status: %s\n", t->truncated ? t->note : "complete");
+    fprintf(out, "records: %zu\ndropped_records: %llu\nduration_ms: %.3f\n", t->n, U(t->dropped),
+            (double)(s->last_ns - s->first_ns) / 1e6);
+    fprintf(out, "iterations: %zu\nwarmup_launches: %llu\nlaunches: %llu\n", s->nsteps,
+            U(s->warmup_launches), U(s->launches));
+    fprintf(out,
+            "launches_per_iteration: %llu\nallocations: %llu\nallocations_per_iteration: "
+            "%llu\nfrees: %llu\n",
+            U(s->launches_per_iteration), U(s->allocations), U(s->allocations_per_iteration),
+            U(s->frees));
+    fprintf(out, "copies: %llu\nsyncs: %llu\ngraph_launches: %llu\nkernel_times: %llu\n",
+            U(s->copies), U(s->syncs), U(s->graph_launches), U(s->kernel_times));
+    fprintf(out, "peak_device_bytes: %llu (%.1f MiB)\npeak_host_pinned_bytes: %llu\n",
+            U(s->peak_device_bytes), (double)s->peak_device_bytes / 1048576.0,
+            U(s->peak_host_bytes));
+    fprintf(out, "device_bytes_at_end: %llu\nunmatched_frees: %llu\nnotes: %llu\n",
+            U(s->end_device_bytes), U(s->unmatched_frees), U(s->notes));
+}
+
+static void text_tables(FILE *out, const report_trace *t, const report_stats *s, long top)
+{
+    fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s\n", "step", "first_seq", "launches",
+            "allocations", "frees", "peak_device_bytes", "start_ms");
+    for (size_t i = 0; i < s->nsteps; i++) {
+        const report_step *st = &s->steps[i];
+        fprintf(out, "  %6llu %10llu %9llu %11llu %7llu %18llu %12.3f\n", U(st->step),
+                U(st->first_seq), U(st->launches), U(st->allocations), U(st->frees),
+                U(st->peak_device_bytes), ms_since(t, st->t_start));
+    }
+    size_t n;
+    const report_alloc **v = top_allocs(s, &n, top);
+    fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
+            "bytes", "kind", "born_ms", "freed_ms", "touches");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "  %12llu %14llu %8s %12.3f ", U(v[i]->id), U(v[i]->bytes),
+                report_alloc_kind_name(v[i]->kind), ms_since(t, v[i]->t_alloc));
+        if (v[i]->freed)
+            fprintf(out, "%12.3f", ms_since(t, v[i]->t_free));
+        else
+            fprintf(out, "%12s", "-");
+        fprintf(out, " %8llu\n", U(v[i]->touches));
+    }
+    free(v);
+    fprintf(out, "\ntop kernels (by measured time):\n  %14s %9s %9s %12s  %s\n", "total_us",
+            "launches", "timed", "mean_us", "name");
+    for (size_t i = 0; i < s->nkernels && i < (size_t)top; i++) {
+        const report_kernel *k = &s->kernels[i];
+        fprintf(out, "  %14.3f %9llu %9llu %12.3f  ", k->total_us, U(k->launches), U(k->timed),
+                k->timed ? k->total_us / (double)k->timed : 0.0);
+        report_text_string(out, k->name);
+        fputc('\n', out);
+    }
+}
+
+static void json_u(FILE *out, const char *key, uint64_t v)
+{
+    fprintf(out, "\"%s\": %llu, ", key, U(v));
+}
+
+static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
+{
+    fprintf(out, "{\"trace\": ");
+    report_json_string(out, t->name);
+    fprintf(out,
+            ", \"format\": \"%u.%u\", \"pid\": %d, \"rank\": %d, \"complete\": %s, "
+            "\"truncated\": %s, ",
+            t->major, t->minor, t->pid, t->rank, t->complete ? "true" : "false",
+            t->truncated ? "true" : "false");
+    json_u(out, "records", t->n);
+    json_u(out, "dropped_records", t->dropped);
+    json_u(out, "iterations", s->nsteps);
+    json_u(out, "warmup_launches", s->warmup_launches);
+    json_u(out, "launches", s->launches);
+    json_u(out, "launches_per_iteration", s->launches_per_iteration);
+    json_u(out, "allocations", s->allocations);
+    json_u(out, "allocations_per_iteration", s->allocations_per_iteration);
+    json_u(out, "frees", s->frees);
+    json_u(out, "copies", s->copies);
+    json_u(out, "syncs", s->syncs);
+    json_u(out, "graph_launches", s->graph_launches);
+    json_u(out, "kernel_times", s->kernel_times);
+    json_u(out, "peak_device_bytes", s->peak_device_bytes);
+    json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
+    json_u(out, "device_bytes_at_end", s->end_device_bytes);
+    json_u(out, "unmatched_frees", s->unmatched_frees);
+}
+
+static void json_lists(FILE *out, const report_stats *s, long top)
+{
+    fprintf(out, "\"steps\": [");
+    for (size_t i = 0; i < s->nsteps; i++) {
+        const report_step *st = &s->steps[i];
+        fprintf(out,
+                "%s{\"step\": %llu, \"first_seq\": %llu, \"launches\": %llu, "
+                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu}",
+                i ? ", " : "", U(st->step), U(st->first_seq), U(st->launches), U(st->allocations),
+                U(st->frees), U(st->peak_device_bytes));
+    }
+    size_t n;
+    const report_alloc **v = top_allocs(s, &n, top);
+    fprintf(out, "], \"top_allocations\": [");
+    for (size_t i = 0; i < n; i++)
+        fprintf(out,
+                "%s{\"alloc_id\": %llu, \"bytes\": %llu, \"kind\": \"%s\", \"freed\": %s, "
+                "\"touches\": %llu}",
+                i ? ", " : "", U(v[i]->id), U(v[i]->bytes), report_alloc_kind_name(v[i]->kind),
+                v[i]->freed ? "true" : "false", U(v[i]->touches));
+    free(v);
+    fprintf(out, "], \"kernels\": [");
+    for (size_t i = 0; i < s->nkernels; i++) {
+        const report_kernel *k = &s->kernels[i];
+        fprintf(out, "%s{\"name\": ", i ? ", " : "");
+        report_json_string(out, k->name);
+        fprintf(out,
+                ", \"launches\": %llu, \"timed_launches\": %llu, \"total_us\": ", U(k->launches),
+                U(k->timed));
+        report_json_double(out, k->total_us);
+        fputc('}', out);
+    }
+    fprintf(out, "]}\n");
+}
+
+/* Contract in report_trace.h. */
+void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
+                          long top)
+{
+    if (json) {
+        json_counts(out, t, s);
+        json_lists(out, s, top);
+    } else {
+        text_counts(out, t, s);
+        text_tables(out, t, s, top);
+    }
+}
+
+/* `summary [--json] [--top N] TRACE`. Exit status: 0, 1 when the trace cannot be read, 2 bad
+   usage. A truncated trace is summarised up to its last whole chunk, with a note on stderr. */
+int report_summary_main(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    report_opts o;
+    report_trace t;
+    report_stats s;
+    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
+        return 2;
+    if (report_open(&t, &s, &o) != 0)
+        return 1;
+    report_summary_print(stdout, &t, &s, o.json, o.top);
+    report_stats_free(&s);
+    report_trace_free(&t);
+    return 0;
+}

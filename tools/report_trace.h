@@ -1,0 +1,204 @@
+/* report_trace.h — the trace reader and the analyses shared by shim-report's trace subcommands.
+ * Functions are grouped under the file that defines them. The format: tools/TRACE-FORMAT.md.
+ */
+#ifndef REPORT_TRACE_H
+#define REPORT_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* One record, decoded. The meaning of a..d depends on kind (enum shim_trace_kind):
+     alloc        a alloc_id, b addr, c bytes, d stream, sub alloc_kind
+     free         a alloc_id, d stream
+     func_name    a func_id, text
+     launch       a seq, b func_id, c n_allocs, d stream, ids
+     kernel_time  a seq, usec
+     copy         a dst_id, b src_id, c bytes, d stream, sub dir
+     sync         d stream, sub sync_kind
+     step         a step, b first_seq
+     graph_launch a graph_id, d stream
+     note         text
+     dropped      a records, b total */
+typedef struct report_rec {
+    uint64_t t_ns;
+    uint64_t a, b, c, d;
+    double usec;
+    size_t text; /* offset of a NUL-terminated string in report_trace.text */
+    size_t ids;  /* offset of n_ids values in report_trace.ids */
+    uint32_t n_ids;
+    uint32_t tid;
+    uint32_t sub;
+    uint16_t kind;
+    uint64_t order; /* position in the file, to keep sorting stable */
+} report_rec;
+
+typedef struct report_trace {
+    const char *name; /* as given to the loader, for messages */
+    uint16_t major, minor;
+    int pid, rank;
+    uint64_t start_ns; /* INFO start_ns, else the first record's time */
+    char *command, *config, *writer;
+    report_rec *recs; /* sorted by time, then file order */
+    size_t n, cap;
+    char *text;
+    size_t text_len, text_cap;
+    uint64_t *ids;
+    size_t ids_len, ids_cap;
+    size_t chunks;          /* whole chunks read */
+    size_t skipped_chunks;  /* of types this reader does not know */
+    size_t skipped_records; /* of kinds this reader does not know */
+    uint64_t dropped;       /* sum of the dropped records */
+    int complete;           /* the END chunk was read */
+    uint64_t end_records, end_dropped;
+    int truncated;         /* the file stops inside a chunk, or without an END chunk */
+    uint64_t truncated_at; /* byte offset where the whole chunks end */
+    char note[200];        /* why it is truncated, one line */
+} report_trace;
+
+/* ---- report_trace_load.c ---- */
+
+/* Reads the trace at path into t. Returns 0 (t->truncated says whether the file ended early),
+   or -1 with a one-line reason naming path and a byte offset in err; t is then empty. */
+int report_trace_load(report_trace *t, const char *path, char *err, size_t errlen);
+
+/* The same from len bytes at data; name stands for the file in messages. */
+int report_trace_load_mem(report_trace *t, const uint8_t *data, size_t len, const char *name,
+                          char *err, size_t errlen);
+
+/* Frees what a load made. */
+void report_trace_free(report_trace *t);
+
+/* ---- report_trace_records.c ---- */
+
+/* The trace being read: the schema resolved against the kinds this reader knows. */
+typedef struct report_schema report_schema;
+
+/* Decodes a SCHEMA payload of len bytes at p (file offset base). 0, or -1 with the reason in
+   err ("byte N: ..."). */
+int report_schema_parse(report_schema **out, const uint8_t *p, size_t len, uint64_t base, char *err,
+                        size_t errlen);
+
+void report_schema_free(report_schema *s);
+
+/* Appends the records of a RECORDS payload to t. 0, or -1 with the reason in err. */
+int report_records_parse(report_trace *t, const report_schema *s, const uint8_t *p, size_t len,
+                         uint64_t base, char *err, size_t errlen);
+
+/* ---- report_trace_kv.c ---- */
+
+/* Reads an INFO or END payload and hands each pair to fn (key and value NUL-terminated).
+   0, or -1 with the reason in err. */
+int report_kv_parse(const uint8_t *p, size_t len, uint64_t base,
+                    void (*fn)(void *ctx, const char *key, const char *value), void *ctx, char *err,
+                    size_t errlen);
+
+/* ---- report_trace_stats.c ---- */
+
+typedef struct report_kernel {
+    const char *name;
+    uint64_t launches, timed;
+    double total_us, min_us, max_us;
+} report_kernel;
+
+typedef struct report_alloc {
+    uint64_t id, addr, bytes, stream;
+    uint64_t t_alloc, t_free; /* t_free valid when freed */
+    uint64_t touches;         /* launches whose parameters pointed into it */
+    uint32_t kind, tid;
+    int freed;
+    int64_t step; /* the step it was made in, -1 before the first */
+} report_alloc;
+
+typedef struct report_step {
+    uint64_t step, first_seq, t_start;
+    uint64_t launches, allocations, frees, peak_device_bytes;
+} report_step;
+
+typedef struct report_stats {
+    uint64_t launches, allocations, frees, copies, syncs, graph_launches, notes, kernel_times;
+    uint64_t warmup_launches, launches_per_iteration, allocations_per_iteration;
+    uint64_t peak_device_bytes, peak_t_ns, end_device_bytes, peak_host_bytes;
+    uint64_t copy_bytes[6]; /* by enum shim_copy_dir */
+    uint64_t unmatched_frees, unmatched_times, duplicate_allocs;
+    uint64_t first_ns, last_ns;
+    report_step *steps; /* by first_seq */
+    size_t nsteps;
+    report_kernel *kernels; /* by total time, then launches, then name */
+    size_t nkernels;
+    report_alloc *allocs; /* in the order they were made */
+    size_t nallocs;
+    char **names; /* owned names of unnamed functions */
+    size_t nnames;
+} report_stats;
+
+/* Computes the statistics of a loaded trace. 0, or -1 when memory ran out. */
+int report_stats_compute(report_stats *s, const report_trace *t);
+
+void report_stats_free(report_stats *s);
+
+/* Whether an allocation of this kind takes device memory (everything but pinned host). */
+int report_alloc_on_device(uint32_t kind);
+
+/* Short names of the enums, "?" for values the format does not define. */
+const char *report_alloc_kind_name(uint32_t kind);
+const char *report_copy_dir_name(uint32_t dir);
+const char *report_sync_kind_name(uint32_t kind);
+
+/* ---- report_trace_map.c: a u64 -> u64 hash map ---- */
+
+typedef struct report_map {
+    uint64_t *keys, *vals; /* vals[i] == 0: empty slot; stored values are value + 1 */
+    size_t cap, n;
+} report_map;
+
+/* Sets key to value (value < UINT64_MAX). 0, or -1 when memory ran out. */
+int report_map_put(report_map *m, uint64_t key, uint64_t value);
+
+/* Whether key is there; its value in *value. */
+int report_map_get(const report_map *m, uint64_t key, uint64_t *value);
+
+void report_map_free(report_map *m);
+
+/* ---- report_trace_out.c: output helpers ---- */
+
+/* Writes s as a JSON string (quoted, escaped; invalid UTF-8 becomes U+FFFD). */
+void report_json_string(FILE *out, const char *s);
+
+/* Writes s for a text line: control bytes become '?'. */
+void report_text_string(FILE *out, const char *s);
+
+/* A double as JSON (finite; NaN and infinities become 0). */
+void report_json_double(FILE *out, double v);
+
+/* Parses the options common to the trace subcommands: --json, --top N, -o FILE, and exactly
+   one trace path. Returns 0, or 2 after printing usage to stderr. */
+typedef struct report_opts {
+    const char *trace, *output;
+    int json;
+    long top;
+} report_opts;
+int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                      int allow_output);
+
+/* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
+int report_open(report_trace *t, report_stats *s, const report_opts *o);
+
+/* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c,
+   report_perfetto.c): *_main as in report.h; *_print writes the output for a loaded trace ---- */
+
+int report_summary_main(int argc, char **argv, char **envp);
+void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
+                          long top);
+
+int report_kernels_main(int argc, char **argv, char **envp);
+void report_kernels_print(FILE *out, const report_stats *s, int json);
+
+int report_allocs_main(int argc, char **argv, char **envp);
+void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s, int json);
+
+int report_perfetto_main(int argc, char **argv, char **envp);
+/* Chrome trace JSON (torch.profiler's layout). 0, or -1 when memory ran out. */
+int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
+
+#endif

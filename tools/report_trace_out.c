@@ -1,0 +1,133 @@
+/* report_trace_out.c — what the trace subcommands share: options, loading, names, escaping. */
+#include "report_trace.h"
+
+#include "shim_trace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Contract in report_trace.h. */
+const char *report_alloc_kind_name(uint32_t kind)
+{
+    static const char *names[] = {"?", "plain", "async", "vmm", "host", "managed"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+/* Contract in report_trace.h. */
+const char *report_copy_dir_name(uint32_t dir)
+{
+    static const char *names[] = {"?", "HtoD", "DtoH", "DtoD", "HtoH", "memset"};
+    return dir < sizeof names / sizeof names[0] ? names[dir] : "?";
+}
+
+/* Contract in report_trace.h. */
+const char *report_sync_kind_name(uint32_t kind)
+{
+    static const char *names[] = {"?", "context", "stream", "event", "copy"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+            : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+                                           : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0; /* overlong, surrogate, or past U+10FFFF */
+    return n;
+}
+
+/* Contract in report_trace.h. */
+void report_json_string(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    while (*p) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p++);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p++);
+        else if (*p < 0x80)
+            fputc(*p++, out);
+        else {
+            int n = utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", out);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, out);
+                p += n;
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+/* Contract in report_trace.h. */
+void report_text_string(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+/* Contract in report_trace.h. */
+void report_json_double(FILE *out, double v)
+{
+    fprintf(out, "%.3f", isfinite(v) ? v : 0.0);
+}
+
+static int opts_usage(const char *usage)
+{
+    fprintf(stderr, "usage: shim-report %s\n", usage);
+    return 2;
+}
+
+/* Contract in report_trace.h. */
+int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                      int allow_output)
+{
+    *o = (report_opts){.top = 10};
+    for (int i = 1; i < argc; i++) {
+        char *end;
+        if (allow_json && strcmp(argv[i], "--json") == 0)
+            o->json = 1;
+        else if (allow_json && strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
+            o->top = strtol(argv[++i], &end, 10);
+            if (*end != '\0' || o->top < 0)
+                return opts_usage(usage);
+        } else if (allow_output && strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            o->output = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return opts_usage(usage);
+        else if (o->trace != NULL)
+            return opts_usage(usage);
+        else
+            o->trace = argv[i];
+    }
+    return o->trace == NULL ? opts_usage(usage) : 0;
+}
+
+/* Contract in report_trace.h. */
+int report_open(report_trace *t, report_stats *s, const report_opts *o)
+{
+    char err[512];
+    if (report_trace_load(t, o->trace, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: %s\n", err);
+        return 1;
+    }
+    if (t->truncated)
+        fprintf(stderr, "shim-report: %s: %s\n", o->trace, t->note);
+    if (report_stats_compute(s, t) != 0) {
+        fprintf(stderr, "shim-report: %s: out of memory\n", o->trace);
+        report_trace_free(t);
+        return 1;
+    }
+    return 0;
+}

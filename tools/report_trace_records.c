@@ -1,0 +1,391 @@
+/* report_trace_records.c — the SCHEMA chunk resolved against the kinds this reader knows, and
+ * the records of RECORDS chunks decoded through it. */
+#include "report_trace.h"
+
+#include "shim_trace_format.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Where a field goes in report_rec. */
+enum slot { S_A, S_B, S_C, S_D, S_SUB, S_USEC, S_TEXT, S_IDS };
+
+/* The fields this reader needs, found by name in the file's schema. */
+static const struct want {
+    uint16_t kind;
+    const char *field;
+    uint8_t type, slot;
+} wants[] = {
+    {SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_ALLOC, "addr", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, S_SUB},
+    {SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_FUNC_NAME, "name", SHIM_TRACE_TEXT, S_TEXT},
+    {SHIM_TRACE_LAUNCH, "seq", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_LAUNCH, "func_id", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_LAUNCH, "n_allocs", SHIM_TRACE_U32, S_C},
+    {SHIM_TRACE_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_LAUNCH, "alloc_ids", SHIM_TRACE_U64_LIST, S_IDS},
+    {SHIM_TRACE_KERNEL_TIME, "seq", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_KERNEL_TIME, "usec", SHIM_TRACE_F64, S_USEC},
+    {SHIM_TRACE_COPY, "dst_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_COPY, "src_id", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_COPY, "bytes", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_COPY, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_COPY, "dir", SHIM_TRACE_U32, S_SUB},
+    {SHIM_TRACE_SYNC, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_SYNC, "sync_kind", SHIM_TRACE_U32, S_SUB},
+    {SHIM_TRACE_STEP, "step", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_STEP, "first_seq", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_GRAPH_LAUNCH, "graph_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_GRAPH_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, S_TEXT},
+    {SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, S_B},
+};
+#define NWANTS     (sizeof wants / sizeof wants[0])
+#define KIND_WANTS 8 /* the most wants of one kind */
+
+static const struct {
+    uint16_t id;
+    const char *name;
+} known[] = {
+#define KNOWN(id, name, fixed) {id, name},
+    SHIM_TRACE_KIND_LIST(KNOWN)
+#undef KNOWN
+};
+
+/* A kind of this file: where the wanted fields are. */
+typedef struct layout {
+    uint16_t fixed;
+    uint8_t known, nf;
+    struct {
+        uint16_t off;
+        uint8_t type, slot;
+    } f[KIND_WANTS];
+} layout;
+
+struct report_schema {
+    uint16_t index[65536]; /* kind id -> position in kinds + 1; 0 when not declared */
+    layout *kinds;
+};
+
+static int bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
+{
+    int n = snprintf(err, errlen, "byte %llu: ", (unsigned long long)at);
+    if (n >= 0 && (size_t)n < errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int type_size(uint8_t type)
+{
+    static const int sizes[] = {0, 1, 2, 4, 8, 8, 8};
+    return type < sizeof sizes / sizeof sizes[0] ? sizes[type] : 0;
+}
+
+static int is_tail(uint8_t type)
+{
+    return type == SHIM_TRACE_TEXT || type == SHIM_TRACE_U64_LIST;
+}
+
+static const char *type_name(uint8_t type)
+{
+    static const char *names[] = {"?", "u8", "u16", "u32", "u64", "i64", "f64"};
+    if (type == SHIM_TRACE_TEXT)
+        return "text";
+    if (type == SHIM_TRACE_U64_LIST)
+        return "u64 list";
+    return type < sizeof names / sizeof names[0] ? names[type] : "?";
+}
+
+/* A name of the schema: 1..SHIM_TRACE_NAME_MAX bytes of [a-z0-9_], copied to out. */
+static int take_name(const uint8_t *p, size_t len, size_t *at, char out[SHIM_TRACE_NAME_MAX + 1])
+{
+    if (len - *at < 1)
+        return -1;
+    size_t n = p[*at];
+    if (n == 0 || n > SHIM_TRACE_NAME_MAX || len - *at - 1 < n)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t c = p[*at + 1 + i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+            return -1;
+        out[i] = (char)c;
+    }
+    out[n] = '\0';
+    *at += 1 + n;
+    return 0;
+}
+
+/* The parse of one SCHEMA payload. */
+typedef struct sparse {
+    const uint8_t *p;
+    size_t len, at;
+    uint64_t base;
+    char *err;
+    size_t errlen;
+} sparse;
+
+/* Matches a field of kind id against this reader's wants. */
+static int want_field(sparse *sp, uint16_t id, layout *k, const char *name, uint16_t off,
+                      uint8_t type, const char *kname)
+{
+    for (size_t w = 0; w < NWANTS; w++) {
+        if (wants[w].kind != id || strcmp(wants[w].field, name) != 0)
+            continue;
+        if (wants[w].type != type)
+            return bad(sp->err, sp->errlen, sp->base + sp->at,
+                       "schema: field '%s' of kind '%s' is %s, this reader expects %s", name, kname,
+                       type_name(type), type_name(wants[w].type));
+        k->f[k->nf].off = off;
+        k->f[k->nf].type = type;
+        k->f[k->nf].slot = wants[w].slot;
+        k->nf++;
+    }
+    return 0;
+}
+
+/* The fields of one kind; names seen are kept in seen to find duplicates. */
+static int parse_fields(sparse *sp, uint16_t id, layout *k, unsigned nfields, const char *kname)
+{
+    char seen[SHIM_TRACE_FIELDS_MAX][SHIM_TRACE_NAME_MAX + 1];
+    int tails = 0;
+    for (unsigned i = 0; i < nfields; i++) {
+        size_t start = sp->at;
+        if (sp->len - sp->at < 3)
+            return bad(sp->err, sp->errlen, sp->base + start, "schema: field cut short");
+        uint16_t off = (uint16_t)get_le(sp->p + sp->at, 2);
+        uint8_t type = sp->p[sp->at + 2];
+        sp->at += 3;
+        if (take_name(sp->p, sp->len, &sp->at, seen[i]) != 0)
+            return bad(sp->err, sp->errlen, sp->base + start, "schema: bad field name");
+        for (unsigned j = 0; j < i; j++)
+            if (strcmp(seen[j], seen[i]) == 0)
+                return bad(sp->err, sp->errlen, sp->base + start,
+                           "schema: kind '%s' has field '%s' twice", kname, seen[i]);
+        if (is_tail(type) ? (off != k->fixed || tails++ > 0)
+                          : (type_size(type) > 0 && (size_t)off + type_size(type) > k->fixed))
+            return bad(sp->err, sp->errlen, sp->base + start,
+                       "schema: field '%s' of kind '%s' lies outside its record", seen[i], kname);
+        if (k->known && want_field(sp, id, k, seen[i], off, type, kname) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One kind's entry; every field this reader wants of a known kind must be there. */
+static int parse_kind(sparse *sp, report_schema *s, uint16_t pos)
+{
+    size_t start = sp->at;
+    if (sp->len - sp->at < 5)
+        return bad(sp->err, sp->errlen, sp->base + start, "schema: kind entry cut short");
+    uint16_t id = (uint16_t)get_le(sp->p + sp->at, 2);
+    layout *k = &s->kinds[pos];
+    k->fixed = (uint16_t)get_le(sp->p + sp->at + 2, 2);
+    unsigned nfields = sp->p[sp->at + 4];
+    sp->at += 5;
+    char kname[SHIM_TRACE_NAME_MAX + 1];
+    if (take_name(sp->p, sp->len, &sp->at, kname) != 0)
+        return bad(sp->err, sp->errlen, sp->base + start, "schema: bad kind name");
+    if (id == 0 || s->index[id] != 0 || nfields > SHIM_TRACE_FIELDS_MAX ||
+        k->fixed > SHIM_TRACE_RECORD_MAX)
+        return bad(sp->err, sp->errlen, sp->base + start,
+                   "schema: kind %u '%s' is zero, repeated, or too large", id, kname);
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].id == id) {
+            if (strcmp(known[i].name, kname) != 0)
+                return bad(sp->err, sp->errlen, sp->base + start,
+                           "schema: kind %u is '%s', this reader knows it as '%s'", id, kname,
+                           known[i].name);
+            k->known = 1;
+        }
+    s->index[id] = (uint16_t)(pos + 1);
+    if (parse_fields(sp, id, k, nfields, kname) != 0)
+        return -1;
+    for (size_t w = 0; k->known && w < NWANTS; w++) {
+        int found = 0;
+        for (unsigned f = 0; f < k->nf; f++)
+            found |= wants[w].slot == k->f[f].slot;
+        if (wants[w].kind == id && !found)
+            return bad(sp->err, sp->errlen, sp->base + start,
+                       "schema: kind '%s' lacks the field '%s' (%s)", kname, wants[w].field,
+                       type_name(wants[w].type));
+    }
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_schema_parse(report_schema **out, const uint8_t *p, size_t len, uint64_t base, char *err,
+                        size_t errlen)
+{
+    *out = NULL;
+    if (len < 4)
+        return bad(err, errlen, base, "schema: shorter than its kind count");
+    uint16_t count = (uint16_t)get_le(p, 2);
+    report_schema *s = calloc(1, sizeof *s);
+    if (s != NULL && (s->kinds = calloc(count + 1u, sizeof *s->kinds)) == NULL) {
+        free(s);
+        s = NULL;
+    }
+    if (s == NULL)
+        return bad(err, errlen, base, "out of memory");
+    sparse sp = {p, len, 4, base, err, errlen};
+    for (uint16_t i = 0; i < count; i++)
+        if (parse_kind(&sp, s, i) != 0) {
+            report_schema_free(s);
+            return -1;
+        }
+    if (sp.at != len) {
+        report_schema_free(s);
+        return bad(err, errlen, base + sp.at, "schema: bytes after the last kind");
+    }
+    *out = s;
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+void report_schema_free(report_schema *s)
+{
+    if (s != NULL)
+        free(s->kinds);
+    free(s);
+}
+
+/* ---- records ---- */
+
+/* Makes room for one more of size elem in *arr (cap *cap, used n + more). */
+static int grow(void **arr, size_t *cap, size_t n, size_t more, size_t elem)
+{
+    if (n + more <= *cap)
+        return 0;
+    size_t want = *cap ? *cap : 256;
+    while (want < n + more) {
+        if (want > SIZE_MAX / 2 / elem)
+            return -1;
+        want *= 2;
+    }
+    void *p = realloc(*arr, want * elem);
+    if (p == NULL)
+        return -1;
+    *arr = p;
+    *cap = want;
+    return 0;
+}
+
+/* The tail (bytes after the fixed part) into the text or id store. */
+static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t *tail, size_t n,
+                     uint64_t at, char *err, size_t errlen)
+{
+    if (slot == S_TEXT) {
+        size_t len = strnlen((const char *)tail, n);
+        if (grow((void **)&t->text, &t->text_cap, t->text_len, len + 1, 1) != 0)
+            return bad(err, errlen, at, "out of memory");
+        memcpy(t->text + t->text_len, tail, len);
+        r->text = t->text_len;
+        t->text[t->text_len + len] = '\0';
+        t->text_len += len + 1;
+        return 0;
+    }
+    if (n % 8 != 0)
+        return bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8", n);
+    if (r->kind == SHIM_TRACE_LAUNCH && n / 8 > r->c)
+        return bad(err, errlen, at, "launch lists %zu ids but n_allocs is %llu", n / 8,
+                   (unsigned long long)r->c);
+    if (grow((void **)&t->ids, &t->ids_cap, t->ids_len, n / 8, 8) != 0)
+        return bad(err, errlen, at, "out of memory");
+    r->ids = t->ids_len;
+    r->n_ids = (uint32_t)(n / 8);
+    for (size_t i = 0; i < n / 8; i++)
+        t->ids[t->ids_len++] = get_le(tail + 8 * i, 8);
+    return 0;
+}
+
+/* Fills r's slots from a body of len bytes (len >= the kind's fixed size). */
+static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t *body, size_t len,
+                  uint64_t at, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < k->nf; i++) {
+        const uint8_t *f = body + k->f[i].off;
+        uint8_t slot = k->f[i].slot;
+        if (slot == S_TEXT || slot == S_IDS) {
+            if (take_tail(t, r, slot, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
+                return -1;
+        } else if (slot == S_USEC) {
+            uint64_t bits = get_le(f, 8);
+            memcpy(&r->usec, &bits, sizeof r->usec);
+        } else {
+            uint64_t v = get_le(f, type_size(k->f[i].type));
+            uint64_t *dst[] = {&r->a, &r->b, &r->c, &r->d};
+            if (slot == S_SUB)
+                r->sub = (uint32_t)v;
+            else
+                *dst[slot] = v;
+        }
+    }
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_records_parse(report_trace *t, const report_schema *s, const uint8_t *p, size_t len,
+                         uint64_t base, char *err, size_t errlen)
+{
+    size_t at = 0;
+    while (at < len) {
+        if (len - at < SHIM_TRACE_RECORD_HEADER)
+            return bad(err, errlen, base + at, "record header cut by the chunk's end");
+        uint16_t kind = (uint16_t)get_le(p + at, 2), size = (uint16_t)get_le(p + at + 2, 2);
+        if (size < SHIM_TRACE_RECORD_HEADER || size > len - at)
+            return bad(err, errlen, base + at, "record size %u is below 16 or past the chunk",
+                       size);
+        if (s->index[kind] == 0)
+            return bad(err, errlen, base + at, "record kind %u is not in the schema", kind);
+        const layout *k = &s->kinds[s->index[kind] - 1];
+        size_t body = size - SHIM_TRACE_RECORD_HEADER;
+        if (body < k->fixed)
+            return bad(err, errlen, base + at,
+                       "record of kind %u is %u bytes, shorter than "
+                       "its fixed part",
+                       kind, size);
+        if (!k->known) {
+            t->skipped_records++;
+            at += size;
+            continue;
+        }
+        if (grow((void **)&t->recs, &t->cap, t->n, 1, sizeof *t->recs) != 0)
+            return bad(err, errlen, base + at, "out of memory");
+        report_rec *r = &t->recs[t->n];
+        memset(r, 0, sizeof *r);
+        r->kind = kind;
+        r->tid = (uint32_t)get_le(p + at + 4, 4);
+        r->t_ns = get_le(p + at + 8, 8);
+        r->order = t->n;
+        if (decode(t, r, k, p + at + SHIM_TRACE_RECORD_HEADER, body, base + at, err, errlen))
+            return -1;
+        if (kind == SHIM_TRACE_DROPPED)
+            t->dropped = t->dropped + r->a < t->dropped ? UINT64_MAX : t->dropped + r->a;
+        t->n++;
+        at += size;
+    }
+    return 0;
+}

@@ -1,0 +1,407 @@
+/* report_trace_stats.c — what the trace subcommands report: steps, kernels, allocations, peak. */
+#include "report_trace.h"
+
+#include "shim_trace.h"
+#include "shim_trace_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FREED (UINT64_MAX - 1) /* live-map value of an allocation already freed */
+
+/* The maps of one computation. */
+typedef struct ctx {
+    const report_trace *t;
+    report_stats *s;
+    report_map func_name; /* func_id -> offset of its name in t->text */
+    report_map seq;       /* launch seq -> record index */
+    report_map func;      /* func_id -> kernel index */
+    report_map by_name;   /* hash of a kernel name -> kernel index */
+    report_map live;      /* alloc_id -> allocation index, or FREED */
+    size_t kcap, acap, scap;
+} ctx;
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static uint64_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static int push(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? *cap * 2 : 64;
+    void *p = realloc(*arr, want * elem);
+    if (p == NULL)
+        return -1;
+    *arr = p;
+    *cap = want;
+    return 0;
+}
+
+/* The name of func_id: its func_name record, else "func#<id>" (kept in s->names). */
+static const char *func_name_of(ctx *c, uint64_t func_id)
+{
+    uint64_t off;
+    if (report_map_get(&c->func_name, func_id, &off))
+        return c->t->text + off;
+    char buf[32], **names = realloc(c->s->names, (c->s->nnames + 1) * sizeof *names);
+    if (names == NULL)
+        return NULL;
+    c->s->names = names;
+    snprintf(buf, sizeof buf, "func#%llu", (unsigned long long)func_id);
+    if ((names[c->s->nnames] = strdup(buf)) == NULL)
+        return NULL;
+    return names[c->s->nnames++];
+}
+
+/* The kernel (aggregate by name) of func_id, made on first use. -1 when memory ran out. */
+static long kernel_of(ctx *c, uint64_t func_id)
+{
+    uint64_t k;
+    if (report_map_get(&c->func, func_id, &k))
+        return (long)k;
+    const char *name = func_name_of(c, func_id);
+    if (name == NULL)
+        return -1;
+    uint64_t h = hash_name(name);
+    int hit = report_map_get(&c->by_name, h, &k);
+    if (!hit || strcmp(c->s->kernels[k].name, name) != 0) {
+        for (k = 0; k < c->s->nkernels && strcmp(c->s->kernels[k].name, name) != 0; k++)
+            ;
+        if (k == c->s->nkernels) {
+            if (push((void **)&c->s->kernels, &c->kcap, k, sizeof *c->s->kernels) != 0)
+                return -1;
+            c->s->kernels[k] = (report_kernel){.name = name};
+            c->s->nkernels++;
+        }
+        if (!hit && report_map_put(&c->by_name, h, k) != 0)
+            return -1;
+    }
+    return report_map_put(&c->func, func_id, k) == 0 ? (long)k : -1;
+}
+
+/* Names, launch sequence numbers and steps: what the later passes look up. */
+static int index_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    for (size_t i = 0; i < c->t->n; i++) {
+        const report_rec *r = &c->t->recs[i];
+        uint64_t dummy;
+        if (r->kind == SHIM_TRACE_FUNC_NAME && !report_map_get(&c->func_name, r->a, &dummy)) {
+            if (report_map_put(&c->func_name, r->a, r->text) != 0)
+                return -1;
+        } else if (r->kind == SHIM_TRACE_LAUNCH && !report_map_get(&c->seq, r->a, &dummy)) {
+            if (report_map_put(&c->seq, r->a, i) != 0)
+                return -1;
+        } else if (r->kind == SHIM_TRACE_STEP) {
+            if (push((void **)&s->steps, &c->scap, s->nsteps, sizeof *s->steps) != 0)
+                return -1;
+            s->steps[s->nsteps++] =
+                (report_step){.step = r->a, .first_seq = r->b, .t_start = r->t_ns};
+        }
+    }
+    return 0;
+}
+
+static void add_time(report_kernel *k, double usec)
+{
+    if (k->timed == 0 || usec < k->min_us)
+        k->min_us = usec;
+    if (k->timed == 0 || usec > k->max_us)
+        k->max_us = usec;
+    k->timed++;
+    k->total_us += usec;
+}
+
+/* Launches and kernel times per kernel. */
+static int kernel_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    for (size_t i = 0; i < c->t->n; i++) {
+        const report_rec *r = &c->t->recs[i];
+        uint64_t li;
+        if (r->kind == SHIM_TRACE_LAUNCH) {
+            long k = kernel_of(c, r->b);
+            if (k < 0)
+                return -1;
+            s->kernels[k].launches++;
+            s->launches++;
+        } else if (r->kind == SHIM_TRACE_KERNEL_TIME) {
+            s->kernel_times++;
+            if (!report_map_get(&c->seq, r->a, &li)) {
+                s->unmatched_times++;
+                continue;
+            }
+            long k = kernel_of(c, c->t->recs[li].b);
+            if (k < 0)
+                return -1;
+            add_time(&s->kernels[k], r->usec == r->usec ? r->usec : 0);
+        }
+    }
+    return 0;
+}
+
+static int by_first_seq(const void *pa, const void *pb)
+{
+    const report_step *a = pa, *b = pb;
+    if (a->first_seq != b->first_seq)
+        return a->first_seq < b->first_seq ? -1 : 1;
+    return a->step < b->step ? -1 : a->step > b->step;
+}
+
+static int by_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Index of the first of n sorted values >= key. */
+static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Steps in launch order, repeated marks merged; each starts at its first launch's time. */
+static int step_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    qsort(s->steps, s->nsteps, sizeof *s->steps, by_first_seq);
+    size_t n = 0;
+    for (size_t i = 0; i < s->nsteps; i++)
+        if (n == 0 || s->steps[n - 1].first_seq != s->steps[i].first_seq ||
+            s->steps[n - 1].step != s->steps[i].step)
+            s->steps[n++] = s->steps[i];
+    s->nsteps = n;
+    uint64_t *seqs = malloc((s->launches + 1) * sizeof *seqs);
+    if (seqs == NULL)
+        return -1;
+    size_t m = 0;
+    for (size_t i = 0; i < c->t->n; i++)
+        if (c->t->recs[i].kind == SHIM_TRACE_LAUNCH)
+            seqs[m++] = c->t->recs[i].a;
+    qsort(seqs, m, sizeof *seqs, by_u64);
+    s->warmup_launches = n ? lower_bound(seqs, m, s->steps[0].first_seq) : m;
+    for (size_t i = 0; i < n; i++) {
+        report_step *st = &s->steps[i];
+        size_t end = i + 1 < n ? lower_bound(seqs, m, s->steps[i + 1].first_seq) : m;
+        st->launches = end - lower_bound(seqs, m, st->first_seq);
+        uint64_t li;
+        if (report_map_get(&c->seq, st->first_seq, &li))
+            st->t_start = c->t->recs[li].t_ns;
+        if (i > 0 && st->t_start < s->steps[i - 1].t_start)
+            st->t_start = s->steps[i - 1].t_start;
+    }
+    free(seqs);
+    return 0;
+}
+
+/* The value most steps share (the smallest on a tie), ignoring the last step, which may be
+   cut short or carry the program's closing work, when there are at least two. */
+static uint64_t typical(const report_step *steps, size_t n, int launches)
+{
+    size_t use = n >= 2 ? n - 1 : n, best_count = 0;
+    uint64_t best = 0;
+    for (size_t i = 0; i < use; i++) {
+        uint64_t v = launches ? steps[i].launches : steps[i].allocations;
+        size_t count = 0;
+        for (size_t j = 0; j < use; j++)
+            count += (launches ? steps[j].launches : steps[j].allocations) == v;
+        if (count > best_count || (count == best_count && v < best)) {
+            best = v;
+            best_count = count;
+        }
+    }
+    return best;
+}
+
+/* Device and pinned host bytes held at the current point of the memory pass. */
+typedef struct held {
+    uint64_t device, host;
+    long step; /* the step being walked, -1 before the first */
+} held;
+
+static void release(report_alloc *a, uint64_t t_ns, held *h)
+{
+    uint64_t *b = report_alloc_on_device(a->kind) ? &h->device : &h->host;
+    *b -= a->bytes < *b ? a->bytes : *b;
+    a->freed = 1;
+    a->t_free = t_ns;
+}
+
+static void hold(report_stats *s, const report_alloc *a, held *h)
+{
+    if (!report_alloc_on_device(a->kind)) {
+        h->host = sat_add(h->host, a->bytes);
+        if (h->host > s->peak_host_bytes)
+            s->peak_host_bytes = h->host;
+        return;
+    }
+    h->device = sat_add(h->device, a->bytes);
+    if (h->device > s->peak_device_bytes) {
+        s->peak_device_bytes = h->device;
+        s->peak_t_ns = a->t_alloc;
+    }
+    if (h->step >= 0 && h->device > s->steps[h->step].peak_device_bytes)
+        s->steps[h->step].peak_device_bytes = h->device;
+}
+
+static int on_alloc(ctx *c, const report_rec *r, held *h)
+{
+    report_stats *s = c->s;
+    uint64_t old;
+    if (report_map_get(&c->live, r->a, &old) && old != FREED) {
+        s->duplicate_allocs++; /* ids are never reused: take it as the end of the old one */
+        release(&s->allocs[old], r->t_ns, h);
+    }
+    if (push((void **)&s->allocs, &c->acap, s->nallocs, sizeof *s->allocs) != 0 ||
+        report_map_put(&c->live, r->a, s->nallocs) != 0)
+        return -1;
+    report_alloc *a = &s->allocs[s->nallocs++];
+    *a = (report_alloc){.id = r->a,
+                        .addr = r->b,
+                        .bytes = r->c,
+                        .stream = r->d,
+                        .t_alloc = r->t_ns,
+                        .kind = r->sub,
+                        .tid = r->tid,
+                        .step = h->step};
+    s->allocations++;
+    if (h->step >= 0)
+        s->steps[h->step].allocations++;
+    hold(s, a, h);
+    return 0;
+}
+
+static int on_free(ctx *c, const report_rec *r, held *h)
+{
+    report_stats *s = c->s;
+    uint64_t idx;
+    s->frees++;
+    if (h->step >= 0)
+        s->steps[h->step].frees++;
+    if (!report_map_get(&c->live, r->a, &idx) || idx == FREED) {
+        s->unmatched_frees++;
+        return 0;
+    }
+    release(&s->allocs[idx], r->t_ns, h);
+    return report_map_put(&c->live, r->a, FREED);
+}
+
+static void on_launch(ctx *c, const report_rec *r)
+{
+    for (uint32_t i = 0; i < r->n_ids; i++) {
+        uint64_t idx;
+        if (report_map_get(&c->live, c->t->ids[r->ids + i], &idx) && idx != FREED)
+            c->s->allocs[idx].touches++;
+    }
+}
+
+static void on_other(report_stats *s, const report_rec *r)
+{
+    if (r->kind == SHIM_TRACE_COPY) {
+        s->copies++;
+        if (r->sub < sizeof s->copy_bytes / sizeof s->copy_bytes[0])
+            s->copy_bytes[r->sub] = sat_add(s->copy_bytes[r->sub], r->c);
+    }
+    s->syncs += r->kind == SHIM_TRACE_SYNC;
+    s->graph_launches += r->kind == SHIM_TRACE_GRAPH_LAUNCH;
+    s->notes += r->kind == SHIM_TRACE_NOTE;
+}
+
+/* Allocations, frees and touches in time order; peaks overall and per step. */
+static int memory_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    held h = {0, 0, -1};
+    for (size_t i = 0; i < c->t->n; i++) {
+        const report_rec *r = &c->t->recs[i];
+        while ((size_t)(h.step + 1) < s->nsteps && r->t_ns >= s->steps[h.step + 1].t_start)
+            s->steps[++h.step].peak_device_bytes = h.device;
+        int rc = 0;
+        if (r->kind == SHIM_TRACE_ALLOC)
+            rc = on_alloc(c, r, &h);
+        else if (r->kind == SHIM_TRACE_FREE)
+            rc = on_free(c, r, &h);
+        else if (r->kind == SHIM_TRACE_LAUNCH)
+            on_launch(c, r);
+        else
+            on_other(s, r);
+        if (rc != 0)
+            return -1;
+    }
+    s->end_device_bytes = h.device;
+    return 0;
+}
+
+static int by_total(const void *pa, const void *pb)
+{
+    const report_kernel *a = pa, *b = pb;
+    if (a->total_us != b->total_us)
+        return a->total_us > b->total_us ? -1 : 1;
+    if (a->launches != b->launches)
+        return a->launches > b->launches ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+/* Contract in report_trace.h. */
+int report_stats_compute(report_stats *s, const report_trace *t)
+{
+    memset(s, 0, sizeof *s);
+    ctx c = {.t = t, .s = s};
+    int rc =
+        index_pass(&c) == 0 && kernel_pass(&c) == 0 && step_pass(&c) == 0 && memory_pass(&c) == 0
+            ? 0
+            : -1;
+    report_map_free(&c.func_name);
+    report_map_free(&c.seq);
+    report_map_free(&c.func);
+    report_map_free(&c.by_name);
+    report_map_free(&c.live);
+    if (rc != 0) {
+        report_stats_free(s);
+        return -1;
+    }
+    qsort(s->kernels, s->nkernels, sizeof *s->kernels, by_total);
+    s->launches_per_iteration = typical(s->steps, s->nsteps, 1);
+    s->allocations_per_iteration = typical(s->steps, s->nsteps, 0);
+    if (t->n > 0) {
+        s->first_ns = t->recs[0].t_ns;
+        s->last_ns = t->recs[t->n - 1].t_ns;
+    }
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_alloc_on_device(uint32_t kind)
+{
+    return kind != SHIM_ALLOC_HOST;
+}
+
+/* Contract in report_trace.h. */
+void report_stats_free(report_stats *s)
+{
+    for (size_t i = 0; i < s->nnames; i++)
+        free(s->names[i]);
+    free(s->names);
+    free(s->steps);
+    free(s->kernels);
+    free(s->allocs);
+    memset(s, 0, sizeof *s);
+}
