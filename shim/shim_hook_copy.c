@@ -12,9 +12,7 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
 {
     if (!(shim.record & CONF_RECORD_COPIES))
         return;
-    shim_epoch_enter();
     uint64_t d = dst ? shim_registry_find(dst) : 0, s = src ? shim_registry_find(src) : 0;
-    shim_epoch_exit();
     shim_trace_copy(dir, d, s, bytes, (uint64_t)(uintptr_t)stream);
 }
 
@@ -36,9 +34,7 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
 /* cuMemcpy has no direction: D2D when both ends are known device memory. */
 static enum shim_copy_dir unified_dir(CUdeviceptr dst, CUdeviceptr src)
 {
-    shim_epoch_enter();
     bool d = shim_registry_find(dst) != 0, s = shim_registry_find(src) != 0;
-    shim_epoch_exit();
     return d && s ? SHIM_COPY_D2D : d ? SHIM_COPY_H2D : s ? SHIM_COPY_D2H : SHIM_COPY_H2H;
 }
 

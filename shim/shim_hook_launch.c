@@ -3,7 +3,7 @@
  *
  * Per launch, in steady state: the cached function description (a lock-free
  * table probe), one relaxed atomic for the launch index, one for the step
- * hash, an epoch enter/exit around the pointer scan, and one trace record into
+ * hash, the pointer scan (sequence-locked table reads) and one trace record into
  * the thread's buffer. Nothing is allocated or locked; profiled steps add two
  * event records (and a brief lock) around the launch. */
 #include "shim_internal.h"
@@ -27,14 +27,13 @@ static int before(const struct launch_args *a)
 static void after(const struct launch_args *a, const struct shim_func *fn, int slot)
 {
     uint64_t seq = atomic_fetch_add_explicit(&shim.launch_seq, 1, memory_order_relaxed);
-    shim_timing_end(slot, a->stream, a->per_thread, seq);
+    if (slot >= 0)
+        shim_timing_end(slot, a->stream, a->per_thread, seq);
     shim_steps_launch(seq, fn->id);
     if (!(shim.record & CONF_RECORD_LAUNCHES))
         return;
     uint64_t ids[MAX_TOUCHED];
-    shim_epoch_enter();
     uint32_t n = shim_params_scan(fn, a->params, a->extra, ids, MAX_TOUCHED);
-    shim_epoch_exit();
     if (a->params && fn->nparams <= 0 && fn->id)
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
                                      "launches show no touched allocations");
@@ -52,7 +51,7 @@ static CUresult launch(shim_fn_cuLaunchKernel real, const struct launch_args *a,
     CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
     if (rc == CUDA_SUCCESS)
         after(a, fn, slot);
-    else
+    else if (slot >= 0)
         shim_timing_cancel(slot);
     return rc;
 }
@@ -82,7 +81,7 @@ static CUresult launch_ex(shim_fn_cuLaunchKernelEx real, bool per_thread,
     CUresult rc = real(config, f, params, extra);
     if (rc == CUDA_SUCCESS)
         after(&a, fn, slot);
-    else
+    else if (slot >= 0)
         shim_timing_cancel(slot);
     return rc;
 }
@@ -112,7 +111,7 @@ static CUresult coop(shim_fn_cuLaunchCooperativeKernel real, const struct launch
     CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
     if (rc == CUDA_SUCCESS)
         after(a, fn, slot);
-    else
+    else if (slot >= 0)
         shim_timing_cancel(slot);
     return rc;
 }

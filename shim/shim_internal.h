@@ -46,15 +46,22 @@ extern struct shim_ctx shim;
 
 /* True while the calling thread runs shim code that may call the driver: such
    calls go straight to the real functions (thread-local). */
-extern __thread int shim_inside;
+extern __thread int shim_inside __attribute__((tls_model("initial-exec")));
 
 /* shim_state.c */
-/* Makes the shim ready if it can (resolving the driver on first use); returns
-   true when hooks should record, false when they must pass through. Cheap after
-   the first call. */
-bool shim_active(void);
+/* Slow path of shim_active: resolves the driver on first use. */
+bool shim_active_slow(void);
 /* Whether the real table is usable (READY or PASSTHROUGH). */
 bool shim_real_ready(void);
+
+/* Whether hooks should record (true) or pass through (false); resolves the
+   driver on first use. One atomic load once ready. */
+static inline bool shim_active(void)
+{
+    if (atomic_load_explicit(&shim.state, memory_order_acquire) == SHIM_READY)
+        return !shim_inside;
+    return shim_active_slow();
+}
 /* A fresh process-unique id (never 0). */
 uint64_t shim_new_id(void);
 
@@ -82,14 +89,6 @@ void shim_log(enum shim_log_level level, const char *fmt, ...)
             shim_log(level, __VA_ARGS__);                                                          \
     } while (0)
 
-/* shim_epoch.c — lock-free readers, deferred frees */
-/* Marks the calling thread as reading shared snapshots until shim_epoch_exit. */
-void shim_epoch_enter(void);
-void shim_epoch_exit(void);
-/* Frees p (with free()) once no thread can still be reading it. Writer lock held
-   by the caller's own structure; safe from any thread. */
-void shim_epoch_retire(void *p);
-
 /* shim_registry.c — live allocations, found by address */
 struct shim_alloc {
     uint64_t id, addr, size;
@@ -102,20 +101,25 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *));
-/* Id of the allocation containing addr, 0 if none. Call inside an epoch. */
+/* Id of the allocation containing addr, 0 if none (lock-free). */
 uint64_t shim_registry_find(uint64_t addr);
 
 /* shim_params.c — kernel parameter layouts and pointer scanning */
 struct shim_func {
     uint64_t id;
-    int nparams; /* -1: layout unknown */
-    uint32_t total;
-    uint32_t *offsets, *sizes;
+    int nparams; /* parameters the driver described */
+    uint32_t nwords;
+    /* the 8-byte aligned words of the parameter block: parameter index and the
+       word's offset inside that parameter */
+    struct shim_word {
+        uint16_t param;
+        uint16_t offset;
+    } * words;
 };
 /* The cached description of f (resolving it on first use); never NULL. */
 const struct shim_func *shim_func_get(CUfunction f);
 /* Fills ids with the allocations the launch's parameters point into (at most
-   max, duplicates removed); returns how many. Call inside an epoch. */
+   max, duplicates removed); returns how many. Lock-free. */
 uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
                           uint32_t max);
 
@@ -147,8 +151,11 @@ bool shim_capture_active(CUstream stream, bool per_thread);
    (the driver could not be opened, or it lacks this entry point). */
 #define SHIM_NEED_REAL(sym)                                                                        \
     do {                                                                                           \
-        if (!shim_real_ready() || !shim.real.sym)                                                  \
-            return shim_real_ready() ? CUDA_ERROR_NOT_FOUND : CUDA_ERROR_NOT_INITIALIZED;          \
+        if (atomic_load_explicit(&shim.state, memory_order_acquire) != SHIM_READY &&               \
+            !shim_real_ready())                                                                    \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
+        if (!shim.real.sym)                                                                        \
+            return CUDA_ERROR_NOT_FOUND;                                                           \
     } while (0)
 /* Registers and records a new allocation; returns its id (0 if untracked). */
 uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,

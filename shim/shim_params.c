@@ -19,7 +19,7 @@ static struct {
     struct shim_func *_Atomic fn;
 } table[FUNC_SLOTS];
 
-static const struct shim_func unknown_func = {0, -1, 0, NULL, NULL};
+static const struct shim_func unknown_func = {0, 0, 0, NULL};
 
 static int param_info(CUfunction f, size_t i, size_t *off, size_t *size)
 {
@@ -42,6 +42,30 @@ static const char *func_name(CUfunction f)
     return "?";
 }
 
+/* The words to scan: every 8-byte aligned word of the parameter block, as
+   (parameter, offset inside it). Returns 0, or -1 out of memory. */
+static int plan_words(struct shim_func *fn, const uint32_t *offs, const uint32_t *sizes, int n)
+{
+    uint32_t count = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n; i++) {
+            for (uint32_t w = (offs[i] + 7) & ~7u; w + 8 <= offs[i] + sizes[i]; w += 8) {
+                if (pass && count < fn->nwords)
+                    fn->words[count] = (struct shim_word){(uint16_t)i, (uint16_t)(w - offs[i])};
+                count++;
+            }
+        }
+        if (!pass) {
+            fn->nwords = count;
+            fn->words = malloc((count ? count : 1) * sizeof *fn->words);
+            if (!fn->words)
+                return -1;
+            count = 0;
+        }
+    }
+    return 0;
+}
+
 static struct shim_func *build(CUfunction f)
 {
     struct shim_func *fn = calloc(1, sizeof *fn);
@@ -51,26 +75,18 @@ static struct shim_func *build(CUfunction f)
     uint32_t offs[MAX_PARAMS], sizes[MAX_PARAMS];
     int n = 0;
     size_t off, size;
-    while (n < MAX_PARAMS && param_info(f, (size_t)n, &off, &size) == 0) {
+    while (n < MAX_PARAMS && param_info(f, (size_t)n, &off, &size) == 0 && size < 65536) {
         offs[n] = (uint32_t)off;
         sizes[n] = (uint32_t)size;
-        if (off + size > fn->total)
-            fn->total = (uint32_t)(off + size);
         n++;
     }
-    fn->offsets = malloc((size_t)(n ? n : 1) * sizeof *fn->offsets);
-    fn->sizes = malloc((size_t)(n ? n : 1) * sizeof *fn->sizes);
-    if (!fn->offsets || !fn->sizes) {
-        free(fn->offsets);
-        free(fn->sizes);
-        free(fn);
-        return NULL;
-    }
-    memcpy(fn->offsets, offs, (size_t)n * sizeof *offs);
-    memcpy(fn->sizes, sizes, (size_t)n * sizeof *sizes);
     /* A function the driver cannot describe reads as having no parameters: its
        launches show no touched allocations (the launch hook logs it once). */
     fn->nparams = n;
+    if (plan_words(fn, offs, sizes, n) != 0) {
+        free(fn);
+        return NULL;
+    }
     shim_trace_func_name(fn->id, func_name(f));
     return fn;
 }
@@ -104,7 +120,7 @@ const struct shim_func *shim_func_get(CUfunction f)
     return &unknown_func;
 }
 
-static uint32_t add_word(uint64_t w, uint64_t *ids, uint32_t n, uint32_t max)
+static inline uint32_t add_word(uint64_t w, uint64_t *ids, uint32_t n, uint32_t max)
 {
     if (n >= max || w < 4096 || (w >> 48))
         return n;
@@ -148,17 +164,13 @@ uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extr
     if (!params)
         return extra ? scan_extra(extra, ids, max) : 0;
     uint32_t n = 0;
-    for (int i = 0; i < fn->nparams; i++) {
-        const unsigned char *p = params[i];
-        uint32_t o = fn->offsets[i], s = fn->sizes[i];
+    for (uint32_t i = 0; i < fn->nwords; i++) {
+        const unsigned char *p = params[fn->words[i].param];
+        uint64_t v;
         if (!p)
             continue;
-        /* words at 8-byte aligned offsets of the parameter block */
-        for (uint32_t w = (o + 7) & ~7u; w + 8 <= o + s; w += 8) {
-            uint64_t v;
-            memcpy(&v, p + (w - o), 8);
-            n = add_word(v, ids, n, max);
-        }
+        memcpy(&v, p + fn->words[i].offset, 8);
+        n = add_word(v, ids, n, max);
     }
     return n;
 }

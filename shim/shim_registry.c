@@ -3,8 +3,8 @@
  *
  * Lookups by address run on the launch path without locks: a two-level table of
  * 64 KiB granules over the 48-bit address space, each granule holding at most
- * two records (an allocation of 64 KiB or more can only meet a granule at one
- * of its ends, or cover it). Records are immutable and freed through epochs.
+ * two ranges inline (an allocation of 64 KiB or more can only meet a granule at
+ * one of its ends, or cover it), read under a per-granule sequence lock.
  * Allocations smaller than 64 KiB are registered for their alloc/free records
  * but not found by address: touches are tracked for allocations at least that
  * large (managed allocations are 2 MiB and up). Updates take one mutex. */
@@ -19,8 +19,15 @@
 #define LEAF_SIZE     ((size_t)1 << LEAF_SHIFT)
 #define MIN_TRACKED   ((uint64_t)1 << GRANULE_SHIFT)
 
+/* A granule holds up to two ranges inline, under a sequence lock: readers
+   retry while a writer (under `lock`) changes it, and never follow a pointer,
+   so nothing has to wait for readers before memory is reused. */
+struct slot {
+    _Atomic uint64_t addr, end, id;
+};
 struct granule {
-    struct shim_alloc *_Atomic a[2];
+    _Atomic uint32_t version; /* odd while being written */
+    struct slot s[2];
 };
 
 static struct granule *_Atomic top[TOP_SIZE];
@@ -58,7 +65,7 @@ static int grow(void)
     return 0;
 }
 
-static struct granule *granule_of(uint64_t a, bool create)
+static inline struct granule *granule_of(uint64_t a, bool create)
 {
     if (a >> 48)
         return NULL;
@@ -72,17 +79,30 @@ static struct granule *granule_of(uint64_t a, bool create)
     return leaf ? &leaf[(a >> GRANULE_SHIFT) & (LEAF_SIZE - 1)] : NULL;
 }
 
-/* Sets (r) or clears (r NULL, matching old) r in every granule of [addr, addr+size). */
-static bool place(uint64_t addr, uint64_t size, struct shim_alloc *r, struct shim_alloc *old)
+/* Writes slot k of e (lock held): the sequence lock makes the three words one. */
+static void write_slot(struct granule *e, int k, uint64_t addr, uint64_t end, uint64_t id)
 {
-    for (uint64_t g = addr >> GRANULE_SHIFT; g <= (addr + size - 1) >> GRANULE_SHIFT; g++) {
-        struct granule *e = granule_of(g << GRANULE_SHIFT, r != NULL);
+    uint32_t v = atomic_load_explicit(&e->version, memory_order_relaxed);
+    atomic_store_explicit(&e->version, v + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&e->s[k].addr, addr, memory_order_relaxed);
+    atomic_store_explicit(&e->s[k].end, end, memory_order_relaxed);
+    atomic_store_explicit(&e->s[k].id, id, memory_order_relaxed);
+    atomic_store_explicit(&e->version, v + 2, memory_order_release);
+}
+
+/* Sets r in (add) or clears r from every granule of its range (lock held). */
+static bool place(const struct shim_alloc *r, bool add)
+{
+    uint64_t end = r->addr + r->size;
+    for (uint64_t g = r->addr >> GRANULE_SHIFT; g <= (end - 1) >> GRANULE_SHIFT; g++) {
+        struct granule *e = granule_of(g << GRANULE_SHIFT, add);
         if (!e)
             return false;
         for (int k = 0; k < 2; k++) {
-            struct shim_alloc *cur = atomic_load(&e->a[k]);
-            if (r ? cur == NULL : cur == old) {
-                atomic_store_explicit(&e->a[k], r, memory_order_release);
+            uint64_t id = atomic_load_explicit(&e->s[k].id, memory_order_relaxed);
+            if (add ? id == 0 : id == r->id) {
+                write_slot(e, k, add ? r->addr : 0, add ? end : 0, add ? r->id : 0);
                 break;
             }
         }
@@ -111,7 +131,7 @@ uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
         used++;
     by_addr[j] = r;
     live++;
-    if (size >= MIN_TRACKED && addr && !place(addr, size, r, NULL))
+    if (size >= MIN_TRACKED && addr && !place(r, true))
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory for the address table: some launches will "
                                      "not show the allocations they touch");
     pthread_mutex_unlock(&lock);
@@ -124,7 +144,7 @@ static struct shim_alloc *take(size_t j)
     by_addr[j] = TOMB;
     live--;
     if (r->size >= MIN_TRACKED && r->addr)
-        place(r->addr, r->size, NULL, r);
+        place(r, false);
     return r;
 }
 
@@ -142,7 +162,7 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out)
     if (!r)
         return false;
     *out = *r;
-    shim_epoch_retire(r);
+    free(r); /* readers never see records: the address table holds copies */
     return true;
 }
 
@@ -162,9 +182,17 @@ void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
         pthread_mutex_unlock(&lock);
         for (size_t i = 0; i < n; i++) {
             fn(gone[i]);
-            shim_epoch_retire(gone[i]);
+            free(gone[i]);
         }
     } while (n == 64);
+}
+
+/* Id in slot k if it holds addr (0 otherwise); relaxed loads inside the read section. */
+static inline uint64_t slot_match(const struct slot *sl, uint64_t addr)
+{
+    uint64_t a = atomic_load_explicit(&sl->addr, memory_order_relaxed);
+    uint64_t end = atomic_load_explicit(&sl->end, memory_order_relaxed);
+    return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_relaxed) : 0;
 }
 
 uint64_t shim_registry_find(uint64_t addr)
@@ -172,10 +200,13 @@ uint64_t shim_registry_find(uint64_t addr)
     struct granule *e = granule_of(addr, false);
     if (!e)
         return 0;
-    for (int k = 0; k < 2; k++) {
-        struct shim_alloc *r = atomic_load_explicit(&e->a[k], memory_order_acquire);
-        if (r && addr >= r->addr && addr - r->addr < r->size)
-            return r->id;
+    for (;;) {
+        uint32_t v = atomic_load_explicit(&e->version, memory_order_acquire);
+        uint64_t found = slot_match(&e->s[0], addr);
+        if (!found)
+            found = slot_match(&e->s[1], addr);
+        atomic_thread_fence(memory_order_acquire);
+        if (!(v & 1) && atomic_load_explicit(&e->version, memory_order_relaxed) == v)
+            return found;
     }
-    return 0;
 }

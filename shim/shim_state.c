@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 struct shim_ctx shim;
-__thread int shim_inside;
+__thread int shim_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static bool config_ok;
@@ -122,7 +122,7 @@ static void resolve(void)
     atomic_store_explicit(&shim.state, SHIM_READY, memory_order_release);
 }
 
-bool shim_active(void)
+bool shim_active_slow(void)
 {
     int s = atomic_load_explicit(&shim.state, memory_order_acquire);
     if (s == SHIM_UNINIT || s == SHIM_INITIALISING) {
@@ -137,7 +137,7 @@ bool shim_active(void)
 
 bool shim_real_ready(void)
 {
-    shim_active();
+    shim_active_slow();
     int s = atomic_load_explicit(&shim.state, memory_order_acquire);
     return s == SHIM_READY || s == SHIM_PASSTHROUGH;
 }
