@@ -274,7 +274,6 @@ static plan_err visit_op(reactive *r, int64_t P)
 static plan_err start_pass(reactive *r, int pass)
 {
     const plan_model *m = r->c->m;
-    int64_t n = (int64_t)r->c->n;
     for (uint32_t x = 0; x < m->nallocs; x++) {
         const plan_alloc *a = &m->allocs[x];
         if (a->birth >= 0 || (a->death < 0 && pass > 0))
@@ -291,7 +290,6 @@ static plan_err start_pass(reactive *r, int pass)
                 return e;
         }
     }
-    (void)n;
     return PLAN_OK;
 }
 

@@ -164,7 +164,7 @@ static void test_golden_timelines(void **state)
     }
     closedir(d);
     printf("golden: %u files, %u expectations\n", files, expects);
-    assert_true(files >= 7);
+    assert_true(files >= 8);
 }
 
 int main(void)
