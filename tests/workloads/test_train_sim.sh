@@ -32,7 +32,7 @@ run() {
 
 check_output_format() {
     local out=$1 iters=$2
-    [ "$(grep -cE '^iter [0-9]+ device_us=[0-9.]+ peak_bytes=[0-9]+ loss=0x[0-9a-f]{8}$' "$out")" -eq "$iters" ] &&
+    [ "$(grep -cE '^iter [0-9]+ device_us=[0-9.]+ peak_bytes=[0-9]+ loss=0x[0-9a-f]{8} launches=[0-9]+ allocs=[0-9]+$' "$out")" -eq "$iters" ] &&
         grep -qE '^summary mode=[a-z]+ .*native_peak_bytes=[0-9]+ ' "$out" &&
         [ "$(tail -n 1 "$out" | grep -cE '^checksum=[0-9a-f]{16}$')" -eq 1 ]
 }

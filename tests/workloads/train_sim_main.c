@@ -158,11 +158,29 @@ static double wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* One step and its line; *peak is raised to the step's device peak. */
+/* Driver calls of the given entry points so far, as the simulated driver counted them
+   (with or without an interposer in between). */
+static unsigned long driver_calls(const char *const *names)
+{
+    unsigned long n = 0;
+
+    for (; *names; names++)
+        n += simgpu_calls(*names);
+    return n;
+}
+
+static const char *const launch_entries[] = {"cuLaunchKernel", "cuLaunchKernel_ptsz",
+                                             "cuLaunchKernelEx", "cuLaunchKernelEx_ptsz", NULL};
+static const char *const alloc_entries[] = {"cuMemAlloc_v2", "cuMemAllocAsync",
+                                            "cuMemAllocAsync_ptsz", NULL};
+
+/* One step and its line (virtual time, device peak, and the launches and allocations the
+   step made, as the driver counted them); *peak is raised to the step's device peak. */
 static int step(struct train_sim_model *m, int it, uint64_t *peak, double *device_us)
 {
     struct simgpu_stats st;
     uint32_t loss = 0;
+    unsigned long launches = driver_calls(launch_entries), allocs = driver_calls(alloc_entries);
 
     simgpu_reset_peak();
     if (train_sim_model_step(m, it, &loss, device_us) != 0)
@@ -173,8 +191,10 @@ static int step(struct train_sim_model *m, int it, uint64_t *peak, double *devic
     }
     if (st.window_peak_bytes > *peak)
         *peak = st.window_peak_bytes;
-    printf("iter %d device_us=%.1f peak_bytes=%" PRIu64 " loss=0x%08" PRIx32 "\n", it, *device_us,
-           st.window_peak_bytes, loss);
+    printf("iter %d device_us=%.1f peak_bytes=%" PRIu64 " loss=0x%08" PRIx32
+           " launches=%lu allocs=%lu\n",
+           it, *device_us, st.window_peak_bytes, loss, driver_calls(launch_entries) - launches,
+           driver_calls(alloc_entries) - allocs);
     fflush(stdout);
     return 0;
 }
