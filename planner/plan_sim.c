@@ -231,13 +231,16 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
     s->stall += st - ready;
     double end = st + s->c->m->ops[q].dur_us;
     push_c(s, st, (int64_t)(s->c->birth_bytes[q] + (q ? 0 : s->c->head_bytes)), q);
+    int64_t dying = s->death_adj[q];
     FOR_ITEMS(s, L_DEATH, q, it)
-    {
+    { /* dying on host: released by the copy if it completed first, else by the death */
         int64_t b = (int64_t)s->c->m->allocs[s->p->entries[it->ent].alloc].bytes;
-        if ((e = heap_push(s, PLAN_MIN(s->evict_done[it->ent], end), -b, 0)))
+        if (s->evict_done[it->ent] > end)
+            dying += b;
+        else if ((e = heap_push(s, s->evict_done[it->ent], -b, 0)))
             return e;
     }
-    push_c(s, end, -s->death_adj[q], q);
+    push_c(s, end, -dying, q);
     FOR_ITEMS(s, L_EVICT, q, it) if ((e = issue_evict(s, it->ent, end))) return e;
     s->op_start[q] = st, s->op_end[q] = end;
     *end_out = end;

@@ -144,6 +144,53 @@ static void test_feasible_from_floor(void **state)
     assert_int_equal(cases, 5 * 8 * 2);
 }
 
+/* Found by the fuzzer: operation 1 takes no time, so the eviction of an allocation dying at its
+ * end and op 1's births happen at the same instant. The births count first (an operation of
+ * zero duration still holds its allocations), unless op 1 waited for that eviction: the planners
+ * must hold the budget, and the bound (1.17 us: 117 bytes to move between op 0 and op 1 at
+ * 100 B/us) must stay below their stalls. */
+static void test_zero_duration_op(void **state)
+{
+    (void)state;
+    plan_model m;
+    load(&m, "hw 1.1 0.1 1 0\nop 3\nop 0\nop 10\nop 1\nop 5\nop 2\nop 3\nop 3\nop 7\nop 9\n"
+             "alloc 130 8 -1 8\nalloc 263 5 9 7 8\nalloc 498 1 7 2\nalloc 1704 0 5 0 4 5\n"
+             "alloc 131 -1 1 0\n");
+    double lb;
+    assert_int_equal(plan_lower_bound(&m, 2216, &lb), PLAN_OK);
+    assert_true(fabs(lb - 1.17) < 1e-9);
+    for (int k = PLAN_KIND_REACTIVE; k <= PLAN_KIND_EXACT; k++) {
+        plan p;
+        plan_stats st;
+        plan_init(&p);
+        assert_int_equal(plan_make(&m, (plan_kind)k, 2216, &p, &st), PLAN_OK);
+        assert_true(st.feasible);
+        assert_true(st.stall_us >= lb);
+        plan_free(&p);
+    }
+    /* allocation 4 sent to host after op 0: without a wait op 1 (instant) holds 1704 + 131 +
+     * 498 bytes; waiting at op 1, the copy's release comes before op 1's births: 1704 + 498 */
+    plan_ctx c;
+    assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
+    plan_sim_op ops[10];
+    plan_sim_ent ents[1];
+    plan_trace tr = {ops, ents, 0};
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    plan_push(&p, (plan_entry){4, 0, PLAN_NO_OP, PLAN_NO_OP, PLAN_NO_OP});
+    assert_int_equal(plan_sim_run(&c, &p, 2216, &st, &tr), PLAN_OK);
+    assert_int_equal(ops[1].level, 2333);
+    assert_true(ops[1].start == ops[0].end); /* no stall */
+    p.entries[0].wait_at = 1;
+    assert_int_equal(plan_sim_run(&c, &p, 2216, &st, &tr), PLAN_OK);
+    assert_int_equal(ops[1].level, 1704 + 131); /* before the barrier: op 0's allocations */
+    assert_true(fabs(ops[1].start - ops[0].end - 1.31) < 1e-9); /* 131 B at 100 B/us */
+    plan_free(&p);
+    plan_ctx_free(&c);
+    plan_model_free(&m);
+}
+
 static void test_proposals(void **state)
 {
     (void)state;
@@ -205,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_none_is_native),
         cmocka_unit_test(test_maximal_reaches_floor),
         cmocka_unit_test(test_feasible_from_floor),
+        cmocka_unit_test(test_zero_duration_op),
         cmocka_unit_test(test_proposals),
         cmocka_unit_test(test_errors),
     };
