@@ -56,6 +56,7 @@ struct shim_trace_state {
     int stop_requested;        /* wake_lock */
     int kicked;                /* wake_lock: a ring passed half full */
     _Atomic int hold;          /* test seam: the writer does not drain while set */
+    pthread_mutex_t drain_lock; /* held by the writer while it drains (makes hold synchronous) */
     pthread_mutex_t reg_lock;  /* protects rings (pushes by new threads, unlinks by the writer) */
     struct shim_trace_ring *rings;
     _Atomic uint64_t lost;   /* records of threads without a ring (exited, out of memory) */

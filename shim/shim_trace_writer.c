@@ -15,6 +15,7 @@ struct shim_trace_state shim_trace_g = {
     .ctl_lock = PTHREAD_MUTEX_INITIALIZER,
     .wake_lock = PTHREAD_MUTEX_INITIALIZER,
     .reg_lock = PTHREAD_MUTEX_INITIALIZER,
+    .drain_lock = PTHREAD_MUTEX_INITIALIZER,
     .fd = -1,
 };
 
@@ -92,10 +93,12 @@ void shim_trace_writer_kick(void)
     pthread_mutex_unlock(&shim_trace_g.wake_lock);
 }
 
-/* Contract in shim_trace_internal.h. */
+/* Contract in shim_trace_internal.h. Returns once no drain is under way. */
 void shim_trace_writer_hold(int hold)
 {
     atomic_store(&shim_trace_g.hold, hold);
+    pthread_mutex_lock(&shim_trace_g.drain_lock);
+    pthread_mutex_unlock(&shim_trace_g.drain_lock);
 }
 
 /* Sleeps until kicked, asked to stop, or one poll period passed. Returns whether to stop. */
@@ -125,9 +128,11 @@ static void *writer_main(void *arg)
     (void)arg;
     for (;;) {
         int stop = writer_wait();
+        pthread_mutex_lock(&shim_trace_g.drain_lock);
         if (stop || !atomic_load(&shim_trace_g.hold))
             if (shim_trace_ring_drain_all() == 0)
                 shim_trace_out_flush();
+        pthread_mutex_unlock(&shim_trace_g.drain_lock);
         if (stop)
             break;
     }
@@ -277,6 +282,7 @@ void shim_trace_forget_after_fork(void)
     pthread_mutex_init(&g->ctl_lock, NULL);
     pthread_mutex_init(&g->wake_lock, NULL);
     pthread_mutex_init(&g->reg_lock, NULL);
+    pthread_mutex_init(&g->drain_lock, NULL);
     if (init_ok) {
         pthread_condattr_t attr;
         pthread_condattr_init(&attr);

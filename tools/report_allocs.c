@@ -44,8 +44,11 @@ void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s
             "stream", "step", "born_ms", "freed_ms", "touches");
     for (size_t i = 0; i < s->nallocs; i++) {
         const report_alloc *a = &s->allocs[i];
-        fprintf(out, "%12llu %14llu %8s %#18llx %#18llx %6lld %12.3f ", U(a->id), U(a->bytes),
-                report_alloc_kind_name(a->kind), U(a->addr), U(a->stream), (long long)a->step,
+        char addr[24], stream[24];
+        snprintf(addr, sizeof addr, "0x%llx", U(a->addr));
+        snprintf(stream, sizeof stream, "0x%llx", U(a->stream));
+        fprintf(out, "%12llu %14llu %8s %18s %18s %6lld %12.3f ", U(a->id), U(a->bytes),
+                report_alloc_kind_name(a->kind), addr, stream, (long long)a->step,
                 ms(t, a->t_alloc));
         if (a->freed)
             fprintf(out, "%12.3f", ms(t, a->t_free));

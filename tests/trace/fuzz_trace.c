@@ -1,0 +1,90 @@
+/* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
+ * output of shim-report's trace subcommands on whatever it accepted. Each input is read twice:
+ * as it is, and with every chunk's checksum made right, so that mutations reach the payload
+ * parsers instead of stopping at the checksum. */
+#include "report_trace.h"
+#include "shim_trace_format.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            __builtin_trap();                                                                      \
+    } while (0)
+
+static FILE *sink;
+
+static uint32_t le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Rewrites the CRC of every whole chunk of p in place. */
+static void fix_checksums(unsigned char *p, size_t size)
+{
+    static uint32_t table[256];
+    if (table[1] == 0)
+        shim_trace_crc32_init(table);
+    size_t at = size >= 16 && le32(p + 12) >= 16 && le32(p + 12) <= 4096 ? le32(p + 12) : 16;
+    while (at <= size && size - at >= SHIM_TRACE_CHUNK_HEADER) {
+        uint32_t len = le32(p + at + 8);
+        if (len > size - at - SHIM_TRACE_CHUNK_HEADER)
+            break;
+        uint32_t crc = shim_trace_crc32(table, 0, p + at, 12);
+        crc = shim_trace_crc32(table, crc, p + at + SHIM_TRACE_CHUNK_HEADER, len);
+        memcpy(p + at + 12, &crc, 4);
+        at += SHIM_TRACE_CHUNK_HEADER + (size_t)len;
+    }
+}
+
+static void one(const unsigned char *data, size_t size)
+{
+    report_trace t;
+    char err[512];
+    err[0] = '\0';
+    if (report_trace_load_mem(&t, data, size, "fuzz.trace", err, sizeof err) != 0) {
+        /* one line naming the file and, past the opening, a byte offset */
+        CHECK(strncmp(err, "fuzz.trace: ", 12) == 0);
+        CHECK(strchr(err, '\n') == NULL);
+        CHECK(t.n == 0 && t.recs == NULL);
+        return;
+    }
+    CHECK(t.n <= size / 16);
+    CHECK(t.ids_len <= size / 8);
+    CHECK(t.truncated || t.complete);
+    CHECK(!t.truncated || t.truncated_at <= size);
+    for (size_t i = 1; i < t.n; i++)
+        CHECK(t.recs[i - 1].t_ns <= t.recs[i].t_ns);
+    report_stats s;
+    if (report_stats_compute(&s, &t) == 0) {
+        CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
+        CHECK(s.warmup_launches <= s.launches);
+        report_summary_print(sink, &t, &s, 0, 10);
+        report_summary_print(sink, &t, &s, 1, 3);
+        report_kernels_print(sink, &s, 0);
+        report_kernels_print(sink, &s, 1);
+        report_allocs_print(sink, &t, &s, 0);
+        report_allocs_print(sink, &t, &s, 1);
+        report_perfetto_print(sink, &t, &s);
+        report_stats_free(&s);
+    }
+    report_trace_free(&t);
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+    if (sink == NULL && (sink = fopen("/dev/null", "w")) == NULL)
+        return 0;
+    one(data, size);
+    unsigned char *copy = malloc(size + 1);
+    CHECK(copy != NULL);
+    memcpy(copy, data, size);
+    fix_checksums(copy, size);
+    one(copy, size);
+    free(copy);
+    return 0;
+}

@@ -1,0 +1,28 @@
+# tests/trace — the trace writer (shim/shim_trace_*.c) and reader (tools/report_trace_*.c): unit
+# tests, the shim-report end-to-end test on generated traces, and the reader's fuzz target.
+# (This fragment is read before tools/*.mk, so it names the reader's sources itself.)
+tests_trace_CFLAGS := -Ishim -Itools
+
+TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
+                     tools/report_kernels.c tools/report_allocs.c tools/report_perfetto.c
+TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
+
+TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader
+$(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
+                     $(BUILD)/shim/libshimtrace.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
+
+# Writes traces with known contents (test_report.sh, the fuzz seeds).
+TRACE_GEN := $(BUILD)/trace_gen
+$(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(BUILD)/shim/libshimtrace.a
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
+ALL_TARGETS += $(TRACE_GEN)
+
+TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
+
+FUZZ_TRACE := $(BUILD)/fuzz_trace
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(TRACE_REPORT_SRCS) tools/report_trace.h \
+               shim/shim_trace_format.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -o $@ tests/trace/fuzz_trace.c $(TRACE_REPORT_SRCS)
+FUZZ_TARGETS += $(FUZZ_TRACE)

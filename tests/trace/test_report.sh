@@ -1,0 +1,142 @@
+#!/bin/sh
+# End-to-end checks of shim-report's trace subcommands on traces written by the real writer
+# (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
+# allocations and kernel times; kernels; allocs; perfetto JSON parsed by python3; a truncated
+# trace; a corrupt chunk; usage errors.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build="$root/${BUILD:-build}"
+report="$build/shim-report"
+gen="$build/trace_gen"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+check() { # NAME, then a command whose success is the check
+    name=$1
+    shift
+    if "$@"; then echo "ok - $name"; else echo "not ok - $name" && fails=$((fails + 1)); fi
+}
+has_line() { grep -qxF -- "$2" "$1"; }
+# json FILE PYTHON-EXPRESSION: the expression (over d, the parsed file) must be true.
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+
+"$gen" synthetic "$tmp/syn.trace"
+check "trace_gen writes the synthetic trace" [ -s "$tmp/syn.trace" ]
+
+# ---- summary, text ----
+"$report" summary "$tmp/syn.trace" >"$tmp/sum" 2>"$tmp/err"
+check "summary: exit 0" [ $? -eq 0 ]
+check "summary: nothing on stderr for a complete trace" [ ! -s "$tmp/err" ]
+for line in "status: complete" "records: 69" "iterations: 4" "warmup_launches: 3" \
+    "launches: 24" "launches_per_iteration: 5" "allocations: 7" "allocations_per_iteration: 1" \
+    "frees: 5" "copies: 2" "syncs: 1" "graph_launches: 1" "kernel_times: 20" \
+    "peak_device_bytes: 14680064 (14.0 MiB)" "peak_host_pinned_bytes: 1048576" \
+    "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic"; do
+    check "summary: '$line'" has_line "$tmp/sum" "$line"
+done
+check "summary: step 2 holds the 8 MiB temporary (peak 14 MiB)" \
+    grep -qE '^ +2 +13 +5 +2 +2 +14680064 ' "$tmp/sum"
+check "summary: the last step has the extra launch" grep -qE '^ +3 +18 +6 +0 +1 +6291456 ' "$tmp/sum"
+check "summary: the largest allocation comes first" \
+    sh -c "grep -A2 '^top allocations' '$tmp/sum' | tail -n 1 | grep -qE '^ +99 +8388608 +plain '"
+check "summary: top kernel is gemm with 800 us over 11 launches, 8 timed" \
+    sh -c "grep -A2 '^top kernels' '$tmp/sum' | tail -n 1 | grep -qE '^ +800\.000 +11 +8 +100\.000  gemm$'"
+
+# ---- summary --json ----
+"$report" summary --json "$tmp/syn.trace" >"$tmp/sum.json"
+check "summary --json: exit 0" [ $? -eq 0 ]
+check "summary --json: counts" json "$tmp/sum.json" \
+    "d['iterations']==4 and d['launches']==24 and d['allocations']==7 and d['frees']==5 \
+     and d['peak_device_bytes']==14680064 and d['launches_per_iteration']==5 \
+     and d['warmup_launches']==3 and d['complete'] is True and d['truncated'] is False"
+check "summary --json: kernels by time with launches and total_us" json "$tmp/sum.json" \
+    "[(k['name'],k['launches'],k['total_us']) for k in d['kernels']] == \
+     [('gemm',11,800.0),('softmax_kernel<float>',4,200.0),('relu',8,80.0),('loss \"readback\"',1,0.0)]"
+check "summary --json: per-step launches, allocations and peaks" json "$tmp/sum.json" \
+    "[(s['step'],s['first_seq'],s['launches'],s['allocations'],s['peak_device_bytes']) \
+      for s in d['steps']] == [(0,3,5,1,6291456),(1,8,5,1,6291456),(2,13,5,2,14680064),(3,18,6,0,6291456)]"
+check "summary --json --top 2: two top allocations" sh -c \
+    "'$report' summary --json --top 2 '$tmp/syn.trace' >'$tmp/top2.json'"
+check "summary --json --top 2: the 8 MiB and the 4 MiB ones" json "$tmp/top2.json" \
+    "[a['alloc_id'] for a in d['top_allocations']] == [99, 1]"
+
+# ---- kernels and allocs ----
+"$report" kernels "$tmp/syn.trace" >"$tmp/kern"
+check "kernels: one line per kernel plus the header" [ "$(wc -l <"$tmp/kern")" -eq 5 ]
+check "kernels: relu's min and max" grep -qE '^ +80\.000 +8 +8 +10\.000 +10\.000 +10\.000  relu$' \
+    "$tmp/kern"
+"$report" kernels --json "$tmp/syn.trace" >"$tmp/kern.json"
+check "kernels --json: softmax mean 50 us" json "$tmp/kern.json" \
+    "[k['mean_us'] for k in d['kernels'] if k['name']=='softmax_kernel<float>'] == [50.0]"
+"$report" allocs "$tmp/syn.trace" >"$tmp/allocs"
+check "allocs: seven allocations plus the header" [ "$(wc -l <"$tmp/allocs")" -eq 8 ]
+check "allocs: the weights are touched by 11 launches and never freed" \
+    grep -qE '^ +1 +4194304 +plain +0x7f1000000000 +0x0 +-1 +[0-9.]+ +- +11$' "$tmp/allocs"
+"$report" allocs --json "$tmp/syn.trace" >"$tmp/allocs.json"
+check "allocs --json: the 8 MiB one is made in step 2 and freed" json "$tmp/allocs.json" \
+    "[(a['step'],a['freed_ms'] is not None) for a in d['allocations'] if a['alloc_id']==99] == [(2,True)]"
+
+# ---- perfetto ----
+"$report" perfetto -o "$tmp/p.json" "$tmp/syn.trace"
+check "perfetto: exit 0" [ $? -eq 0 ]
+ev="d['traceEvents']"
+check "perfetto: 20 timed kernels as complete events on the GPU process" json "$tmp/p.json" \
+    "len([e for e in $ev if e['ph']=='X' and e.get('cat')=='kernel' and e['pid']==0]) == 20"
+check "perfetto: the 4 untimed launches are instants" json "$tmp/p.json" \
+    "len([e for e in $ev if e['ph']=='i' and e.get('cat')=='kernel']) == 4"
+check "perfetto: gemm durations are 100 us" json "$tmp/p.json" \
+    "sorted(set(e['dur'] for e in $ev if e['ph']=='X' and e['name']=='gemm')) == [100.0]"
+check "perfetto: kernels on one stream do not overlap" json "$tmp/p.json" \
+    "all(x[i]['ts']+x[i]['dur'] <= x[i+1]['ts']+1e-6 for x in [sorted([e for e in $ev \
+      if e['ph']=='X' and e.get('cat')=='kernel' and e['tid']==t], key=lambda e: e['ts']) \
+      for t in {e['tid'] for e in $ev if e.get('cat')=='kernel'}] for i in range(len(x)-1))"
+check "perfetto: GPU 0 process and one named track per stream" json "$tmp/p.json" \
+    "{e['args']['name'] for e in $ev if e['ph']=='M' and e['pid']==0 and 'name' in e['args']} == \
+     {'GPU 0','stream 0x5000','stream 0x0 (legacy default)'}"
+check "perfetto: memory counter peaks at 14 MiB and ends at 4 MiB" json "$tmp/p.json" \
+    "max(e['args']['allocated_bytes'] for e in $ev if e['ph']=='C') == 14680064 and \
+     sorted([e for e in $ev if e['ph']=='C'], key=lambda e:e['ts'])[-1]['args']['allocated_bytes'] == 4194304"
+check "perfetto: ProfilerStep#0..3 on the host process" json "$tmp/p.json" \
+    "sorted(e['name'] for e in $ev if e.get('cat')=='user_annotation' and e['pid']==4242) == \
+     ['ProfilerStep#0','ProfilerStep#1','ProfilerStep#2','ProfilerStep#3']"
+
+# ---- a trace from four threads ----
+"$gen" threads "$tmp/threads.trace"
+"$report" summary --json "$tmp/threads.trace" >"$tmp/threads.json"
+check "threads: 20 launches and allocations, 4 steps, 20 kernels" json "$tmp/threads.json" \
+    "d['launches']==20 and d['allocations']==20 and d['frees']==20 and d['iterations']==4 \
+     and len(d['kernels'])==20 and d['peak_device_bytes']>0"
+
+# ---- truncated and corrupt traces ----
+size=$(wc -c <"$tmp/syn.trace")
+head -c $((size - 10)) "$tmp/syn.trace" >"$tmp/cut.trace"
+"$report" summary "$tmp/cut.trace" >"$tmp/cut.out" 2>"$tmp/cut.err"
+check "truncated: still exit 0" [ $? -eq 0 ]
+check "truncated: a note on stderr names the file and the byte offset" \
+    grep -qE "^shim-report: $tmp/cut.trace: truncated at byte [0-9]+ \(the last chunk is cut short\)" \
+    "$tmp/cut.err"
+check "truncated: the summary says so" grep -q '^status: truncated at byte' "$tmp/cut.out"
+check "truncated: records of the whole chunks are read (all but the end chunk's)" \
+    has_line "$tmp/cut.out" "records: 69"
+cp "$tmp/syn.trace" "$tmp/bad.trace"
+printf 'X' | dd of="$tmp/bad.trace" bs=1 seek=$((size - 200)) conv=notrunc 2>/dev/null
+"$report" summary "$tmp/bad.trace" >"$tmp/bad.out" 2>"$tmp/bad.err"
+check "corrupt: exit 1" [ $? -eq 1 ]
+check "corrupt: one line naming the file, the chunk's byte offset and the checksum" \
+    grep -qE "^shim-report: $tmp/bad.trace: byte [0-9]+: chunk checksum mismatch" "$tmp/bad.err"
+check "corrupt: nothing on stdout" [ ! -s "$tmp/bad.out" ]
+echo "not a trace at all" >"$tmp/text.trace"
+"$report" kernels "$tmp/text.trace" 2>"$tmp/text.err"
+check "not a trace: exit 1" [ $? -eq 1 ]
+check "not a trace: says so at byte 0" grep -q "text.trace: byte 0: not a libshim trace" "$tmp/text.err"
+"$report" summary "$tmp/missing.trace" 2>"$tmp/missing.err"
+check "missing file: exit 1" [ $? -eq 1 ]
+check "missing file: the reason" grep -q 'missing.trace: cannot open: No such file' "$tmp/missing.err"
+"$report" summary --bogus "$tmp/syn.trace" 2>"$tmp/usage.err"
+check "bad option: exit 2" [ $? -eq 2 ]
+check "bad option: usage" grep -q '^usage: shim-report summary' "$tmp/usage.err"
+"$report" summary 2>/dev/null
+check "no trace given: exit 2" [ $? -eq 2 ]
+
+[ "$fails" -eq 0 ]

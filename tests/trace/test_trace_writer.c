@@ -1,0 +1,474 @@
+/* test_trace_writer.c — the trace writer end to end: every record kind from several threads read
+ * back exactly by the reader, file creation (mode 0600, O_EXCL, %p/%r/%%), start/stop rules,
+ * drops counted when the writer falls behind, and fork. */
+#include "report_trace.h"
+#include "shim_trace.h"
+#include "shim_trace_format.h"
+#include "shim_trace_internal.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define THREADS 6
+#define ROUNDS  400
+
+static char dir[64];
+
+static void path_in_dir(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", dir, name);
+}
+
+static void start_or_fail(const char *path)
+{
+    char err[256] = "";
+    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n"};
+    if (shim_trace_start(path, &info, err, sizeof err) != 0)
+        fail_msg("start %s: %s", path, err);
+}
+
+static void load_or_fail(report_trace *t, const char *path)
+{
+    char err[512] = "";
+    if (report_trace_load(t, path, err, sizeof err) != 0)
+        fail_msg("load %s: %s", path, err);
+}
+
+static size_t count_kind(const report_trace *t, uint16_t kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += t->recs[i].kind == kind;
+    return n;
+}
+
+/* ---- every kind from several threads ---- */
+
+/* Values of thread k, round i: distinct across threads and rounds. */
+#define V(k, i, f) (((uint64_t)(k) << 40) | ((uint64_t)(i) << 8) | (f))
+
+static void *record_all(void *arg)
+{
+    uint64_t k = (uint64_t)(uintptr_t)arg;
+    char text[64];
+    for (uint64_t i = 0; i < ROUNDS; i++) {
+        uint64_t ids[5] = {V(k, i, 10), V(k, i, 11), V(k, i, 12), V(k, i, 13), V(k, i, 14)};
+        snprintf(text, sizeof text, "kernel_%llu_%llu", (unsigned long long)k,
+                 (unsigned long long)i);
+        shim_trace_func_name(V(k, i, 1), text);
+        shim_trace_alloc(V(k, i, 2), V(k, i, 3), V(k, i, 4), SHIM_ALLOC_ASYNC, V(k, i, 5));
+        shim_trace_launch(V(k, i, 6), V(k, i, 1), V(k, i, 5), ids, (uint32_t)(i % 6));
+        shim_trace_kernel_time(V(k, i, 6), (double)i + 0.25);
+        shim_trace_copy(SHIM_COPY_D2D, V(k, i, 2), V(k, i, 7), V(k, i, 4), V(k, i, 5));
+        shim_trace_sync(SHIM_SYNC_STREAM, V(k, i, 5));
+        shim_trace_step(V(k, i, 8), V(k, i, 6));
+        shim_trace_graph_launch(V(k, i, 9), V(k, i, 5));
+        shim_trace_free(V(k, i, 2), V(k, i, 5));
+        shim_trace_note(text);
+    }
+    return NULL;
+}
+
+/* Checks record r as thread k's round i wrote it; returns the round. */
+static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_t *k_out)
+{
+    uint64_t key = r->kind == SHIM_TRACE_SYNC ? r->d : r->kind == SHIM_TRACE_NOTE ? 0 : r->a;
+    if (r->kind == SHIM_TRACE_NOTE) {
+        unsigned long long kk, ii;
+        assert_int_equal(sscanf(t->text + r->text, "kernel_%llu_%llu", &kk, &ii), 2);
+        *k_out = kk;
+        return ii;
+    }
+    uint64_t k = key >> 40, i = (key >> 8) & 0xffffffff;
+    *k_out = k;
+    switch (r->kind) {
+    case SHIM_TRACE_FUNC_NAME: {
+        char want[64];
+        snprintf(want, sizeof want, "kernel_%llu_%llu", (unsigned long long)k,
+                 (unsigned long long)i);
+        assert_string_equal(t->text + r->text, want);
+        break;
+    }
+    case SHIM_TRACE_ALLOC:
+        assert_int_equal(r->b, V(k, i, 3));
+        assert_int_equal(r->c, V(k, i, 4));
+        assert_int_equal(r->d, V(k, i, 5));
+        assert_int_equal(r->sub, SHIM_ALLOC_ASYNC);
+        break;
+    case SHIM_TRACE_LAUNCH:
+        assert_int_equal(r->b, V(k, i, 1));
+        assert_int_equal(r->d, V(k, i, 5));
+        assert_int_equal(r->c, i % 6);
+        assert_int_equal(r->n_ids, i % 6);
+        for (uint32_t j = 0; j < r->n_ids; j++)
+            assert_int_equal(t->ids[r->ids + j], V(k, i, 10 + j));
+        break;
+    case SHIM_TRACE_KERNEL_TIME:
+        assert_true(r->usec == (double)i + 0.25);
+        break;
+    case SHIM_TRACE_COPY:
+        assert_int_equal(r->b, V(k, i, 7));
+        assert_int_equal(r->c, V(k, i, 4));
+        assert_int_equal(r->d, V(k, i, 5));
+        assert_int_equal(r->sub, SHIM_COPY_D2D);
+        break;
+    case SHIM_TRACE_SYNC:
+        assert_int_equal(r->sub, SHIM_SYNC_STREAM);
+        break;
+    case SHIM_TRACE_STEP:
+        assert_int_equal(r->b, V(k, i, 6));
+        break;
+    case SHIM_TRACE_GRAPH_LAUNCH:
+    case SHIM_TRACE_FREE:
+        assert_int_equal(r->d, V(k, i, 5));
+        break;
+    default:
+        fail_msg("unexpected record kind %u", r->kind);
+    }
+    return i;
+}
+
+static void every_kind_from_threads(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "threads.trace");
+    start_or_fail(path);
+    assert_int_equal(shim_trace_active(), 1);
+    pthread_t th[THREADS];
+    for (uintptr_t k = 0; k < THREADS; k++)
+        assert_int_equal(pthread_create(&th[k], NULL, record_all, (void *)k), 0);
+    for (int k = 0; k < THREADS; k++)
+        pthread_join(th[k], NULL);
+    shim_trace_stop();
+    assert_int_equal(shim_trace_active(), 0);
+
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_false(t.truncated);
+    assert_int_equal(t.dropped, 0);
+    assert_int_equal(t.n, (size_t)THREADS * ROUNDS * 10);
+    assert_int_equal(t.end_records, t.n);
+    assert_string_equal(t.command, "test_trace_writer");
+    assert_string_equal(t.config, "a = 1\n");
+    assert_int_equal(t.pid, getpid());
+    /* seen[k][i] has one bit per kind: every record arrives once, with its thread's tid */
+    static uint16_t seen[THREADS][ROUNDS];
+    uint32_t tid_of[THREADS] = {0};
+    memset(seen, 0, sizeof seen);
+    for (size_t n = 0; n < t.n; n++) {
+        const report_rec *r = &t.recs[n];
+        uint64_t k, i = check_record(&t, r, &k);
+        assert_in_range(k, 0, THREADS - 1);
+        assert_in_range(i, 0, ROUNDS - 1);
+        assert_false(seen[k][i] & (1u << r->kind));
+        seen[k][i] |= (uint16_t)(1u << r->kind);
+        if (tid_of[k] == 0)
+            tid_of[k] = r->tid;
+        assert_int_equal(r->tid, tid_of[k]);
+        assert_true(r->t_ns >= t.start_ns);
+    }
+    for (int k = 0; k < THREADS; k++) {
+        for (int j = 0; j < k; j++)
+            assert_int_not_equal(tid_of[j], tid_of[k]);
+        for (int i = 0; i < ROUNDS; i++)
+            assert_int_equal(seen[k][i], 0x7fe); /* kinds 1..10 */
+    }
+    report_trace_free(&t);
+}
+
+/* ---- long names and long id lists are cut, and say so ---- */
+
+static void long_fields_are_cut(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "long.trace");
+    size_t len = SHIM_TRACE_TEXT_MAX + 100;
+    char *name = malloc(len + 1);
+    uint64_t *ids = malloc(sizeof *ids * (SHIM_TRACE_IDS_MAX + 10));
+    assert_non_null(name);
+    assert_non_null(ids);
+    memset(name, 'n', len);
+    name[len] = '\0';
+    for (uint64_t i = 0; i < SHIM_TRACE_IDS_MAX + 10; i++)
+        ids[i] = i + 1;
+    start_or_fail(path);
+    shim_trace_func_name(7, name);
+    shim_trace_launch(0, 7, 0, ids, SHIM_TRACE_IDS_MAX + 10);
+    shim_trace_launch(1, 7, 0, NULL, 3);
+    shim_trace_note("");
+    shim_trace_note(NULL);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.n, 5);
+    assert_int_equal(strlen(t.text + t.recs[0].text), SHIM_TRACE_TEXT_MAX);
+    assert_int_equal(t.recs[1].c, SHIM_TRACE_IDS_MAX + 10);
+    assert_int_equal(t.recs[1].n_ids, SHIM_TRACE_IDS_MAX);
+    assert_int_equal(t.ids[t.recs[1].ids + SHIM_TRACE_IDS_MAX - 1], SHIM_TRACE_IDS_MAX);
+    assert_int_equal(t.recs[2].c, 3);
+    assert_int_equal(t.recs[2].n_ids, 0);
+    assert_string_equal(t.text + t.recs[3].text, "");
+    report_trace_free(&t);
+    free(name);
+    free(ids);
+}
+
+/* ---- the file ---- */
+
+static void mode_0600_and_exclusive(void **state)
+{
+    (void)state;
+    char path[128], err[256] = "";
+    path_in_dir(path, sizeof path, "excl.trace");
+    mode_t old = umask(0277); /* would leave the owner read-only without the writer's fchmod */
+    start_or_fail(path);
+    umask(old);
+    struct shim_trace_info info = {1, 0, NULL, NULL};
+    assert_int_equal(shim_trace_start(path, &info, err, sizeof err), -1);
+    assert_non_null(strstr(err, "already started"));
+    shim_trace_stop();
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    off_t size = st.st_size;
+    err[0] = '\0';
+    assert_int_equal(shim_trace_start(path, &info, err, sizeof err), -1);
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "already exists"));
+    assert_int_equal(shim_trace_active(), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_size, size); /* untouched */
+    char missing[160];
+    path_in_dir(missing, sizeof missing, "no/such/dir/x.trace");
+    assert_int_equal(shim_trace_start(missing, &info, err, sizeof err), -1);
+    assert_non_null(strstr(err, "No such file or directory"));
+}
+
+static void pattern_expansion(void **state)
+{
+    (void)state;
+    char out[64], err[128];
+    assert_int_equal(
+        shim_trace_path_expand("t-%p-%r.%%x", 123, 7, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "t-123-7.%x");
+    assert_int_equal(shim_trace_path_expand("%p%p", 5, 0, out, sizeof out, err, sizeof err), 0);
+    assert_string_equal(out, "55");
+    assert_int_equal(shim_trace_path_expand("a%q", 5, 0, out, sizeof out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown '%q'"));
+    assert_int_equal(shim_trace_path_expand("a%", 5, 0, out, sizeof out, err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown"));
+    assert_int_equal(shim_trace_path_expand("", 5, 0, out, sizeof out, err, sizeof err), -1);
+    assert_int_equal(shim_trace_path_expand("%p%p%p%p", 123456789, 0, out, 20, err, sizeof err),
+                     -1);
+    assert_non_null(strstr(err, "expands past"));
+
+    /* through start: the file has the pid and rank of the info */
+    char pattern[128], path[128];
+    path_in_dir(pattern, sizeof pattern, "pat-%p-r%r-%%.trace");
+    struct shim_trace_info info = {4321, 12, NULL, NULL};
+    assert_int_equal(shim_trace_start(pattern, &info, err, sizeof err), 0);
+    shim_trace_stop();
+    path_in_dir(path, sizeof path, "pat-4321-r12-%.trace");
+    assert_int_equal(access(path, F_OK), 0);
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.pid, 4321);
+    assert_int_equal(t.rank, 12);
+    assert_int_equal(t.n, 0);
+    assert_true(t.complete);
+    report_trace_free(&t);
+}
+
+/* Records outside a session are ignored; stop is idempotent; a new session starts clean. */
+static void sessions(void **state)
+{
+    (void)state;
+    char a[128], b[128];
+    path_in_dir(a, sizeof a, "s1.trace");
+    path_in_dir(b, sizeof b, "s2.trace");
+    shim_trace_stop(); /* nothing to stop */
+    shim_trace_free(1, 0);
+    start_or_fail(a);
+    shim_trace_free(2, 0);
+    shim_trace_stop();
+    shim_trace_stop();
+    shim_trace_free(3, 0);
+    start_or_fail(b);
+    shim_trace_free(4, 0);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, a);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].a, 2);
+    report_trace_free(&t);
+    load_or_fail(&t, b);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].a, 4);
+    report_trace_free(&t);
+}
+
+/* ---- drops: the writer is held back, so the ring fills ---- */
+
+static void drops_are_counted(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "drops.trace");
+    start_or_fail(path);
+    shim_trace_writer_hold(1);
+    const uint64_t sent = 3 * SHIM_TRACE_RING_BYTES / 32; /* free records are 32 bytes */
+    for (uint64_t i = 0; i < sent; i++)
+        shim_trace_free(i + 1, 0);
+    shim_trace_writer_hold(0);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    size_t frees = count_kind(&t, SHIM_TRACE_FREE);
+    assert_true(frees <= SHIM_TRACE_RING_BYTES / 32);
+    assert_true(frees >= SHIM_TRACE_RING_BYTES / 32 / 2);
+    assert_int_equal(frees + t.dropped, sent);
+    assert_int_equal(t.end_dropped, t.dropped);
+    assert_int_equal(count_kind(&t, SHIM_TRACE_DROPPED), 1);
+    for (size_t i = 0; i < t.n; i++) /* the records kept are the first ones, in order */
+        if (t.recs[i].kind == SHIM_TRACE_FREE)
+            assert_int_equal(t.recs[i].a, i + 1);
+    report_trace_free(&t);
+}
+
+/* ---- fork: the child forgets, the parent's file is whole ---- */
+
+static void fork_child_forgets(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "fork.trace");
+    start_or_fail(path);
+    shim_trace_free(1, 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        shim_trace_forget_after_fork();
+        int bad = shim_trace_active() != 0;
+        shim_trace_free(2, 0);
+        shim_trace_stop();
+#ifndef __SANITIZE_THREAD__ /* TSan does not support new threads after a threaded fork */
+        /* the child may trace again, to its own file */
+        char child[128], err[256];
+        path_in_dir(child, sizeof child, "fork-child.trace");
+        struct shim_trace_info info = {(int)getpid(), 1, NULL, NULL};
+        bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
+        shim_trace_free(5, 0);
+        shim_trace_stop();
+#endif
+        _exit(bad ? 3 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    shim_trace_free(3, 0);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.recs[0].a, 1);
+    assert_int_equal(t.recs[1].a, 3);
+    report_trace_free(&t);
+#ifndef __SANITIZE_THREAD__
+    path_in_dir(path, sizeof path, "fork-child.trace");
+    load_or_fail(&t, path);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].a, 5);
+    assert_int_equal(t.rank, 1);
+    report_trace_free(&t);
+#endif
+}
+
+/* A thread still alive at stop: its records are flushed too. */
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int recorded, released;
+
+static void *record_then_wait(void *arg)
+{
+    (void)arg;
+    shim_trace_sync(SHIM_SYNC_CTX, 99);
+    pthread_mutex_lock(&gate);
+    recorded = 1;
+    pthread_cond_broadcast(&gate_cv);
+    while (!released)
+        pthread_cond_wait(&gate_cv, &gate);
+    pthread_mutex_unlock(&gate);
+    return NULL;
+}
+
+static void live_thread_flushed_at_stop(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "live.trace");
+    start_or_fail(path);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, record_then_wait, NULL), 0);
+    pthread_mutex_lock(&gate);
+    while (!recorded)
+        pthread_cond_wait(&gate_cv, &gate);
+    pthread_mutex_unlock(&gate);
+    shim_trace_stop();
+    pthread_mutex_lock(&gate);
+    released = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate);
+    pthread_join(th, NULL);
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].kind, SHIM_TRACE_SYNC);
+    assert_int_equal(t.recs[0].d, 99);
+    report_trace_free(&t);
+}
+
+static int make_dir(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/test_trace_writer.XXXXXX");
+    return mkdtemp(dir) == NULL ? -1 : 0;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_kind_from_threads),
+        cmocka_unit_test(long_fields_are_cut),
+        cmocka_unit_test(mode_0600_and_exclusive),
+        cmocka_unit_test(pattern_expansion),
+        cmocka_unit_test(sessions),
+        cmocka_unit_test(drops_are_counted),
+        cmocka_unit_test(fork_child_forgets),
+        cmocka_unit_test(live_thread_flushed_at_stop),
+    };
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
