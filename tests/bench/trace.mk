@@ -1,0 +1,18 @@
+# tests/bench/trace.mk — the trace record path's cost per record ($(BUILD)/bench/trace_bench; not a
+# test: run it by hand or with `make bench-trace`; it prints a table and never fails on timing).
+TRACE_BENCH := $(BUILD)/bench/trace_bench
+ALL_TARGETS += $(TRACE_BENCH)
+
+$(BUILD)/tests/bench/trace_bench.o: tests/bench/trace_bench.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Ishim -Itools -MMD -MP -c $< -o $@
+
+$(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o \
+                $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/report_trace_*.c)) \
+                $(BUILD)/shim/libshimtrace.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
+
+.PHONY: bench-trace
+bench-trace: $(TRACE_BENCH)
+	$(TRACE_BENCH)
