@@ -45,19 +45,19 @@ struct shim_trace_ring {
 
 /* The writer's one global state. Lock order: ctl_lock, then reg_lock or wake_lock. */
 struct shim_trace_state {
-    _Atomic int active;        /* records accepted (written under ctl_lock, read anywhere) */
-    pthread_mutex_t ctl_lock;  /* serialises start, stop and forget */
-    int running;               /* ctl_lock: a session is open (file and writer thread exist) */
-    pid_t owner_pid;           /* ctl_lock: the process that started the session */
-    int fd;                    /* ctl_lock; the writer thread uses it while running */
-    pthread_t thread;          /* ctl_lock: the writer thread while running */
-    pthread_mutex_t wake_lock; /* protects stop_requested and wakes the writer */
-    pthread_cond_t wake;       /* CLOCK_MONOTONIC condition */
-    int stop_requested;        /* wake_lock */
-    int kicked;                /* wake_lock: a ring passed half full */
-    _Atomic int hold;          /* test seam: the writer does not drain while set */
+    _Atomic int active;         /* records accepted (written under ctl_lock, read anywhere) */
+    pthread_mutex_t ctl_lock;   /* serialises start, stop and forget */
+    int running;                /* ctl_lock: a session is open (file and writer thread exist) */
+    pid_t owner_pid;            /* ctl_lock: the process that started the session */
+    int fd;                     /* ctl_lock; the writer thread uses it while running */
+    pthread_t thread;           /* ctl_lock: the writer thread while running */
+    pthread_mutex_t wake_lock;  /* protects stop_requested and wakes the writer */
+    pthread_cond_t wake;        /* CLOCK_MONOTONIC condition */
+    int stop_requested;         /* wake_lock */
+    int kicked;                 /* wake_lock: a ring passed half full */
+    _Atomic int hold;           /* test seam: the writer does not drain while set */
     pthread_mutex_t drain_lock; /* held by the writer while it drains (makes hold synchronous) */
-    pthread_mutex_t reg_lock;  /* protects rings (pushes by new threads, unlinks by the writer) */
+    pthread_mutex_t reg_lock;   /* protects rings (pushes by new threads, unlinks by the writer) */
     struct shim_trace_ring *rings;
     _Atomic uint64_t lost;   /* records of threads without a ring (exited, out of memory) */
     uint64_t lost_seen;      /* writer: lost already written as a record */
