@@ -59,6 +59,7 @@ struct shim_trace_state {
     pthread_mutex_t drain_lock; /* held by the writer while it drains (makes hold synchronous) */
     pthread_mutex_t reg_lock;   /* protects rings (pushes by new threads, unlinks by the writer) */
     struct shim_trace_ring *rings;
+    int draining; /* reg_lock: a writer thread exists (it frees the rings of exited threads) */
     _Atomic uint64_t lost;   /* records of threads without a ring (exited, out of memory) */
     uint64_t lost_seen;      /* writer: lost already written as a record */
     uint32_t crc_table[256]; /* built once by the first start, read-only afterwards */
@@ -92,6 +93,10 @@ int shim_trace_ring_drain_all(void);
 
 /* Start of a session (no writer yet): forgets what rings hold from an earlier session. */
 void shim_trace_ring_reset_all(void);
+
+/* Says whether a writer thread exists (set before it starts, cleared after it is joined).
+   Without one, exiting threads free their rings themselves; clearing frees the dead ones. */
+void shim_trace_ring_set_draining(int on);
 
 /* In a fork child: keeps the caller's ring (emptied), marks the other threads' rings dead. */
 void shim_trace_ring_after_fork(void);

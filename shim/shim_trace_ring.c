@@ -16,13 +16,31 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t ring_key;
 static int key_ok;
 
-/* Thread exit: the writer drains the ring one last time, then frees it. */
+/* Takes r out of the registry (reg_lock held). */
+static void unlink_locked(struct shim_trace_ring *dead)
+{
+    struct shim_trace_ring **p = &shim_trace_g.rings;
+    while (*p != dead)
+        p = &(*p)->next;
+    *p = dead->next;
+}
+
+/* Thread exit: the writer drains the ring one last time, then frees it; with no writer, the
+   ring goes at once (what it holds belongs to no session). */
 static void ring_thread_exit(void *p)
 {
     struct shim_trace_ring *r = p;
     shim_trace_tls_ring = NULL;
     tls_retired = 1;
-    atomic_store_explicit(&r->dead, 1, memory_order_release);
+    pthread_mutex_lock(&shim_trace_g.reg_lock);
+    int drained_later = shim_trace_g.draining;
+    if (drained_later)
+        atomic_store_explicit(&r->dead, 1, memory_order_release);
+    else
+        unlink_locked(r);
+    pthread_mutex_unlock(&shim_trace_g.reg_lock);
+    if (!drained_later)
+        free(r);
 }
 
 static void make_key(void)
@@ -124,10 +142,7 @@ int shim_trace_ring_drain(struct shim_trace_ring *r)
 static void unlink_ring(struct shim_trace_ring *dead)
 {
     pthread_mutex_lock(&shim_trace_g.reg_lock);
-    struct shim_trace_ring **p = &shim_trace_g.rings;
-    while (*p != dead)
-        p = &(*p)->next;
-    *p = dead->next;
+    unlink_locked(dead);
     pthread_mutex_unlock(&shim_trace_g.reg_lock);
 }
 
@@ -171,8 +186,26 @@ void shim_trace_ring_reset_all(void)
     shim_trace_g.lost_seen = atomic_load_explicit(&shim_trace_g.lost, memory_order_relaxed);
 }
 
+/* Contract in shim_trace_internal.h. */
+void shim_trace_ring_set_draining(int on)
+{
+    pthread_mutex_lock(&shim_trace_g.reg_lock);
+    shim_trace_g.draining = on;
+    struct shim_trace_ring **p = &shim_trace_g.rings;
+    while (!on && *p != NULL) {
+        struct shim_trace_ring *r = *p;
+        if (atomic_load_explicit(&r->dead, memory_order_acquire)) {
+            *p = r->next;
+            free(r);
+        } else
+            p = &r->next;
+    }
+    pthread_mutex_unlock(&shim_trace_g.reg_lock);
+}
+
 /* Contract in shim_trace_internal.h. Only the calling thread exists: no lock is taken (the
-   parent may have held one at the fork). */
+   parent may have held one at the fork). The dead rings are left in place, untouched (their
+   pages stay shared with the parent); a later session in the child frees them. */
 void shim_trace_ring_after_fork(void)
 {
     struct shim_trace_ring *mine = shim_trace_tls_ring;

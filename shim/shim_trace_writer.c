@@ -230,6 +230,7 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
         fail(err, errlen, "trace: already started; '%s' not opened", path, 0);
     else if (open_session(path, info, err, errlen) == 0) {
         shim_trace_ring_reset_all();
+        shim_trace_ring_set_draining(1);
         int e = spawn_writer();
         if (e == 0) {
             g->running = 1;
@@ -237,6 +238,7 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
             atomic_store(&g->active, 1);
             rc = 0;
         } else {
+            shim_trace_ring_set_draining(0);
             close(g->fd);
             g->fd = -1;
             unlink(path);
@@ -265,6 +267,7 @@ void shim_trace_stop(void)
         pthread_cond_signal(&g->wake);
         pthread_mutex_unlock(&g->wake_lock);
         pthread_join(g->thread, NULL);
+        shim_trace_ring_set_draining(0);
         close(g->fd);
         g->fd = -1;
         g->running = 0;
@@ -297,6 +300,7 @@ void shim_trace_forget_after_fork(void)
     g->out_len = 0;
     g->stop_requested = 0;
     g->kicked = 0;
+    g->draining = 0;
     shim_trace_ring_after_fork();
 }
 

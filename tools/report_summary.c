@@ -118,6 +118,9 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
             "\"truncated\": %s, ",
             t->major, t->minor, t->pid, t->rank, t->complete ? "true" : "false",
             t->truncated ? "true" : "false");
+    fprintf(out, "\"status\": ");
+    report_json_string(out, t->truncated ? t->note : "complete");
+    fprintf(out, ", ");
     json_u(out, "records", t->n);
     json_u(out, "dropped_records", t->dropped);
     json_u(out, "iterations", s->nsteps);

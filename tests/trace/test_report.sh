@@ -117,6 +117,10 @@ check "truncated: a note on stderr names the file and the byte offset" \
     grep -qE "^shim-report: $tmp/cut.trace: truncated at byte [0-9]+ \(the last chunk is cut short\)" \
     "$tmp/cut.err"
 check "truncated: the summary says so" grep -q '^status: truncated at byte' "$tmp/cut.out"
+"$report" summary --json "$tmp/cut.trace" >"$tmp/cut.json" 2>/dev/null
+check "truncated: --json says so" json "$tmp/cut.json" \
+    "d['truncated'] is True and d['complete'] is False and d['status'].startswith('truncated at byte') \
+     and d['launches']==24"
 check "truncated: records of the whole chunks are read (all but the end chunk's)" \
     has_line "$tmp/cut.out" "records: 69"
 cp "$tmp/syn.trace" "$tmp/bad.trace"

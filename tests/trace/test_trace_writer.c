@@ -443,6 +443,61 @@ static void live_thread_flushed_at_stop(void **state)
     report_trace_free(&t);
 }
 
+static size_t count_rings(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&shim_trace_g.reg_lock);
+    for (struct shim_trace_ring *r = shim_trace_g.rings; r != NULL; r = r->next)
+        n++;
+    pthread_mutex_unlock(&shim_trace_g.reg_lock);
+    return n;
+}
+
+static void *record_one(void *arg)
+{
+    shim_trace_free((uint64_t)(uintptr_t)arg, 0);
+    return NULL;
+}
+
+/* A thread's ring is freed after it exits: by the writer during a session, at stop, or by the
+   thread itself when no session is running. */
+static void rings_of_exited_threads_are_freed(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "rings.trace");
+    size_t before = count_rings();
+    start_or_fail(path);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, record_one, (void *)1), 0);
+    pthread_join(th, NULL);
+    shim_trace_stop();
+    assert_int_equal(count_rings(), before);
+
+    path_in_dir(path, sizeof path, "rings2.trace");
+    start_or_fail(path);
+    pthread_mutex_lock(&gate);
+    recorded = released = 0;
+    pthread_mutex_unlock(&gate);
+    assert_int_equal(pthread_create(&th, NULL, record_then_wait, NULL), 0);
+    pthread_mutex_lock(&gate);
+    while (!recorded)
+        pthread_cond_wait(&gate_cv, &gate);
+    pthread_mutex_unlock(&gate);
+    assert_int_equal(count_rings(), before + 1);
+    shim_trace_stop();
+    pthread_mutex_lock(&gate);
+    released = 1;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate);
+    pthread_join(th, NULL); /* exits with no session running */
+    assert_int_equal(count_rings(), before);
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.n, 1);
+    report_trace_free(&t);
+}
+
 static int make_dir(void **state)
 {
     (void)state;
@@ -469,6 +524,7 @@ int main(void)
         cmocka_unit_test(drops_are_counted),
         cmocka_unit_test(fork_child_forgets),
         cmocka_unit_test(live_thread_flushed_at_stop),
+        cmocka_unit_test(rings_of_exited_threads_are_freed),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }
