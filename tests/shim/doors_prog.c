@@ -85,7 +85,8 @@ int main(void)
     kernel("door_runtime", door_runtime);
     /* runtime door: libcudart reaches the driver through dlopen + cuGetProcAddress */
     CHECK("cudaMalloc through the runtime", cudaMalloc(&d, 1 << 20) == cudaSuccess);
-    CUdeviceptr dev = (CUdeviceptr)(uintptr_t)d;
+    CUdeviceptr dev = (CUdeviceptr)(uintptr_t)d, untouched;
+    CHECK("a second buffer, never passed to a kernel", cuMemAlloc(&untouched, 1 << 20) == 0);
     struct span s = {0, dev, 256};
     uint32_t v = 1;
     void *args[] = {&s, &v};
@@ -132,5 +133,6 @@ int main(void)
     CHECK("copy back", cuCtxSynchronize() == 0 && cuMemcpyDtoH(out, dev, sizeof out) == 0);
     CHECK("last launch wrote its values", out[0] == 30 && out[255] == 285);
     CHECK("cudaFree", cudaFree(d) == cudaSuccess);
+    CHECK("cuMemFree", cuMemFree(untouched) == 0);
     return failures ? 1 : 0;
 }

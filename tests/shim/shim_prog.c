@@ -3,7 +3,9 @@
  *   shim_prog basic     launches a few kernels, prints checksum=
  *   shim_prog fork      launches, forks; the child calls the driver and exits; the parent
  *                       launches again: both must finish normally
- *   shim_prog threads N N threads launch concurrently on their own streams */
+ *   shim_prog threads N N threads launch concurrently on their own streams
+ *   shim_prog kinds     one allocation of every kind (plain, async, VMM mapping, pinned host),
+ *                       each touched by one launch where it is device memory, then freed */
 #include "simgpu.h"
 
 #include <cuda.h>
@@ -103,6 +105,42 @@ static int do_threads(int n)
     return res[0] == 0;
 }
 
+static int touch(CUdeviceptr d, CUstream s)
+{
+    uint32_t seed = 7;
+    void *args[] = {&d, &seed};
+    return cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, s, args, NULL) != CUDA_SUCCESS;
+}
+
+static int vmm_kind(void)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle h;
+    size_t sz = 2 << 20;
+    return cuMemAddressReserve(&va, sz, 0, 0, 0) || cuMemCreate(&h, sz, &prop, 0) ||
+           cuMemMap(va, sz, 0, h, 0) || cuMemSetAccess(va, sz, &acc, 1) || touch(va, NULL) ||
+           cuCtxSynchronize() || cuMemUnmap(va, sz) || cuMemRelease(h) ||
+           cuMemAddressFree(va, sz);
+}
+
+static int do_kinds(void)
+{
+    CUdeviceptr plain, async;
+    void *host;
+    CUstream s;
+    if (cuStreamCreate(&s, 0) || cuMemAlloc(&plain, 1 << 20) || touch(plain, NULL) ||
+        cuMemAllocAsync(&async, 1 << 20, s) || touch(async, s) || cuMemFreeAsync(async, s) ||
+        cuStreamSynchronize(s) || cuMemFree(plain) || vmm_kind() ||
+        cuMemHostAlloc(&host, 1 << 20, 0) || cuMemFreeHost(host) || cuStreamDestroy(s))
+        return 1;
+    puts("kinds done");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || setup())
@@ -114,6 +152,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "fork") == 0)
         return do_fork();
+    if (strcmp(argv[1], "kinds") == 0)
+        return do_kinds();
     if (strcmp(argv[1], "threads") == 0)
         return do_threads(argc > 2 ? atoi(argv[2]) : 2);
     return 2;

@@ -11,6 +11,39 @@ rc=$?
 cat "$work/out"
 check "doors_prog exits 0 under the shim" [ $rc -eq 0 ]
 check "a trace was written, mode 0600" bash -c "stat -c %a '$work'/doors-*.trace | grep -qx 600"
+trace=$(ls "$work"/doors-*.trace | head -1)
+"$B/shim-report" kernels --json "$trace" >"$work/kernels.json" &&
+    "$B/shim-report" allocs --json "$trace" >"$work/allocs.json"
+check "shim-report reads the trace" [ $? -eq 0 ]
+python3 - "$work/kernels.json" "$work/allocs.json" <<'PY'
+import json, sys
+kernels = {k["name"]: k["launches"] for k in json.load(open(sys.argv[1]))["kernels"]}
+allocs = json.load(open(sys.argv[2]))["allocations"]
+def check(name, ok):
+    print(("ok" if ok else "not ok") + " - trace: " + name)
+    return ok
+ok = check("one launch through each door, by name " + str(kernels),
+           kernels == {"door_runtime": 1, "door_link": 1, "door_dlsym": 1, "door_gpa_ptsz": 1})
+touched = sorted((a["bytes"], a["kind"], a["touches"]) for a in allocs)
+ok &= check("the buffer passed inside a by-value struct is touched by all 4 launches, the other by none "
+            + str(touched), touched == [(1 << 20, "plain", 0), (1 << 20, "plain", 4)])
+ok &= check("both allocations freed", all(a["freed_ms"] is not None for a in allocs))
+sys.exit(0 if ok else 1)
+PY
+check "the trace holds every launch with its touched allocations" [ $? -eq 0 ]
+
+SHIM_TRACE_PATH="$work/kinds.trace" LD_PRELOAD="$PRELOAD" "$B/tests/shim/shim_prog" kinds >/dev/null
+check "shim_prog kinds runs under the shim" [ $? -eq 0 ]
+"$B/shim-report" allocs --json "$work/kinds.trace" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["allocations"]
+kinds = sorted((x["kind"], x["bytes"], x["touches"], x["freed_ms"] is not None) for x in a)
+want = [("async", 1 << 20, 1, True), ("host", 1 << 20, 0, True),
+        ("plain", 1 << 20, 1, True), ("vmm", 2 << 20, 1, True)]
+ok = kinds == want
+print(("ok" if ok else "not ok") + " - trace: every allocation kind recorded, touched and freed " + str(kinds))
+sys.exit(0 if ok else 1)'
+check "allocation kinds in the trace" [ $? -eq 0 ]
 
 "$B/tests/shim/next_prog" >/dev/null
 check "next_prog passes without the shim" [ $? -eq 0 ]
