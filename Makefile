@@ -71,13 +71,18 @@ test: $(ALL_TARGETS) $(TESTS)
 fuzz: $(FUZZ_TARGETS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run_fuzz.sh $(FUZZ_TARGETS)
 
-# The main job: a training-like workload on the simulated device (no GPU needed).
+# The main job: a training-like workload on the simulated device (no GPU needed), run under
+# libshim in recording mode, then the report's summary of the trace it wrote.
 DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 6
+DEMO_TRACE := $(BUILD)/demo.trace
 demo: all
-	@echo "== train_sim $(DEMO_ARGS) on the simulated device =="
-	LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_STATS=$(BUILD)/demo-stats.json $(BUILD)/train_sim $(DEMO_ARGS)
-	@echo "== simulated device statistics ($(BUILD)/demo-stats.json) =="
-	@cat $(BUILD)/demo-stats.json
+	@rm -f $(DEMO_TRACE)
+	@echo "== train_sim $(DEMO_ARGS), simulated device, under libshim (recording) =="
+	LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_STATS=$(BUILD)/demo-stats.json \
+		SHIM_MODE=record SHIM_TRACE_PATH=$(DEMO_TRACE) LD_PRELOAD=$(BUILD)/libshim.so \
+		$(BUILD)/train_sim $(DEMO_ARGS)
+	@echo "== shim-report summary $(DEMO_TRACE) =="
+	$(BUILD)/shim-report summary $(DEMO_TRACE)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:
