@@ -13,8 +13,8 @@
  *      removed with the deaths of the last operation);
  *   4. evictions with evict_after q are issued at its end (by allocation index): a copy to host
  *      starts at max(end, engine free); the device bytes are released when it completes (an
- *      allocation that dies on host releases them at its death if that comes first); a copy back
- *      takes device bytes when it starts.
+ *      allocation that dies on host releases them with the deaths of its last operation if that
+ *      ends before the copy completes); a copy back takes device bytes when it starts.
  * Device bytes are a step function of time; at equal times releases of copies come first, then
  * the compute stream's own events in order (an operation of zero duration still counts its
  * births), then the starts of copies back. The step is repeated until its time, peak and copy
