@@ -75,7 +75,8 @@ static void speed(void)
                    t, t / 1.0, st.feasible ? "yes" : "no", 100 * st.stall_us / st.compute_us);
         }
         double lb, t = time_bound(&c, b, &lb);
-        printf("| lower bound | %d%% | %.3f | %.2f | - | %.2f%% |\n", pct, t, t, 100 * lb / c.compute);
+        printf("| lower bound | %d%% | %.3f | %.2f | - | %.2f%% |\n", pct, t, t,
+               100 * lb / c.compute);
     }
     printf("\n");
     plan_ctx_free(&c);
@@ -109,8 +110,8 @@ static void scaling(void)
         double tsim = now() - t0, lb, tb = time_bound(&c, b, &lb);
         if (i == 0)
             base = ts;
-        printf("| %zu | %zu | %zu | %.4f | %.4f | %.4f | %.4f | %.2f | %.1fx |\n", m.nops, m.nallocs,
-               c.ngaps, tr, ts, tsim, tb, ts * 1e6 / (double)m.nops, ts / base);
+        printf("| %zu | %zu | %zu | %.4f | %.4f | %.4f | %.4f | %.2f | %.1fx |\n", m.nops,
+               m.nallocs, c.ngaps, tr, ts, tsim, tb, ts * 1e6 / (double)m.nops, ts / base);
         plan_ctx_free(&c);
         plan_model_free(&m);
     }
