@@ -45,8 +45,9 @@ struct shim_trace_ring {
 
 /* The writer's one global state. Lock order: ctl_lock, then reg_lock or wake_lock. */
 struct shim_trace_state {
-    _Atomic int active;         /* records accepted (written under ctl_lock, read anywhere) */
-    pthread_mutex_t ctl_lock;   /* serialises start, stop and forget */
+    /* read by every record: alone on its cache line, away from what the writer updates */
+    _Alignas(64) _Atomic int active; /* records accepted (written under ctl_lock) */
+    pthread_mutex_t ctl_lock;        /* serialises start, stop and forget */
     int running;                /* ctl_lock: a session is open (file and writer thread exist) */
     pid_t owner_pid;            /* ctl_lock: the process that started the session */
     int fd;                     /* ctl_lock; the writer thread uses it while running */
@@ -60,11 +61,11 @@ struct shim_trace_state {
     pthread_mutex_t reg_lock;   /* protects rings (pushes by new threads, unlinks by the writer) */
     struct shim_trace_ring *rings;
     int draining; /* reg_lock: a writer thread exists (it frees the rings of exited threads) */
-    _Atomic uint64_t lost;   /* records of threads without a ring (exited, out of memory) */
-    uint64_t lost_seen;      /* writer: lost already written as a record */
-    uint32_t crc_table[256]; /* built once by the first start, read-only afterwards */
-    uint8_t *out;            /* writer: SHIM_TRACE_OUT_BYTES of chunk payload */
-    uint32_t out_len;        /* writer */
+    _Atomic uint64_t lost;     /* records of threads without a ring (exited, out of memory) */
+    uint64_t lost_seen;        /* writer: lost already written as a record */
+    uint32_t crc_table[256];   /* built once by the first start, read-only afterwards */
+    _Alignas(64) uint8_t *out; /* writer: SHIM_TRACE_OUT_BYTES of chunk payload */
+    uint32_t out_len;          /* writer */
     uint64_t records, dropped, chunks; /* writer: totals for the END chunk */
     int write_error; /* writer: errno of the first failed write (then nothing more) */
 };
