@@ -252,7 +252,8 @@ static int load(report_trace *t, source src, const char *name, char *err, size_t
         t->name = name;
         return -1;
     }
-    qsort(t->recs, t->n, sizeof *t->recs, by_time);
+    if (t->n > 1) /* qsort wants a valid pointer even for no elements */
+        qsort(t->recs, t->n, sizeof *t->recs, by_time);
     if (t->start_ns == 0 && t->n > 0)
         t->start_ns = t->recs[0].t_ns;
     return 0;

@@ -182,7 +182,8 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
 static int step_pass(ctx *c)
 {
     report_stats *s = c->s;
-    qsort(s->steps, s->nsteps, sizeof *s->steps, by_first_seq);
+    if (s->nsteps > 1)
+        qsort(s->steps, s->nsteps, sizeof *s->steps, by_first_seq);
     size_t n = 0;
     for (size_t i = 0; i < s->nsteps; i++)
         if (n == 0 || s->steps[n - 1].first_seq != s->steps[i].first_seq ||
@@ -378,7 +379,8 @@ int report_stats_compute(report_stats *s, const report_trace *t)
         report_stats_free(s);
         return -1;
     }
-    qsort(s->kernels, s->nkernels, sizeof *s->kernels, by_total);
+    if (s->nkernels > 1)
+        qsort(s->kernels, s->nkernels, sizeof *s->kernels, by_total);
     s->launches_per_iteration = typical(s->steps, s->nsteps, 1);
     s->allocations_per_iteration = typical(s->steps, s->nsteps, 0);
     if (t->n > 0) {
