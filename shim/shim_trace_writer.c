@@ -225,6 +225,11 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
     if (shim_trace_path_expand(pattern, info->pid, info->rank, path, sizeof path, err, errlen))
         return -1;
     pthread_mutex_lock(&g->ctl_lock);
+    if (g->running && g->owner_pid != getpid()) { /* a fork child that did not forget */
+        pthread_mutex_unlock(&g->ctl_lock);
+        shim_trace_forget_after_fork();
+        pthread_mutex_lock(&g->ctl_lock);
+    }
     int rc = -1;
     if (g->running)
         fail(err, errlen, "trace: already started; '%s' not opened", path, 0);

@@ -399,6 +399,50 @@ static void fork_child_forgets(void **state)
 #endif
 }
 
+/* A child that never calls forget: stop and start notice the new pid and forget first. */
+static void fork_child_without_forget(void **state)
+{
+    (void)state;
+    char path[128], child[128];
+    path_in_dir(path, sizeof path, "fork2.trace");
+    path_in_dir(child, sizeof child, "fork2-child.trace");
+    start_or_fail(path);
+    shim_trace_free(1, 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int bad = 0;
+#ifndef __SANITIZE_THREAD__ /* TSan does not support new threads after a threaded fork */
+        char err[256];
+        struct shim_trace_info info = {(int)getpid(), 2, NULL, NULL};
+        bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
+        shim_trace_free(6, 0);
+#endif
+        shim_trace_stop();
+        bad |= shim_trace_active() != 0;
+        _exit(bad ? 3 : 0);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    shim_trace_free(3, 0);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.recs[1].a, 3);
+    report_trace_free(&t);
+#ifndef __SANITIZE_THREAD__
+    load_or_fail(&t, child);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].a, 6);
+    assert_int_equal(t.rank, 2);
+    report_trace_free(&t);
+#endif
+}
+
 /* A thread still alive at stop: its records are flushed too. */
 static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
@@ -523,6 +567,7 @@ int main(void)
         cmocka_unit_test(sessions),
         cmocka_unit_test(drops_are_counted),
         cmocka_unit_test(fork_child_forgets),
+        cmocka_unit_test(fork_child_without_forget),
         cmocka_unit_test(live_thread_flushed_at_stop),
         cmocka_unit_test(rings_of_exited_threads_are_freed),
     };
