@@ -13,6 +13,7 @@
 #include "shim_trace_format.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -31,12 +32,14 @@
 /* One thread's buffer. head and the bytes before it belong to the owner thread; tail to the
    writer. Both count bytes since the ring was made (offset = count & MASK). */
 struct shim_trace_ring {
-    _Atomic uint64_t head;              /* bytes published by the owner (release) */
-    uint64_t tail_cache;                /* owner only: the tail it last read */
-    _Atomic uint64_t dropped;           /* owner only writes: records that did not fit */
-    uint32_t tid;                       /* owner's thread id, copied into each record */
-    _Atomic int dead;                   /* set by the owner's thread-exit destructor */
-    _Atomic int kicked;                 /* owner asked the writer to drain; writer clears */
+    _Atomic uint64_t head;      /* bytes published by the owner (release) */
+    uint64_t tail_cache;        /* owner only: the tail it last read */
+    _Atomic uint64_t dropped;   /* owner only writes: records that did not fit */
+    uint32_t tid;               /* owner's thread id, copied into each record */
+    volatile sig_atomic_t busy; /* owner: a record is being written (a signal handler's record
+                                   on the same thread is dropped instead of overwriting it) */
+    _Atomic int dead;           /* set by the owner's thread-exit destructor */
+    _Atomic int kicked;         /* owner asked the writer to drain; writer clears */
     _Alignas(64) _Atomic uint64_t tail; /* bytes consumed by the writer (release) */
     uint64_t dropped_seen;              /* writer only: dropped already written as a record */
     struct shim_trace_ring *next;       /* the registry list (see shim_trace_state.rings) */
@@ -85,6 +88,10 @@ struct shim_trace_ring *shim_trace_ring_attach(void);
    once, and returns 0 when need bytes fit, -1 (counted as dropped) when they do not. */
 int shim_trace_ring_make_room(struct shim_trace_ring *r, uint64_t head, uint64_t need);
 
+/* A record began while another was being written on the same thread (from a signal
+   handler): counts it as dropped. */
+void shim_trace_ring_reentered(struct shim_trace_ring *r);
+
 /* Writer side: copies the ring's published records into the writer's chunk, writing chunks as
    the buffer fills, and reports drops. 0, or -1 when the file can no longer be written. */
 int shim_trace_ring_drain(struct shim_trace_ring *r);
@@ -125,13 +132,21 @@ static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uin
     struct shim_trace_ring *r = shim_trace_tls_ring;
     if (__builtin_expect(r == NULL, 0) && (r = shim_trace_ring_attach()) == NULL)
         return -1;
+    if (__builtin_expect(r->busy, 0)) {
+        shim_trace_ring_reentered(r);
+        return -1;
+    }
+    r->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
     uint32_t off = (uint32_t)head & SHIM_TRACE_RING_MASK;
     uint32_t contiguous = SHIM_TRACE_RING_BYTES - off;
     uint64_t need = size <= contiguous ? size : (uint64_t)contiguous + size;
     if (__builtin_expect(head + need - r->tail_cache > SHIM_TRACE_RING_BYTES / 2, 0) &&
-        shim_trace_ring_make_room(r, head, need) != 0)
+        shim_trace_ring_make_room(r, head, need) != 0) {
+        r->busy = 0;
         return -1;
+    }
     if (size > contiguous) {
         uint16_t pad = SHIM_TRACE_PAD;
         __builtin_memcpy(r->data + off, &pad, sizeof pad);
@@ -152,6 +167,8 @@ static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uin
 static inline void shim_trace_commit(const struct shim_trace_slot *s)
 {
     atomic_store_explicit(&s->ring->head, s->next, memory_order_release);
+    atomic_signal_fence(memory_order_seq_cst);
+    s->ring->busy = 0;
 }
 
 /* ---- shim_trace_file.c: the file ---- */

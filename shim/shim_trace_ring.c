@@ -78,14 +78,25 @@ struct shim_trace_ring *shim_trace_ring_attach(void)
     return r;
 }
 
+static void count_dropped(struct shim_trace_ring *r)
+{
+    uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
+    atomic_store_explicit(&r->dropped, d + 1, memory_order_relaxed);
+}
+
+/* Contract in shim_trace_internal.h. */
+void shim_trace_ring_reentered(struct shim_trace_ring *r)
+{
+    count_dropped(r);
+}
+
 /* Contract in shim_trace_internal.h. */
 int shim_trace_ring_make_room(struct shim_trace_ring *r, uint64_t head, uint64_t need)
 {
     r->tail_cache = atomic_load_explicit(&r->tail, memory_order_acquire);
     uint64_t used = head + need - r->tail_cache;
     if (used > SHIM_TRACE_RING_BYTES) {
-        uint64_t d = atomic_load_explicit(&r->dropped, memory_order_relaxed);
-        atomic_store_explicit(&r->dropped, d + 1, memory_order_relaxed);
+        count_dropped(r);
         return -1;
     }
     if (used > SHIM_TRACE_RING_BYTES / 2 &&
@@ -127,6 +138,11 @@ int shim_trace_ring_drain(struct shim_trace_ring *r)
             continue;
         }
         uint16_t size = ring_u16(r, off + 2);
+        if (size < SHIM_TRACE_RECORD_HEADER || size > head - tail) {
+            tail = head; /* cannot happen unless a record was interrupted by another on the
+                            same thread (a signal handler): give up what is left */
+            break;
+        }
         if (shim_trace_g.out_len + size > SHIM_TRACE_OUT_BYTES) {
             atomic_store_explicit(&r->tail, tail, memory_order_release);
             rc = shim_trace_out_flush();
@@ -218,6 +234,7 @@ void shim_trace_ring_after_fork(void)
         atomic_store_explicit(&r->tail, 0, memory_order_relaxed);
         atomic_store_explicit(&r->dropped, 0, memory_order_relaxed);
         atomic_store_explicit(&r->kicked, 0, memory_order_relaxed);
+        r->busy = 0;
         r->tail_cache = 0;
         r->dropped_seen = 0;
         r->tid = (uint32_t)syscall(SYS_gettid);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +400,70 @@ static void fork_child_forgets(void **state)
 #endif
 }
 
+/* ---- a signal handler that records while its thread is in the middle of a record ---- */
+
+static volatile sig_atomic_t handled;
+static _Atomic int pestering;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    shim_trace_sync(SHIM_SYNC_EVENT, 5);
+    handled++;
+}
+
+static void *pester(void *arg)
+{
+    pthread_t target = *(pthread_t *)arg;
+    for (int i = 0; i < 400; i++) {
+        pthread_kill(target, SIGUSR1);
+        usleep(200);
+    }
+    atomic_store(&pestering, 0);
+    return NULL;
+}
+
+/* Every record arrives whole or is counted as dropped; none is overwritten by the handler's. */
+static void signal_handler_records(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "signal.trace");
+    struct sigaction sa = {.sa_handler = on_usr1}, old;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGUSR1, &sa, &old), 0);
+    start_or_fail(path);
+    handled = 0;
+    atomic_store(&pestering, 1);
+    pthread_t self = pthread_self(), th;
+    assert_int_equal(pthread_create(&th, NULL, pester, &self), 0);
+    uint64_t sent = 0;
+    while (atomic_load(&pestering)) {
+        shim_trace_free(++sent, 0);
+        if (sent % 64 == 0)
+            usleep(10); /* lets the writer keep up most of the time */
+    }
+    pthread_join(th, NULL);
+    shim_trace_stop();
+    sigaction(SIGUSR1, &old, NULL);
+    report_trace t;
+    load_or_fail(&t, path);
+    size_t frees = count_kind(&t, SHIM_TRACE_FREE), syncs = count_kind(&t, SHIM_TRACE_SYNC);
+    assert_int_equal(frees + syncs + t.dropped, sent + (uint64_t)handled);
+    assert_true(syncs > 0);
+    uint64_t last = 0;
+    for (size_t i = 0; i < t.n; i++) {
+        const report_rec *r = &t.recs[i];
+        if (r->kind == SHIM_TRACE_SYNC)
+            assert_int_equal(r->d, 5);
+        else if (r->kind == SHIM_TRACE_FREE) {
+            assert_true(r->a > last && r->a <= sent);
+            last = r->a;
+        }
+    }
+    report_trace_free(&t);
+}
+
 /* A child that never calls forget: stop and start notice the new pid and forget first. */
 static void fork_child_without_forget(void **state)
 {
@@ -568,6 +633,7 @@ int main(void)
         cmocka_unit_test(drops_are_counted),
         cmocka_unit_test(fork_child_forgets),
         cmocka_unit_test(fork_child_without_forget),
+        cmocka_unit_test(signal_handler_records),
         cmocka_unit_test(live_thread_flushed_at_stop),
         cmocka_unit_test(rings_of_exited_threads_are_freed),
     };
