@@ -79,15 +79,16 @@ static inline struct granule *granule_of(uint64_t a, bool create)
     return leaf ? &leaf[(a >> GRANULE_SHIFT) & (LEAF_SIZE - 1)] : NULL;
 }
 
-/* Writes slot k of e (lock held): the sequence lock makes the three words one. */
+/* Writes slot k of e (lock held): the sequence lock makes the three words one.
+   Fence-free form: the data stores are releases, so a reader that sees any new
+   word also sees the odd version before it; the even version is released last. */
 static void write_slot(struct granule *e, int k, uint64_t addr, uint64_t end, uint64_t id)
 {
     uint32_t v = atomic_load_explicit(&e->version, memory_order_relaxed);
     atomic_store_explicit(&e->version, v + 1, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&e->s[k].addr, addr, memory_order_relaxed);
-    atomic_store_explicit(&e->s[k].end, end, memory_order_relaxed);
-    atomic_store_explicit(&e->s[k].id, id, memory_order_relaxed);
+    atomic_store_explicit(&e->s[k].addr, addr, memory_order_release);
+    atomic_store_explicit(&e->s[k].end, end, memory_order_release);
+    atomic_store_explicit(&e->s[k].id, id, memory_order_release);
     atomic_store_explicit(&e->version, v + 2, memory_order_release);
 }
 
@@ -187,12 +188,13 @@ void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
     } while (n == 64);
 }
 
-/* Id in slot k if it holds addr (0 otherwise); relaxed loads inside the read section. */
+/* Id in slot k if it holds addr (0 otherwise). Acquire loads keep the closing
+   version read after them (no fence needed; plain loads on x86). */
 static inline uint64_t slot_match(const struct slot *sl, uint64_t addr)
 {
-    uint64_t a = atomic_load_explicit(&sl->addr, memory_order_relaxed);
-    uint64_t end = atomic_load_explicit(&sl->end, memory_order_relaxed);
-    return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_relaxed) : 0;
+    uint64_t a = atomic_load_explicit(&sl->addr, memory_order_acquire);
+    uint64_t end = atomic_load_explicit(&sl->end, memory_order_acquire);
+    return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_acquire) : 0;
 }
 
 uint64_t shim_registry_find(uint64_t addr)
@@ -205,7 +207,6 @@ uint64_t shim_registry_find(uint64_t addr)
         uint64_t found = slot_match(&e->s[0], addr);
         if (!found)
             found = slot_match(&e->s[1], addr);
-        atomic_thread_fence(memory_order_acquire);
         if (!(v & 1) && atomic_load_explicit(&e->version, memory_order_relaxed) == v)
             return found;
     }
