@@ -23,11 +23,11 @@
 
 /* What kind of memory an allocation record describes. */
 enum shim_alloc_kind {
-    SHIM_ALLOC_PLAIN = 1,    /* cuMemAlloc */
-    SHIM_ALLOC_ASYNC = 2,    /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
-    SHIM_ALLOC_VMM_MAP = 3,  /* cuMemMap of a cuMemCreate handle (addr = mapped range) */
-    SHIM_ALLOC_HOST = 4,     /* pinned host memory (cuMemHostAlloc, cuMemAllocHost) */
-    SHIM_ALLOC_MANAGED = 5,  /* an allocation the shim backs with VMM (later issues) */
+    SHIM_ALLOC_PLAIN = 1,   /* cuMemAlloc */
+    SHIM_ALLOC_ASYNC = 2,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+    SHIM_ALLOC_VMM_MAP = 3, /* cuMemMap of a cuMemCreate handle (addr = mapped range) */
+    SHIM_ALLOC_HOST = 4,    /* pinned host memory (cuMemHostAlloc, cuMemAllocHost) */
+    SHIM_ALLOC_MANAGED = 5, /* an allocation the shim backs with VMM (later issues) */
 };
 
 /* Direction of a copy record. */

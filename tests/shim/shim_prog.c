@@ -123,8 +123,7 @@ static int vmm_kind(void)
     size_t sz = 2 << 20;
     return cuMemAddressReserve(&va, sz, 0, 0, 0) || cuMemCreate(&h, sz, &prop, 0) ||
            cuMemMap(va, sz, 0, h, 0) || cuMemSetAccess(va, sz, &acc, 1) || touch(va, NULL) ||
-           cuCtxSynchronize() || cuMemUnmap(va, sz) || cuMemRelease(h) ||
-           cuMemAddressFree(va, sz);
+           cuCtxSynchronize() || cuMemUnmap(va, sz) || cuMemRelease(h) || cuMemAddressFree(va, sz);
 }
 
 static int do_kinds(void)
