@@ -112,6 +112,8 @@ typedef struct report_alloc {
 
 typedef struct report_step {
     uint64_t step, first_seq, t_start;
+    uint64_t t_mark;         /* when the step's mark was written (the step had closed) */
+    uint64_t end_seq, t_end; /* first launch after the step (UINT64_MAX: none), its end time */
     uint64_t launches, allocations, frees, peak_device_bytes;
 } report_step;
 

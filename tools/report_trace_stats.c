@@ -18,7 +18,9 @@ typedef struct ctx {
     report_map func;      /* func_id -> kernel index */
     report_map by_name;   /* hash of a kernel name -> kernel index */
     report_map live;      /* alloc_id -> allocation index, or FREED */
-    size_t kcap, acap, scap;
+    size_t kcap, acap, scap, ycap;
+    uint64_t *sync_t; /* times of the synchronisation records, sorted in step_pass */
+    size_t nsyncs;
 } ctx;
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -102,11 +104,15 @@ static int index_pass(ctx *c)
         } else if (r->kind == SHIM_TRACE_LAUNCH && !report_map_get(&c->seq, r->a, &dummy)) {
             if (report_map_put(&c->seq, r->a, i) != 0)
                 return -1;
+        } else if (r->kind == SHIM_TRACE_SYNC) {
+            if (push((void **)&c->sync_t, &c->ycap, c->nsyncs, sizeof *c->sync_t) != 0)
+                return -1;
+            c->sync_t[c->nsyncs++] = r->t_ns;
         } else if (r->kind == SHIM_TRACE_STEP) {
             if (push((void **)&s->steps, &c->scap, s->nsteps, sizeof *s->steps) != 0)
                 return -1;
-            s->steps[s->nsteps++] =
-                (report_step){.step = r->a, .first_seq = r->b, .t_start = r->t_ns};
+            s->steps[s->nsteps++] = (report_step){
+                .step = r->a, .first_seq = r->b, .t_start = r->t_ns, .t_mark = r->t_ns};
         }
     }
     return 0;
@@ -178,7 +184,30 @@ static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
     return lo;
 }
 
-/* Steps in launch order, repeated marks merged; each starts at its first launch's time. */
+/* The first launch of seqs[from..m) recorded after time t (m if none). */
+static size_t first_after(const ctx *c, const uint64_t *seqs, size_t from, size_t m, uint64_t t)
+{
+    for (size_t k = from; k < m; k++) {
+        uint64_t li;
+        if (report_map_get(&c->seq, seqs[k], &li) && c->t->recs[li].t_ns > t)
+            return k;
+    }
+    return m;
+}
+
+/* The latest synchronisation strictly before t, or t itself when there is none. */
+static uint64_t sync_before(const ctx *c, uint64_t t)
+{
+    size_t k = lower_bound(c->sync_t, c->nsyncs, t);
+    return k ? c->sync_t[k - 1] : t;
+}
+
+/* Steps in launch order, repeated marks merged. Steps are separated by the host
+   synchronisation that closes one (the loss read of a training loop): a step's time window
+   starts at the last synchronisation before its first launch and ends where the next starts;
+   its launches run up to the next step's first. The detector writes a step's mark at the
+   synchronisation that closes the step, so the last step ends at its mark: launches after it
+   (teardown, evaluation) belong to no step. */
 static int step_pass(ctx *c)
 {
     report_stats *s = c->s;
@@ -201,14 +230,23 @@ static int step_pass(ctx *c)
     s->warmup_launches = n ? lower_bound(seqs, m, s->steps[0].first_seq) : m;
     for (size_t i = 0; i < n; i++) {
         report_step *st = &s->steps[i];
+        size_t begin = lower_bound(seqs, m, st->first_seq);
         size_t end = i + 1 < n ? lower_bound(seqs, m, s->steps[i + 1].first_seq) : m;
-        st->launches = end - lower_bound(seqs, m, st->first_seq);
+        size_t marked = i + 1 < n ? end : first_after(c, seqs, begin, end, st->t_mark);
+        st->launches = marked - begin;
+        st->end_seq = marked < m ? seqs[marked] : UINT64_MAX;
         uint64_t li;
         if (report_map_get(&c->seq, st->first_seq, &li))
             st->t_start = c->t->recs[li].t_ns;
         if (i > 0 && st->t_start < s->steps[i - 1].t_start)
             st->t_start = s->steps[i - 1].t_start;
     }
+    if (c->nsyncs > 1)
+        qsort(c->sync_t, c->nsyncs, sizeof *c->sync_t, by_u64);
+    for (size_t i = 0; i < n; i++) /* windows in time: from the synchronisation before */
+        s->steps[i].t_start = sync_before(c, s->steps[i].t_start);
+    for (size_t i = 0; i < n; i++)
+        s->steps[i].t_end = i + 1 < n ? s->steps[i + 1].t_start : s->steps[i].t_mark;
     free(seqs);
     return 0;
 }
@@ -235,7 +273,8 @@ static uint64_t typical(const report_step *steps, size_t n, int launches)
 /* Device and pinned host bytes held at the current point of the memory pass. */
 typedef struct held {
     uint64_t device, host;
-    long step; /* the step being walked, -1 before the first */
+    long step; /* the step being walked, -1 before the first or between steps */
+    long next; /* the next step to start */
 } held;
 
 static void release(report_alloc *a, uint64_t t_ns, held *h)
@@ -330,11 +369,15 @@ static void on_other(report_stats *s, const report_rec *r)
 static int memory_pass(ctx *c)
 {
     report_stats *s = c->s;
-    held h = {0, 0, -1};
+    held h = {0, 0, -1, 0};
     for (size_t i = 0; i < c->t->n; i++) {
         const report_rec *r = &c->t->recs[i];
-        while ((size_t)(h.step + 1) < s->nsteps && r->t_ns >= s->steps[h.step + 1].t_start)
-            s->steps[++h.step].peak_device_bytes = h.device;
+        while ((size_t)h.next < s->nsteps && r->t_ns >= s->steps[h.next].t_start) {
+            h.step = h.next++;
+            s->steps[h.step].peak_device_bytes = h.device;
+        }
+        if (h.step >= 0 && r->t_ns >= s->steps[h.step].t_end)
+            h.step = -1; /* past the end of the steady state */
         int rc = 0;
         if (r->kind == SHIM_TRACE_ALLOC)
             rc = on_alloc(c, r, &h);
@@ -375,6 +418,7 @@ int report_stats_compute(report_stats *s, const report_trace *t)
     report_map_free(&c.func);
     report_map_free(&c.by_name);
     report_map_free(&c.live);
+    free(c.sync_t);
     if (rc != 0) {
         report_stats_free(s);
         return -1;

@@ -28,16 +28,17 @@ check "trace_gen writes the synthetic trace" [ -s "$tmp/syn.trace" ]
 "$report" summary "$tmp/syn.trace" >"$tmp/sum" 2>"$tmp/err"
 check "summary: exit 0" [ $? -eq 0 ]
 check "summary: nothing on stderr for a complete trace" [ ! -s "$tmp/err" ]
-for line in "status: complete" "records: 69" "iterations: 4" "warmup_launches: 3" \
+for line in "status: complete" "records: 74" "iterations: 4" "warmup_launches: 3" \
     "launches: 24" "launches_per_iteration: 5" "allocations: 7" "allocations_per_iteration: 1" \
-    "frees: 5" "copies: 2" "syncs: 1" "graph_launches: 1" "kernel_times: 20" \
+    "frees: 5" "copies: 2" "syncs: 6" "graph_launches: 1" "kernel_times: 20" \
     "peak_device_bytes: 14680064 (14.0 MiB)" "peak_host_pinned_bytes: 1048576" \
     "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic"; do
     check "summary: '$line'" has_line "$tmp/sum" "$line"
 done
 check "summary: step 2 holds the 8 MiB temporary (peak 14 MiB)" \
     grep -qE '^ +2 +13 +5 +2 +2 +14680064 ' "$tmp/sum"
-check "summary: the last step has the extra launch" grep -qE '^ +3 +18 +6 +0 +1 +6291456 ' "$tmp/sum"
+check "summary: the launch after the last step's mark belongs to no step" \
+    grep -qE '^ +3 +18 +5 +1 +1 +6291456 ' "$tmp/sum"
 check "summary: the largest allocation comes first" \
     sh -c "grep -A2 '^top allocations' '$tmp/sum' | tail -n 1 | grep -qE '^ +99 +8388608 +plain '"
 check "summary: top kernel is gemm with 800 us over 11 launches, 8 timed" \
@@ -55,7 +56,7 @@ check "summary --json: kernels by time with launches and total_us" json "$tmp/su
      [('gemm',11,800.0),('softmax_kernel<float>',4,200.0),('relu',8,80.0),('loss \"readback\"',1,0.0)]"
 check "summary --json: per-step launches, allocations and peaks" json "$tmp/sum.json" \
     "[(s['step'],s['first_seq'],s['launches'],s['allocations'],s['peak_device_bytes']) \
-      for s in d['steps']] == [(0,3,5,1,6291456),(1,8,5,1,6291456),(2,13,5,2,14680064),(3,18,6,0,6291456)]"
+      for s in d['steps']] == [(0,3,5,1,6291456),(1,8,5,1,6291456),(2,13,5,2,14680064),(3,18,5,1,6291456)]"
 check "summary --json --top 2: two top allocations" sh -c \
     "'$report' summary --json --top 2 '$tmp/syn.trace' >'$tmp/top2.json'"
 check "summary --json --top 2: the 8 MiB and the 4 MiB ones" json "$tmp/top2.json" \
@@ -122,7 +123,7 @@ check "truncated: --json says so" json "$tmp/cut.json" \
     "d['truncated'] is True and d['complete'] is False and d['status'].startswith('truncated at byte') \
      and d['launches']==24"
 check "truncated: records of the whole chunks are read (all but the end chunk's)" \
-    has_line "$tmp/cut.out" "records: 69"
+    has_line "$tmp/cut.out" "records: 74"
 cp "$tmp/syn.trace" "$tmp/bad.trace"
 printf 'X' | dd of="$tmp/bad.trace" bs=1 seek=$((size - 200)) conv=notrunc 2>/dev/null
 "$report" summary "$tmp/bad.trace" >"$tmp/bad.out" 2>"$tmp/bad.err"

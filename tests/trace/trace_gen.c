@@ -1,10 +1,11 @@
 /* trace_gen.c — writes traces with known contents through the real writer, for the report
  * tests and the fuzz seeds.
  *
- *   trace_gen synthetic PATH   one thread: 3 warm-up launches, 4 steps of 5 timed launches
- *                              (the last step has one more, untimed), allocations with a known
- *                              peak, copies, syncs, a graph launch and a note (see
- *                              test_report.sh for the expected figures)
+ *   trace_gen synthetic PATH   one thread: 3 warm-up launches and a sync, 4 steps of 5 timed
+ *                              launches each closed by a sync and its step mark (as the shim's
+ *                              detector writes them), then an untimed launch outside any step;
+ *                              allocations with a known peak, copies, a graph launch and a note
+ *                              (see test_report.sh for the expected figures)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
  */
@@ -28,12 +29,12 @@ static void launch(uint64_t func, uint64_t stream, const uint64_t *ids, uint32_t
     seq++;
 }
 
-/* One step: an activation (2 MiB) born and freed, five launches; step 2 also holds 8 MiB. */
+/* One step: an activation (2 MiB) born and freed, five launches, then the synchronisation
+   that closes the step and its mark; step 2 also holds 8 MiB. */
 static void step(uint64_t i, uint64_t stream)
 {
-    uint64_t act = 10 + i, weights = 1;
+    uint64_t act = 10 + i, weights = 1, first = seq;
     uint64_t both[2] = {weights, act};
-    shim_trace_step(i, seq);
     shim_trace_alloc(act, 0x7f0000000000ull + i * 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, stream);
     launch(GEMM, stream, both, 2, 100.0);
     launch(RELU, stream, &act, 1, 10.0);
@@ -45,6 +46,8 @@ static void step(uint64_t i, uint64_t stream)
     launch(SOFTMAX, stream, &act, 1, 50.0);
     launch(RELU, stream, &act, 1, 10.0);
     shim_trace_free(act, stream);
+    shim_trace_sync(SHIM_SYNC_STREAM, stream);
+    shim_trace_step(i, first);
 }
 
 static void synthetic(void)
@@ -60,6 +63,7 @@ static void synthetic(void)
     uint64_t w = 1;
     for (int i = 0; i < 3; i++)
         launch(GEMM, 0, &w, 1, 0);
+    shim_trace_sync(SHIM_SYNC_CTX, 0);
     for (uint64_t i = 0; i < 4; i++)
         step(i, stream);
     launch(LOSS, stream, NULL, 0, 0);
