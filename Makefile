@@ -42,6 +42,13 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -fPIC $(WARN) $(CFLAGS) $(SAN_FLAGS)
 LDFLAGS_ALL := $(SAN_FLAGS) $(LDFLAGS)
 CUDA_INC := -I$(CUDA_HOME)/include
 
+# Artifacts that several fragments depend on, named before any fragment is included so
+# that prerequisites never depend on the order fragments are read in.
+CONF_LIB := $(BUILD)/conf/libconf.a
+PLANNER_LIB := $(BUILD)/planner/libplanner.a
+SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
+SHIM_TRACE_LIB := $(BUILD)/shim/libshimtrace.a
+
 ALL_TARGETS :=
 TESTS :=
 FUZZ_TARGETS :=

@@ -3,14 +3,14 @@ tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim
 
 SHIM_TEST_PROGS := $(BUILD)/tests/shim/doors_prog $(BUILD)/tests/shim/next_prog $(BUILD)/tests/shim/shim_prog
 
-$(BUILD)/tests/shim/doors_prog: $(BUILD)/tests/shim/doors_prog.o $(BUILD)/simgpu/libcudart.so $(SIMGPU_LIB)
+$(BUILD)/tests/shim/doors_prog: $(BUILD)/tests/shim/doors_prog.o $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
 	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -ldl $(LDFLAGS_ALL)
 
 $(BUILD)/tests/shim/libnext_%.so: tests/shim/next_%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl $(LDFLAGS_ALL)
 
-$(BUILD)/tests/shim/shim_prog: $(BUILD)/tests/shim/shim_prog.o $(SIMGPU_LIB)
+$(BUILD)/tests/shim/shim_prog: $(BUILD)/tests/shim/shim_prog.o $(BUILD)/simgpu/libcuda.so.1
 	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread $(LDFLAGS_ALL)
 
 # next_prog links a then b, so b's definition comes after a's in the search order.
