@@ -21,6 +21,9 @@ __thread int shim_inside __attribute__((tls_model("initial-exec")));
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static bool config_ok;
 static char trace_pattern[CONF_MAX_STRING + 1];
+static unsigned trace_flush_ms;
+static char config_text[8192]; /* the effective configuration, for the trace's header */
+static size_t config_len;
 
 extern char **environ;
 
@@ -48,6 +51,14 @@ static void pytorch_backend(const conf_config *cfg)
                             "lifetimes; pytorch.async_backend = false to keep PyTorch's default)");
 }
 
+static void add_config_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    int n = snprintf(config_text + config_len, sizeof config_text - config_len, "%s\n", line);
+    if (n > 0 && config_len + (size_t)n < sizeof config_text)
+        config_len += (size_t)n;
+}
+
 static void apply(const conf_config *cfg)
 {
     shim.mode = conf_get_choice(cfg, CONF_MODE);
@@ -56,6 +67,8 @@ static void apply(const conf_config *cfg)
     conf_size m = conf_get_size(cfg, CONF_MIN_MANAGED_BYTES);
     shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
+    trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
+    conf_config_describe(cfg, add_config_line, NULL);
     pytorch_backend(cfg);
 }
 
@@ -76,12 +89,27 @@ __attribute__((constructor)) static void shim_load(void)
     conf_config_free(&cfg);
 }
 
+/* The program's command line, arguments separated by spaces (empty if unreadable). */
+static const char *command_line(char *buf, size_t n)
+{
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    size_t len = f ? fread(buf, 1, n - 1, f) : 0;
+    if (f)
+        fclose(f);
+    for (size_t i = 0; i + 1 < len; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[len] = '\0';
+    return buf;
+}
+
 static void start_trace(void)
 {
     if (!trace_pattern[0])
         return;
-    char err[256];
-    struct shim_trace_info info = {(int)getpid(), 0, NULL, NULL};
+    char err[256], cmd[1024];
+    struct shim_trace_info info = {(int)getpid(), 0, command_line(cmd, sizeof cmd), config_text,
+                                   trace_flush_ms};
     const char *rank = getenv("RANK");
     if (rank)
         info.rank = atoi(rank);

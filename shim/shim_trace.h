@@ -51,6 +51,7 @@ struct shim_trace_info { /* written once into the file header */
     int pid, rank;
     const char *command;     /* the program's command line, may be NULL */
     const char *config_text; /* the effective configuration, printable, may be NULL */
+    unsigned flush_ms;       /* how often the writer drains the buffers; 0: every 10 ms */
 };
 
 /* Opens the trace file: pattern with %p (pid) and %r (rank) expanded, created

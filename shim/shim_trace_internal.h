@@ -2,9 +2,9 @@
  * file. Functions are grouped under the file that defines them.
  *
  * Data flow: each recording thread owns a ring (single producer) that the one writer thread
- * drains (single consumer) every SHIM_TRACE_POLL_MS, or sooner when a ring passes half full,
- * into chunks written to the file. A full ring drops the record and counts it; the writer
- * turns the count into a `dropped` record. Rings live until their thread exits.
+ * drains (single consumer) every flush_ms (default SHIM_TRACE_POLL_MS), or sooner when a ring
+ * passes half full, into chunks written to the file. A full ring drops the record and counts it;
+ * the writer turns the count into a `dropped` record. Rings live until their thread exits.
  */
 #ifndef SHIM_TRACE_INTERNAL_H
 #define SHIM_TRACE_INTERNAL_H
@@ -59,6 +59,7 @@ struct shim_trace_state {
     pthread_cond_t wake;        /* CLOCK_MONOTONIC condition */
     int stop_requested;         /* wake_lock */
     int kicked;                 /* wake_lock: a ring passed half full */
+    unsigned poll_ms;           /* ctl_lock: the drain period of the running session */
     _Atomic int hold;           /* test seam: the writer does not drain while set */
     pthread_mutex_t drain_lock; /* held by the writer while it drains (makes hold synchronous) */
     pthread_mutex_t reg_lock;   /* protects rings (pushes by new threads, unlinks by the writer) */

@@ -107,11 +107,9 @@ static int writer_wait(void)
     struct shim_trace_state *g = &shim_trace_g;
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_nsec += SHIM_TRACE_POLL_MS * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    long ns = until.tv_nsec + (long)(g->poll_ms % 1000) * 1000000L;
+    until.tv_sec += (time_t)(g->poll_ms / 1000) + ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
     pthread_mutex_lock(&g->wake_lock);
     int rc = 0;
     while (!g->stop_requested && !g->kicked && rc != ETIMEDOUT)
@@ -207,6 +205,7 @@ static int open_session(const char *path, const struct shim_trace_info *info, ch
     g->write_error = 0;
     g->stop_requested = 0;
     g->kicked = 0;
+    g->poll_ms = info->flush_ms ? info->flush_ms : SHIM_TRACE_POLL_MS;
     return 0;
 }
 
@@ -215,7 +214,7 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
                      size_t errlen)
 {
     struct shim_trace_state *g = &shim_trace_g;
-    struct shim_trace_info none = {(int)getpid(), 0, NULL, NULL};
+    struct shim_trace_info none = {(int)getpid(), 0, NULL, NULL, 0};
     char path[PATH_MAX];
     pthread_once(&init_once, init_once_fn);
     if (!init_ok)

@@ -128,7 +128,7 @@ static buf writer_head(void)
     close(fd);
     unlink(path);
     char err[256];
-    struct shim_trace_info info = {77, 0, "cmd", NULL};
+    struct shim_trace_info info = {77, 0, "cmd", NULL, 0};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("%s", err);
     shim_trace_stop();

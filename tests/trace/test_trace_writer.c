@@ -34,7 +34,7 @@ static void path_in_dir(char *out, size_t len, const char *name)
 static void start_or_fail(const char *path)
 {
     char err[256] = "";
-    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n"};
+    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n", 0};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("start %s: %s", path, err);
 }
@@ -238,7 +238,7 @@ static void mode_0600_and_exclusive(void **state)
     mode_t old = umask(0277); /* would leave the owner read-only without the writer's fchmod */
     start_or_fail(path);
     umask(old);
-    struct shim_trace_info info = {1, 0, NULL, NULL};
+    struct shim_trace_info info = {1, 0, NULL, NULL, 0};
     assert_int_equal(shim_trace_start(path, &info, err, sizeof err), -1);
     assert_non_null(strstr(err, "already started"));
     shim_trace_stop();
@@ -280,7 +280,7 @@ static void pattern_expansion(void **state)
     /* through start: the file has the pid and rank of the info */
     char pattern[128], path[128];
     path_in_dir(pattern, sizeof pattern, "pat-%p-r%r-%%.trace");
-    struct shim_trace_info info = {4321, 12, NULL, NULL};
+    struct shim_trace_info info = {4321, 12, NULL, NULL, 0};
     assert_int_equal(shim_trace_start(pattern, &info, err, sizeof err), 0);
     shim_trace_stop();
     path_in_dir(path, sizeof path, "pat-4321-r12-%.trace");
@@ -370,7 +370,7 @@ static void fork_child_forgets(void **state)
         /* the child may trace again, to its own file */
         char child[128], err[256];
         path_in_dir(child, sizeof child, "fork-child.trace");
-        struct shim_trace_info info = {(int)getpid(), 1, NULL, NULL};
+        struct shim_trace_info info = {(int)getpid(), 1, NULL, NULL, 0};
         bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
         shim_trace_free(5, 0);
         shim_trace_stop();
@@ -479,7 +479,7 @@ static void fork_child_without_forget(void **state)
         int bad = 0;
 #ifndef __SANITIZE_THREAD__ /* TSan does not support new threads after a threaded fork */
         char err[256];
-        struct shim_trace_info info = {(int)getpid(), 2, NULL, NULL};
+        struct shim_trace_info info = {(int)getpid(), 2, NULL, NULL, 0};
         bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
         shim_trace_free(6, 0);
 #endif

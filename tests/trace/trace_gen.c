@@ -109,7 +109,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: trace_gen synthetic|threads|empty PATH\n");
         return 2;
     }
-    struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n"};
+    struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
     char err[256];
     if (shim_trace_start(argv[2], &info, err, sizeof err) != 0) {
         fprintf(stderr, "trace_gen: %s\n", err);
