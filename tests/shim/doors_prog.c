@@ -66,6 +66,23 @@ static void door_gpa_ptsz(void **p)
     fill(p);
 }
 
+static void form_ex(void **p)
+{
+    fill(p);
+}
+static void form_coop(void **p)
+{
+    fill(p);
+}
+static void form_extra(void **p)
+{
+    fill(p);
+}
+static void form_graph(void **p)
+{
+    fill(p);
+}
+
 static CUfunction kernel(const char *name, simgpu_body body)
 {
     static const size_t sizes[] = {sizeof(struct span), 4};
@@ -129,9 +146,41 @@ int main(void)
           cuGetProcAddress("cuMemAlloc", &fn, 3000, 0, &st) == CUDA_ERROR_NOT_FOUND &&
               st == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT && fn == NULL);
 
+    /* the other launch forms: Ex, cooperative, a packed parameter buffer, a graph */
+    struct span sp = {0, dev, 256};
+    uint32_t val = 40;
+    void *pargs[] = {&sp, &val};
+    CUlaunchConfig cfg = {0};
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1;
+    CHECK("cuLaunchKernelEx", cuLaunchKernelEx(&cfg, kernel("form_ex", form_ex), pargs, NULL) == 0);
+    CHECK("cuLaunchCooperativeKernel",
+          cuLaunchCooperativeKernel(kernel("form_coop", form_coop), 1, 1, 1, 1, 1, 1, 0, NULL,
+                                    pargs) == 0);
+    unsigned char buf[32] = {0};
+    memcpy(buf, &sp, sizeof sp);
+    memcpy(buf + sizeof sp, &val, 4);
+    size_t bufsize = sizeof buf;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &bufsize,
+                     CU_LAUNCH_PARAM_END};
+    CHECK("cuLaunchKernel with a packed parameter buffer",
+          cuLaunchKernel(kernel("form_extra", form_extra), 1, 1, 1, 1, 1, 1, 0, NULL, NULL,
+                         extra) == 0);
+    CUstream cs;
+    CUgraph g;
+    CUgraphExec ge;
+    CHECK("capture a launch into a graph and launch it twice",
+          cuStreamCreate(&cs, 0) == 0 &&
+              cuStreamBeginCapture(cs, CU_STREAM_CAPTURE_MODE_GLOBAL) == 0 &&
+              cuLaunchKernel(kernel("form_graph", form_graph), 1, 1, 1, 1, 1, 1, 0, cs, pargs,
+                             NULL) == 0 &&
+              cuStreamEndCapture(cs, &g) == 0 && cuGraphInstantiate(&ge, g, 0) == 0 &&
+              cuGraphLaunch(ge, cs) == 0 && cuGraphLaunch(ge, cs) == 0 &&
+              cuStreamSynchronize(cs) == 0 && cuGraphExecDestroy(ge) == 0 &&
+              cuGraphDestroy(g) == 0 && cuStreamDestroy(cs) == 0);
+
     uint32_t out[256];
     CHECK("copy back", cuCtxSynchronize() == 0 && cuMemcpyDtoH(out, dev, sizeof out) == 0);
-    CHECK("last launch wrote its values", out[0] == 30 && out[255] == 285);
+    CHECK("last launch wrote its values", out[0] == 40 && out[255] == 295);
     CHECK("cudaFree", cudaFree(d) == cudaSuccess);
     CHECK("cuMemFree", cuMemFree(untouched) == 0);
     return failures ? 1 : 0;

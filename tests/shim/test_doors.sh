@@ -15,19 +15,23 @@ trace=$(ls "$work"/doors-*.trace | head -1)
 "$B/shim-report" kernels --json "$trace" >"$work/kernels.json" &&
     "$B/shim-report" allocs --json "$trace" >"$work/allocs.json"
 check "shim-report reads the trace" [ $? -eq 0 ]
-python3 - "$work/kernels.json" "$work/allocs.json" <<'PY'
+"$B/shim-report" summary --json "$trace" >"$work/summary.json"
+python3 - "$work/kernels.json" "$work/allocs.json" "$work/summary.json" <<'PY'
 import json, sys
 kernels = {k["name"]: k["launches"] for k in json.load(open(sys.argv[1]))["kernels"]}
 allocs = json.load(open(sys.argv[2]))["allocations"]
 def check(name, ok):
     print(("ok" if ok else "not ok") + " - trace: " + name)
     return ok
-ok = check("one launch through each door, by name " + str(kernels),
-           kernels == {"door_runtime": 1, "door_link": 1, "door_dlsym": 1, "door_gpa_ptsz": 1})
+ok = check("one launch through each door and form, by name (the captured one once) " + str(kernels),
+           kernels == {"door_runtime": 1, "door_link": 1, "door_dlsym": 1, "door_gpa_ptsz": 1,
+                       "form_ex": 1, "form_coop": 1, "form_extra": 1, "form_graph": 1})
 touched = sorted((a["bytes"], a["kind"], a["touches"]) for a in allocs)
-ok &= check("the buffer passed inside a by-value struct is touched by all 4 launches, the other by none "
-            + str(touched), touched == [(1 << 20, "plain", 0), (1 << 20, "plain", 4)])
+ok &= check("the buffer passed inside a by-value struct is touched by all 8 launches, the other by none "
+            + str(touched), touched == [(1 << 20, "plain", 0), (1 << 20, "plain", 8)])
 ok &= check("both allocations freed", all(a["freed_ms"] is not None for a in allocs))
+summary = json.load(open(sys.argv[3]))
+ok &= check("two graph launches recorded", summary["graph_launches"] == 2)
 sys.exit(0 if ok else 1)
 PY
 check "the trace holds every launch with its touched allocations" [ $? -eq 0 ]
