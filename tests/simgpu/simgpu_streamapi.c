@@ -2,9 +2,9 @@
  * capture. */
 #include "simgpu_internal.h"
 
-CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
+/* Both creation entry points: the simulator has no stream priorities. */
+static CUresult create(CUstream *out, unsigned int flags)
 {
-    SIM_ENTER(cuStreamCreate);
     CUresult rc = sim_need_ctx();
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -19,22 +19,17 @@ CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
     return rc;
 }
 
+CUresult CUDAAPI cuStreamCreate(CUstream *out, unsigned int flags)
+{
+    SIM_ENTER(cuStreamCreate);
+    return create(out, flags);
+}
+
 CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *out, unsigned int flags, int priority)
 {
     SIM_ENTER(cuStreamCreateWithPriority);
     (void)priority;
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
-    if (!out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = NULL;
-    rc = sim_stream_create(flags, &s);
-    pthread_mutex_unlock(&sim.lock);
-    if (rc == CUDA_SUCCESS)
-        *out = (CUstream)s;
-    return rc;
+    return create(out, flags);
 }
 
 CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
