@@ -40,7 +40,8 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), ids, n);
 }
 
-static CUresult launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx,
+static inline __attribute__((always_inline)) CUresult
+launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx,
                        unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                        unsigned shmem)
 {

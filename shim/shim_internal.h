@@ -101,8 +101,54 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *));
-/* Id of the allocation containing addr, 0 if none (lock-free). */
-uint64_t shim_registry_find(uint64_t addr);
+
+/* The address table, read lock-free on the launch path (written by shim_registry.c only):
+   64 KiB granules over the 48-bit address space in 1 GiB leaves; each granule holds up to
+   two ranges inline under a sequence lock (odd version: being written). */
+#define SHIM_REG_GRANULE_SHIFT 16
+#define SHIM_REG_LEAF_SHIFT    14
+#define SHIM_REG_TOP_SIZE      ((size_t)1 << (48 - SHIM_REG_GRANULE_SHIFT - SHIM_REG_LEAF_SHIFT))
+#define SHIM_REG_LEAF_SIZE     ((size_t)1 << SHIM_REG_LEAF_SHIFT)
+#define SHIM_REG_MIN_TRACKED   ((uint64_t)1 << SHIM_REG_GRANULE_SHIFT)
+struct shim_reg_slot {
+    _Atomic uint64_t addr, end, id;
+};
+struct shim_granule {
+    _Atomic uint32_t version;
+    struct shim_reg_slot s[2];
+};
+extern struct shim_granule *_Atomic shim_registry_top[SHIM_REG_TOP_SIZE];
+
+/* Id in the slot if it holds addr (0 otherwise). Acquire loads keep the closing version
+   read after them (no fence needed; plain loads on x86). */
+static inline uint64_t shim_reg_slot_match(const struct shim_reg_slot *sl, uint64_t addr)
+{
+    uint64_t a = atomic_load_explicit(&sl->addr, memory_order_acquire);
+    uint64_t end = atomic_load_explicit(&sl->end, memory_order_acquire);
+    return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_acquire) : 0;
+}
+
+/* Id of the allocation containing addr, 0 if none (lock-free; retries while a writer changes
+   the granule). */
+static inline uint64_t shim_registry_find(uint64_t addr)
+{
+    if (addr >> 48)
+        return 0;
+    struct shim_granule *leaf = atomic_load_explicit(
+        &shim_registry_top[addr >> (SHIM_REG_GRANULE_SHIFT + SHIM_REG_LEAF_SHIFT)],
+        memory_order_acquire);
+    if (!leaf)
+        return 0;
+    struct shim_granule *e = &leaf[(addr >> SHIM_REG_GRANULE_SHIFT) & (SHIM_REG_LEAF_SIZE - 1)];
+    for (;;) {
+        uint32_t v = atomic_load_explicit(&e->version, memory_order_acquire);
+        uint64_t found = shim_reg_slot_match(&e->s[0], addr);
+        if (!found)
+            found = shim_reg_slot_match(&e->s[1], addr);
+        if (!(v & 1) && atomic_load_explicit(&e->version, memory_order_relaxed) == v)
+            return found;
+    }
+}
 
 /* shim_params.c — kernel parameter layouts and pointer scanning */
 struct shim_func {

@@ -13,24 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GRANULE_SHIFT 16
-#define LEAF_SHIFT    14 /* granules per leaf: 1 GiB of addresses */
-#define TOP_SIZE      ((size_t)1 << (48 - GRANULE_SHIFT - LEAF_SHIFT))
-#define LEAF_SIZE     ((size_t)1 << LEAF_SHIFT)
-#define MIN_TRACKED   ((uint64_t)1 << GRANULE_SHIFT)
-
-/* A granule holds up to two ranges inline, under a sequence lock: readers
-   retry while a writer (under `lock`) changes it, and never follow a pointer,
-   so nothing has to wait for readers before memory is reused. */
-struct slot {
-    _Atomic uint64_t addr, end, id;
-};
-struct granule {
-    _Atomic uint32_t version; /* odd while being written */
-    struct slot s[2];
-};
-
-static struct granule *_Atomic top[TOP_SIZE];
+struct shim_granule *_Atomic shim_registry_top[SHIM_REG_TOP_SIZE];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* By start address: open addressing, protected by lock. */
@@ -65,24 +48,24 @@ static int grow(void)
     return 0;
 }
 
-static inline struct granule *granule_of(uint64_t a, bool create)
+static inline struct shim_granule *granule_of(uint64_t a, bool create)
 {
     if (a >> 48)
         return NULL;
-    size_t t = (size_t)(a >> (GRANULE_SHIFT + LEAF_SHIFT));
-    struct granule *leaf = atomic_load_explicit(&top[t], memory_order_acquire);
+    size_t t = (size_t)(a >> (SHIM_REG_GRANULE_SHIFT + SHIM_REG_LEAF_SHIFT));
+    struct shim_granule *leaf = atomic_load_explicit(&shim_registry_top[t], memory_order_acquire);
     if (!leaf && create) {
-        leaf = calloc(LEAF_SIZE, sizeof *leaf); /* leaves are never freed */
+        leaf = calloc(SHIM_REG_LEAF_SIZE, sizeof *leaf); /* leaves are never freed */
         if (leaf)
-            atomic_store_explicit(&top[t], leaf, memory_order_release);
+            atomic_store_explicit(&shim_registry_top[t], leaf, memory_order_release);
     }
-    return leaf ? &leaf[(a >> GRANULE_SHIFT) & (LEAF_SIZE - 1)] : NULL;
+    return leaf ? &leaf[(a >> SHIM_REG_GRANULE_SHIFT) & (SHIM_REG_LEAF_SIZE - 1)] : NULL;
 }
 
 /* Writes slot k of e (lock held): the sequence lock makes the three words one.
    Fence-free form: the data stores are releases, so a reader that sees any new
    word also sees the odd version before it; the even version is released last. */
-static void write_slot(struct granule *e, int k, uint64_t addr, uint64_t end, uint64_t id)
+static void write_slot(struct shim_granule *e, int k, uint64_t addr, uint64_t end, uint64_t id)
 {
     uint32_t v = atomic_load_explicit(&e->version, memory_order_relaxed);
     atomic_store_explicit(&e->version, v + 1, memory_order_relaxed);
@@ -96,8 +79,9 @@ static void write_slot(struct granule *e, int k, uint64_t addr, uint64_t end, ui
 static bool place(const struct shim_alloc *r, bool add)
 {
     uint64_t end = r->addr + r->size;
-    for (uint64_t g = r->addr >> GRANULE_SHIFT; g <= (end - 1) >> GRANULE_SHIFT; g++) {
-        struct granule *e = granule_of(g << GRANULE_SHIFT, add);
+    for (uint64_t g = r->addr >> SHIM_REG_GRANULE_SHIFT; g <= (end - 1) >> SHIM_REG_GRANULE_SHIFT;
+         g++) {
+        struct shim_granule *e = granule_of(g << SHIM_REG_GRANULE_SHIFT, add);
         if (!e)
             return false;
         for (int k = 0; k < 2; k++) {
@@ -132,7 +116,7 @@ uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
         used++;
     by_addr[j] = r;
     live++;
-    if (size >= MIN_TRACKED && addr && !place(r, true))
+    if (size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory for the address table: some launches will "
                                      "not show the allocations they touch");
     pthread_mutex_unlock(&lock);
@@ -144,7 +128,7 @@ static struct shim_alloc *take(size_t j)
     struct shim_alloc *r = by_addr[j];
     by_addr[j] = TOMB;
     live--;
-    if (r->size >= MIN_TRACKED && r->addr)
+    if (r->size >= SHIM_REG_MIN_TRACKED && r->addr)
         place(r, false);
     return r;
 }
@@ -186,28 +170,4 @@ void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
             free(gone[i]);
         }
     } while (n == 64);
-}
-
-/* Id in slot k if it holds addr (0 otherwise). Acquire loads keep the closing
-   version read after them (no fence needed; plain loads on x86). */
-static inline uint64_t slot_match(const struct slot *sl, uint64_t addr)
-{
-    uint64_t a = atomic_load_explicit(&sl->addr, memory_order_acquire);
-    uint64_t end = atomic_load_explicit(&sl->end, memory_order_acquire);
-    return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_acquire) : 0;
-}
-
-uint64_t shim_registry_find(uint64_t addr)
-{
-    struct granule *e = granule_of(addr, false);
-    if (!e)
-        return 0;
-    for (;;) {
-        uint32_t v = atomic_load_explicit(&e->version, memory_order_acquire);
-        uint64_t found = slot_match(&e->s[0], addr);
-        if (!found)
-            found = slot_match(&e->s[1], addr);
-        if (!(v & 1) && atomic_load_explicit(&e->version, memory_order_relaxed) == v)
-            return found;
-    }
 }

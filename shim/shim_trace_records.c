@@ -83,8 +83,12 @@ void shim_trace_launch(uint64_t seq, uint64_t func_id, uint64_t stream, const ui
     if (shim_trace_begin(&s, SHIM_TRACE_LAUNCH, REC(sizeof body + 8 * kept)) != 0)
         return;
     memcpy(s.at, &body, sizeof body);
-    if (kept > 0)
+    if (kept <= 8) { /* the common case: a few ids, copied inline */
+        for (uint32_t i = 0; i < kept; i++)
+            __builtin_memcpy(s.at + sizeof body + 8 * i, &alloc_ids[i], 8);
+    } else {
         memcpy(s.at + sizeof body, alloc_ids, 8 * (size_t)kept);
+    }
     shim_trace_commit(&s);
 }
 
