@@ -41,9 +41,8 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
 }
 
 static inline __attribute__((always_inline)) CUresult
-launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx,
-                       unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                       unsigned shmem)
+launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx, unsigned gy,
+       unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem)
 {
     if (!shim_active())
         return real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
