@@ -18,11 +18,6 @@ int sim_entry_index(const char *name)
     return -1;
 }
 
-const char *sim_entry_name(int e)
-{
-    return e >= 0 && e < SIM_E_COUNT ? entry_names[e] : "?";
-}
-
 CUresult sim_fail_error(int e)
 {
     switch (e) {

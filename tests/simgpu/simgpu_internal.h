@@ -152,7 +152,7 @@ struct sim_stream {
     int kind;
     bool live;
     struct sim_cmd *head, *tail; /* submitted, not yet retired (head may be running) */
-    uint64_t next_seq, done_seq, known_seq;
+    uint64_t next_seq, known_seq;
     double vt_tail;
     struct sim_cmd *last; /* holds a reference */
     pthread_t worker;
@@ -258,7 +258,6 @@ void sim_account_device(int64_t delta);
 int sim_fail_parse(const char *spec);
 /* Looks up an entry by exported name; -1 if unknown. */
 int sim_entry_index(const char *name);
-const char *sim_entry_name(int e);
 /* The error an injected failure of entry e returns. */
 CUresult sim_fail_error(int e);
 
@@ -384,7 +383,6 @@ CUresult sim_capture_end(struct sim_stream *s, CUgraph *g);
 CUresult sim_capture_status(struct sim_stream *s, CUstreamCaptureStatus *st, cuuint64_t *id,
                             CUgraph *g);
 CUresult sim_capture_append(struct sim_stream *s, struct sim_cmd *c);
-CUresult sim_graph_launch(CUgraphExec e, struct sim_stream *s);
 
 /* simgpu_proc.c */
 CUresult sim_get_proc(const char *sym, void **pfn, int version, cuuint64_t flags,

@@ -401,7 +401,6 @@ static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
     }
     if (c->vend > sim.stats.device_time_us)
         sim.stats.device_time_us = c->vend;
-    s->done_seq = c->seq;
     s->head = c->next;
     if (!s->head)
         s->tail = NULL;
