@@ -47,6 +47,21 @@ enum shim_sync_kind {
     SHIM_SYNC_COPY = 4,   /* a synchronous copy */
 };
 
+/* Which way a residency move went. */
+enum shim_move_dir {
+    SHIM_MOVE_TO_HOST = 1,   /* an eviction: device -> pinned host memory */
+    SHIM_MOVE_TO_DEVICE = 2, /* a restore: host -> device */
+};
+
+/* Why the residency manager moved (or waited for) an allocation. */
+enum shim_move_reason {
+    SHIM_REASON_BUDGET = 1,    /* evicted to make room within the budget */
+    SHIM_REASON_DEMAND = 2,    /* restored because a launch or copy needs it now */
+    SHIM_REASON_PREFETCH = 3,  /* restored ahead of its predicted next use */
+    SHIM_REASON_CANCELLED = 4, /* an eviction a launch cancelled: bytes were copied, the
+                                  device copy stays */
+};
+
 struct shim_trace_info { /* written once into the file header */
     int pid, rank;
     const char *command;     /* the program's command line, may be NULL */
@@ -90,6 +105,17 @@ void shim_trace_sync(enum shim_sync_kind kind, uint64_t stream);
 void shim_trace_step(uint64_t step, uint64_t first_seq);
 /* A graph launch; the allocations it touched were recorded during capture. */
 void shim_trace_graph_launch(uint64_t graph_id, uint64_t stream);
+/* The residency budget in force: device bytes the shim keeps managed plus visible
+   unmanaged allocations within, host bytes it may use for evicted data, and the
+   device's physical total. Recorded when residency starts (and if it changes). */
+void shim_trace_budget(uint64_t budget_bytes, uint64_t host_budget_bytes, uint64_t device_total);
+/* One residency move of an allocation: start_ns when its copy was submitted,
+   end_ns when the range was remapped (or the move abandoned), CLOCK_MONOTONIC. */
+void shim_trace_move(enum shim_move_dir dir, uint64_t alloc_id, uint64_t bytes, uint64_t start_ns,
+                     uint64_t end_ns, enum shim_move_reason reason);
+/* The program's thread was blocked by the residency manager from start_ns to end_ns
+   (waiting for a restore, or for room), for the given reason. */
+void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason);
 /* A free-form event worth showing in the report (degradations, warnings). */
 void shim_trace_note(const char *text);
 
