@@ -187,12 +187,15 @@ typedef enum {
       "auto: record, plan and offload to fit the budget")                                          \
     X(BUDGET, "budget", SIZE, "auto", CONF_MIB, CONF_PIB, CONF_FORM_AUTO | CONF_FORM_PERCENT, "",  \
       "bytes",                                                                                     \
-      "Device memory the program may hold, managed plus visible unmanaged allocations; "           \
-      "auto: the device's total memory")                                                           \
+      "Device memory the program may hold, managed plus visible unmanaged allocations; auto: "     \
+      "what the device has free at start minus a reserve (1/16 of the device, 128 MiB to 2 GiB)")  \
     X(HOST_BUDGET, "host_budget", SIZE, "auto", 0, CONF_PIB, CONF_FORM_AUTO, "", "bytes",          \
       "Pinned host memory that may hold evicted data; auto: half of the host's physical memory")   \
     X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "2MiB", 1, CONF_TIB, 0, "", "bytes",           \
       "Allocations smaller than this are left to the driver and never moved")                      \
+    X(UNMAPPED_EVICTION, "unmapped_eviction", BOOL, "false", 0, 0, 0, "", "",                      \
+      "Evict even where the device cannot map host memory (no host VMM): an evicted range is "     \
+      "then unmapped, and an access libshim does not foresee faults")                              \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \

@@ -16,12 +16,38 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
     shim_trace_copy(dir, d, s, bytes, (uint64_t)(uintptr_t)stream);
 }
 
-/* One copy hook: real call, then the record (and a host sync when synchronous). */
+/* Whether a copy entry point is a per-thread-stream variant (folds to a constant). */
+#define PER_THREAD(sym)                                                                            \
+    (sizeof(#sym) > 6 && #sym[sizeof(#sym) - 6] == '_' && #sym[sizeof(#sym) - 5] == 'p' &&         \
+     #sym[sizeof(#sym) - 4] == 't')
+
+/* Managed ends of a copy are made resident and pinned before it is submitted. */
+static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, CUstream stream,
+                       bool per_thread)
+{
+    *n = 0;
+    if (!shim_active())
+        return false;
+    uint64_t d = dst ? shim_registry_find(dst) : 0, s = src ? shim_registry_find(src) : 0;
+    if (d)
+        ids[(*n)++] = d;
+    if (s && s != d)
+        ids[(*n)++] = s;
+    return shim_resid_enter(ids, *n, stream, per_thread);
+}
+
+/* One copy hook: residency, real call, then the record (and a host sync when synchronous). */
 #define COPY_HOOK(sym, params, call, dir, dst, src, n, stream, sync)                               \
     CUresult CUDAAPI sym params                                                                    \
     {                                                                                              \
         SHIM_NEED_REAL(sym);                                                                       \
+        uint64_t ids_[2];                                                                          \
+        uint32_t nids_;                                                                            \
+        bool pinned_ = copy_enter(ids_, &nids_, (uint64_t)(uintptr_t)(dst),                        \
+                                  (uint64_t)(uintptr_t)(src), stream, PER_THREAD(sym));            \
         CUresult rc = shim.real.sym call;                                                          \
+        if (pinned_)                                                                               \
+            shim_resid_leave(ids_, nids_);                                                         \
         if (rc == CUDA_SUCCESS && shim_active()) {                                                 \
             shim_record_copy(dir, (uint64_t)(uintptr_t)(dst), (uint64_t)(uintptr_t)(src), n,       \
                              stream);                                                              \

@@ -23,21 +23,43 @@ static int before(const struct launch_args *a)
     return shim_steps_profiling() ? shim_timing_begin(a->stream, a->per_thread) : -1;
 }
 
-/* After a successful real launch: number it, feed the step detector, record it. */
-static void after(const struct launch_args *a, const struct shim_func *fn, int slot)
+/* The allocations a launch touches (scanned before it is submitted: residency needs them). */
+struct touched {
+    uint64_t ids[MAX_TOUCHED];
+    uint32_t n;
+    bool pinned; /* managed ones were made resident and pinned */
+};
+
+static inline void scan(struct touched *t, const struct launch_args *a, const struct shim_func *fn)
 {
+    t->n = 0;
+    t->pinned = false;
+    if (!(shim.record & CONF_RECORD_LAUNCHES) && shim.mode != CONF_MODE_AUTO)
+        return;
+    t->n = shim_params_scan(fn, a->params, a->extra, t->ids, MAX_TOUCHED);
+    if (a->params && fn->nparams <= 0 && fn->id)
+        SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
+                                     "launches show no touched allocations");
+    t->pinned = shim_resid_enter(t->ids, t->n, a->stream, a->per_thread);
+}
+
+/* After the real launch: unpin; if it succeeded, number it, feed the step detector, record it. */
+static void after(const struct launch_args *a, const struct shim_func *fn, int slot,
+                  const struct touched *t, CUresult rc)
+{
+    if (t->pinned)
+        shim_resid_leave(t->ids, t->n);
+    if (rc != CUDA_SUCCESS) {
+        if (slot >= 0)
+            shim_timing_cancel(slot);
+        return;
+    }
     uint64_t seq = atomic_fetch_add_explicit(&shim.launch_seq, 1, memory_order_relaxed);
     if (slot >= 0)
         shim_timing_end(slot, a->stream, a->per_thread, seq);
     shim_steps_launch(seq, fn->id);
-    if (!(shim.record & CONF_RECORD_LAUNCHES))
-        return;
-    uint64_t ids[MAX_TOUCHED];
-    uint32_t n = shim_params_scan(fn, a->params, a->extra, ids, MAX_TOUCHED);
-    if (a->params && fn->nparams <= 0 && fn->id)
-        SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
-                                     "launches show no touched allocations");
-    shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), ids, n);
+    if (shim.record & CONF_RECORD_LAUNCHES)
+        shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->ids, t->n);
 }
 
 static inline __attribute__((always_inline)) CUresult
@@ -47,12 +69,11 @@ launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx, un
     if (!shim_active())
         return real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
     const struct shim_func *fn = shim_func_get(a->f);
+    struct touched t;
+    scan(&t, a, fn);
     int slot = before(a);
     CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
-    if (rc == CUDA_SUCCESS)
-        after(a, fn, slot);
-    else if (slot >= 0)
-        shim_timing_cancel(slot);
+    after(a, fn, slot, &t, rc);
     return rc;
 }
 
@@ -77,12 +98,11 @@ static CUresult launch_ex(shim_fn_cuLaunchKernelEx real, bool per_thread,
         return real(config, f, params, extra);
     struct launch_args a = {f, config->hStream, per_thread, params, extra};
     const struct shim_func *fn = shim_func_get(f);
+    struct touched t;
+    scan(&t, &a, fn);
     int slot = before(&a);
     CUresult rc = real(config, f, params, extra);
-    if (rc == CUDA_SUCCESS)
-        after(&a, fn, slot);
-    else if (slot >= 0)
-        shim_timing_cancel(slot);
+    after(&a, fn, slot, &t, rc);
     return rc;
 }
 
@@ -107,12 +127,11 @@ static CUresult coop(shim_fn_cuLaunchCooperativeKernel real, const struct launch
     if (!shim_active())
         return real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
     const struct shim_func *fn = shim_func_get(a->f);
+    struct touched t;
+    scan(&t, a, fn);
     int slot = before(a);
     CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
-    if (rc == CUDA_SUCCESS)
-        after(a, fn, slot);
-    else if (slot >= 0)
-        shim_timing_cancel(slot);
+    after(a, fn, slot, &t, rc);
     return rc;
 }
 

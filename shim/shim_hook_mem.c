@@ -1,6 +1,7 @@
 /* shim_hook_mem.c — allocation hooks: plain, stream-ordered, VMM mappings and pinned host memory.
  *
- * Each hook calls the real function and records only what succeeded. A free is
+ * Allocations of at least min_managed_bytes become managed allocations (shim_resid_alloc.c);
+ * the others go to the driver within the budget. Each hook records only what succeeded. A free is
  * unregistered before the real call (another thread may get the same address
  * as soon as the driver releases it) and registered again if the call fails. */
 #include "shim_internal.h"
@@ -32,89 +33,151 @@ static void freed(bool had, const struct shim_alloc *a, CUresult rc, uint64_t st
         shim_trace_free(a->id, stream);
 }
 
+/* An allocation request, whichever entry point made it. */
+struct alloc_call {
+    enum { CALL_PLAIN, CALL_ASYNC, CALL_POOL } which;
+    CUdeviceptr *dptr;
+    size_t bytes;
+    CUstream stream;
+    CUmemoryPool pool;
+    bool per_thread;
+};
+
+static CUresult call_real(const struct alloc_call *c)
+{
+    switch (c->which) {
+    case CALL_PLAIN:
+        return shim.real.cuMemAlloc_v2(c->dptr, c->bytes);
+    case CALL_ASYNC:
+        return c->per_thread ? shim.real.cuMemAllocAsync_ptsz(c->dptr, c->bytes, c->stream)
+                             : shim.real.cuMemAllocAsync(c->dptr, c->bytes, c->stream);
+    default:
+        return c->per_thread
+                   ? shim.real.cuMemAllocFromPoolAsync_ptsz(c->dptr, c->bytes, c->pool, c->stream)
+                   : shim.real.cuMemAllocFromPoolAsync(c->dptr, c->bytes, c->pool, c->stream);
+    }
+}
+
+/* Managed when it should be (not from an explicit pool, whose statistics the program reads);
+   otherwise the driver's allocation, counted in the budget, after room was made for it. */
+static CUresult alloc_any(const struct alloc_call *c)
+{
+    if (!shim_active())
+        return call_real(c);
+    CUresult rc;
+    if (c->dptr && c->which != CALL_POOL &&
+        shim_resid_alloc(c->dptr, c->bytes, c->stream, c->per_thread, c->which != CALL_PLAIN, &rc))
+        return rc;
+    bool counted = !shim_capture_active(c->stream, c->per_thread);
+    if (counted && shim_resid_unmanaged_room(c->bytes) != 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    rc = call_real(c);
+    for (int i = 0;
+         rc == CUDA_ERROR_OUT_OF_MEMORY && counted && i < 8 && shim_resid_unmanaged_retry(c->bytes);
+         i++)
+        rc = call_real(c);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    if (counted)
+        shim_resid_unmanaged_add(c->bytes, true);
+    shim_record_alloc(*c->dptr, c->bytes,
+                      c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+                      c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
+    return CUDA_SUCCESS;
+}
+
+/* A free of dptr, whichever entry point made it. */
+static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool async,
+                         CUresult (*real)(CUdeviceptr, CUstream, bool))
+{
+    struct shim_alloc a;
+    bool had = dptr && unregister(dptr, &a);
+    if (had && a.kind == SHIM_ALLOC_MANAGED) {
+        CUresult rc = shim_resid_free(a.id, s, per_thread, async);
+        if (rc == CUDA_SUCCESS && (shim.record & CONF_RECORD_ALLOCS))
+            shim_trace_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
+        return rc;
+    }
+    CUresult rc = real(dptr, s, per_thread);
+    if (had && rc == CUDA_SUCCESS && (a.kind == SHIM_ALLOC_PLAIN || a.kind == SHIM_ALLOC_ASYNC))
+        shim_resid_unmanaged_add(a.size, false);
+    freed(had, &a, rc, async ? shim_stream_id(s, per_thread) : 0);
+    return rc;
+}
+
+static CUresult real_free(CUdeviceptr p, CUstream s, bool per_thread)
+{
+    (void)s, (void)per_thread;
+    return shim.real.cuMemFree_v2(p);
+}
+
+static CUresult real_free_async(CUdeviceptr p, CUstream s, bool per_thread)
+{
+    return per_thread ? shim.real.cuMemFreeAsync_ptsz(p, s) : shim.real.cuMemFreeAsync(p, s);
+}
+
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     SHIM_NEED_REAL(cuMemAlloc_v2);
-    CUresult rc = shim.real.cuMemAlloc_v2(dptr, bytesize);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc(*dptr, bytesize, SHIM_ALLOC_PLAIN, 0);
-    return rc;
+    struct alloc_call c = {CALL_PLAIN, dptr, bytesize, NULL, NULL, false};
+    return alloc_any(&c);
 }
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     SHIM_NEED_REAL(cuMemFree_v2);
-    struct shim_alloc a;
-    bool had = dptr && unregister(dptr, &a);
-    CUresult rc = shim.real.cuMemFree_v2(dptr);
-    freed(had, &a, rc, 0);
-    return rc;
-}
-
-static CUresult alloc_async(shim_fn_cuMemAllocAsync real, CUdeviceptr *dptr, size_t bytes,
-                            CUstream s, bool per_thread)
-{
-    CUresult rc = real(dptr, bytes, s);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc(*dptr, bytes, SHIM_ALLOC_ASYNC, shim_stream_id(s, per_thread));
-    return rc;
+    return free_any(dptr, NULL, false, false, real_free);
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemAllocAsync);
-    return alloc_async(shim.real.cuMemAllocAsync, dptr, bytesize, hStream, false);
+    struct alloc_call c = {CALL_ASYNC, dptr, bytesize, hStream, NULL, false};
+    return alloc_any(&c);
 }
 
 CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemAllocAsync_ptsz);
-    return alloc_async(shim.real.cuMemAllocAsync_ptsz, dptr, bytesize, hStream, true);
-}
-
-static CUresult alloc_pool(shim_fn_cuMemAllocFromPoolAsync real, CUdeviceptr *dptr, size_t bytes,
-                           CUmemoryPool pool, CUstream s, bool per_thread)
-{
-    CUresult rc = real(dptr, bytes, pool, s);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc(*dptr, bytes, SHIM_ALLOC_ASYNC, shim_stream_id(s, per_thread));
-    return rc;
+    struct alloc_call c = {CALL_ASYNC, dptr, bytesize, hStream, NULL, true};
+    return alloc_any(&c);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                          CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemAllocFromPoolAsync);
-    return alloc_pool(shim.real.cuMemAllocFromPoolAsync, dptr, bytesize, pool, hStream, false);
+    struct alloc_call c = {CALL_POOL, dptr, bytesize, hStream, pool, false};
+    return alloc_any(&c);
 }
 
 CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                               CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemAllocFromPoolAsync_ptsz);
-    return alloc_pool(shim.real.cuMemAllocFromPoolAsync_ptsz, dptr, bytesize, pool, hStream, true);
-}
-
-static CUresult free_async(shim_fn_cuMemFreeAsync real, CUdeviceptr dptr, CUstream s,
-                           bool per_thread)
-{
-    struct shim_alloc a;
-    bool had = dptr && unregister(dptr, &a);
-    CUresult rc = real(dptr, s);
-    freed(had, &a, rc, shim_stream_id(s, per_thread));
-    return rc;
+    struct alloc_call c = {CALL_POOL, dptr, bytesize, hStream, pool, true};
+    return alloc_any(&c);
 }
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemFreeAsync);
-    return free_async(shim.real.cuMemFreeAsync, dptr, hStream, false);
+    return free_any(dptr, hStream, false, true, real_free_async);
 }
 
 CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
     SHIM_NEED_REAL(cuMemFreeAsync_ptsz);
-    return free_async(shim.real.cuMemFreeAsync_ptsz, dptr, hStream, true);
+    return free_any(dptr, hStream, true, true, real_free_async);
+}
+
+CUresult CUDAAPI cuMemGetInfo_v2(size_t *free, size_t *total)
+{
+    SHIM_NEED_REAL(cuMemGetInfo_v2);
+    CUresult rc = shim.real.cuMemGetInfo_v2(free, total);
+    if (rc == CUDA_SUCCESS && shim_active())
+        shim_resid_mem_info(free, total);
+    return rc;
 }
 
 CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,

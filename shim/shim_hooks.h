@@ -90,7 +90,8 @@
     X(cuStreamEndCapture, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph)) \
     X(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph)) \
     X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
-    X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream))
+    X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
+    X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total))
 /* clang-format on */
 
 /* Driver functions the shim calls without intercepting them (resolved by name too). */
@@ -106,7 +107,21 @@
     X(cuEventRecord, (CUevent hEvent, CUstream hStream), (hEvent, hStream)) \
     X(cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), (hEvent, hStream)) \
     X(cuEventQuery, (CUevent hEvent), (hEvent)) \
-    X(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds, hStart, hEnd))
+    X(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds, hStart, hEnd)) \
+    X(cuCtxGetDevice, (CUdevice *device), (device)) \
+    X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev)) \
+    X(cuMemGetAllocationGranularity, (size_t *granularity, const CUmemAllocationProp *prop, \
+      CUmemAllocationGranularity_flags option), (granularity, prop, option)) \
+    X(cuMemAddressReserve, (CUdeviceptr *ptr, size_t size, size_t alignment, CUdeviceptr addr, \
+      unsigned long long flags), (ptr, size, alignment, addr, flags)) \
+    X(cuMemAddressFree, (CUdeviceptr ptr, size_t size), (ptr, size)) \
+    X(cuMemCreate, (CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, \
+      unsigned long long flags), (handle, size, prop, flags)) \
+    X(cuMemRelease, (CUmemGenericAllocationHandle handle), (handle)) \
+    X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count), \
+      (ptr, size, desc, count)) \
+    X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags)) \
+    X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
 /* clang-format on */
 
 enum shim_hook_id {

@@ -38,8 +38,10 @@ struct shim_ctx {
     uint32_t record;             /* CONF_RECORD_* bits */
     int profile_iterations;
     uint64_t min_managed_bytes;
-    _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
-    _Atomic uint64_t next_id;    /* next allocation / function / graph id */
+    conf_size budget, host_budget; /* as configured; resolved when residency starts */
+    bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
+    _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
+    _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };
 
 extern struct shim_ctx shim;
@@ -191,6 +193,34 @@ void shim_timing_collect(void);
 void shim_capture_begin(CUstream stream, bool per_thread);
 void shim_capture_end(CUstream stream, bool per_thread);
 bool shim_capture_active(CUstream stream, bool per_thread);
+
+/* shim_resid_*.c — the residency manager (its own state is in shim_resid.h) */
+/* Starts residency on first use (device facts, budget, streams); whether it is on. */
+bool shim_resid_start(void);
+/* Makes a managed allocation of bytes for the program when it should be one: true if it
+   handled the call (*rc says how it went), false to let the driver allocate instead. */
+bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
+                      CUresult *rc);
+/* Frees managed allocation id (already out of the registry): at once after the device
+   is idle, or (async) in the order of stream. CUDA_ERROR_INVALID_VALUE if unknown. */
+CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async);
+/* Makes room in the budget for an unmanaged allocation of bytes; 0, or -1 when nothing
+   can move (the allocation should fail with out-of-memory). */
+int shim_resid_unmanaged_room(uint64_t bytes);
+/* The driver ran out of memory for an unmanaged allocation: frees device memory if it
+   can; true if retrying may succeed. */
+bool shim_resid_unmanaged_retry(uint64_t bytes);
+/* Counts an unmanaged allocation of bytes in (add) or out of the budget. */
+void shim_resid_unmanaged_add(uint64_t bytes, bool add);
+/* Turns the driver's (free, total) into the budget view. */
+void shim_resid_mem_info(size_t *free_bytes, size_t *total);
+/* Before a launch or copy that touches allocations ids: managed ones are made resident
+   and pinned. Returns true if any was managed (then call shim_resid_leave after). */
+bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per_thread);
+/* After the launch or copy was submitted: unpins. */
+void shim_resid_leave(const uint64_t *ids, uint32_t n);
+/* Logs the residency totals (at exit). */
+void shim_resid_exit_log(void);
 
 /* Hook helpers shared by hook files */
 /* Returns from the hook with an error when the real function is not available

@@ -66,6 +66,9 @@ static void apply(const conf_config *cfg)
     shim.profile_iterations = (int)conf_get_int(cfg, CONF_PROFILE_ITERATIONS);
     conf_size m = conf_get_size(cfg, CONF_MIN_MANAGED_BYTES);
     shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
+    shim.budget = conf_get_size(cfg, CONF_BUDGET);
+    shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
+    shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_config_describe(cfg, add_config_line, NULL);
@@ -129,6 +132,7 @@ static void at_exit(void)
 {
     if (atomic_load(&shim.state) == SHIM_READY) {
         shim_timing_collect();
+        shim_resid_exit_log();
         shim_trace_stop();
     }
 }
