@@ -1,4 +1,4 @@
-/* shim_trace_format.h — the trace file format (version 1.0), shared by the writer and the reader.
+/* shim_trace_format.h — the trace file format (version 1.1), shared by the writer and the reader.
  *
  * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
  * Every integer is little-endian. A file is:
@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         0          /* a reader accepts any minor version */
+#define SHIM_TRACE_MINOR         1          /* a reader accepts any minor; 1.1: residency kinds */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -83,9 +83,13 @@ enum shim_trace_kind {
     SHIM_TRACE_GRAPH_LAUNCH = 9,
     SHIM_TRACE_NOTE = 10,
     SHIM_TRACE_DROPPED = 11, /* written by the writer: records a thread could not buffer */
+    SHIM_TRACE_BUDGET = 12,  /* since 1.1 */
+    SHIM_TRACE_MOVE = 13,    /* since 1.1 */
+    SHIM_TRACE_STALL = 14,   /* since 1.1 */
 };
 
-/* Version 1.0's kinds: X(enum, name, fixed body bytes). */
+/* Version 1.1's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
+   (and fields); an id keeps its name and its fields for the life of the major version. */
 #define SHIM_TRACE_KIND_LIST(X)                                                                    \
     X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
     X(SHIM_TRACE_FREE, "free", 16)                                                                 \
@@ -97,9 +101,12 @@ enum shim_trace_kind {
     X(SHIM_TRACE_STEP, "step", 16)                                                                 \
     X(SHIM_TRACE_GRAPH_LAUNCH, "graph_launch", 16)                                                 \
     X(SHIM_TRACE_NOTE, "note", 0)                                                                  \
-    X(SHIM_TRACE_DROPPED, "dropped", 16)
+    X(SHIM_TRACE_DROPPED, "dropped", 16)                                                           \
+    X(SHIM_TRACE_BUDGET, "budget", 24)                                                             \
+    X(SHIM_TRACE_MOVE, "move", 40)                                                                 \
+    X(SHIM_TRACE_STALL, "stall", 24)
 
-/* Version 1.0's fields: X(kind, field name, type, offset in the body). The body layouts below
+/* Version 1.1's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
 #define SHIM_TRACE_FIELD_LIST(X)                                                                   \
     X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
@@ -131,7 +138,19 @@ enum shim_trace_kind {
     X(SHIM_TRACE_GRAPH_LAUNCH, "stream", SHIM_TRACE_U64, 8)                                        \
     X(SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, 0)                                                 \
     X(SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, 0)                                            \
-    X(SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, 8)
+    X(SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, 8)                                              \
+    X(SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, 0)                                        \
+    X(SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, 8)                                   \
+    X(SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, 16)                                       \
+    X(SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, 0)                                              \
+    X(SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, 8)                                                 \
+    X(SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, 16)                                             \
+    X(SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, 24)                                               \
+    X(SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, 32)                                                  \
+    X(SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, 36)                                               \
+    X(SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, 0)                                             \
+    X(SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, 8)                                               \
+    X(SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, 16)
 
 /* Record bodies as the writer lays them out (no implicit padding on LP64). */
 struct shim_trace_body_alloc {
@@ -156,6 +175,17 @@ struct shim_trace_body_copy {
 struct shim_trace_body_sync {
     uint64_t stream;
     uint32_t sync_kind, zero;
+};
+struct shim_trace_body_budget {
+    uint64_t budget_bytes, host_budget_bytes, device_total;
+};
+struct shim_trace_body_move {
+    uint64_t alloc_id, bytes, start_ns, end_ns;
+    uint32_t dir, reason;
+};
+struct shim_trace_body_stall {
+    uint64_t start_ns, end_ns;
+    uint32_t reason, zero;
 };
 
 /* ---- checksum: CRC-32 (IEEE 802.3, reflected, the value of zlib's crc32()) ---- */

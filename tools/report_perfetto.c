@@ -7,7 +7,11 @@
  * estimated: the launch time, or the end of the stream's previous kernel if later), untimed
  * kernels and copies as instants, device memory as a counter track; the host process has one
  * track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and notes.
- * Timestamps are microseconds since the trace started.
+ * Residency moves are complete events on two tracks of the GPU process ("residency: to host",
+ * "residency: to device"), and the stalls they caused on a "residency: stalls" track of the host
+ * process; a slice that overlaps the previous one of its track goes on a further lane ("... #2"),
+ * since Perfetto needs the slices of a track nested. Timestamps are microseconds since the trace
+ * started.
  */
 #include "report.h"
 #include "report_trace.h"
@@ -21,6 +25,10 @@
 #define USAGE   "perfetto [-o FILE] TRACE"
 #define U(x)    ((unsigned long long)(x))
 #define GPU_PID 0
+/* The host process's stall lanes: Linux thread ids stay below 4194304 (PID_MAX_LIMIT), so no
+   thread's track has these ids. */
+#define STALL_TID 4194304u
+#define LANES_MAX 16 /* per residency track; later overlaps share the last lane */
 
 typedef struct pctx {
     FILE *out;
@@ -59,27 +67,32 @@ static void meta(pctx *p, const char *what, int pid, uint64_t tid, const char *n
     fprintf(p->out, "}}");
 }
 
+/* A new track of the GPU process, named; -1 when memory ran out. */
+static long new_track(pctx *p, const char *name)
+{
+    double *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
+    if (end == NULL)
+        return -1;
+    p->stream_end = end;
+    end[p->ntracks] = -1e300;
+    meta(p, "thread_name", GPU_PID, p->ntracks, name);
+    return (long)p->ntracks++;
+}
+
 /* The track of a stream, made (with its name) on first use; -1 when memory ran out. */
 static long track_of(pctx *p, uint64_t stream)
 {
     uint64_t tr;
     if (report_map_get(&p->streams, stream, &tr))
         return (long)tr;
-    double *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
-    if (end == NULL || report_map_put(&p->streams, stream, p->ntracks) != 0) {
-        if (end != NULL)
-            p->stream_end = end;
+    if (report_map_put(&p->streams, stream, p->ntracks) != 0)
         return -1;
-    }
-    p->stream_end = end;
-    end[p->ntracks] = -1e300;
     char name[64];
     snprintf(name, sizeof name, "stream 0x%llx%s", U(stream),
              stream == 0   ? " (legacy default)"
              : stream == 2 ? " (per-thread default)"
                            : "");
-    meta(p, "thread_name", GPU_PID, p->ntracks, name);
-    return (long)p->ntracks++;
+    return new_track(p, name);
 }
 
 static const char *kernel_name(pctx *p, uint64_t func_id, char *buf, size_t len)
@@ -133,6 +146,117 @@ static int copy_event(pctx *p, const report_rec *r)
             "\"dst_id\": %llu, \"src_id\": %llu}}",
             U(r->c), U(r->a), U(r->b));
     return 0;
+}
+
+/* A slice from start_ns to end_ns (0 us long when end_ns is not later), left open as ev(). */
+static void slice(pctx *p, const char *name, int pid, uint64_t tid, uint64_t start_ns,
+                  uint64_t end_ns)
+{
+    ev(p, "X", name, pid, tid, us(p, start_ns));
+    fprintf(p->out, ", \"dur\": ");
+    report_json_double(p->out, end_ns > start_ns ? (double)(end_ns - start_ns) / 1e3 : 0);
+}
+
+/* The residency track a move (by direction) or a stall (0) goes to. */
+static unsigned residency_group(const report_rec *r)
+{
+    if (r->kind == SHIM_TRACE_STALL)
+        return 0;
+    if (r->kind == SHIM_TRACE_MOVE &&
+        (r->sub == SHIM_MOVE_TO_HOST || r->sub == SHIM_MOVE_TO_DEVICE))
+        return r->sub;
+    return 3; /* not shown */
+}
+
+static int by_group_start(const void *pa, const void *pb)
+{
+    const report_rec *a = *(const report_rec *const *)pa, *b = *(const report_rec *const *)pb;
+    unsigned ga = residency_group(a), gb = residency_group(b);
+    if (ga != gb)
+        return ga < gb ? -1 : 1;
+    if (a->c != b->c)
+        return a->c < b->c ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The lanes of one residency track: where each one's last slice ends, and its tid. */
+typedef struct lanes {
+    uint64_t end[LANES_MAX];
+    uint64_t tid[LANES_MAX];
+    size_t n;
+} lanes;
+
+/* The tid of the first lane free at r's start (made and named when needed); -1 when memory ran
+   out. */
+static long lane_of(pctx *p, lanes *l, unsigned group, const report_rec *r)
+{
+    size_t i = 0;
+    while (i < l->n && l->end[i] > r->c)
+        i++;
+    if (i == LANES_MAX)
+        i = LANES_MAX - 1;
+    else if (i == l->n) {
+        char name[48];
+        snprintf(name, sizeof name, i ? "residency: %s #%zu" : "residency: %s",
+                 group ? report_move_dir_name(group) : "stalls", i + 1);
+        if (group == 0) {
+            l->tid[i] = STALL_TID + i;
+            meta(p, "thread_name", p->host_pid, l->tid[i], name);
+        } else {
+            long tr = new_track(p, name);
+            if (tr < 0)
+                return -1;
+            l->tid[i] = (uint64_t)tr;
+        }
+        l->n++;
+    }
+    if (r->d > l->end[i])
+        l->end[i] = r->d;
+    return (long)l->tid[i];
+}
+
+static void residency_event(pctx *p, const report_rec *r, uint64_t tid)
+{
+    if (r->kind == SHIM_TRACE_STALL) {
+        slice(p, "stall", p->host_pid, tid, r->c, r->d);
+        fprintf(p->out,
+                ", \"cat\": \"residency\", \"args\": {\"reason\": \"%s\", \"stalled_tid\": %u}}",
+                report_move_reason_name(r->sub2), r->tid);
+        return;
+    }
+    const char *name = r->sub == SHIM_MOVE_TO_DEVICE      ? "restore"
+                       : r->sub2 == SHIM_REASON_CANCELLED ? "cancelled eviction"
+                                                          : "evict";
+    slice(p, name, GPU_PID, tid, r->c, r->d);
+    fprintf(p->out,
+            ", \"cat\": \"residency\", \"args\": {\"alloc_id\": %llu, \"bytes\": %llu, "
+            "\"reason\": \"%s\"}}",
+            U(r->a), U(r->b), report_move_reason_name(r->sub2));
+}
+
+/* Moves and stalls as slices by start time, each on the first lane of its track it fits. */
+static int residency_events(pctx *p)
+{
+    const report_rec **v = malloc((p->t->n + 1) * sizeof *v);
+    if (v == NULL)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < p->t->n; i++)
+        if (residency_group(&p->t->recs[i]) < 3)
+            v[n++] = &p->t->recs[i];
+    qsort(v, n, sizeof *v, by_group_start);
+    lanes l[3] = {{{0}, {0}, 0}};
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        unsigned g = residency_group(v[i]);
+        long tid = lane_of(p, &l[g], g, v[i]);
+        if (tid < 0)
+            rc = -1;
+        else
+            residency_event(p, v[i], (uint64_t)tid);
+    }
+    free(v);
+    return rc;
 }
 
 static void host_event(pctx *p, const report_rec *r)
@@ -279,7 +403,7 @@ int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *
             "\"baseTimeNanoseconds\": %llu, \"traceEvents\": [",
             U(t->start_ns));
     int rc = index_records(&p, &launch_of) == 0 && names(&p) == 0 && events(&p) == 0 &&
-                     memory_counter(&p) == 0
+                     residency_events(&p) == 0 && memory_counter(&p) == 0
                  ? 0
                  : -1;
     if (rc == 0)

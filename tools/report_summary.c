@@ -1,5 +1,6 @@
-/* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, top allocations
- * and kernels of a trace, as text (one fact per line) or as one JSON object. */
+/* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, the residency
+ * budget, moves and stalls, top allocations and kernels of a trace, as text (one fact per line)
+ * or as one JSON object. */
 #include "report.h"
 #include "report_trace.h"
 
@@ -69,6 +70,46 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
             U(s->end_device_bytes), U(s->unmatched_frees), U(s->notes));
 }
 
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / 1048576.0;
+}
+
+/* The budget in force at the end, and the moves and stalls: zeros without such records. */
+static void text_residency(FILE *out, const report_stats *s)
+{
+    const report_residency *x = &s->residency;
+    if (s->budgets)
+        fprintf(out, "budget_bytes: %llu (%.1f MiB)\nhost_budget_bytes: %llu (%.1f MiB)\n",
+                U(s->budget_bytes), mib(s->budget_bytes), U(s->host_budget_bytes),
+                mib(s->host_budget_bytes));
+    else
+        fprintf(out, "budget_bytes: 0 (none recorded)\nhost_budget_bytes: 0\n");
+    fprintf(out, "device_total_bytes: %llu\n", U(s->device_total));
+    fprintf(out, "evictions: %llu\ncancelled_evictions: %llu (%llu bytes)\nrestores: %llu\n",
+            U(x->evictions), U(x->cancelled_evictions), U(x->cancelled_bytes), U(x->restores));
+    fprintf(out, "bytes_to_host: %llu (%.1f MiB)\nbytes_to_device: %llu (%.1f MiB)\n",
+            U(x->bytes_to_host), mib(x->bytes_to_host), U(x->bytes_to_device),
+            mib(x->bytes_to_device));
+    fprintf(out, "stalls: %llu\nstall_us: %.3f\n", U(x->stalls), (double)x->stall_ns / 1e3);
+}
+
+/* Moves and stalls of each step, when the trace has any. */
+static void text_residency_steps(FILE *out, const report_stats *s)
+{
+    const report_residency *x = &s->residency;
+    if (x->evictions + x->cancelled_evictions + x->restores + x->stalls == 0)
+        return;
+    fprintf(out, "\nresidency by step:\n  %6s %9s %9s %8s %14s %15s %12s\n", "step", "evictions",
+            "cancelled", "restores", "bytes_to_host", "bytes_to_device", "stall_us");
+    for (size_t i = 0; i < s->nsteps; i++) {
+        const report_residency *r = &s->steps[i].residency;
+        fprintf(out, "  %6llu %9llu %9llu %8llu %14llu %15llu %12.3f\n", U(s->steps[i].step),
+                U(r->evictions), U(r->cancelled_evictions), U(r->restores), U(r->bytes_to_host),
+                U(r->bytes_to_device), (double)r->stall_ns / 1e3);
+    }
+}
+
 static void text_tables(FILE *out, const report_trace *t, const report_stats *s, long top)
 {
     fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s\n", "step", "first_seq", "launches",
@@ -79,6 +120,7 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
                 U(st->first_seq), U(st->launches), U(st->allocations), U(st->frees),
                 U(st->peak_device_bytes), ms_since(t, st->t_start));
     }
+    text_residency_steps(out, s);
     size_t n;
     const report_alloc **v = top_allocs(s, &n, top);
     fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
@@ -140,16 +182,42 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     json_u(out, "unmatched_frees", s->unmatched_frees);
 }
 
+/* The residency keys: all 0 without budget, move or stall records. */
+static void json_residency(FILE *out, const report_stats *s)
+{
+    const report_residency *x = &s->residency;
+    json_u(out, "budget_bytes", s->budget_bytes);
+    json_u(out, "host_budget_bytes", s->host_budget_bytes);
+    json_u(out, "device_total_bytes", s->device_total);
+    json_u(out, "evictions", x->evictions);
+    json_u(out, "cancelled_evictions", x->cancelled_evictions);
+    json_u(out, "restores", x->restores);
+    json_u(out, "bytes_to_host", x->bytes_to_host);
+    json_u(out, "bytes_to_device", x->bytes_to_device);
+    json_u(out, "stalls", x->stalls);
+    fprintf(out, "\"stall_us\": ");
+    report_json_double(out, (double)x->stall_ns / 1e3);
+    fprintf(out, ", ");
+}
+
 static void json_lists(FILE *out, const report_stats *s, long top)
 {
     fprintf(out, "\"steps\": [");
     for (size_t i = 0; i < s->nsteps; i++) {
         const report_step *st = &s->steps[i];
+        const report_residency *x = &st->residency;
         fprintf(out,
                 "%s{\"step\": %llu, \"first_seq\": %llu, \"launches\": %llu, "
-                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu}",
+                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu, ",
                 i ? ", " : "", U(st->step), U(st->first_seq), U(st->launches), U(st->allocations),
                 U(st->frees), U(st->peak_device_bytes));
+        fprintf(out,
+                "\"evictions\": %llu, \"cancelled_evictions\": %llu, \"restores\": %llu, "
+                "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_us\": ",
+                U(x->evictions), U(x->cancelled_evictions), U(x->restores), U(x->bytes_to_host),
+                U(x->bytes_to_device));
+        report_json_double(out, (double)x->stall_ns / 1e3);
+        fputc('}', out);
     }
     size_t n;
     const report_alloc **v = top_allocs(s, &n, top);
@@ -181,9 +249,11 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
 {
     if (json) {
         json_counts(out, t, s);
+        json_residency(out, s);
         json_lists(out, s, top);
     } else {
         text_counts(out, t, s);
+        text_residency(out, s);
         text_tables(out, t, s, top);
     }
 }

@@ -19,7 +19,10 @@
      step         a step, b first_seq
      graph_launch a graph_id, d stream
      note         text
-     dropped      a records, b total */
+     dropped      a records, b total
+     budget       a budget_bytes, b host_budget_bytes, c device_total
+     move         a alloc_id, b bytes, c start_ns, d end_ns, sub dir, sub2 reason
+     stall        c start_ns, d end_ns, sub2 reason */
 typedef struct report_rec {
     uint64_t t_ns;
     uint64_t a, b, c, d;
@@ -28,7 +31,7 @@ typedef struct report_rec {
     size_t ids;  /* offset of n_ids values in report_trace.ids */
     uint32_t n_ids;
     uint32_t tid;
-    uint32_t sub;
+    uint32_t sub, sub2;
     uint16_t kind;
     uint64_t order; /* position in the file, to keep sorting stable */
 } report_rec;
@@ -110,11 +113,21 @@ typedef struct report_alloc {
     int64_t step; /* the step it was made in, -1 before the first */
 } report_alloc;
 
+/* Residency moves and stalls (since format 1.1), overall or of one step. An eviction is a move
+   to host whose reason is not "cancelled"; a cancelled eviction is counted apart, but its
+   bytes were copied, so they are in bytes_to_host. stall_ns sums the stalls' durations. */
+typedef struct report_residency {
+    uint64_t evictions, cancelled_evictions, restores, stalls;
+    uint64_t bytes_to_host, bytes_to_device, cancelled_bytes;
+    uint64_t stall_ns;
+} report_residency;
+
 typedef struct report_step {
     uint64_t step, first_seq, t_start;
     uint64_t t_mark;         /* when the step's mark was written (the step had closed) */
     uint64_t end_seq, t_end; /* first launch after the step (UINT64_MAX: none), its end time */
     uint64_t launches, allocations, frees, peak_device_bytes;
+    report_residency residency; /* moves and stalls that started in [t_start, t_end) */
 } report_step;
 
 typedef struct report_stats {
@@ -124,7 +137,11 @@ typedef struct report_stats {
     uint64_t copy_bytes[6]; /* by enum shim_copy_dir */
     uint64_t unmatched_frees, unmatched_times, duplicate_allocs;
     uint64_t first_ns, last_ns;
-    report_step *steps; /* by first_seq */
+    /* The last budget record (budgets == 0: none, and the three are 0). */
+    uint64_t budgets, budget_bytes, host_budget_bytes, device_total;
+    report_residency residency; /* every move and stall, in steps or not */
+    uint64_t odd_moves;         /* moves of a direction the format does not define: not counted */
+    report_step *steps;         /* by first_seq */
     size_t nsteps;
     report_kernel *kernels; /* by total time, then launches, then name */
     size_t nkernels;
@@ -146,6 +163,8 @@ int report_alloc_on_device(uint32_t kind);
 const char *report_alloc_kind_name(uint32_t kind);
 const char *report_copy_dir_name(uint32_t dir);
 const char *report_sync_kind_name(uint32_t kind);
+const char *report_move_dir_name(uint32_t dir);       /* "to host", "to device" */
+const char *report_move_reason_name(uint32_t reason); /* "budget", "demand", ... */
 
 /* ---- report_trace_map.c: a u64 -> u64 hash map ---- */
 

@@ -28,6 +28,20 @@ const char *report_sync_kind_name(uint32_t kind)
     return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
 }
 
+/* Contract in report_trace.h. */
+const char *report_move_dir_name(uint32_t dir)
+{
+    static const char *names[] = {"?", "to host", "to device"};
+    return dir < sizeof names / sizeof names[0] ? names[dir] : "?";
+}
+
+/* Contract in report_trace.h. */
+const char *report_move_reason_name(uint32_t reason)
+{
+    static const char *names[] = {"?", "budget", "demand", "prefetch", "cancelled"};
+    return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+}
+
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
 static int utf8_len(const unsigned char *s)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Where a field goes in report_rec. */
-enum slot { S_A, S_B, S_C, S_D, S_SUB, S_USEC, S_TEXT, S_IDS };
+enum slot { S_A, S_B, S_C, S_D, S_SUB, S_SUB2, S_USEC, S_TEXT, S_IDS };
 
 /* The fields this reader needs, found by name in the file's schema. */
 static const struct want {
@@ -47,6 +47,18 @@ static const struct want {
     {SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, S_TEXT},
     {SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, S_A},
     {SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, S_SUB},
+    {SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, S_SUB2},
+    {SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, S_SUB2},
 };
 #define NWANTS     (sizeof wants / sizeof wants[0])
 #define KIND_WANTS 8 /* the most wants of one kind */
@@ -339,6 +351,8 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
             uint64_t *dst[] = {&r->a, &r->b, &r->c, &r->d};
             if (slot == S_SUB)
                 r->sub = (uint32_t)v;
+            else if (slot == S_SUB2)
+                r->sub2 = (uint32_t)v;
             else
                 *dst[slot] = v;
         }

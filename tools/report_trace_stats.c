@@ -1,4 +1,5 @@
-/* report_trace_stats.c — what the trace subcommands report: steps, kernels, allocations, peak. */
+/* report_trace_stats.c — what the trace subcommands report: steps, kernels, allocations, peak,
+ * residency moves and stalls. */
 #include "report_trace.h"
 
 #include "shim_trace.h"
@@ -394,6 +395,73 @@ static int memory_pass(ctx *c)
     return 0;
 }
 
+/* The step whose window [t_start, t_end) holds t, or NULL. Step windows follow one another
+   (starts never decrease, each ends where the next starts), so the candidate is the last step
+   that starts at or before t. */
+static report_step *step_at(report_stats *s, uint64_t t)
+{
+    size_t lo = 0, hi = s->nsteps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->steps[mid].t_start <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && t < s->steps[lo - 1].t_end ? &s->steps[lo - 1] : NULL;
+}
+
+static void add_move(report_residency *x, const report_rec *r)
+{
+    if (r->sub == SHIM_MOVE_TO_DEVICE) {
+        x->restores++;
+        x->bytes_to_device = sat_add(x->bytes_to_device, r->b);
+        return;
+    }
+    if (r->sub2 == SHIM_REASON_CANCELLED) {
+        x->cancelled_evictions++;
+        x->cancelled_bytes = sat_add(x->cancelled_bytes, r->b);
+    } else {
+        x->evictions++;
+    }
+    x->bytes_to_host = sat_add(x->bytes_to_host, r->b); /* a cancelled copy was made too */
+}
+
+static void add_stall(report_residency *x, const report_rec *r)
+{
+    x->stalls++;
+    x->stall_ns = sat_add(x->stall_ns, r->d > r->c ? r->d - r->c : 0);
+}
+
+/* Budget records (the last one wins), and moves and stalls overall and per step: a move or a
+   stall belongs to the step whose window holds its start_ns. */
+static void residency_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    for (size_t i = 0; i < c->t->n; i++) {
+        const report_rec *r = &c->t->recs[i];
+        report_step *st =
+            r->kind == SHIM_TRACE_MOVE || r->kind == SHIM_TRACE_STALL ? step_at(s, r->c) : NULL;
+        if (r->kind == SHIM_TRACE_BUDGET) {
+            s->budgets++;
+            s->budget_bytes = r->a;
+            s->host_budget_bytes = r->b;
+            s->device_total = r->c;
+        } else if (r->kind == SHIM_TRACE_STALL) {
+            add_stall(&s->residency, r);
+            if (st != NULL)
+                add_stall(&st->residency, r);
+        } else if (r->kind == SHIM_TRACE_MOVE && r->sub != SHIM_MOVE_TO_HOST &&
+                   r->sub != SHIM_MOVE_TO_DEVICE) {
+            s->odd_moves++;
+        } else if (r->kind == SHIM_TRACE_MOVE) {
+            add_move(&s->residency, r);
+            if (st != NULL)
+                add_move(&st->residency, r);
+        }
+    }
+}
+
 static int by_total(const void *pa, const void *pb)
 {
     const report_kernel *a = pa, *b = pb;
@@ -413,6 +481,8 @@ int report_stats_compute(report_stats *s, const report_trace *t)
         index_pass(&c) == 0 && kernel_pass(&c) == 0 && step_pass(&c) == 0 && memory_pass(&c) == 0
             ? 0
             : -1;
+    if (rc == 0)
+        residency_pass(&c);
     report_map_free(&c.func_name);
     report_map_free(&c.seq);
     report_map_free(&c.func);

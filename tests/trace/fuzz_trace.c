@@ -63,6 +63,19 @@ static void one(const unsigned char *data, size_t size)
     if (report_stats_compute(&s, &t) == 0) {
         CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
         CHECK(s.warmup_launches <= s.launches);
+        const report_residency *x = &s.residency;
+        CHECK(x->evictions + x->cancelled_evictions + x->restores + s.odd_moves + x->stalls +
+                  s.budgets <=
+              t.n);
+        uint64_t moves = 0, stalls = 0; /* each move or stall is in one step at most */
+        for (size_t i = 0; i < s.nsteps; i++) {
+            const report_residency *y = &s.steps[i].residency;
+            moves += y->evictions + y->cancelled_evictions + y->restores;
+            stalls += y->stalls;
+            CHECK(y->bytes_to_host <= x->bytes_to_host && y->stall_ns <= x->stall_ns);
+        }
+        CHECK(moves <= x->evictions + x->cancelled_evictions + x->restores);
+        CHECK(stalls <= x->stalls);
         report_summary_print(sink, &t, &s, 0, 10);
         report_summary_print(sink, &t, &s, 1, 3);
         report_kernels_print(sink, &s, 0);

@@ -1,8 +1,8 @@
 #!/bin/sh
 # End-to-end checks of shim-report's trace subcommands on traces written by the real writer
 # (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
-# allocations and kernel times; kernels; allocs; perfetto JSON parsed by python3; a truncated
-# trace; a corrupt chunk; usage errors.
+# allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; perfetto
+# JSON parsed by python3; a trace of format 1.0; a truncated trace; a corrupt chunk; usage errors.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="$root/${BUILD:-build}"
@@ -28,13 +28,30 @@ check "trace_gen writes the synthetic trace" [ -s "$tmp/syn.trace" ]
 "$report" summary "$tmp/syn.trace" >"$tmp/sum" 2>"$tmp/err"
 check "summary: exit 0" [ $? -eq 0 ]
 check "summary: nothing on stderr for a complete trace" [ ! -s "$tmp/err" ]
-for line in "status: complete" "records: 74" "iterations: 4" "warmup_launches: 3" \
+for line in "status: complete" "records: 83" "iterations: 4" "warmup_launches: 3" \
     "launches: 24" "launches_per_iteration: 5" "allocations: 7" "allocations_per_iteration: 1" \
     "frees: 5" "copies: 2" "syncs: 6" "graph_launches: 1" "kernel_times: 20" \
     "peak_device_bytes: 14680064 (14.0 MiB)" "peak_host_pinned_bytes: 1048576" \
     "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic"; do
     check "summary: '$line'" has_line "$tmp/sum" "$line"
 done
+# residency: a budget of 12 MiB (host 64 MiB, device 80 GiB); evictions of 4 MiB (warm-up, in no
+# step), 4 MiB (step 1) and 2 MiB (step 2); a cancelled eviction of 4 MiB (step 2), whose copy
+# counts in bytes_to_host; restores of 4 MiB (step 1) and 2 MiB (step 2); stalls of 250 us
+# (step 1) and 1000 us (step 2)
+for line in "budget_bytes: 12582912 (12.0 MiB)" "host_budget_bytes: 67108864 (64.0 MiB)" \
+    "device_total_bytes: 85899345920" "evictions: 3" "cancelled_evictions: 1 (4194304 bytes)" \
+    "restores: 2" "bytes_to_host: 14680064 (14.0 MiB)" "bytes_to_device: 6291456 (6.0 MiB)" \
+    "stalls: 2" "stall_us: 1250.000" \
+    "    step evictions cancelled restores  bytes_to_host bytes_to_device     stall_us" \
+    "       0         0         0        0              0               0        0.000" \
+    "       1         1         0        1        4194304         4194304      250.000" \
+    "       2         1         1        1        6291456         2097152     1000.000" \
+    "       3         0         0        0              0               0        0.000"; do
+    check "summary: '$line'" has_line "$tmp/sum" "$line"
+done
+check "summary: the residency table follows the steps table" \
+    sh -c "grep -A7 '^steps:' '$tmp/sum' | tail -n 1 | grep -qx 'residency by step:'"
 check "summary: step 2 holds the 8 MiB temporary (peak 14 MiB)" \
     grep -qE '^ +2 +13 +5 +2 +2 +14680064 ' "$tmp/sum"
 check "summary: the launch after the last step's mark belongs to no step" \
@@ -57,6 +74,14 @@ check "summary --json: kernels by time with launches and total_us" json "$tmp/su
 check "summary --json: per-step launches, allocations and peaks" json "$tmp/sum.json" \
     "[(s['step'],s['first_seq'],s['launches'],s['allocations'],s['peak_device_bytes']) \
       for s in d['steps']] == [(0,3,5,1,6291456),(1,8,5,1,6291456),(2,13,5,2,14680064),(3,18,5,1,6291456)]"
+check "summary --json: residency totals" json "$tmp/sum.json" \
+    "(d['budget_bytes'],d['host_budget_bytes'],d['device_total_bytes'],d['evictions'], \
+      d['restores'],d['cancelled_evictions'],d['bytes_to_host'],d['bytes_to_device'],d['stalls'], \
+      d['stall_us']) == (12582912,67108864,85899345920,3,2,1,14680064,6291456,2,1250.0)"
+check "summary --json: residency per step (the warm-up eviction in none)" json "$tmp/sum.json" \
+    "[(s['evictions'],s['cancelled_evictions'],s['restores'],s['bytes_to_host'], \
+       s['bytes_to_device'],s['stall_us']) for s in d['steps']] == [(0,0,0,0,0,0.0), \
+      (1,0,1,4194304,4194304,250.0),(1,1,1,6291456,2097152,1000.0),(0,0,0,0,0,0.0)]"
 check "summary --json --top 2: two top allocations" sh -c \
     "'$report' summary --json --top 2 '$tmp/syn.trace' >'$tmp/top2.json'"
 check "summary --json --top 2: the 8 MiB and the 4 MiB ones" json "$tmp/top2.json" \
@@ -92,9 +117,11 @@ check "perfetto: kernels on one stream do not overlap" json "$tmp/p.json" \
     "all(x[i]['ts']+x[i]['dur'] <= x[i+1]['ts']+1e-6 for x in [sorted([e for e in $ev \
       if e['ph']=='X' and e.get('cat')=='kernel' and e['tid']==t], key=lambda e: e['ts']) \
       for t in {e['tid'] for e in $ev if e.get('cat')=='kernel'}] for i in range(len(x)-1))"
-check "perfetto: GPU 0 process and one named track per stream" json "$tmp/p.json" \
+check "perfetto: GPU 0 process, one named track per stream and the residency tracks" \
+    json "$tmp/p.json" \
     "{e['args']['name'] for e in $ev if e['ph']=='M' and e['pid']==0 and 'name' in e['args']} == \
-     {'GPU 0','stream 0x5000','stream 0x0 (legacy default)'}"
+     {'GPU 0','stream 0x5000','stream 0x0 (legacy default)','residency: to host', \
+      'residency: to host #2','residency: to device'}"
 check "perfetto: memory counter peaks at 14 MiB and ends at 4 MiB" json "$tmp/p.json" \
     "max(e['args']['allocated_bytes'] for e in $ev if e['ph']=='C') == 14680064 and \
      sorted([e for e in $ev if e['ph']=='C'], key=lambda e:e['ts'])[-1]['args']['allocated_bytes'] == 4194304"
@@ -102,12 +129,55 @@ check "perfetto: ProfilerStep#0..3 on the host process" json "$tmp/p.json" \
     "sorted(e['name'] for e in $ev if e.get('cat')=='user_annotation' and e['pid']==4242) == \
      ['ProfilerStep#0','ProfilerStep#1','ProfilerStep#2','ProfilerStep#3']"
 
+# on_track PID NAME: a Python list of (name, dur, reason) of the residency slices, in start
+# order, on the track of process PID named NAME
+on_track() {
+    echo "[(e['name'],e['dur'],e['args']['reason']) for e in sorted($ev, key=lambda e: e['ts']) \
+      if e.get('cat')=='residency' and e['pid']==$1 and (e['pid'],e['tid']) in \
+      [(m['pid'],m['tid']) for m in $ev if m['ph']=='M' and m['args'].get('name')=='$2']]"
+}
+check "perfetto: evictions on 'residency: to host', in start order" json "$tmp/p.json" \
+    "$(on_track 0 'residency: to host') == \
+     [('evict',300.0,'budget'),('evict',300.0,'budget'),('evict',150.0,'budget')]"
+check "perfetto: an eviction in flight beside another goes on a second lane" json "$tmp/p.json" \
+    "$(on_track 0 'residency: to host #2') == [('cancelled eviction',100.0,'cancelled')]"
+check "perfetto: restores on 'residency: to device'" json "$tmp/p.json" \
+    "$(on_track 0 'residency: to device') == \
+     [('restore',300.0,'demand'),('restore',150.0,'prefetch')]"
+check "perfetto: stalls on the host process's 'residency: stalls'" json "$tmp/p.json" \
+    "$(on_track 4242 'residency: stalls') == [('stall',250.0,'demand'),('stall',1000.0,'budget')]"
+check "perfetto: residency slices carry alloc_id and bytes" json "$tmp/p.json" \
+    "sorted((e['args']['alloc_id'],e['args']['bytes']) for e in $ev \
+      if e.get('cat')=='residency' and e['pid']==0) == [(1,4194304)]*4 + [(12,2097152)]*2"
+check "perfetto: no two slices of a residency track overlap" json "$tmp/p.json" \
+    "all(x[i]['ts']+x[i]['dur'] <= x[i+1]['ts']+1e-6 for x in [sorted([e for e in $ev \
+      if e.get('cat')=='residency' and (e['pid'],e['tid'])==k], key=lambda e: e['ts']) \
+      for k in {(e['pid'],e['tid']) for e in $ev if e.get('cat')=='residency'}] \
+      for i in range(len(x)-1))"
+
+# ---- no residency records: zeros; a trace of format 1.0 (a fuzz seed the 1.0 writer made) ----
+zeros="all(d[k]==0 for k in ['budget_bytes','host_budget_bytes','evictions','restores', \
+      'cancelled_evictions','bytes_to_host','bytes_to_device','stall_us'])"
+"$gen" empty "$tmp/empty.trace"
+"$report" summary --json "$tmp/empty.trace" >"$tmp/empty.json"
+check "empty: every residency key is 0" json "$tmp/empty.json" "$zeros"
+"$report" summary "$tmp/empty.trace" >"$tmp/empty.out"
+check "empty: 'budget_bytes: 0 (none recorded)'" has_line "$tmp/empty.out" \
+    "budget_bytes: 0 (none recorded)"
+check "empty: no residency table" sh -c "! grep -q '^residency by step:' '$tmp/empty.out'"
+"$report" summary --json "$root/tests/trace/corpus-fuzz_trace/synthetic.trace" >"$tmp/old.json"
+check "format 1.0: read, with its figures and every residency key 0" json "$tmp/old.json" \
+    "d['format']=='1.0' and d['launches']==24 and d['iterations']==4 and $zeros"
+
 # ---- a trace from four threads ----
 "$gen" threads "$tmp/threads.trace"
 "$report" summary --json "$tmp/threads.trace" >"$tmp/threads.json"
 check "threads: 20 launches and allocations, 4 steps, 20 kernels" json "$tmp/threads.json" \
     "d['launches']==20 and d['allocations']==20 and d['frees']==20 and d['iterations']==4 \
      and len(d['kernels'])==20 and d['peak_device_bytes']>0"
+check "threads: an eviction of 4096 bytes and a 10 us stall from each" json "$tmp/threads.json" \
+    "(d['evictions'],d['bytes_to_host'],d['restores'],d['stalls'],d['stall_us']) == \
+     (4,16384,0,4,40.0) and d['budget_bytes'] in (1,1001,2001,3001)"
 
 # ---- truncated and corrupt traces ----
 size=$(wc -c <"$tmp/syn.trace")
@@ -123,7 +193,7 @@ check "truncated: --json says so" json "$tmp/cut.json" \
     "d['truncated'] is True and d['complete'] is False and d['status'].startswith('truncated at byte') \
      and d['launches']==24"
 check "truncated: records of the whole chunks are read (all but the end chunk's)" \
-    has_line "$tmp/cut.out" "records: 74"
+    has_line "$tmp/cut.out" "records: 83"
 cp "$tmp/syn.trace" "$tmp/bad.trace"
 printf 'X' | dd of="$tmp/bad.trace" bs=1 seek=$((size - 200)) conv=notrunc 2>/dev/null
 "$report" summary "$tmp/bad.trace" >"$tmp/bad.out" 2>"$tmp/bad.err"

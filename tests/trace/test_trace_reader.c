@@ -1,6 +1,7 @@
 /* test_trace_reader.c — the trace reader against damaged and foreign input: cut at every offset,
  * every byte flipped, bad preambles, chunk order, a newer writer's schema, malformed schemas and
- * records; each error names the file and the byte offset. */
+ * records; each error names the file and the byte offset. Also residency moves and stalls
+ * attributed to steps at the edges of their windows. */
 #include "report_trace.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
@@ -443,6 +444,9 @@ static void bad_schemas(void **state)
         int which;
     } cases[] = {
         {"schema: kind 'alloc' lacks the field 'addr' (u64)", 0},
+        {"schema: kind 'move' lacks the field 'reason' (u32)", 7},
+        {"schema: field 'reason' of kind 'stall' is u64, this reader expects u32", 8},
+        {"schema: kind 13 is 'moves', this reader knows it as 'move'", 9},
         {"schema: field 'seq' of kind 'kernel_time' is u32, this reader expects u64", 1},
         {"schema: kind 2 'free' is zero, repeated, or too large", 2},
         {"schema: field 'stream' of kind 'free' lies outside its record", 3},
@@ -476,6 +480,18 @@ static void bad_schemas(void **state)
             break;
         case 6:
             put16(&k, 9);
+            break;
+        case 7:
+            kind(&k, 13, 40, "move", 5, 0, SHIM_TRACE_U64, "alloc_id", 8, SHIM_TRACE_U64, "bytes",
+                 16, SHIM_TRACE_U64, "start_ns", 24, SHIM_TRACE_U64, "end_ns", 32, SHIM_TRACE_U32,
+                 "dir");
+            break;
+        case 8:
+            kind(&k, 14, 24, "stall", 3, 0, SHIM_TRACE_U64, "start_ns", 8, SHIM_TRACE_U64, "end_ns",
+                 16, SHIM_TRACE_U64, "reason");
+            break;
+        case 9:
+            kind(&k, 13, 40, "moves", 0);
             break;
         }
         buf b = with_schema(&k, count);
@@ -635,14 +651,191 @@ static void stats_on_odd_data(void **state)
     free(p.p);
 }
 
+/* ---- residency ---- */
+
+static void rec_launch(buf *p, uint64_t seq, uint64_t t)
+{
+    rec(p, SHIM_TRACE_LAUNCH, 32, t);
+    put64(p, seq);
+    put64(p, 1);
+    put64(p, 0);
+    put64(p, 0); /* n_allocs 0 and padding */
+}
+
+static void rec_sync(buf *p, uint64_t t)
+{
+    rec(p, SHIM_TRACE_SYNC, 16, t);
+    put64(p, 0);
+    put64(p, SHIM_SYNC_CTX);
+}
+
+static void rec_step(buf *p, uint64_t step, uint64_t first_seq, uint64_t t)
+{
+    rec(p, SHIM_TRACE_STEP, 16, t);
+    put64(p, step);
+    put64(p, first_seq);
+}
+
+static void rec_move(buf *p, uint32_t dir, uint64_t bytes, uint64_t start, uint32_t why, uint64_t t)
+{
+    rec(p, SHIM_TRACE_MOVE, 40, t);
+    put64(p, 3);
+    put64(p, bytes);
+    put64(p, start);
+    put64(p, start + 10);
+    put32(p, dir);
+    put32(p, why);
+}
+
+static void rec_stall(buf *p, uint64_t start, uint64_t end, uint64_t t)
+{
+    rec(p, SHIM_TRACE_STALL, 24, t);
+    put64(p, start);
+    put64(p, end);
+    put64(p, SHIM_REASON_DEMAND);
+}
+
+static void rec_budget(buf *p, uint64_t budget, uint64_t host, uint64_t t)
+{
+    rec(p, SHIM_TRACE_BUDGET, 24, t);
+    put64(p, budget);
+    put64(p, host);
+    put64(p, 3000);
+}
+
+/* Step 0's window is [200, 400) (from the sync before its first launch to the sync before
+   step 1's), step 1's [400, 620) (its mark closes it). A move or stall goes by its start_ns,
+   not by when it was recorded; starts on a window's first instant belong to it, on its end
+   to the next one (or to none). */
+static void residency_by_step(void **state)
+{
+    (void)state;
+    buf p = {0};
+    rec_budget(&p, 1000, 2000, 50);
+    rec_launch(&p, 0, 100);
+    rec_move(&p, SHIM_MOVE_TO_HOST, 5, 150, SHIM_REASON_CANCELLED, 160); /* warm-up */
+    rec_sync(&p, 200);
+    rec_launch(&p, 1, 300);
+    rec_move(&p, SHIM_MOVE_TO_HOST, 11, 200, SHIM_REASON_BUDGET, 350); /* step 0's start */
+    rec_sync(&p, 400);
+    rec_stall(&p, 399, 420, 450);  /* step 0's last instant */
+    rec_stall(&p, 400, 1400, 460); /* step 1's start */
+    rec_launch(&p, 2, 500);
+    rec_move(&p, 3, 1000, 500, SHIM_REASON_BUDGET, 510); /* no such direction */
+    rec_sync(&p, 600);
+    rec_step(&p, 0, 1, 610);
+    rec_step(&p, 1, 2, 620);
+    rec_move(&p, SHIM_MOVE_TO_DEVICE, 13, 620, SHIM_REASON_DEMAND, 700); /* step 1's end */
+    rec_move(&p, SHIM_MOVE_TO_DEVICE, 7, 619, SHIM_REASON_PREFETCH, 701);
+    rec_budget(&p, 1100, 2100, 800); /* the last budget wins */
+    size_t payload;
+    buf b = one_chunk(&p, &payload);
+    report_trace t;
+    report_stats s;
+    char err[512];
+    if (load(&t, &b, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(report_stats_compute(&s, &t), 0);
+    assert_int_equal(s.nsteps, 2);
+    assert_int_equal(s.steps[0].t_start, 200);
+    assert_int_equal(s.steps[0].t_end, 400);
+    assert_int_equal(s.steps[1].t_end, 620);
+    assert_int_equal(s.budgets, 2);
+    assert_int_equal(s.budget_bytes, 1100);
+    assert_int_equal(s.host_budget_bytes, 2100);
+    assert_int_equal(s.device_total, 3000);
+    const report_residency *all = &s.residency, *s0 = &s.steps[0].residency,
+                           *s1 = &s.steps[1].residency;
+    assert_int_equal(all->evictions, 1);
+    assert_int_equal(all->cancelled_evictions, 1);
+    assert_int_equal(all->cancelled_bytes, 5);
+    assert_int_equal(all->bytes_to_host, 16);
+    assert_int_equal(all->restores, 2);
+    assert_int_equal(all->bytes_to_device, 20);
+    assert_int_equal(all->stalls, 2);
+    assert_int_equal(all->stall_ns, 1021);
+    assert_int_equal(s.odd_moves, 1);
+    assert_int_equal(s0->evictions, 1);
+    assert_int_equal(s0->cancelled_evictions, 0);
+    assert_int_equal(s0->bytes_to_host, 11);
+    assert_int_equal(s0->restores, 0);
+    assert_int_equal(s0->stalls, 1);
+    assert_int_equal(s0->stall_ns, 21);
+    assert_int_equal(s1->evictions, 0);
+    assert_int_equal(s1->restores, 1);
+    assert_int_equal(s1->bytes_to_device, 7);
+    assert_int_equal(s1->stalls, 1);
+    assert_int_equal(s1->stall_ns, 1000);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    report_summary_print(out, &t, &s, 0, 10);
+    fclose(out);
+    static const char *lines[] = {
+        "\nbudget_bytes: 1100 (0.0 MiB)\nhost_budget_bytes: 2100 (0.0 MiB)\n",
+        "\ndevice_total_bytes: 3000\nevictions: 1\ncancelled_evictions: 1 (5 bytes)\n"
+        "restores: 2\nbytes_to_host: 16 (0.0 MiB)\nbytes_to_device: 20 (0.0 MiB)\n"
+        "stalls: 2\nstall_us: 1.021\n",
+        "\n       0         1         0        0             11               0        0.021\n"
+        "       1         0         0        1              0               7        1.000\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (strstr(text, lines[i]) == NULL)
+            fail_msg("summary lacks \"%s\":\n%s", lines[i], text);
+    free(text);
+    report_stats_free(&s);
+    report_trace_free(&t);
+    free(b.p);
+    free(p.p);
+}
+
+/* A newer writer's move: fields in another order, one more, a longer fixed part. */
+static void newer_move_layout(void **state)
+{
+    (void)state;
+    buf k = {0};
+    kind(&k, SHIM_TRACE_MOVE, 48, "move", 7, 0, SHIM_TRACE_U32, "reason", 4, SHIM_TRACE_U32, "dir",
+         8, SHIM_TRACE_U64, "end_ns", 16, SHIM_TRACE_U64, "start_ns", 24, SHIM_TRACE_U64, "bytes",
+         32, SHIM_TRACE_U64, "alloc_id", 40, SHIM_TRACE_U64, "stream");
+    buf b = with_schema(&k, 1), p = {0};
+    rec(&p, SHIM_TRACE_MOVE, 48, 9);
+    put32(&p, SHIM_REASON_PREFETCH);
+    put32(&p, SHIM_MOVE_TO_DEVICE);
+    put64(&p, 900);
+    put64(&p, 400);
+    put64(&p, 1 << 20);
+    put64(&p, 42);
+    put64(&p, 0x5000);
+    chunk(&b, SHIM_TRACE_CHUNK_RECORDS, &p);
+    end_chunk(&b);
+    report_trace t;
+    char err[512];
+    if (load(&t, &b, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].a, 42);
+    assert_int_equal(t.recs[0].b, 1 << 20);
+    assert_int_equal(t.recs[0].c, 400);
+    assert_int_equal(t.recs[0].d, 900);
+    assert_int_equal(t.recs[0].sub, SHIM_MOVE_TO_DEVICE);
+    assert_int_equal(t.recs[0].sub2, SHIM_REASON_PREFETCH);
+    report_trace_free(&t);
+    free(b.p);
+    free(p.p);
+    free(k.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crc_is_zlibs),    cmocka_unit_test(cut_at_every_offset),
-        cmocka_unit_test(flip_every_byte), cmocka_unit_test(preambles),
-        cmocka_unit_test(chunk_order),     cmocka_unit_test(newer_writer),
-        cmocka_unit_test(bad_schemas),     cmocka_unit_test(bad_records),
-        cmocka_unit_test(bad_key_values),  cmocka_unit_test(stats_on_odd_data),
+        cmocka_unit_test(crc_is_zlibs),      cmocka_unit_test(cut_at_every_offset),
+        cmocka_unit_test(flip_every_byte),   cmocka_unit_test(preambles),
+        cmocka_unit_test(chunk_order),       cmocka_unit_test(newer_writer),
+        cmocka_unit_test(bad_schemas),       cmocka_unit_test(bad_records),
+        cmocka_unit_test(bad_key_values),    cmocka_unit_test(stats_on_odd_data),
+        cmocka_unit_test(residency_by_step), cmocka_unit_test(newer_move_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

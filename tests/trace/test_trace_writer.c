@@ -1,6 +1,6 @@
 /* test_trace_writer.c — the trace writer end to end: every record kind from several threads read
- * back exactly by the reader, file creation (mode 0600, O_EXCL, %p/%r/%%), start/stop rules,
- * drops counted when the writer falls behind, and fork. */
+ * back exactly by the reader, residency records at their limits, file creation (mode 0600,
+ * O_EXCL, %p/%r/%%), start/stop rules, drops counted when the writer falls behind, and fork. */
 #include "report_trace.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
@@ -23,6 +23,7 @@
 
 #define THREADS 6
 #define ROUNDS  400
+#define KINDS   13 /* record kinds each round writes */
 
 static char dir[64];
 
@@ -77,6 +78,10 @@ static void *record_all(void *arg)
         shim_trace_graph_launch(V(k, i, 9), V(k, i, 5));
         shim_trace_free(V(k, i, 2), V(k, i, 5));
         shim_trace_note(text);
+        shim_trace_budget(V(k, i, 16), V(k, i, 17), V(k, i, 18));
+        shim_trace_move(i % 2 ? SHIM_MOVE_TO_DEVICE : SHIM_MOVE_TO_HOST, V(k, i, 19), V(k, i, 20),
+                        V(k, i, 21), V(k, i, 22), (enum shim_move_reason)(1 + i % 4));
+        shim_trace_stall(V(k, i, 23), V(k, i, 24), (enum shim_move_reason)(1 + (i + 1) % 4));
     }
     return NULL;
 }
@@ -84,7 +89,10 @@ static void *record_all(void *arg)
 /* Checks record r as thread k's round i wrote it; returns the round. */
 static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_t *k_out)
 {
-    uint64_t key = r->kind == SHIM_TRACE_SYNC ? r->d : r->kind == SHIM_TRACE_NOTE ? 0 : r->a;
+    uint64_t key = r->kind == SHIM_TRACE_SYNC    ? r->d
+                   : r->kind == SHIM_TRACE_STALL ? r->c
+                   : r->kind == SHIM_TRACE_NOTE  ? 0
+                                                 : r->a;
     if (r->kind == SHIM_TRACE_NOTE) {
         unsigned long long kk, ii;
         assert_int_equal(sscanf(t->text + r->text, "kernel_%llu_%llu", &kk, &ii), 2);
@@ -134,6 +142,24 @@ static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_
     case SHIM_TRACE_FREE:
         assert_int_equal(r->d, V(k, i, 5));
         break;
+    case SHIM_TRACE_BUDGET:
+        assert_int_equal(r->a, V(k, i, 16));
+        assert_int_equal(r->b, V(k, i, 17));
+        assert_int_equal(r->c, V(k, i, 18));
+        break;
+    case SHIM_TRACE_MOVE:
+        assert_int_equal(r->a, V(k, i, 19));
+        assert_int_equal(r->b, V(k, i, 20));
+        assert_int_equal(r->c, V(k, i, 21));
+        assert_int_equal(r->d, V(k, i, 22));
+        assert_int_equal(r->sub, i % 2 ? SHIM_MOVE_TO_DEVICE : SHIM_MOVE_TO_HOST);
+        assert_int_equal(r->sub2, 1 + i % 4);
+        break;
+    case SHIM_TRACE_STALL:
+        assert_int_equal(r->c, V(k, i, 23));
+        assert_int_equal(r->d, V(k, i, 24));
+        assert_int_equal(r->sub2, 1 + (i + 1) % 4);
+        break;
     default:
         fail_msg("unexpected record kind %u", r->kind);
     }
@@ -160,7 +186,9 @@ static void every_kind_from_threads(void **state)
     assert_true(t.complete);
     assert_false(t.truncated);
     assert_int_equal(t.dropped, 0);
-    assert_int_equal(t.n, (size_t)THREADS * ROUNDS * 10);
+    assert_int_equal(t.n, (size_t)THREADS * ROUNDS * KINDS);
+    assert_int_equal(t.major, 1);
+    assert_int_equal(t.minor, 1);
     assert_int_equal(t.end_records, t.n);
     assert_string_equal(t.command, "test_trace_writer");
     assert_string_equal(t.config, "a = 1\n");
@@ -185,7 +213,7 @@ static void every_kind_from_threads(void **state)
         for (int j = 0; j < k; j++)
             assert_int_not_equal(tid_of[j], tid_of[k]);
         for (int i = 0; i < ROUNDS; i++)
-            assert_int_equal(seen[k][i], 0x7fe); /* kinds 1..10 */
+            assert_int_equal(seen[k][i], 0x77fe); /* kinds 1..10 and 12..14 */
     }
     report_trace_free(&t);
 }
@@ -226,6 +254,63 @@ static void long_fields_are_cut(void **state)
     report_trace_free(&t);
     free(name);
     free(ids);
+}
+
+/* ---- residency records at their limits, and what the statistics make of them ---- */
+
+static void residency_records_exact(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "residency.trace");
+    start_or_fail(path);
+    shim_trace_budget(0, UINT64_MAX, 1);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 5, UINT64_MAX, 100, 50, SHIM_REASON_CANCELLED);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 6, 3, 10, 20, SHIM_REASON_BUDGET);
+    shim_trace_move((enum shim_move_dir)9, 7, 1000, 10, 20, (enum shim_move_reason)77);
+    shim_trace_move(SHIM_MOVE_TO_DEVICE, 8, 4, 30, 31, SHIM_REASON_PREFETCH);
+    shim_trace_stall(UINT64_MAX - 1, UINT64_MAX, SHIM_REASON_DEMAND);
+    shim_trace_stall(500, 400, SHIM_REASON_BUDGET); /* ends before it starts: no time */
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.n, 7);
+    assert_int_equal(t.skipped_records, 0);
+    const report_rec *r = t.recs;
+    assert_int_equal(r[0].kind, SHIM_TRACE_BUDGET);
+    assert_int_equal(r[0].a, 0);
+    assert_int_equal(r[0].b, UINT64_MAX);
+    assert_int_equal(r[0].c, 1);
+    assert_int_equal(r[1].kind, SHIM_TRACE_MOVE);
+    assert_int_equal(r[1].a, 5);
+    assert_int_equal(r[1].b, UINT64_MAX);
+    assert_int_equal(r[1].c, 100);
+    assert_int_equal(r[1].d, 50);
+    assert_int_equal(r[1].sub, SHIM_MOVE_TO_HOST);
+    assert_int_equal(r[1].sub2, SHIM_REASON_CANCELLED);
+    assert_int_equal(r[3].sub, 9); /* values the enums lack travel as they are */
+    assert_int_equal(r[3].sub2, 77);
+    assert_int_equal(r[5].kind, SHIM_TRACE_STALL);
+    assert_int_equal(r[5].c, UINT64_MAX - 1);
+    assert_int_equal(r[5].d, UINT64_MAX);
+    assert_int_equal(r[5].sub2, SHIM_REASON_DEMAND);
+    report_stats s;
+    assert_int_equal(report_stats_compute(&s, &t), 0);
+    assert_int_equal(s.budgets, 1);
+    assert_int_equal(s.budget_bytes, 0);
+    assert_int_equal(s.host_budget_bytes, UINT64_MAX);
+    assert_int_equal(s.device_total, 1);
+    assert_int_equal(s.residency.evictions, 1);
+    assert_int_equal(s.residency.cancelled_evictions, 1);
+    assert_int_equal(s.residency.cancelled_bytes, UINT64_MAX);
+    assert_int_equal(s.residency.bytes_to_host, UINT64_MAX); /* saturated, not wrapped */
+    assert_int_equal(s.residency.restores, 1);
+    assert_int_equal(s.residency.bytes_to_device, 4);
+    assert_int_equal(s.odd_moves, 1);
+    assert_int_equal(s.residency.stalls, 2);
+    assert_int_equal(s.residency.stall_ns, 1);
+    report_stats_free(&s);
+    report_trace_free(&t);
 }
 
 /* ---- the file ---- */
@@ -627,6 +712,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_kind_from_threads),
         cmocka_unit_test(long_fields_are_cut),
+        cmocka_unit_test(residency_records_exact),
         cmocka_unit_test(mode_0600_and_exclusive),
         cmocka_unit_test(pattern_expansion),
         cmocka_unit_test(sessions),
