@@ -176,6 +176,8 @@ uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extr
 void shim_steps_launch(uint64_t seq, uint64_t func_id);
 /* The host blocked on the device (a synchronisation or a synchronous copy). */
 void shim_steps_host_sync(void);
+/* Launches per training step while the job is in steady state, 0 otherwise. */
+uint64_t shim_steps_length(void);
 /* Whether launches now belong to a profiled step (kernels are timed). */
 bool shim_steps_profiling(void);
 

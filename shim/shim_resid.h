@@ -25,12 +25,25 @@
 
 enum resid_state { RESID_DEVICE, RESID_EVICTING, RESID_HOST, RESID_RESTORING };
 
+/* Answers of resid_next_use besides a launch index. */
+#define RESID_NEXT_UNKNOWN UINT64_MAX
+#define RESID_NEXT_NEVER   (UINT64_MAX - 1)
+
+/* An event that work must wait for before using chunks or data a move produced (shared). */
+struct resid_fence {
+    CUevent event;
+    int refs;
+    uint64_t seq; /* order of the moves on one copy stream: a later one covers earlier ones */
+};
+
 /* One pooled physical chunk (granularity bytes). */
 struct resid_chunk {
     CUmemGenericAllocationHandle handle; /* 0: a pinned host buffer (unmapped eviction) */
     CUdeviceptr addr;                    /* arena address (or the pinned buffer) */
     bool host;
-    struct resid_chunk *next; /* free list */
+    struct resid_chunk *next;  /* free list */
+    struct resid_fence *fence; /* device chunk freed by an eviction: its copy must finish
+                                  before the chunk is written */
 };
 
 /* A copy in flight between device and host chunks, completed by the mover. */
@@ -63,6 +76,11 @@ struct resid_alloc {
     bool streams_unknown; /* more streams, or a per-thread stream: fence with a full sync */
     uint64_t last_use;    /* launch index of the last touch (or of the birth) */
     uint64_t skip_epoch;  /* could not be evicted in this search: skip it */
+    uint64_t birth;       /* launch index when it was made */
+    uint32_t ntouches, touch_cap;
+    uint64_t *touches;         /* launch indices of its touches, ascending (bounded) */
+    struct resid_fence *ready; /* its first user waits for this (a restore's copy, or the
+                                  evictions that freed its chunks) */
     struct resid_alloc *hnext;
 };
 
@@ -102,6 +120,8 @@ struct resid_ctx {
     size_t table_cap, nallocs;
     struct resid_move *queue, *queue_tail; /* for the mover, in submission order */
     bool mover_running;
+    uint64_t fence_seq; /* last fence sequence number given */
+    uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
     pthread_t mover;
     uint64_t evictions, restores, cancelled, stall_ns; /* totals, for the exit log */
 };
@@ -135,6 +155,9 @@ int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, boo
 int resid_take_host(struct resid_chunk **out, uint32_t n);
 /* Returns chunks to their pool (device or host by the chunk). */
 void resid_give_back(struct resid_chunk **c, uint32_t n);
+/* The latest eviction fence among chunks c[0..n) (a new reference, or NULL); the chunks'
+   own fences are dropped: whoever writes them waits for the returned fence first. */
+struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n);
 /* Makes room for bytes of unmanaged device memory; 0, or -1 when nothing can move. */
 int resid_room_for_unmanaged(uint64_t bytes);
 /* Releases free device chunks to the driver until `bytes` were released; returns how many. */
@@ -164,6 +187,21 @@ void resid_stalled(uint64_t t0, enum shim_move_reason reason);
 bool resid_wait_oldest(void);
 /* Unmaps a's range and frees it, returning its chunks (the range is no longer used). */
 void resid_release(struct resid_alloc *a);
+
+/* A fence owning event e (one reference); NULL on failure. */
+struct resid_fence *resid_fence_new(CUevent e);
+/* Another reference to f. */
+struct resid_fence *resid_fence_ref(struct resid_fence *f);
+/* Drops a reference (NULL is fine); the event goes back to the pool with the last one. */
+void resid_fence_drop(struct resid_fence *f);
+
+/* shim_resid_predict.c */
+/* Records a touch of a by the launch with index now. */
+void resid_note_touch(struct resid_alloc *a, uint64_t now);
+/* The launch index of a's next use after now, RESID_NEXT_NEVER, or RESID_NEXT_UNKNOWN. */
+uint64_t resid_next_use(const struct resid_alloc *a, uint64_t now);
+/* How good a victim a is (higher: used later; least recently used when unknown). */
+uint64_t resid_evict_score(const struct resid_alloc *a, uint64_t now);
 
 /* shim_resid_mover.c */
 /* Queues m for the mover (starting the thread on first use). */

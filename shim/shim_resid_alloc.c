@@ -46,6 +46,8 @@ static int back(struct resid_alloc *a, CUstream stream, bool ordered)
         a->streams[a->nstreams++] = stream;
     a->state = RESID_DEVICE;
     a->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    a->birth = a->last_use;
+    a->ready = resid_take_fences(a->backing, a->n);
     return 0;
 }
 

@@ -92,6 +92,7 @@ static struct resid_chunk *chunk_create(bool host)
 /* Gives a chunk back to the driver (lock held). */
 static void chunk_destroy(struct resid_chunk *c)
 {
+    resid_fence_drop(c->fence);
     if (!c->handle) {
         shim.real.cuMemFreeHost((void *)(uintptr_t)c->addr);
     } else {
@@ -129,6 +130,25 @@ static struct resid_chunk *pop(bool host)
         (*(host ? &resid.nfree_host : &resid.nfree_dev))--;
     }
     return c;
+}
+
+struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n)
+{
+    struct resid_fence *latest = NULL;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!c[i] || !c[i]->fence)
+            continue;
+        if (!latest || c[i]->fence->seq > latest->seq)
+            latest = c[i]->fence;
+    }
+    resid_fence_ref(latest);
+    for (uint32_t i = 0; i < n; i++) {
+        if (c[i]) {
+            resid_fence_drop(c[i]->fence);
+            c[i]->fence = NULL;
+        }
+    }
+    return latest;
 }
 
 uint64_t resid_trim_device(uint64_t bytes)
@@ -194,7 +214,8 @@ int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, boo
             if (k && reused)
                 *reused = true;
         }
-        while (got < n && may_create && resid.dev_bytes + resid.gran <= resid.budget) {
+        while (got < n && may_create &&
+               resid.dev_bytes + resid.gran + resid.slack <= resid.budget) {
             if ((c = chunk_create(false)) == NULL) {
                 may_create = false; /* the device is fuller than the budget says */
                 break;

@@ -126,6 +126,10 @@ int resid_restore(struct resid_alloc *a, enum shim_move_reason reason)
         move_free(m);
         return a->state == RESID_HOST ? -1 : 0;
     }
+    struct resid_fence *f = resid_take_fences(m->chunks, m->n);
+    if (f) /* chunks freed by evictions: their copies come first */
+        shim.real.cuStreamWaitEvent(resid.to_device, f->event, 0);
+    resid_fence_drop(f);
     if (copy_all(m, a->backing, 0, resid.to_device) != 0) {
         abandon(m, resid.to_device);
         return -1;
@@ -150,6 +154,7 @@ void resid_cancel_eviction(struct resid_alloc *a, CUstream stream)
 
 struct victim_search {
     struct resid_alloc *best;
+    uint64_t best_score, now;
 };
 
 static void consider(struct resid_alloc *a, void *ctx)
@@ -157,15 +162,19 @@ static void consider(struct resid_alloc *a, void *ctx)
     struct victim_search *s = ctx;
     if (a->state != RESID_DEVICE || a->pins || a->graph || a->move || a->skip_epoch == resid.epoch)
         return;
-    if (!s->best || a->last_use < s->best->last_use)
+    uint64_t score = resid_evict_score(a, s->now);
+    if (!s->best || score > s->best_score) {
         s->best = a;
+        s->best_score = score;
+    }
 }
 
 struct resid_alloc *resid_victim(void)
 {
     if (!resid.can_evict)
         return NULL;
-    struct victim_search s = {NULL};
+    struct victim_search s = {NULL, 0,
+                              atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)};
     resid_each(consider, &s);
     return s.best;
 }
@@ -218,6 +227,8 @@ void resid_release(struct resid_alloc *a)
         shim.real.cuMemAddressFree(a->va, a->mapped);
     }
     resid_give_back(a->backing, a->n);
+    resid_fence_drop(a->ready);
+    free(a->touches);
     free(a->backing);
     free(a);
 }

@@ -80,12 +80,21 @@ static void complete(struct resid_move *m)
         if (rc == 0)
             a->stuck = false;
         if (rc == 0 || a->stuck) {
+            struct resid_fence *f = resid_fence_new(m->done);
+            m->done = NULL;
+            for (uint32_t i = 0; evict && i < a->n; i++) /* written only after the copy */
+                a->backing[i]->fence = resid_fence_ref(f);
             resid_give_back(a->backing, a->n);
             for (uint32_t i = 0; i < a->n; i++)
                 a->backing[i] = m->chunks[i];
             a->state = evict ? RESID_HOST : RESID_DEVICE;
             (*(evict ? &resid.evictions : &resid.restores))++;
             trace_move(m, m->reason);
+            if (!evict) { /* the first user of the data waits for the copy */
+                resid_fence_drop(a->ready);
+                a->ready = resid_fence_ref(f);
+            }
+            resid_fence_drop(f);
         } else {
             resid_give_back(m->chunks, m->n);
             a->state = evict ? RESID_DEVICE : RESID_HOST;

@@ -104,6 +104,10 @@ static void start(void)
         return;
     }
     set_budgets(free_bytes, total);
+    /* Stream-ordered pools keep freed blocks until their free runs on the device, and
+       round: keep two chunks of the budget for what the driver holds that the shim
+       does not count. */
+    resid.slack = resid.budget > 16 * resid.gran ? 2 * resid.gran : 0;
     set_host_support();
     if (shim.record & CONF_RECORD_MOVES)
         shim_trace_budget(resid.budget, resid.host_budget, resid.device_total);
@@ -209,6 +213,31 @@ void resid_event_put(CUevent e)
         resid.event_cap = cap;
     }
     resid.events[resid.nevents++] = e;
+}
+
+struct resid_fence *resid_fence_new(CUevent e)
+{
+    struct resid_fence *f = e ? malloc(sizeof *f) : NULL;
+    if (f)
+        *f = (struct resid_fence){e, 1, ++resid.fence_seq};
+    else
+        resid_event_put(e);
+    return f;
+}
+
+struct resid_fence *resid_fence_ref(struct resid_fence *f)
+{
+    if (f)
+        f->refs++;
+    return f;
+}
+
+void resid_fence_drop(struct resid_fence *f)
+{
+    if (f && --f->refs == 0) {
+        resid_event_put(f->event);
+        free(f);
+    }
 }
 
 void shim_resid_exit_log(void)

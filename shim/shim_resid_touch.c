@@ -56,10 +56,9 @@ bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per
             continue;
         a->pins++;
         a->last_use = now;
+        resid_note_touch(a, now);
         if (capturing)
             a->graph = true; /* replays are invisible: it stays on the device from now on */
-        else
-            note_stream(a, stream, per_thread);
     }
     for (uint32_t i = 0; i < n; i++) {
         struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
@@ -70,6 +69,15 @@ bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per
         struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
         if (a && a->state == RESID_RESTORING)
             resid_wait_move(a, SHIM_REASON_DEMAND);
+        if (!a || capturing)
+            continue;
+        /* Only now: a restore's fence above must not swallow this launch's touch. */
+        note_stream(a, stream, per_thread);
+        if (a->ready) { /* a copy made its data or chunks: wait in order */
+            shim.real.cuStreamWaitEvent(stream, a->ready->event, 0);
+            resid_fence_drop(a->ready);
+            a->ready = NULL;
+        }
     }
     pthread_mutex_unlock(&resid.lock);
     return true;

@@ -29,11 +29,12 @@ static _Atomic int profiling;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segment hist[HISTORY]; /* ring, protected by lock */
 static unsigned nseg;
-static unsigned period;     /* 0: not in steady state */
-static unsigned phase;      /* segments of the current step seen */
-static uint64_t step_no;    /* next step number to write */
-static uint64_t step_first; /* first launch of the current step */
-static int profile_left;    /* steps still to profile */
+static unsigned period;           /* 0: not in steady state */
+static unsigned phase;            /* segments of the current step seen */
+static uint64_t step_no;          /* next step number to write */
+static uint64_t step_first;       /* first launch of the current step */
+static int profile_left;          /* steps still to profile */
+static _Atomic uint64_t step_len; /* launches per step while steady, else 0 */
 
 static uint64_t mix(uint64_t x)
 {
@@ -49,6 +50,11 @@ void shim_steps_launch(uint64_t seq, uint64_t func_id)
     uint64_t pos = seq - atomic_load_explicit(&seg_start, memory_order_relaxed);
     atomic_fetch_add_explicit(&seg_hash, mix(func_id * 0x9E3779B97F4A7C15ull + pos),
                               memory_order_relaxed);
+}
+
+uint64_t shim_steps_length(void)
+{
+    return atomic_load_explicit(&step_len, memory_order_relaxed);
 }
 
 bool shim_steps_profiling(void)
@@ -98,6 +104,7 @@ static void close_segment(const struct segment *s)
         /* steady: the segment must match the one a period earlier */
         if (!same(back(0), back(period))) {
             period = 0;
+            atomic_store(&step_len, 0);
             atomic_store(&profiling, 0);
             shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
                      (unsigned long long)s->start);
@@ -116,6 +123,7 @@ static void close_segment(const struct segment *s)
     step_done(back(2 * p - 1)->start);
     step_done(back(p - 1)->start);
     step_first = s->start + s->count;
+    atomic_store(&step_len, s->start + s->count - back(p - 1)->start);
     shim_log(SHIM_LOG_INFO, "training step detected: %u segment(s), %llu launches", p,
              (unsigned long long)(s->start + s->count - back(p - 1)->start));
     start_profiling();
