@@ -82,11 +82,14 @@ fuzz: $(FUZZ_TARGETS)
 # libshim in recording mode, then the report's summary of the trace it wrote.
 DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 6
 DEMO_TRACE := $(BUILD)/demo.trace
+DEMO_MEMORY ?= 1536MiB
 demo: all
 	@rm -f $(DEMO_TRACE)
-	@echo "== train_sim $(DEMO_ARGS), simulated device, under libshim (recording) =="
-	LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_STATS=$(BUILD)/demo-stats.json \
-		SHIM_MODE=record SHIM_TRACE_PATH=$(DEMO_TRACE) LD_PRELOAD=$(BUILD)/libshim.so \
+	@echo "== train_sim $(DEMO_ARGS) natively on a simulated device of $(DEMO_MEMORY): runs out of memory =="
+	-LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_MEMORY=$(DEMO_MEMORY) $(BUILD)/train_sim $(DEMO_ARGS)
+	@echo "== the same under libshim, no configuration: offloads to fit =="
+	LD_LIBRARY_PATH=$(BUILD)/simgpu SIMGPU_MEMORY=$(DEMO_MEMORY) SIMGPU_STATS=$(BUILD)/demo-stats.json \
+		SHIM_TRACE_PATH=$(DEMO_TRACE) SHIM_LOG_LEVEL=info LD_PRELOAD=$(BUILD)/libshim.so \
 		$(BUILD)/train_sim $(DEMO_ARGS)
 	@echo "== shim-report summary $(DEMO_TRACE) =="
 	$(BUILD)/shim-report summary $(DEMO_TRACE)
