@@ -2,6 +2,8 @@
  */
 #include "simgpu_test.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
 
 #define CAPACITY (64 * MIB)
@@ -200,6 +202,13 @@ static void test_async_alloc_free_in_stream_order(void **state)
     CK(cuStreamDestroy(s));
 }
 
+/* Host function holding its stream until *gate is set. */
+static void CUDA_CB wait_gate(void *gate)
+{
+    while (!atomic_load((atomic_int *)gate))
+        sched_yield();
+}
+
 static void test_async_free_is_reused_in_stream_order(void **state)
 {
     (void)state;
@@ -209,15 +218,21 @@ static void test_async_free_is_reused_in_stream_order(void **state)
     CUdeviceptr p, q, r;
     CK(cuMemAllocAsync(&p, 8 * MIB, s));
     sim_test_launch_fill(s, p, 16, 1);
+    /* The frees below stay pending until the gate opens: what follows must not
+       depend on how fast the stream's worker runs. */
+    atomic_int gate = 0;
+    CK(cuLaunchHostFunc(s, wait_gate, &gate));
     CK(cuMemFreeAsync(p, s));
     size_t after_free = sim_test_stats().device_bytes;
     CK(cuMemAllocAsync(&q, 8 * MIB, s)); /* same stream: the freed block comes back */
-    assert_int_equal(q, p);
-    assert_int_equal(sim_test_stats().device_bytes, after_free);
+    size_t after_reuse = sim_test_stats().device_bytes;
     CK(cuMemFreeAsync(q, s));
     CK(cuMemAllocAsync(&r, 8 * MIB, other)); /* another stream may not take it */
-    assert_true(r != p);
     CK(cuMemFreeAsync(r, other));
+    atomic_store(&gate, 1); /* before any assertion, which would leave the stream held */
+    assert_int_equal(q, p);
+    assert_int_equal(after_reuse, after_free);
+    assert_true(r != p);
     CK(cuStreamSynchronize(s));
     CK(cuStreamSynchronize(other));
     /* the stale free of the first allocation did not release the reused one twice */
