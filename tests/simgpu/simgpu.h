@@ -62,10 +62,12 @@ struct simgpu_stats {
     uint64_t peak_device_bytes; /* high-water mark of device_bytes over the whole run */
     uint64_t window_peak_bytes; /* high-water mark since the last simgpu_reset_peak() */
     uint64_t host_mapped_bytes; /* host-located physical bytes now (VMM) */
-    uint64_t bytes_h2d;         /* copied host to device */
+    uint64_t bytes_h2d;         /* copied host to device (by where bytes live: a device
+                                   address mapped to host-located memory is host) */
     uint64_t bytes_d2h;         /* copied device to host */
     uint64_t bytes_d2d;         /* copied device to device */
-    uint64_t copies;            /* copy commands executed */
+    uint64_t copies;            /* copy commands executed (a copy spanning device- and
+                                   host-located mappings is one per piece) */
     uint64_t kernels;           /* kernels executed */
     uint64_t zero_copy_kernels; /* kernels that touched host-located memory */
     uint64_t zero_copy_pages;   /* distinct 4 KiB pages of host-located memory

@@ -205,8 +205,10 @@ static double copy_cost(const struct sim_cmd *c)
         return bytes / (sim.h2d_gbps * 1e3);
     case ENG_D2H:
         return bytes / (sim.d2h_gbps * 1e3);
+    case ENG_COMPUTE:
+        return 2 * bytes / (sim.dev_gbps * 1e3);
     default:
-        return c->u.c.dst.dev && c->u.c.src.dev ? 2 * bytes / (sim.dev_gbps * 1e3) : 0;
+        return 0; /* host to host: no device engine */
     }
 }
 
@@ -233,10 +235,10 @@ static double run_copy(struct sim_cmd *c)
     }
     pthread_mutex_lock(&sim.lock);
     sim.stats.copies++;
-    uint64_t *dir = c->engine == ENG_H2D               ? &sim.stats.bytes_h2d
-                    : c->engine == ENG_D2H             ? &sim.stats.bytes_d2h
-                    : c->u.c.dst.dev && c->u.c.src.dev ? &sim.stats.bytes_d2d
-                                                       : NULL;
+    uint64_t *dir = c->engine == ENG_H2D       ? &sim.stats.bytes_h2d
+                    : c->engine == ENG_D2H     ? &sim.stats.bytes_d2h
+                    : c->engine == ENG_COMPUTE ? &sim.stats.bytes_d2d
+                                               : NULL;
     if (dir)
         *dir += done;
     pthread_mutex_unlock(&sim.lock);
@@ -263,7 +265,9 @@ static double run_memset(struct sim_cmd *c)
         }
         done += n;
     }
-    return (double)total / (sim.dev_gbps * 1e3);
+    /* Bytes written to host-located memory cross the link (see simgpu_copy.c). */
+    uint64_t host = c->u.m.host_bytes;
+    return (double)(total - host) / (sim.dev_gbps * 1e3) + (double)host / (sim.h2d_gbps * 1e3);
 }
 
 double sim_exec(struct sim_cmd *c)

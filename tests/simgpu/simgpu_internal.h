@@ -116,7 +116,7 @@ struct sim_cmd {
             unsigned char *params;
         } k;
         struct {
-            struct sim_ptr dst, src;
+            struct sim_ptr dst, src; /* engine: by where the bytes live (simgpu_copy.c) */
             size_t bytes;
             void *staging; /* owned snapshot of a pageable source */
         } c;
@@ -125,6 +125,7 @@ struct sim_cmd {
             uint32_t value;
             int elem;
             size_t count;
+            uint64_t host_bytes; /* of the range, backed by host-located memory */
         } m;
         struct {
             uint64_t ptr, gen;

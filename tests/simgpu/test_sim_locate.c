@@ -1,0 +1,403 @@
+/* test_sim_locate.c — copy engines by physical location: device addresses backed by
+ * host-located memory are the host end of a copy (engine, time, byte statistics, data). */
+#include "simgpu_test.h"
+
+#define H2D_GBPS 20.0 /* distinct from D2H so that times name the engine */
+#define D2H_GBPS 25.0
+#define DEV_GBPS 2000.0
+#define BIG      (64 * MIB)
+
+/* got is evaluated once (it is often a call with effects). */
+#define assert_us(got, want) check_us((got), (want), __FILE__, __LINE__)
+static void check_us(double got, double want, const char *file, int line)
+{
+    if (got > want - 0.01 && got < want + 0.01)
+        return;
+    print_error("virtual time %.4f us, want %.4f us\n", got, want);
+    _fail(file, line);
+}
+
+struct buf {
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle h;
+    size_t size;
+};
+
+static struct buf vmm(size_t size, CUmemLocationType where)
+{
+    struct buf b = {0, 0, size};
+    b.va = sim_test_vmm(size, where, &b.h);
+    return b;
+}
+
+static void vmm_free(struct buf b)
+{
+    CK(cuMemUnmap(b.va, b.size));
+    CK(cuMemRelease(b.h));
+    CK(cuMemAddressFree(b.va, b.size));
+}
+
+static CUevent ev(void)
+{
+    CUevent e;
+    CK(cuEventCreate(&e, 0));
+    return e;
+}
+
+static double elapsed_us(CUevent a, CUevent b)
+{
+    float ms;
+    CK(cuEventSynchronize(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    return ms * 1000.0;
+}
+
+/* Writes seed + i to the n words at va, through a synchronous copy. */
+static void put_words(CUdeviceptr va, size_t n, uint32_t seed)
+{
+    uint32_t *w = malloc(n * 4);
+    assert_non_null(w);
+    for (size_t i = 0; i < n; i++)
+        w[i] = seed + (uint32_t)i;
+    CK(cuMemcpyHtoD(va, w, n * 4));
+    free(w);
+}
+
+/* Checks that the n words at va are seed + i. */
+static void check_words(CUdeviceptr va, size_t n, uint32_t seed)
+{
+    uint32_t *w = malloc(n * 4);
+    assert_non_null(w);
+    CK(cuMemcpyDtoH(w, va, n * 4));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += w[i] != seed + (uint32_t)i;
+    free(w);
+    assert_int_equal(bad, 0);
+}
+
+/* Virtual time of one copy issued alone on a fresh non-blocking stream. */
+static double timed_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, s));
+    CK(cuMemcpyDtoDAsync(dst, src, n, s));
+    CK(cuEventRecord(b, s));
+    double us = elapsed_us(a, b);
+    CK(cuStreamDestroy(s));
+    CK(cuEventDestroy(a));
+    CK(cuEventDestroy(b));
+    return us;
+}
+
+static void test_device_to_host_backed_runs_d2h(void **state)
+{
+    (void)state;
+    struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
+               host = vmm(BIG, CU_MEM_LOCATION_TYPE_HOST);
+    put_words(dev.va, BIG / 4, 11);
+    struct simgpu_stats s0 = sim_test_stats();
+    assert_us(timed_copy(host.va, dev.va, BIG), BIG / (D2H_GBPS * 1e3)); /* 2684.35 us */
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, BIG);
+    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
+    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
+    assert_int_equal(s1.copies - s0.copies, 1);
+    check_words(host.va, BIG / 4, 11);
+    /* cuMemcpyAsync (unified addressing) classifies the same way */
+    CUstream st;
+    CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+    CK(cuMemcpyAsync(host.va, dev.va, 2 * MIB, st));
+    CK(cuStreamSynchronize(st));
+    CK(cuStreamDestroy(st));
+    assert_int_equal(sim_test_stats().bytes_d2h - s1.bytes_d2h, 2 * MIB);
+    vmm_free(dev);
+    vmm_free(host);
+}
+
+static void test_host_backed_to_device_runs_h2d(void **state)
+{
+    (void)state;
+    struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
+               host = vmm(BIG, CU_MEM_LOCATION_TYPE_HOST);
+    put_words(host.va, BIG / 4, 22);
+    struct simgpu_stats s0 = sim_test_stats();
+    assert_us(timed_copy(dev.va, host.va, BIG), BIG / (H2D_GBPS * 1e3)); /* 3355.44 us */
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, BIG);
+    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
+    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
+    check_words(dev.va, BIG / 4, 22);
+    vmm_free(dev);
+    vmm_free(host);
+}
+
+static void test_host_backed_to_host_backed_uses_no_engine(void **state)
+{
+    (void)state;
+    struct buf a = vmm(4 * MIB, CU_MEM_LOCATION_TYPE_HOST);
+    struct buf b = vmm(4 * MIB, CU_MEM_LOCATION_TYPE_HOST_NUMA);
+    put_words(a.va, MIB, 33);
+    struct simgpu_stats s0 = sim_test_stats();
+    assert_us(timed_copy(b.va, a.va, 4 * MIB), 0.0);
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_h2d + s1.bytes_d2h + s1.bytes_d2d,
+                     s0.bytes_h2d + s0.bytes_d2h + s0.bytes_d2d);
+    assert_int_equal(s1.copies - s0.copies, 1);
+    check_words(b.va, MIB, 33);
+    /* pinned host memory into a host-backed address: host to host as well */
+    void *pinned;
+    CK(cuMemHostAlloc(&pinned, 2 * MIB, 0));
+    memset(pinned, 0x5a, 2 * MIB);
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUevent e0 = ev(), e1 = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(e0, s));
+    CK(cuMemcpyHtoDAsync(a.va, pinned, 2 * MIB, s));
+    CK(cuEventRecord(e1, s));
+    assert_us(elapsed_us(e0, e1), 0.0);
+    assert_int_equal(sim_test_stats().bytes_h2d, s1.bytes_h2d);
+    unsigned char probe[2];
+    CK(cuMemcpyDtoH(probe, a.va + 2 * MIB - 1, 2)); /* last copied byte, first untouched */
+    assert_int_equal(probe[0], 0x5a);
+    assert_int_not_equal(probe[1], 0x5a);
+    CK(cuStreamDestroy(s));
+    CK(cuMemFreeHost(pinned));
+    vmm_free(a);
+    vmm_free(b);
+}
+
+static void test_device_to_device_stays_on_compute(void **state)
+{
+    (void)state;
+    struct buf a = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE), b = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE);
+    put_words(a.va, BIG / 4, 44);
+    struct simgpu_stats s0 = sim_test_stats();
+    assert_us(timed_copy(b.va, a.va, BIG), 2.0 * BIG / (DEV_GBPS * 1e3));
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, BIG);
+    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
+    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
+    check_words(b.va, BIG / 4, 44);
+    vmm_free(a);
+    vmm_free(b);
+}
+
+/* Issues the two copies on two streams starting together; returns the time
+   until both are done. */
+static double two_streams(CUdeviceptr d1, CUdeviceptr s1, CUdeviceptr d2, CUdeviceptr s2, size_t n)
+{
+    CUstream one, two;
+    CK(cuStreamCreate(&one, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&two, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev(), c = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, one));
+    CK(cuStreamWaitEvent(two, a, 0));
+    CK(cuMemcpyDtoDAsync(d1, s1, n, one));
+    CK(cuMemcpyAsync(d2, s2, n, two));
+    CK(cuEventRecord(c, one));
+    CK(cuStreamWaitEvent(two, c, 0));
+    CK(cuEventRecord(b, two));
+    double us = elapsed_us(a, b);
+    CK(cuStreamDestroy(one));
+    CK(cuStreamDestroy(two));
+    return us;
+}
+
+static void test_eviction_and_restore_overlap_on_two_streams(void **state)
+{
+    (void)state;
+    struct buf dev1 = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
+               dev2 = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE);
+    struct buf host1 = vmm(BIG, CU_MEM_LOCATION_TYPE_HOST),
+               host2 = vmm(BIG, CU_MEM_LOCATION_TYPE_HOST);
+    put_words(dev1.va, BIG / 4, 55);
+    put_words(host2.va, BIG / 4, 66);
+    struct simgpu_stats s0 = sim_test_stats();
+    /* evict dev1 -> host1 (D2H) while restoring host2 -> dev2 (H2D): two engines */
+    double us = two_streams(host1.va, dev1.va, dev2.va, host2.va, BIG);
+    assert_us(us, BIG / (H2D_GBPS * 1e3)); /* the longer one, not the sum */
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, BIG);
+    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, BIG);
+    check_words(host1.va, BIG / 4, 55);
+    check_words(dev2.va, BIG / 4, 66);
+    /* two evictions at once share the one D2H engine: serialised */
+    us = two_streams(host1.va, dev1.va, host2.va, dev2.va, BIG);
+    assert_us(us, 2 * BIG / (D2H_GBPS * 1e3));
+    vmm_free(dev1);
+    vmm_free(dev2);
+    vmm_free(host1);
+    vmm_free(host2);
+}
+
+static void test_eviction_shares_d2h_engine_with_dtoh(void **state)
+{
+    (void)state;
+    struct buf dev = vmm(8 * MIB, CU_MEM_LOCATION_TYPE_DEVICE),
+               host = vmm(8 * MIB, CU_MEM_LOCATION_TYPE_HOST);
+    void *pinned;
+    CK(cuMemHostAlloc(&pinned, 8 * MIB, 0));
+    CUstream one, two;
+    CK(cuStreamCreate(&one, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&two, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev(), c = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, one));
+    CK(cuStreamWaitEvent(two, a, 0));
+    CK(cuMemcpyDtoDAsync(host.va, dev.va, 8 * MIB, one));
+    CK(cuMemcpyDtoHAsync(pinned, dev.va, 8 * MIB, two));
+    CK(cuEventRecord(c, one));
+    CK(cuStreamWaitEvent(two, c, 0));
+    CK(cuEventRecord(b, two));
+    assert_us(elapsed_us(a, b), 2 * 8 * MIB / (D2H_GBPS * 1e3));
+    CK(cuStreamDestroy(one));
+    CK(cuStreamDestroy(two));
+    CK(cuMemFreeHost(pinned));
+    vmm_free(dev);
+    vmm_free(host);
+}
+
+/* A 4 MiB reservation: device-located first half, host-located second half,
+   access set by one cuMemSetAccess over both mappings. */
+static CUdeviceptr mixed(CUmemGenericAllocationHandle *hd, CUmemGenericAllocationHandle *hh)
+{
+    CUmemAllocationProp prop = {0};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    CUdeviceptr va;
+    CK(cuMemAddressReserve(&va, 4 * MIB, 0, 0, 0));
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    CK(cuMemCreate(hd, 2 * MIB, &prop, 0));
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CK(cuMemCreate(hh, 2 * MIB, &prop, 0));
+    CK(cuMemMap(va, 2 * MIB, 0, *hd, 0));
+    CK(cuMemMap(va + 2 * MIB, 2 * MIB, 0, *hh, 0));
+    CUmemAccessDesc acc = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CK(cuMemSetAccess(va, 4 * MIB, &acc, 1));
+    CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    unsigned long long flags = 0;
+    CK(cuMemGetAccess(&flags, &loc, va + 2 * MIB + 4096));
+    assert_int_equal(flags, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    return va;
+}
+
+static void mixed_free(CUdeviceptr va, CUmemGenericAllocationHandle hd,
+                       CUmemGenericAllocationHandle hh)
+{
+    CK(cuMemUnmap(va, 4 * MIB));
+    CK(cuMemRelease(hd));
+    CK(cuMemRelease(hh));
+    CK(cuMemAddressFree(va, 4 * MIB));
+}
+
+static void test_copy_across_locations_splits_by_piece(void **state)
+{
+    (void)state;
+    CUmemGenericAllocationHandle hd, hh;
+    CUdeviceptr va = mixed(&hd, &hh);
+    struct buf dev = vmm(4 * MIB, CU_MEM_LOCATION_TYPE_DEVICE);
+    put_words(dev.va, MIB, 77);
+    struct simgpu_stats s0 = sim_test_stats();
+    double want = 2.0 * 2 * MIB / (DEV_GBPS * 1e3) + 2 * MIB / (D2H_GBPS * 1e3);
+    assert_us(timed_copy(va, dev.va, 4 * MIB), want);
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 2 * MIB);
+    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 2 * MIB);
+    assert_int_equal(s1.copies - s0.copies, 2);
+    check_words(va, MIB, 77);
+    /* back, at odd offsets: the host-located piece crosses the link host to device */
+    put_words(va, MIB, 99);
+    size_t n = 4 * MIB - 2, half = 2 * MIB - 1;
+    want = 2.0 * half / (DEV_GBPS * 1e3) + half / (H2D_GBPS * 1e3);
+    assert_us(timed_copy(dev.va + 1, va + 1, n), want);
+    struct simgpu_stats s2 = sim_test_stats();
+    assert_int_equal(s2.bytes_h2d - s1.bytes_h2d, half + 2 * MIB); /* + put_words' device half */
+    assert_int_equal(s2.bytes_d2d - s1.bytes_d2d, half);
+    unsigned char *got = malloc(4 * MIB), *want_b = malloc(4 * MIB);
+    assert_non_null(got);
+    assert_non_null(want_b);
+    CK(cuMemcpyDtoH(got, dev.va, 4 * MIB));
+    CK(cuMemcpyDtoH(want_b, va, 4 * MIB));
+    assert_int_equal(memcmp(got + 1, want_b + 1, n), 0);
+    assert_int_not_equal(memcmp(got, want_b, 4 * MIB), 0); /* the first byte was not copied */
+    free(got);
+    free(want_b);
+    vmm_free(dev);
+    mixed_free(va, hd, hh);
+}
+
+static void test_async_pageable_source_is_snapshot_per_piece(void **state)
+{
+    (void)state;
+    CUmemGenericAllocationHandle hd, hh;
+    CUdeviceptr va = mixed(&hd, &hh);
+    uint32_t *w = malloc(4 * MIB);
+    assert_non_null(w);
+    for (size_t i = 0; i < MIB; i++)
+        w[i] = 88 + (uint32_t)i;
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    struct simgpu_stats s0 = sim_test_stats();
+    CK(cuMemcpyHtoDAsync(va, w, 4 * MIB, s));
+    memset(w, 0xee, 4 * MIB); /* the copy took its snapshot before returning */
+    CK(cuStreamSynchronize(s));
+    check_words(va, MIB, 88);
+    /* the device half came over H2D; the host half uses no engine */
+    assert_int_equal(sim_test_stats().bytes_h2d - s0.bytes_h2d, 2 * MIB);
+    CK(cuStreamDestroy(s));
+    free(w);
+    mixed_free(va, hd, hh);
+}
+
+static void test_memset_into_host_backed_costs_link_time(void **state)
+{
+    (void)state;
+    CUmemGenericAllocationHandle hd, hh;
+    CUdeviceptr va = mixed(&hd, &hh);
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUevent a = ev(), b = ev();
+    struct simgpu_stats s0 = sim_test_stats();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, s));
+    CK(cuMemsetD32Async(va, 0xabcd1234u, MIB, s));
+    CK(cuEventRecord(b, s));
+    double want = 2 * MIB / (DEV_GBPS * 1e3) + 2 * MIB / (H2D_GBPS * 1e3);
+    assert_us(elapsed_us(a, b), want);
+    struct simgpu_stats s1 = sim_test_stats();
+    assert_int_equal(s1.bytes_h2d + s1.bytes_d2h + s1.bytes_d2d,
+                     s0.bytes_h2d + s0.bytes_d2h + s0.bytes_d2d);
+    uint32_t probe[2];
+    CK(cuMemcpyDtoH(probe, va + 2 * MIB - 4, 8)); /* either side of the boundary */
+    assert_int_equal(probe[0], 0xabcd1234u);
+    assert_int_equal(probe[1], 0xabcd1234u);
+    CK(cuMemcpyDtoH(probe, va + 4 * MIB - 8, 8));
+    assert_int_equal(probe[1], 0xabcd1234u);
+    CK(cuStreamDestroy(s));
+    mixed_free(va, hd, hh);
+}
+
+int main(void)
+{
+    setenv("SIMGPU_H2D_GBPS", "20", 1);
+    setenv("SIMGPU_D2H_GBPS", "25", 1);
+    setenv("SIMGPU_DEVICE_GBPS", "2000", 1);
+    sim_test_ctx();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_device_to_host_backed_runs_d2h),
+        cmocka_unit_test(test_host_backed_to_device_runs_h2d),
+        cmocka_unit_test(test_host_backed_to_host_backed_uses_no_engine),
+        cmocka_unit_test(test_device_to_device_stays_on_compute),
+        cmocka_unit_test(test_eviction_and_restore_overlap_on_two_streams),
+        cmocka_unit_test(test_eviction_shares_d2h_engine_with_dtoh),
+        cmocka_unit_test(test_copy_across_locations_splits_by_piece),
+        cmocka_unit_test(test_async_pageable_source_is_snapshot_per_piece),
+        cmocka_unit_test(test_memset_into_host_backed_costs_link_time),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
