@@ -15,7 +15,7 @@ $(BUILD)/tests/simgpu/simgpu_ptds.o: tests/simgpu/simgpu_ptds.c
 $(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) tests/simgpu/simgpu.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simgpu/simgpu.map \
-		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -lpthread -lm
+		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -ldl -lpthread -lm
 	ln -sf libcuda.so.1 $(BUILD)/simgpu/libcuda.so
 
 ALL_TARGETS += $(SIMGPU_LIB)
@@ -26,3 +26,16 @@ $(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)
 TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh
+
+# test_sim_caller calls the driver from a shared library of its own as well as directly
+# (SIMGPU_FAIL_CALLER). No sibling calls in the library: a tail call would hide it as caller.
+SIMGPU_CALLER_LIB := $(BUILD)/tests/simgpu/libtest_caller.so
+$(SIMGPU_CALLER_LIB): tests/simgpu/test_caller_lib.c tests/simgpu/test_caller_lib.h $(SIMGPU_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -fno-optimize-sibling-calls -shared -o $@ $< \
+		-L$(BUILD)/simgpu -lcuda $(LDFLAGS_ALL)
+$(BUILD)/tests/simgpu/test_sim_caller: tests/simgpu/test_sim_caller.c tests/simgpu/simgpu_test.h \
+		$(SIMGPU_LIB) $(SIMGPU_CALLER_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/tests/simgpu -ltest_caller \
+		-Wl,-rpath,'$$ORIGIN' -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)

@@ -14,6 +14,14 @@
  *                    call of driver entry point ENTRY (exact exported name, e.g.
  *                    cuMemCreate or cuMemAlloc_v2) fails; with :sticky every call
  *                    from the Nth on fails
+ *   SIMGPU_FAIL_CALLER  a substring: SIMGPU_FAIL rules apply only to calls whose
+ *                    immediate caller's shared object path (dladdr of the entry
+ *                    point's return address; the program's is its argv[0])
+ *                    contains it, and "ENTRY:N" counts only those calls. Other
+ *                    calls are still counted by simgpu_calls() but never fail.
+ *                    A caller that tail-calls the entry (return real_fn(...);
+ *                    compiled as a jump) leaves its own caller's address, so
+ *                    the call is attributed one level up.
  *   SIMGPU_HOST_VMM  0: the device reports no host-located VMM support (device
  *                    attributes 141 and 145 are 0) and cuMemCreate rejects host
  *                    locations
@@ -21,6 +29,8 @@
  *                    real time before each command, reordering real execution
  *                    across streams and the host (virtual time is unaffected)
  *   SIMGPU_STATS     path of a JSON file with the statistics, written at exit
+ *                    (the struct's fields, plus "caller_calls": the nonzero
+ *                    SIMGPU_FAIL_CALLER matched-call counts by entry name)
  *   SIMGPU_QUIET     1: no diagnostics on stderr (they are still counted)
  */
 #ifndef SIMGPU_H
@@ -97,6 +107,19 @@ int simgpu_fail(const char *entry, unsigned long nth, int sticky);
 
 /* How many times entry point `entry` has been called (0 for unknown names). */
 unsigned long simgpu_calls(const char *entry);
+
+/* Restricts fault injection to calls from one caller, as SIMGPU_FAIL_CALLER:
+   only calls whose immediate caller's shared object path contains substring
+   are matched against the rules and counted by simgpu_caller_calls(); NULL or
+   "" removes the restriction. Restarts the matched-call counts at 0; rules set
+   afterwards with simgpu_fail() count matched calls from the next one, so set
+   the caller before the rules. Returns 0, or -1 when substring is 256 bytes or
+   longer (nothing changes). */
+int simgpu_fail_caller(const char *substring);
+
+/* Calls of entry point `entry` that matched the caller restriction since it
+   was last set (0 without one, or for unknown names). */
+unsigned long simgpu_caller_calls(const char *entry);
 
 #ifdef __cplusplus
 }

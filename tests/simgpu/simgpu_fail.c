@@ -1,6 +1,8 @@
-/* simgpu_fail.c — fault injection (SIMGPU_FAIL, simgpu_fail) and call counting by entry name. */
+/* simgpu_fail.c — fault injection (SIMGPU_FAIL, simgpu_fail), its restriction to one caller
+ * (SIMGPU_FAIL_CALLER, simgpu_fail_caller) and call counting by entry name. */
 #include "simgpu_internal.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,11 @@ int sim_entry_index(const char *name)
         if (strcmp(entry_names[i], name) == 0)
             return i;
     return -1;
+}
+
+const char *sim_entry_name(int e)
+{
+    return entry_names[e];
 }
 
 CUresult sim_fail_error(int e)
@@ -78,14 +85,54 @@ int sim_fail_parse(const char *spec)
     return rc;
 }
 
+int sim_fail_caller_set(const char *substring)
+{
+    size_t n = substring ? strlen(substring) : 0;
+    if (n >= sizeof sim.fail_caller)
+        return -1;
+    memcpy(sim.fail_caller, n ? substring : "", n + 1);
+    memset(sim.caller_calls, 0, sizeof sim.caller_calls);
+    atomic_store(&sim.caller_filter, n > 0);
+    return 0;
+}
+
+const char *sim_caller_path(const void *ret)
+{
+    Dl_info info;
+    if (!ret || dladdr(ret, &info) == 0)
+        return NULL;
+    return info.dli_fname; /* the program itself: its argv[0] (glibc) */
+}
+
+int simgpu_fail_caller(const char *substring)
+{
+    sim_ensure_init(); /* so that the environment cannot override it later */
+    pthread_mutex_lock(&sim.lock);
+    int rc = sim_fail_caller_set(substring);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+unsigned long simgpu_caller_calls(const char *entry)
+{
+    int e = entry ? sim_entry_index(entry) : -1;
+    if (e < 0)
+        return 0;
+    pthread_mutex_lock(&sim.lock);
+    unsigned long n = sim.caller_calls[e];
+    pthread_mutex_unlock(&sim.lock);
+    return n;
+}
+
 int simgpu_fail(const char *entry, unsigned long nth, int sticky)
 {
     int e = entry ? sim_entry_index(entry) : -1;
     if (e < 0)
         return -1;
     pthread_mutex_lock(&sim.lock);
-    /* nth counts from the next call */
-    sim.fail_at[e] = nth ? sim.calls[e] + nth : 0;
+    /* nth counts from the next call (the next matching one under a caller filter) */
+    unsigned long now = sim.fail_caller[0] ? sim.caller_calls[e] : sim.calls[e];
+    sim.fail_at[e] = nth ? now + nth : 0;
     sim.fail_sticky[e] = sticky != 0;
     pthread_mutex_unlock(&sim.lock);
     return 0;

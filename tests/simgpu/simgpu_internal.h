@@ -33,13 +33,17 @@ enum sim_entry {
 
 /* Returns CUDA_SUCCESS or the error to return from an entry point: runs the
    one-time initialisation, counts the call, applies fault injection and the
-   fork rule. Use at the top of every exported entry point. */
+   fork rule. Use at the top of every exported entry point: it passes the
+   entry's own return address (its immediate caller, for SIMGPU_FAIL_CALLER),
+   which only the entry function itself can take. */
 #define SIM_ENTER(sym)                                                                             \
     do {                                                                                           \
-        CUresult enter_rc_ = sim_enter(SIM_E_##sym);                                               \
+        CUresult enter_rc_ = sim_enter(SIM_E_##sym, __builtin_return_address(0));                  \
         if (enter_rc_ != CUDA_SUCCESS)                                                             \
             return enter_rc_;                                                                      \
     } while (0)
+
+#define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
 
 enum sim_engine { ENG_NONE = -1, ENG_COMPUTE = 0, ENG_H2D, ENG_D2H, ENG_COUNT };
 enum sim_cmd_kind { CMD_KERNEL, CMD_COPY, CMD_MEMSET, CMD_MARK, CMD_FREE, CMD_HOSTFN };
@@ -227,15 +231,21 @@ struct sim_state {
     /* statistics and fault injection */
     struct simgpu_stats stats;
     unsigned long calls[SIM_E_COUNT];
-    unsigned long fail_at[SIM_E_COUNT];
+    unsigned long fail_at[SIM_E_COUNT]; /* counts calls[], or caller_calls[] under a filter */
     bool fail_sticky[SIM_E_COUNT];
+    char fail_caller[SIM_CALLER_MAX];        /* "": every caller matches */
+    unsigned long caller_calls[SIM_E_COUNT]; /* calls matching fail_caller since it was set */
+    _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
 };
 
 extern struct sim_state sim;
 
 /* simgpu_state.c */
-CUresult sim_enter(enum sim_entry e);
+/* Through SIM_ENTER only: ret is the entry's return address. Returns
+   CUDA_SUCCESS, or the error the entry returns (uninitialisable, forked, or an
+   injected failure). Lock not held. */
+CUresult sim_enter(enum sim_entry e, const void *ret);
 /* Runs the one-time initialisation; returns whether the simulator is usable. */
 bool sim_ensure_init(void);
 /* Returns CUDA_SUCCESS if cuInit has been called, else CUDA_ERROR_NOT_INITIALIZED. */
@@ -259,6 +269,15 @@ void sim_account_device(int64_t delta);
 int sim_fail_parse(const char *spec);
 /* Looks up an entry by exported name; -1 if unknown. */
 int sim_entry_index(const char *name);
+/* The exported name of entry e (0 <= e < SIM_E_COUNT). */
+const char *sim_entry_name(int e);
+/* Sets the SIMGPU_FAIL_CALLER substring (NULL or "" clears it) and restarts
+   the matched-call counts. Returns 0, or -1 if it is SIM_CALLER_MAX bytes or
+   longer (nothing changes). Lock held. */
+int sim_fail_caller_set(const char *substring);
+/* Path of the shared object (or program) holding code address ret, as dladdr
+   reports it; NULL if none. Takes the loader's lock: call without sim.lock. */
+const char *sim_caller_path(const void *ret);
 /* The error an injected failure of entry e returns. */
 CUresult sim_fail_error(int e);
 

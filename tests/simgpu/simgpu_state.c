@@ -109,6 +109,9 @@ static void read_environment(void)
         sim.jitter_seed = strtoull(s, NULL, 0) | 1;
     if ((s = getenv("SIMGPU_FAIL")) && *s)
         sim_fail_parse(s);
+    if ((s = getenv("SIMGPU_FAIL_CALLER")) && *s && sim_fail_caller_set(s) != 0)
+        sim_diag("ignoring SIMGPU_FAIL_CALLER (want a substring shorter than %d bytes)",
+                 SIM_CALLER_MAX);
     if ((s = getenv("SIMGPU_STATS")) && *s)
         sim.stats_path = strdup(s);
 }
@@ -151,16 +154,33 @@ bool sim_ensure_init(void)
     return sim.ready;
 }
 
-CUresult sim_enter(enum sim_entry e)
+/* Counts call e and returns whether fault injection fails it. Under a caller
+   filter only calls whose caller's path (NULL: unknown) contains the
+   substring are matched against the rules, and they have their own count.
+   Lock held. */
+static bool count_call(enum sim_entry e, const char *caller)
+{
+    unsigned long n = ++sim.calls[e];
+    if (sim.fail_caller[0]) {
+        if (!caller || !strstr(caller, sim.fail_caller))
+            return false;
+        n = ++sim.caller_calls[e];
+    }
+    return sim.fail_at[e] && (n == sim.fail_at[e] || (sim.fail_sticky[e] && n > sim.fail_at[e]));
+}
+
+CUresult sim_enter(enum sim_entry e, const void *ret)
 {
     if (!sim_ensure_init())
         return CUDA_ERROR_NO_DEVICE;
     if (sim.forked)
         return CUDA_ERROR_NOT_PERMITTED; /* the child of a fork */
+    /* dladdr only under a caller filter, and never under sim.lock: it takes
+       the loader's lock, which a thread inside dlopen holds while a library
+       constructor calls the driver. */
+    const char *caller = atomic_load(&sim.caller_filter) ? sim_caller_path(ret) : NULL;
     pthread_mutex_lock(&sim.lock);
-    unsigned long n = ++sim.calls[e];
-    bool fail =
-        sim.fail_at[e] && (n == sim.fail_at[e] || (sim.fail_sticky[e] && n > sim.fail_at[e]));
+    bool fail = count_call(e, caller);
     if (fail)
         sim.stats.injected_failures++;
     pthread_mutex_unlock(&sim.lock);

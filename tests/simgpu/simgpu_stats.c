@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 int simgpu_get_stats(struct simgpu_stats *out)
@@ -23,6 +24,24 @@ void simgpu_reset_peak(void)
     pthread_mutex_unlock(&sim.lock);
 }
 
+/* "caller_calls": the nonzero SIMGPU_FAIL_CALLER matched-call counts by entry. */
+static void write_caller_calls(FILE *f)
+{
+    unsigned long n[SIM_E_COUNT];
+    pthread_mutex_lock(&sim.lock);
+    memcpy(n, sim.caller_calls, sizeof n);
+    pthread_mutex_unlock(&sim.lock);
+    fputs("  \"caller_calls\": {", f);
+    const char *sep = "";
+    for (int e = 0; e < SIM_E_COUNT; e++) {
+        if (n[e]) {
+            fprintf(f, "%s\"%s\": %lu", sep, sim_entry_name(e), n[e]);
+            sep = ", ";
+        }
+    }
+    fputs("}", f);
+}
+
 int simgpu_write_stats(const char *path)
 {
     struct simgpu_stats s;
@@ -41,7 +60,7 @@ int simgpu_write_stats(const char *path)
             "  \"copies\": %llu,\n  \"kernels\": %llu,\n  \"zero_copy_kernels\": %llu,\n"
             "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
             "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
-            "  \"device_time_us\": %.3f\n}\n",
+            "  \"device_time_us\": %.3f,\n",
             (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
             (unsigned long long)s.peak_device_bytes, (unsigned long long)s.window_peak_bytes,
             (unsigned long long)s.host_mapped_bytes, (unsigned long long)s.bytes_h2d,
@@ -50,6 +69,8 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.zero_copy_kernels, (unsigned long long)s.zero_copy_pages,
             (unsigned long long)s.illegal_accesses, (unsigned long long)s.unmap_hazards,
             (unsigned long long)s.injected_failures, s.device_time_us);
+    write_caller_calls(f);
+    fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;
 }
 
