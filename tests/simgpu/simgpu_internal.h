@@ -72,7 +72,8 @@ struct sim_map { /* a mapped device range; sorted by va in sim.maps */
     uint64_t va, size;
     struct sim_phys *phys;
     uint64_t phys_off;
-    int prot; /* CUmemAccess_flags */
+    int prot;    /* CUmemAccess_flags */
+    uint64_t id; /* of the cuMemMap that made it: kept by pieces split off by cuMemSetAccess */
 };
 
 struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
@@ -214,6 +215,7 @@ struct sim_state {
     size_t nresv, resv_cap;
     struct sim_map *maps;
     size_t nmaps, map_cap;
+    uint64_t next_map_id;
     _Atomic unsigned char *granule_host; /* per device granule: host-located prot (signal-safe) */
     struct sim_pinned *pinned;
     size_t npinned, pinned_cap;
@@ -309,6 +311,9 @@ struct sim_resv *sim_resv_containing(uint64_t va); /* any address inside */
 void sim_resv_remove(struct sim_resv *r);
 CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t off, int prot);
 struct sim_map *sim_map_containing(uint64_t va);
+/* Whether [va, va+size) is exactly a union of whole mappings, each as cuMemMap
+   made it (not part of one split by cuMemSetAccess). */
+bool sim_map_whole(uint64_t va, uint64_t size);
 /* Index of the first mapping ending after va. */
 size_t sim_map_lower(uint64_t va);
 void sim_map_remove_at(size_t i);

@@ -222,7 +222,7 @@ CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t of
     size_t i = sim_map_lower(va);
     if (i < sim.nmaps && sim.maps[i].va < va + size)
         return CUDA_ERROR_INVALID_VALUE; /* overlaps a mapping */
-    struct sim_map m = {va, size, p, off, prot};
+    struct sim_map m = {va, size, p, off, prot, ++sim.next_map_id};
     if (apply_mapping(&m) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memmove(&sim.maps[i + 1], &sim.maps[i], (sim.nmaps - i) * sizeof *sim.maps);
@@ -242,6 +242,21 @@ void sim_map_remove_at(size_t i)
     sim.nmaps--;
     m.phys->maps--;
     sim_phys_put(m.phys);
+}
+
+bool sim_map_whole(uint64_t va, uint64_t size)
+{
+    size_t i = sim_map_lower(va), j = i;
+    uint64_t a = va;
+    for (; a < va + size; j++) {
+        if (j >= sim.nmaps || sim.maps[j].va != a || sim.maps[j].size > va + size - a)
+            return false;
+        a += sim.maps[j].size;
+    }
+    /* Pieces of one cuMemMap are adjacent in the sorted array. */
+    bool cut_before = i > 0 && sim.maps[i - 1].id == sim.maps[i].id;
+    bool cut_after = j < sim.nmaps && sim.maps[j].id == sim.maps[j - 1].id;
+    return !cut_before && !cut_after;
 }
 
 /* Splits the mapping containing va so that one starts exactly at va. */

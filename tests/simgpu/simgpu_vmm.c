@@ -125,18 +125,9 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     if (size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    /* The range must consist of whole mappings. */
-    CUresult rc = CUDA_SUCCESS;
+    /* The range must consist of whole mappings, as cuMemMap made them. */
     size_t i = sim_map_lower(ptr);
-    uint64_t a = ptr;
-    for (size_t j = i; a < ptr + size; j++) {
-        if (j >= sim.nmaps || sim.maps[j].va != a ||
-            sim.maps[j].va + sim.maps[j].size > ptr + size) {
-            rc = CUDA_ERROR_INVALID_VALUE;
-            break;
-        }
-        a += sim.maps[j].size;
-    }
+    CUresult rc = sim_map_whole(ptr, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         /* The real driver does not wait for queued work here: neither do we,
            but we say so when submitted work may still touch the range. */
