@@ -51,12 +51,10 @@ static int back(struct resid_alloc *a, CUstream stream, bool ordered)
     return 0;
 }
 
-bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
+/* One attempt at a managed allocation: true if handled, false if a driver call failed. */
+static bool try_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
                       CUresult *rc)
 {
-    if (bytes < shim.min_managed_bytes || !shim_resid_start() ||
-        shim_capture_active(stream, per_thread))
-        return false;
     struct resid_alloc *a = alloc_new(bytes);
     if (!a)
         return false;
@@ -98,6 +96,21 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
         return true;
     }
+    return false;
+}
+
+bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
+                      CUresult *rc)
+{
+    if (bytes < shim.min_managed_bytes || !shim_resid_start() ||
+        shim_capture_active(stream, per_thread))
+        return false;
+    /* A failed driver call may be transient: an unmanaged fallback could never move, and
+       under a tight budget it would crowd out everything else. Try again first. */
+    for (int attempt = 0; attempt < 3; attempt++)
+        if (try_alloc(dptr, bytes, stream, per_thread, async, rc))
+            return true;
+    SHIM_LOG_ONCE(SHIM_LOG_WARN, "could not make a managed allocation: left to the driver");
     return false;
 }
 
