@@ -1,0 +1,101 @@
+# resid_env.sh — sourced by the residency tests: train_sim runs with and without the shim, each
+# under a time limit, and readers for what a run left (checksum, SIMGPU_STATS figures, the
+# shim's exit line "residency: E evictions (C cancelled), R restores, ...").
+# Every run is named; its files are $work/NAME.out, .err, .json and .rc.
+source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
+TRAIN="$B/train_sim"
+# A run that hangs is a failure, not a stuck suite; sanitizer builds run several times slower.
+case "${SAN:-}" in
+'') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-30} ;;
+*) RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-180} ;;
+esac
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# native NAME ARGS...: train_sim without the shim; returns its exit status.
+native() {
+    local name=$1
+    shift
+    rm -f "$work/$name.json"
+    SIMGPU_STATS="$work/$name.json" timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "$@" \
+        >"$work/$name.out" 2>"$work/$name.err"
+    local rc=$?
+    echo "$rc" >"$work/$name.rc"
+    return "$rc"
+}
+
+# shimmed NAME ARGS...: train_sim under the shim (no trace, info log); returns its exit status.
+shimmed() {
+    local name=$1
+    shift
+    rm -f "$work/$name.json"
+    SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/$name.json" LD_PRELOAD="$PRELOAD" \
+        timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "$@" >"$work/$name.out" 2>"$work/$name.err"
+    local rc=$?
+    echo "$rc" >"$work/$name.rc"
+    return "$rc"
+}
+
+# rc NAME: the run's exit status (124: it ran out of time).
+rc() { cat "$work/$1.rc" 2>/dev/null || echo none; }
+# checksum NAME: the run's checksum, empty when it printed none.
+checksum() { sed -n 's/^checksum=\([0-9a-f]*\)$/\1/p' "$work/$1.out" | tail -n 1; }
+# figure NAME KEY: a figure from the run's SIMGPU_STATS file, empty when there is none.
+figure() {
+    python3 -c 'import json, sys
+try:
+    print(json.load(open(sys.argv[1]))[sys.argv[2]])
+except Exception:
+    pass' "$work/$1.json" "$2"
+}
+# evictions NAME: E from the shim's exit line, empty when the run printed none.
+evictions() { sed -n 's/.*info: residency: \([0-9]*\) evictions .*/\1/p' "$work/$1.err" | tail -n 1; }
+# restores NAME: R from the shim's exit line, empty when the run printed none.
+restores() { sed -n 's/.*info: residency: .* \([0-9]*\) restores,.*/\1/p' "$work/$1.err" | tail -n 1; }
+# budget_mib NAME: B from the shim's exit line, empty when the run printed none.
+budget_mib() { sed -n 's/.*info: residency: .*, budget \([0-9]*\) MiB$/\1/p' "$work/$1.err" | tail -n 1; }
+# is NAME KEY OP VALUE: a stats figure compared with a number (false when the figure is missing).
+is() {
+    local v
+    v=$(figure "$1" "$2")
+    [ -n "$v" ] && [ "$v" "$3" "$4" ]
+}
+# tail_err NAME: the last lines of the run's stderr, indented, for a failure's report.
+tail_err() { tail -n "${2:-8}" "$work/$1.err" | sed 's/^/    | /'; }
+# summary NAME...: one line per run, "NAME EXIT CHECKSUM ILLEGAL HAZARDS EVICTIONS", '-' for what
+# the run did not leave (one process for many runs: a figure each would cost a python start).
+summary() {
+    python3 - "$work" "$@" <<'PY'
+import json, re, sys
+work = sys.argv[1]
+def read(path):
+    try:
+        return open(path, errors="replace").read()
+    except OSError:
+        return ""
+for name in sys.argv[2:]:
+    base = f"{work}/{name}"
+    try:
+        st = json.load(open(base + ".json"))
+    except Exception:
+        st = {}
+    sums = re.findall(r"^checksum=([0-9a-f]+)$", read(base + ".out"), re.M)
+    ev = re.findall(r"info: residency: (\d+) evictions", read(base + ".err"))
+    print(name, read(base + ".rc").strip() or "-", sums[-1] if sums else "-",
+          st.get("illegal_accesses", "-"), st.get("unmap_hazards", "-"), ev[-1] if ev else "-")
+PY
+}
+# check_sanitizers: under a sanitizer build, one check that no run's stderr holds a report
+# (a TSan warning does not stop the program); the first report is shown.
+check_sanitizers() {
+    [ -n "${SAN:-}" ] || return 0
+    local hits
+    hits=$(grep -lE 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|runtime error:' \
+        "$work"/*.err 2>/dev/null)
+    check "no $SAN report in the stderr of any of $(ls "$work"/*.err | wc -l) runs ($(echo "$hits" | grep -c .) with one)" \
+        [ -z "$hits" ]
+    [ -n "$hits" ] || return 0
+    echo "# runs with a report: $(echo "$hits" | xargs -n1 basename | sed 's/\.err$//' | tr '\n' ' ')"
+    grep -m1 -A12 -E 'WARNING: ThreadSanitizer|ERROR: (Address|Leak)Sanitizer|runtime error:' \
+        "$(echo "$hits" | head -n 1)" | sed 's/^/    | /'
+}
