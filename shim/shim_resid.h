@@ -122,6 +122,7 @@ struct resid_ctx {
     bool mover_running;
     uint64_t fence_seq; /* last fence sequence number given */
     uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
+    bool over_budget;   /* a restore that must happen even above the budget */
     pthread_t mover;
     uint64_t evictions, restores, cancelled, stall_ns; /* totals, for the exit log */
 };

@@ -37,7 +37,8 @@ static int back(struct resid_alloc *a, CUstream stream, bool ordered)
 {
     bool reused = false;
     if (resid_take_device(a->backing, a->n, stream, ordered, &reused) != 0)
-        return 1;
+        /* Within the budget, only a failed driver call explains it: try again. */
+        return resid.dev_bytes + a->n * resid.gran + resid.slack <= resid.budget ? -1 : 1;
     if (resid_map(a->va, a->backing, a->n) != 0) {
         resid_give_back(a->backing, a->n);
         return -1;
@@ -114,10 +115,31 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
     return false;
 }
 
+/* Waits until the device is idle (a failed call is tried again); false if it never was. */
+static bool device_idle(void)
+{
+    for (int i = 0; i < 3; i++)
+        if (shim.real.cuCtxSynchronize() == CUDA_SUCCESS)
+            return true;
+    return false;
+}
+
+/* a is freed but queued work may still use it: its range and chunks are set aside for good
+   (never unmapped under running work, never reused). */
+static void set_aside(struct resid_alloc *a)
+{
+    SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
+                                 "freed range is kept mapped and its memory is not reused");
+    free(a->touches);
+    resid_fence_drop(a->ready);
+    free(a->backing);
+    free(a);
+}
+
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async)
 {
-    if (!async)
-        shim.real.cuCtxSynchronize(); /* as cuMemFree does: nothing queued may use it after */
+    /* As cuMemFree does: nothing queued may use it after. */
+    bool idle = async || device_idle();
     pthread_mutex_lock(&resid.lock);
     struct resid_alloc *a = resid_find(id);
     if (!a) {
@@ -136,11 +158,14 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
             l = &(*l)->next;
         *l = p;
     } else {
-        if (async && shim.real.cuStreamSynchronize(stream) != CUDA_SUCCESS)
-            shim.real.cuCtxSynchronize();
+        if (async)
+            idle = shim.real.cuStreamSynchronize(stream) == CUDA_SUCCESS || device_idle();
         resid_event_put(e);
         free(p);
-        resid_release(a);
+        if (idle)
+            resid_release(a);
+        else
+            set_aside(a);
     }
     pthread_mutex_unlock(&resid.lock);
     return CUDA_SUCCESS;

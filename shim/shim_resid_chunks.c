@@ -215,7 +215,7 @@ int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, boo
                 *reused = true;
         }
         while (got < n && may_create &&
-               resid.dev_bytes + resid.gran + resid.slack <= resid.budget) {
+               (resid.over_budget || resid.dev_bytes + resid.gran + resid.slack <= resid.budget)) {
             if ((c = chunk_create(false)) == NULL) {
                 may_create = false; /* the device is fuller than the budget says */
                 break;

@@ -29,10 +29,20 @@ static void make_resident(struct resid_alloc *a, CUstream s)
         a->stuck = false;
     if (a->state == RESID_EVICTING && a->move)
         resid_cancel_eviction(a, s);
-    if (a->state == RESID_HOST && resid_restore(a, SHIM_REASON_DEMAND) != 0 &&
-        a->state == RESID_HOST)
+    if (a->state != RESID_HOST || resid_restore(a, SHIM_REASON_DEMAND) == 0 ||
+        a->state != RESID_HOST)
+        return;
+    if (!resid.unmapped) {
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "a launch needs more than the budget holds at once: it "
                                      "reads some data through the host link");
+        return;
+    }
+    /* An unmapped range cannot be read through the link: exceed the budget instead. */
+    SHIM_LOG_ONCE(SHIM_LOG_WARN, "a launch needs more than the budget holds at once, and "
+                                 "evicted ranges are unmapped: going over the budget for it");
+    resid.over_budget = true;
+    resid_restore(a, SHIM_REASON_DEMAND);
+    resid.over_budget = false;
 }
 
 static inline bool any_managed(const uint64_t *ids, uint32_t n)

@@ -68,7 +68,16 @@ for mode in segments async exact; do
     check "$mode: SIMGPU_HOST_VMM=0: nothing evicted (exit line: '$e' evictions)" [ "${e:-0}" = 0 ]
     SIMGPU_HOST_VMM=0 SHIM_UNMAPPED_EVICTION=true SHIM_BUDGET=$((P / 2)) \
         shimmed "unmapped-$mode" --mode "$mode" "${ARGS[@]}"
-    fits "unmapped-$mode" $((P / 2)) "$mode: SIMGPU_HOST_VMM=0, SHIM_UNMAPPED_EVICTION=true, SHIM_BUDGET=$((P / 2))"
+    # An unmapped range cannot be read through the host link: when one launch needs more than
+    # the budget holds (segments: the optimizer step touches 16 segments), libshim goes over
+    # the budget for it and says so; it must still stay under the native peak.
+    limit=$((P / 2))
+    if grep -q 'going over the budget' "$work/unmapped-$mode.err"; then
+        check "$mode: unmapped eviction over budget only for a launch larger than it (segments)" \
+            [ "$mode" = segments ]
+        limit=$P
+    fi
+    fits "unmapped-$mode" $limit "$mode: SIMGPU_HOST_VMM=0, SHIM_UNMAPPED_EVICTION=true, SHIM_BUDGET=$((P / 2))"
 done
 check_sanitizers
 [ "$failures" -eq 0 ]
