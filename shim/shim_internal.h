@@ -92,6 +92,8 @@ void shim_log(enum shim_log_level level, const char *fmt, ...)
     } while (0)
 
 /* shim_registry.c — live allocations, found by address */
+/* Ids of managed allocations carry this bit, so a launch scan tells them apart for free. */
+#define SHIM_MANAGED_ID_TAG ((uint64_t)1 << 62)
 struct shim_alloc {
     uint64_t id, addr, size;
     int kind; /* enum shim_alloc_kind */

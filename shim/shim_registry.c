@@ -104,7 +104,7 @@ uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
     }
     uint64_t id = shim_new_id();
     if (kind == SHIM_ALLOC_MANAGED)
-        id |= (uint64_t)1 << 62; /* RESID_ID_TAG: a launch scan tells managed ones apart */
+        id |= SHIM_MANAGED_ID_TAG;
     *r = (struct shim_alloc){id, addr, size, kind};
     pthread_mutex_lock(&lock);
     if ((used + 1) * 2 > cap && grow() != 0) {

@@ -19,15 +19,9 @@
 
 #include "shim_internal.h"
 
-/* Managed allocation ids carry this bit, so a launch scan tells them apart for free. */
-#define RESID_ID_TAG      ((uint64_t)1 << 62)
 #define RESID_MAX_STREAMS 4 /* touched streams remembered per allocation */
 
 enum resid_state { RESID_DEVICE, RESID_EVICTING, RESID_HOST, RESID_RESTORING };
-
-/* Answers of resid_next_use besides a launch index. */
-#define RESID_NEXT_UNKNOWN UINT64_MAX
-#define RESID_NEXT_NEVER   (UINT64_MAX - 1)
 
 /* An event that work must wait for before using chunks or data a move produced (shared). */
 struct resid_fence {
@@ -136,6 +130,8 @@ struct resid_alloc *resid_find(uint64_t id);
 int resid_insert(struct resid_alloc *a);
 /* Removes a from the table. */
 void resid_erase(struct resid_alloc *a);
+/* Frees a's record (its ranges and chunks must already be dealt with). */
+void resid_alloc_free(struct resid_alloc *a);
 /* Calls fn on every managed allocation. */
 void resid_each(void (*fn)(struct resid_alloc *, void *), void *ctx);
 /* An event from the pool (created on demand, timing disabled); NULL on failure. */
@@ -199,8 +195,6 @@ void resid_fence_drop(struct resid_fence *f);
 /* shim_resid_predict.c */
 /* Records a touch of a by the launch with index now. */
 void resid_note_touch(struct resid_alloc *a, uint64_t now);
-/* The launch index of a's next use after now, RESID_NEXT_NEVER, or RESID_NEXT_UNKNOWN. */
-uint64_t resid_next_use(const struct resid_alloc *a, uint64_t now);
 /* How good a victim a is (higher: used later; least recently used when unknown). */
 uint64_t resid_evict_score(const struct resid_alloc *a, uint64_t now);
 

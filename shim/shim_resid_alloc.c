@@ -60,8 +60,7 @@ static bool try_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
     if (!a)
         return false;
     if (shim.real.cuMemAddressReserve(&a->va, a->mapped, resid.gran, 0, 0) != CUDA_SUCCESS) {
-        free(a->backing);
-        free(a);
+        resid_alloc_free(a);
         return false;
     }
     CUdeviceptr va = a->va;
@@ -83,8 +82,7 @@ static bool try_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         resid_release(a);
     } else {
         shim.real.cuMemAddressFree(a->va, a->mapped);
-        free(a->backing);
-        free(a);
+        resid_alloc_free(a);
     }
     pthread_mutex_unlock(&resid.lock);
     if (id) {
@@ -130,10 +128,7 @@ static void set_aside(struct resid_alloc *a)
 {
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
                                  "freed range is kept mapped and its memory is not reused");
-    free(a->touches);
-    resid_fence_drop(a->ready);
-    free(a->backing);
-    free(a);
+    resid_alloc_free(a);
 }
 
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async)

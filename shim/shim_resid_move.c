@@ -227,8 +227,5 @@ void resid_release(struct resid_alloc *a)
         shim.real.cuMemAddressFree(a->va, a->mapped);
     }
     resid_give_back(a->backing, a->n);
-    resid_fence_drop(a->ready);
-    free(a->touches);
-    free(a->backing);
-    free(a);
+    resid_alloc_free(a);
 }

@@ -37,21 +37,25 @@ void resid_note_touch(struct resid_alloc *a, uint64_t now)
     a->touches[a->ntouches++] = now;
 }
 
-uint64_t resid_next_use(const struct resid_alloc *a, uint64_t now)
+#define NEXT_UNKNOWN UINT64_MAX
+#define NEXT_NEVER   (UINT64_MAX - 1)
+
+/* The launch index of a's next use after now, NEXT_NEVER, or NEXT_UNKNOWN. */
+static uint64_t next_use(const struct resid_alloc *a, uint64_t now)
 {
     uint64_t S = shim_steps_length();
     if (!S || now < S || a->birth + S > now)
-        return RESID_NEXT_UNKNOWN;
+        return NEXT_UNKNOWN;
     for (uint32_t i = 0; i < a->ntouches; i++)
         if (a->touches[i] > now - S)
             return a->touches[i] + S;
-    return RESID_NEXT_NEVER; /* the last step did not use it */
+    return NEXT_NEVER; /* the last step did not use it */
 }
 
 uint64_t resid_evict_score(const struct resid_alloc *a, uint64_t now)
 {
-    uint64_t next = resid_next_use(a, now);
-    if (next == RESID_NEXT_UNKNOWN)
+    uint64_t next = next_use(a, now);
+    if (next == NEXT_UNKNOWN)
         return now - (a->last_use < now ? a->last_use : now); /* least recently used */
-    return next == RESID_NEXT_NEVER ? UINT64_MAX / 2 : next - now;
+    return next == NEXT_NEVER ? UINT64_MAX / 2 : next - now;
 }

@@ -215,6 +215,14 @@ void resid_event_put(CUevent e)
     resid.events[resid.nevents++] = e;
 }
 
+void resid_alloc_free(struct resid_alloc *a)
+{
+    resid_fence_drop(a->ready);
+    free(a->touches);
+    free(a->backing);
+    free(a);
+}
+
 struct resid_fence *resid_fence_new(CUevent e)
 {
     struct resid_fence *f = e ? malloc(sizeof *f) : NULL;

@@ -45,10 +45,16 @@ static void make_resident(struct resid_alloc *a, CUstream s)
     resid.over_budget = false;
 }
 
+/* The managed allocation with id, or NULL (lock held). */
+static inline struct resid_alloc *managed(uint64_t id)
+{
+    return (id & SHIM_MANAGED_ID_TAG) ? resid_find(id) : NULL;
+}
+
 static inline bool any_managed(const uint64_t *ids, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (ids[i] & RESID_ID_TAG)
+        if (ids[i] & SHIM_MANAGED_ID_TAG)
             return true;
     return false;
 }
@@ -61,7 +67,7 @@ bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per
     uint64_t now = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
+        struct resid_alloc *a = managed(ids[i]);
         if (!a)
             continue;
         a->pins++;
@@ -71,12 +77,12 @@ bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per
             a->graph = true; /* replays are invisible: it stays on the device from now on */
     }
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
+        struct resid_alloc *a = managed(ids[i]);
         if (a)
             make_resident(a, stream);
     }
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
+        struct resid_alloc *a = managed(ids[i]);
         if (a && a->state == RESID_RESTORING)
             resid_wait_move(a, SHIM_REASON_DEMAND);
         if (!a || capturing)
@@ -97,7 +103,7 @@ void shim_resid_leave(const uint64_t *ids, uint32_t n)
 {
     pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = (ids[i] & RESID_ID_TAG) ? resid_find(ids[i]) : NULL;
+        struct resid_alloc *a = managed(ids[i]);
         if (a && a->pins > 0)
             a->pins--;
     }
