@@ -269,6 +269,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     SIM_ENTER(cuMemFreeHost);
     pthread_mutex_lock(&sim.lock);
+    sim_host_wait_all(); /* like the real driver: queued copies may still use the buffer */
     struct sim_pinned *r = sim_pinned_find((uintptr_t)p);
     CUresult rc =
         r && r->lo == (uintptr_t)p && !r->registered ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

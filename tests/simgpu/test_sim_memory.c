@@ -111,6 +111,27 @@ static void test_capacity_enforced_and_reported(void **state)
     assert_int_equal(free1, free0);
 }
 
+static void test_free_host_waits_for_queued_copies(void **state)
+{
+    (void)state;
+    enum { COPIES = 64 };
+    CUdeviceptr d;
+    void *h;
+    CUstream s;
+    struct simgpu_stats before, after;
+    CK(cuMemAlloc(&d, 4 * MIB));
+    CK(cuMemAllocHost(&h, 4 * MIB));
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    assert_int_equal(simgpu_get_stats(&before), 0);
+    for (int i = 0; i < COPIES; i++)
+        CK(cuMemcpyDtoHAsync(h, d, 4 * MIB, s));
+    CK(cuMemFreeHost(h)); /* must not free the buffer under the queued copies */
+    assert_int_equal(simgpu_get_stats(&after), 0);
+    assert_int_equal(after.copies - before.copies, COPIES);
+    CK(cuStreamDestroy(s));
+    CK(cuMemFree(d));
+}
+
 static void test_small_allocations_round_to_pages(void **state)
 {
     (void)state;
@@ -267,6 +288,7 @@ int main(void)
         cmocka_unit_test(test_alias_same_bytes),
         cmocka_unit_test(test_data_survives_remap_device_to_host_and_back),
         cmocka_unit_test(test_capacity_enforced_and_reported),
+        cmocka_unit_test(test_free_host_waits_for_queued_copies),
         cmocka_unit_test(test_small_allocations_round_to_pages),
         cmocka_unit_test(test_vmm_rules),
         cmocka_unit_test(test_device_attributes),
