@@ -223,6 +223,9 @@ void shim_resid_mem_info(size_t *free_bytes, size_t *total);
 bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per_thread);
 /* After the launch or copy was submitted: unpins. */
 void shim_resid_leave(const uint64_t *ids, uint32_t n);
+/* At exit: ends the mover thread (it must not call the driver while the process and the
+   driver tear down); moves still in flight are abandoned. */
+void shim_resid_stop(void);
 /* Logs the residency totals (at exit). */
 void shim_resid_exit_log(void);
 

@@ -114,6 +114,7 @@ struct resid_ctx {
     size_t table_cap, nallocs;
     struct resid_move *queue, *queue_tail; /* for the mover, in submission order */
     bool mover_running;
+    bool stopping;      /* the process is exiting: the mover ends, no new one starts */
     uint64_t fence_seq; /* last fence sequence number given */
     uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
     bool over_budget;   /* a restore that must happen even above the budget */

@@ -26,7 +26,7 @@ void resid_mover_queue(struct resid_move *m)
     else
         resid.queue = m;
     resid.queue_tail = m;
-    if (!resid.mover_running) {
+    if (!resid.mover_running && !resid.stopping) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -132,9 +132,11 @@ static void *mover_main(void *arg)
     (void)arg;
     shim_inside = 1; /* nothing the mover does is the program's */
     pthread_mutex_lock(&resid.lock);
-    for (;;) {
-        while (!resid.queue)
+    while (!resid.stopping) {
+        if (!resid.queue) {
             pthread_cond_wait(&resid.wake, &resid.lock);
+            continue;
+        }
         if (complete_batch() > 0)
             continue;
         struct timespec until;
@@ -146,5 +148,18 @@ static void *mover_main(void *arg)
         }
         pthread_cond_timedwait(&resid.wake, &resid.lock, &until);
     }
+    resid.mover_running = false;
+    pthread_cond_broadcast(&resid.changed);
+    pthread_mutex_unlock(&resid.lock);
     return NULL;
+}
+
+void shim_resid_stop(void)
+{
+    pthread_mutex_lock(&resid.lock);
+    resid.stopping = true;
+    pthread_cond_broadcast(&resid.wake);
+    while (resid.mover_running)
+        pthread_cond_wait(&resid.changed, &resid.lock);
+    pthread_mutex_unlock(&resid.lock);
 }

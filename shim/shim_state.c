@@ -132,6 +132,7 @@ static void at_exit(void)
 {
     if (atomic_load(&shim.state) == SHIM_READY) {
         shim_timing_collect();
+        shim_resid_stop();
         shim_resid_exit_log();
         shim_trace_stop();
     }
