@@ -10,3 +10,9 @@ $(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simg
 
 ALL_TARGETS += $(BUILD)/train_sim
 TESTS += tests/workloads/test_train_sim.sh
+
+# threads_sim: many threads, each with its own stream and buffer, checked word by word.
+$(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/libcuda.so.1
+	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread
+
+ALL_TARGETS += $(BUILD)/threads_sim
