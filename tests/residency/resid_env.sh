@@ -1,9 +1,11 @@
-# resid_env.sh — sourced by the residency tests: train_sim runs with and without the shim, each
-# under a time limit, and readers for what a run left (checksum, SIMGPU_STATS figures, the
-# shim's exit line "residency: E evictions (C cancelled), R restores, ...").
+# resid_env.sh — sourced by the residency tests: train_sim and threads_sim runs with and without
+# the shim, each under a time limit ($RUN_TIMEOUT; exit 124 or 137 when a run reached it), and
+# readers for what a run left (checksum, SIMGPU_STATS figures, the shim's exit line
+# "residency: E evictions (C cancelled), R restores, ...").
 # Every run is named; its files are $work/NAME.out, .err, .json and .rc.
 source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
 TRAIN="$B/train_sim"
+THREADS="$B/threads_sim"
 # A run that hangs is a failure, not a stuck suite; sanitizer builds run several times slower.
 case "${SAN:-}" in
 '') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-30} ;;
@@ -12,31 +14,36 @@ esac
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# native NAME ARGS...: train_sim without the shim; returns its exit status.
-native() {
+# run_native NAME PROGRAM ARGS...: PROGRAM without the shim; returns its exit status.
+run_native() {
     local name=$1
     shift
     rm -f "$work/$name.json"
-    SIMGPU_STATS="$work/$name.json" timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "$@" \
+    SIMGPU_STATS="$work/$name.json" timeout -k 5 "$RUN_TIMEOUT" "$@" \
         >"$work/$name.out" 2>"$work/$name.err"
     local rc=$?
     echo "$rc" >"$work/$name.rc"
     return "$rc"
 }
 
-# shimmed NAME ARGS...: train_sim under the shim (no trace, info log); returns its exit status.
-shimmed() {
+# run_shimmed NAME PROGRAM ARGS...: PROGRAM under the shim (no trace, info log); returns its exit
+# status.
+run_shimmed() {
     local name=$1
     shift
     rm -f "$work/$name.json"
     SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/$name.json" LD_PRELOAD="$PRELOAD" \
-        timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "$@" >"$work/$name.out" 2>"$work/$name.err"
+        timeout -k 5 "$RUN_TIMEOUT" "$@" >"$work/$name.out" 2>"$work/$name.err"
     local rc=$?
     echo "$rc" >"$work/$name.rc"
     return "$rc"
 }
 
-# rc NAME: the run's exit status (124: it ran out of time).
+# native NAME ARGS... / shimmed NAME ARGS...: train_sim without / under the shim.
+native() { run_native "$1" "$TRAIN" "${@:2}"; }
+shimmed() { run_shimmed "$1" "$TRAIN" "${@:2}"; }
+
+# rc NAME: the run's exit status (124 or 137: it ran out of time).
 rc() { cat "$work/$1.rc" 2>/dev/null || echo none; }
 # checksum NAME: the run's checksum, empty when it printed none.
 checksum() { sed -n 's/^checksum=\([0-9a-f]*\)$/\1/p' "$work/$1.out" | tail -n 1; }
