@@ -1,158 +1,338 @@
 #!/usr/bin/env bash
 # SQLite-style fault injection over every driver call libshim makes while it evicts and restores:
-# a clean run under SIMGPU_FAIL_CALLER=libshim counts the calls per entry point; then, for every
-# entry E and N = 1..count(E), the same run with SIMGPU_FAIL=E:N (the Nth call from libshim
-# fails) must end consistent: exit 0 with the clean checksum, no illegal access and no unmap
-# hazard (the clean run has none). In two allocation modes: exact (cudaMalloc / cudaFree, which
-# synchronises) and async (stream-ordered frees, chunks reused in stream order).
+# a clean run under SIMGPU_FAIL_CALLER=libshim counts the calls per entry point; then, for each
+# entry E and sampled N = 1..count(E), the same run with the Nth call of E from libshim failing
+# must end consistent. Four workloads at half their native peak: train_sim in its three
+# allocation modes (exact: cudaMalloc / cudaFree, which synchronises; async: stream-ordered
+# frees, chunks reused in stream order; segments: PyTorch-like cached 2 and 20 MiB segments)
+# and threads_sim (8 threads on their own streams, 16 KiB and 4 MiB buffers, every one managed).
 #
-# Two relaxations, where the failure may rightly reach the program; such a run must then be a
-# clean failure of the program (exit 1, "train_sim: ... failed", no illegal access, no unmap
-# hazard, and the clean checksum if it got as far as printing one), counted as "surfaced":
-#   - entry points the program calls itself (those its runtime calls without the shim:
-#     launches, copies, events, ...): libshim forwards the program's calls and returns what the
-#     driver returned, so the Nth call may be the program's own;
+# Single failures (SIMGPU_FAIL=E:N, only the Nth call fails): the run must exit 0 with the
+# clean result (train_sim: the native checksum; threads_sim: "0 wrong of 8, 0 with a CUDA
+# error"), no illegal access and no unmap hazard (the clean run has none). Two relaxations, where
+# the failure may rightly reach the program; such a run must then be a clean failure of the
+# program (exit 1 with its "... failed" line, no wrong result, no illegal access, no unmap
+# hazard; train_sim's checksum, if it got as far as printing one, the clean one), counted as
+# "surfaced":
+#   - entry points the program calls itself (those its runtime, or threads_sim itself, calls
+#     without the shim: launches, copies, events, ...): libshim forwards the program's calls and
+#     returns what the driver returned, so the Nth call may be the program's own;
 #   - entry points that fail with out of memory (allocations, reservations): the program may
-#     then be told "out of memory", as it would be on a full device.
-# A failure of any other call only libshim makes (mapping, access, its queries and waits) must
-# not reach the program.
+#     then be told "out of memory" (and nothing else), as it would be on a full device.
+# A single failure of any other call only libshim makes (mapping, access, its queries and
+# waits) must not reach the program.
 #
-#   RESIDENCY_FAULT_ALL=1    every N even when the plan is long (see below)
-#   RESIDENCY_FAULT_MODES=M  allocation modes, space-separated (default "exact async")
-#   RESIDENCY_JOBS=J         runs at a time (default: the number of cores, at most 4)
+# Sticky failures (SIMGPU_FAIL=E:N:sticky, every call of E from libshim from the Nth on fail):
+# libshim cannot always carry on without E, so the failure may surface to the program, as any
+# CUDA error: exit 1 with the program's "... failed" line; or be absorbed: exit 0 with the clean
+# result. Either way never a hang, never a wrong result (train_sim: a printed checksum is the
+# clean one; threads_sim: 0 wrong), no unmap hazard and no illegal access: the program stops at
+# its first error, so a fault can only come from a range libshim left unmapped or half moved.
+# Sticky runs sample N = 1, the middle and the last call of each entry.
+#
+# Every run is under a time limit (20 times the slowest clean run, at least 10 s, at most
+# $RUN_TIMEOUT); a run that reaches it is "hung", and the rest of its entry's runs of that kind
+# are not started (each would wait as long). The plan fits a time budget at the clean runs'
+# pace: sticky runs first, then single failures, every N when all fit, else N = 1..k/2 and k/2
+# more spread to the last call, k the same for every entry, as large as the budget allows. Runs
+# are started spread (first, last, middle N of every entry before the rest), and none is started
+# after the deadline, so a slow or hanging build still reports on every entry it reached (the
+# entries it did not reach are "skip" lines).
+#
+#   RESIDENCY_FAULT_ALL=1       every N, single and sticky, and no deadline
+#   RESIDENCY_FAULT_MODES=W     workloads, space-separated, of "exact async segments threads"
+#                               (default all four; under a sanitizer two of them, so that the
+#                               loop fits the suite's time limit: tsan "async threads", asan
+#                               "exact segments", ubsan all four)
+#   RESIDENCY_FAULT_SECONDS=S   time budget of the plan (default 170; 240 under a sanitizer)
+#   RESIDENCY_FAULT_DEADLINE=S  no run starts later, in seconds from the start (default 420)
+#   RESIDENCY_FAULT_TIMEOUT=S   time limit of one faulted run (default: see above)
+#   RESIDENCY_JOBS=J            runs at a time (default: the number of cores, at most 4)
 set -u
 source "$(dirname "$0")/resid_env.sh"
-# The smallest workload found that both evicts and restores at half its peak (about 20 of each).
-ARGS=(--layers 1 --hidden 512 --batch 1 --seq 128 --vocab 1024 --iters 1)
-read -r -a MODES <<<"${RESIDENCY_FAULT_MODES:-exact async}"
+script_start=$(date +%s)
+# train_sim: the smallest workload found that both evicts and restores at half its peak (about
+# 20 of each). threads_sim: four 4 MiB buffers and four of 16 KiB, two rounds of 8 launches.
+TARGS="--layers 1 --hidden 512 --batch 1 --seq 128 --vocab 1024 --iters 1"
+declare -A PROG WARGS SELF WENV
+for m in exact async segments; do
+    PROG[$m]=$TRAIN WARGS[$m]="--mode $m $TARGS" SELF[$m]=libcudart WENV[$m]=
+done
+PROG[threads]=$THREADS SELF[threads]=threads_sim WENV[threads]=SHIM_MIN_MANAGED_BYTES=4KiB
+WARGS[threads]="--threads 8 --large-every 2 --large 4MiB --small 16KiB --launches 8 --rounds 2"
+case "${SAN:-}" in
+'' | ubsan) default_modes="exact async segments threads" ;;
+tsan) default_modes="async threads" ;;
+*) default_modes="exact segments" ;;
+esac
+read -r -a MODES <<<"${RESIDENCY_FAULT_MODES:-$default_modes}"
 jobs=${RESIDENCY_JOBS:-$(nproc)}
 [ "$jobs" -gt 4 ] && jobs=4
+every=${RESIDENCY_FAULT_ALL:-0}
+if [ -n "${SAN:-}" ]; then seconds=${RESIDENCY_FAULT_SECONDS:-240}; else seconds=${RESIDENCY_FAULT_SECONDS:-170}; fi
+deadline=${RESIDENCY_FAULT_DEADLINE:-420}
+[ "$every" = 1 ] && deadline=1000000000
 
-declare -A C budget
-pace=0
-for mode in "${MODES[@]}"; do
-    native "native-$mode" --mode "$mode" "${ARGS[@]}"
-    C[$mode]=$(checksum "native-$mode")
-    budget[$mode]=$(($(figure "native-$mode" peak_device_bytes) / 2))
-    # The entry points the program's runtime calls without the shim.
-    SIMGPU_FAIL_CALLER=libcudart native "runtime-$mode" --mode "$mode" "${ARGS[@]}"
-    start=$(date +%s.%N)
-    SIMGPU_FAIL_CALLER=libshim SHIM_BUDGET=${budget[$mode]} shimmed "clean-$mode" --mode "$mode" \
-        "${ARGS[@]}"
-    pace=$(echo "$pace + $(date +%s.%N) - $start" | bc)
-    ev=$(evictions "clean-$mode") re=$(restores "clean-$mode")
-    ok=false
-    [ "$(rc "clean-$mode")" = 0 ] && [ -n "${C[$mode]}" ] && [ "$(checksum "clean-$mode")" = "${C[$mode]}" ] &&
-        [ "${ev:-0}" -gt 0 ] && [ "${re:-0}" -gt 0 ] && is "clean-$mode" illegal_accesses -eq 0 &&
-        is "clean-$mode" unmap_hazards -eq 0 && ok=true
-    check "$mode: clean run, SHIM_BUDGET=${budget[$mode]} (P/2): exit 0, checksum ${C[$mode]}, $ev evictions, $re restores, no hazard" $ok
-    $ok || {
-        tail_err "clean-$mode"
-        exit 1
+# wrun native|shimmed NAME WORKLOAD [VAR=VALUE...]: one run of the workload with the variables
+# set (each word of WARGS is one argument).
+wrun() {
+    local how=$1 name=$2 w=$3
+    shift 3
+    (
+        for v in ${WENV[$w]} "$@"; do export "${v?}"; done
+        # shellcheck disable=SC2086
+        "run_$how" "$name" "${PROG[$w]}" ${WARGS[$w]}
+    )
+}
+# correct NAME WORKLOAD: whether the run left the clean result.
+correct() {
+    case $2 in
+    threads) grep -q '^threads_sim: 0 wrong of [0-9]*, 0 with a CUDA error$' "$work/$1.out" ;;
+    *) [ -n "${C[$2]}" ] && [ "$(checksum "$1")" = "${C[$2]}" ] ;;
+    esac
+}
+
+declare -A C budget pace
+slowest=0
+live=()
+for w in "${MODES[@]}"; do
+    [ -n "${PROG[$w]:-}" ] || {
+        check "workload '$w' is one of exact async segments threads" false
+        continue
     }
-    echo "# $mode: train_sim --mode $mode ${ARGS[*]}, SHIM_BUDGET=${budget[$mode]}"
+    wrun native "native-$w" "$w"
+    C[$w]=$(checksum "native-$w")
+    P=$(figure "native-$w" peak_device_bytes)
+    budget[$w]=$((${P:-0} / 2))
+    ok=false
+    [ "$(rc "native-$w")" = 0 ] && [ -n "$P" ] && correct "native-$w" "$w" && ok=true
+    check "$w: native run: exit 0, clean result, peak ${P:-none}" $ok
+    $ok || continue
+    # The entry points the program (its runtime, or threads_sim itself) calls without the shim.
+    wrun native "runtime-$w" "$w" SIMGPU_FAIL_CALLER="${SELF[$w]}"
+    start=$(date +%s%N)
+    wrun shimmed "clean-$w" "$w" SIMGPU_FAIL_CALLER=libshim SHIM_BUDGET="${budget[$w]}"
+    pace[$w]=$((($(date +%s%N) - start) / 1000000))
+    [ "${pace[$w]}" -gt "$slowest" ] && slowest=${pace[$w]}
+    ev=$(evictions "clean-$w") re=$(restores "clean-$w")
+    ok=false
+    [ "$(rc "clean-$w")" = 0 ] && correct "clean-$w" "$w" && [ "${ev:-0}" -gt 0 ] &&
+        { [ "$w" = threads ] || [ "${re:-0}" -gt 0 ]; } && is "clean-$w" illegal_accesses -eq 0 &&
+        is "clean-$w" unmap_hazards -eq 0 && ok=true
+    check "$w: clean run, SHIM_BUDGET=${budget[$w]} (P/2): exit 0, clean result, ${ev:-no} evictions, ${re:-no} restores, no illegal access, no unmap hazard (exit $(rc "clean-$w"), illegal_accesses $(figure "clean-$w" illegal_accesses), unmap_hazards $(figure "clean-$w" unmap_hazards), ${pace[$w]} ms)" $ok
+    echo "# $w: again: LD_LIBRARY_PATH=$B/simgpu ${WENV[$w]} SIMGPU_FAIL_CALLER=libshim" \
+        "SIMGPU_FAIL=ENTRY:N[:sticky] SHIM_BUDGET=${budget[$w]} SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info" \
+        "SIMGPU_STATS=stats.json LD_PRELOAD='$PRELOAD' ${PROG[$w]} ${WARGS[$w]}"
+    if $ok; then
+        live+=("$w")
+    else # every faulted run would fail the same way: the workload is left out
+        tail_err "clean-$w"
+    fi
 done
+[ ${#live[@]} -gt 0 ] || exit 1
 
-# The plan: "MODE ENTRY N LEEWAY" lines. When every N of every entry would take more than about
-# three minutes at the clean runs' pace (plus a fifth for starting processes), N = 1..50 of each
-# entry and every 7th N after that.
-python3 - "$work" "$pace" "$jobs" "${RESIDENCY_FAULT_ALL:-0}" "${MODES[@]}" >"$work/plan" <<'PY'
+# One faulted run's time limit: generous against the clean runs, a small part of the suite's.
+limit=$(((slowest * 20 + 999) / 1000))
+[ "$limit" -lt 10 ] && limit=10
+[ "$limit" -gt "$RUN_TIMEOUT" ] && limit=$RUN_TIMEOUT
+RUN_TIMEOUT=${RESIDENCY_FAULT_TIMEOUT:-$limit}
+
+# The plan: "KIND WORKLOAD ENTRY N LEEWAY" lines, KIND single or sticky, in starting order.
+paces=()
+for w in "${live[@]}"; do paces+=("$w=${pace[$w]}"); done
+python3 - "$work" "$jobs" "$every" "$seconds" "${paces[@]}" >"$work/plan" <<'PY'
 import json, sys
-work, pace, jobs, every, modes = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5:]
-calls = {m: json.load(open(f"{work}/clean-{m}.json"))["caller_calls"] for m in modes}
-program = {m: json.load(open(f"{work}/runtime-{m}.json"))["caller_calls"] for m in modes}
-full = sum(sum(c.values()) for c in calls.values())
-estimate = full * pace / len(modes) * 1.2 / jobs
-sparse = not every and estimate > 180
+work, jobs, every, seconds = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", float(sys.argv[4])
+pace = {w: int(ms) / 1000 for w, ms in (a.split("=") for a in sys.argv[5:])}
+calls = {w: json.load(open(f"{work}/clean-{w}.json"))["caller_calls"] for w in pace}
+program = {w: json.load(open(f"{work}/runtime-{w}.json"))["caller_calls"] for w in pace}
 # What the simulator fails with out of memory (tests/simgpu/simgpu_fail.c); the rest fail with
 # CUDA_ERROR_UNKNOWN.
 oom = {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemCreate",
        "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemHostRegister_v2", "cuMemAddressReserve"}
-runs = 0
-for m in modes:
-    for e, n in sorted(calls[m].items()):
-        may = "program" if program[m].get(e) else "oom" if e in oom else "no"
-        for k in range(1, n + 1):
-            if not sparse or k <= 50 or (k - 50) % 7 == 0:
-                print(m, e, k, may)
-                runs += 1
-print(f"# {full} calls from libshim in {len(modes)} modes; every N would take about "
-      f"{estimate:.0f} s, {jobs} runs at a time: "
-      + (f"N = 1..50 of each entry, then every 7th N ({runs} runs; RESIDENCY_FAULT_ALL=1 for all)"
-         if sparse else f"every N of every entry ({runs} runs)"), file=sys.stderr)
-PY
+entries = [(w, e, n) for w in pace for e, n in sorted(calls[w].items())]
+# Seconds a run adds to the loop: measured on 2 cores, runs side by side take about 2.2 times a
+# clean run alone each (starting the process and its system time are most of a run).
+cost = {w: p * 2.2 / jobs for w, p in pace.items()}
 
-# fault MODE ENTRY N: one run with the Nth call of ENTRY from libshim failing.
+def sample(n, k):
+    """k of 1..n: all when k >= n, else 1..k/2 and the rest spread up to n."""
+    if k >= n:
+        return list(range(1, n + 1))
+    h = (k + 1) // 2
+    return sorted(set(range(1, h + 1)) | {h + round(j * (n - h) / (k - h)) for j in range(1, k - h + 1)})
+
+sticky = {(w, e): sample(n, n) if every else sorted({1, (n + 1) // 2, n}) for w, e, n in entries}
+left = seconds - sum(len(ns) * cost[w] for (w, e), ns in sticky.items())
+def single_cost(k):
+    return sum(min(n, k) * cost[w] for w, e, n in entries)
+k = max(n for _, _, n in entries)
+if not every:
+    lo, hi = 3, k  # the largest k that fits, at least 3 (first, middle, last)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if single_cost(mid) <= left else (lo, mid - 1)
+    k = lo
+
+def spread(ns):
+    """ns in starting order: first, last, middle, then the middles of the halves, ..."""
+    out, seen, spans = [], set(), [(0, len(ns) - 1)]
+    for i in (0, len(ns) - 1):
+        if i not in seen:
+            seen.add(i)
+            out.append(ns[i])
+    while spans:
+        a, b = spans.pop(0)
+        if b - a < 2:
+            continue
+        m = (a + b) // 2
+        if m not in seen:
+            seen.add(m)
+            out.append(ns[m])
+        spans += [(a, m), (m, b)]
+    return out + [n for i, n in enumerate(ns) if i not in seen]
+
+lines, runs = [], {"single": 0, "sticky": 0}
+for w, e, n in entries:
+    may = "program" if program[w].get(e) else "oom" if e in oom else "no"
+    for kind, ns in (("sticky", sticky[(w, e)]), ("single", sample(n, k))):
+        for rank, x in enumerate(spread(ns)):
+            lines.append((rank, kind != "sticky", w, e, f"{kind} {w} {e} {x} {may}"))
+            runs[kind] += 1
+for *_, line in sorted(lines, key=lambda t: t[:2]):
+    print(line)
+full = sum(n for _, _, n in entries)
+est = sum(cost[w] for _, _, w, _, _ in lines)
+print(f"# {full} calls from libshim in {len(pace)} workloads ({', '.join(pace)}); "
+      f"{runs['sticky']} sticky runs (" + ("every N" if every else "N = 1, middle, last")
+      + f"), {runs['single']} single runs ("
+      + ("every N" if k >= max(n for _, _, n in entries) else
+         f"at most {k} N per entry of the {full} calls; RESIDENCY_FAULT_ALL=1 for every N")
+      + f"): about {est:.0f} s, {jobs} at a time", file=sys.stderr)
+PY
+echo "# a faulted run's time limit: $RUN_TIMEOUT s; no run starts after ${deadline} s"
+
+# fault KIND WORKLOAD ENTRY N: one run with the Nth call of ENTRY from libshim failing (from the
+# Nth on, sticky); a run that reaches its time limit marks its entry's KIND as hung.
 fault() {
-    SIMGPU_FAIL_CALLER=libshim SIMGPU_FAIL="$2:$3" SHIM_BUDGET=${budget[$1]} \
-        shimmed "f-$1-$2-$3" --mode "$1" "${ARGS[@]}"
+    local spec="$3:$4" name="f-$1-$2-$3-$4"
+    [ "$1" = sticky ] && spec+=":sticky"
+    wrun shimmed "$name" "$2" SIMGPU_FAIL_CALLER=libshim SIMGPU_FAIL="$spec" \
+        SHIM_BUDGET="${budget[$2]}"
+    case $(rc "$name") in 124 | 137) touch "$work/hung-$1-$2-$3" ;; esac
 }
-running=0
-while read -r mode e n _; do
-    fault "$mode" "$e" "$n" </dev/null &
-    running=$((running + 1))
+running=0 started=0 skipped_hung=0 late=0
+while read -r kind w e n _; do
+    if [ -e "$work/hung-$kind-$w-$e" ]; then
+        skipped_hung=$((skipped_hung + 1))
+        continue
+    fi
+    if [ $(($(date +%s) - script_start)) -ge "$deadline" ]; then
+        late=$((late + 1))
+        continue
+    fi
+    fault "$kind" "$w" "$e" "$n" </dev/null &
+    running=$((running + 1)) started=$((started + 1))
     if [ "$running" -ge "$jobs" ]; then
         wait -n
         running=$((running - 1))
     fi
 done <"$work/plan"
 wait
+echo "# $started runs in $(($(date +%s) - script_start)) s since the start; not started:" \
+    "$skipped_hung after a hang of their entry, $late after the deadline"
 
-# Judge every run; one check per mode and entry, its first failing runs shown in full.
-python3 - "$work" "${MODES[@]}" >"$work/verdicts" <<'PY'
-import json, re, sys
-work, modes = sys.argv[1], sys.argv[2:]
-want = {m: re.findall(r"^checksum=(\w+)$", open(f"{work}/native-{m}.out").read(), re.M)[-1]
-        for m in modes}
-entries = {}
-for line in open(f"{work}/plan"):
-    m, e, n, may = line.split()
-    entries.setdefault((m, e), {"may": may, "ns": []})["ns"].append(int(n))
-leeway = {"program": "the program calls it too", "oom": "fails with out of memory",
-          "no": "libshim's own: must not reach the program"}
+# Judge every run; one check per workload and entry, its first failing runs shown in full.
+python3 - "$work" "$PRELOAD" >"$work/verdicts" <<'PY'
+import json, os, re, sys
+work, preload = sys.argv[1], sys.argv[2]
 def read(path):
     try:
         return open(path, errors="replace").read()
     except OSError:
         return ""
-for (m, e), info in entries.items():
-    runs = injected = surfaced = hazards = 0
+want = {}
+entries = {}
+for line in open(f"{work}/plan"):
+    kind, w, e, n, may = line.split()
+    if w not in want:
+        sums = re.findall(r"^checksum=(\w+)$", read(f"{work}/native-{w}.out"), re.M)
+        want[w] = sums[-1] if sums else None
+    entries.setdefault((w, e), {"may": may, "runs": []})["runs"].append((kind, int(n)))
+leeway = {"program": "the program calls it too", "oom": "fails with out of memory",
+          "no": "libshim's own: a single failure must not reach the program"}
+
+def judge(w, kind, may, base):
+    """(verdict, why): verdict ok, surfaced or bad."""
+    rc = read(base + ".rc").strip()
+    out, err = read(base + ".out"), read(base + ".err")
+    try:
+        st = json.load(open(base + ".json"))
+    except Exception:
+        st = {}
+    illegal, hazards = st.get("illegal_accesses"), st.get("unmap_hazards")
+    if w == "threads":
+        m = re.findall(r"^threads_sim: (\d+) wrong of \d+, (\d+) with a CUDA error$", out, re.M)
+        wrong = not m or int(m[-1][0]) > 0 or rc == "3"
+        right = rc == "0" and m == [("0", "0")]
+        told = re.findall(r"^threads_sim: thread \d+: (.*) failed \((\d+)\)$", err, re.M)
+        told_oom = told and all(code == "2" for _, code in told)
+        result = f"{m[-1][0]} wrong, {m[-1][1]} with a CUDA error" if m else "no summary line"
+    else:
+        sums = re.findall(r"^checksum=([0-9a-f]+)$", out, re.M)
+        wrong = sums not in ([], [want[w]])
+        right = rc == "0" and sums == [want[w]]
+        told = re.findall(r"^train_sim: (.*) failed: (.*)$", err, re.M)
+        told_oom = told and all(msg.startswith("out of memory") for _, msg in told)
+        result = f"checksum {sums[-1] if sums else 'none'}" + (" (wrong)" if wrong else "")
+    safe = illegal == 0 and hazards == 0
+    if rc not in ("124", "137") and safe and right:
+        return "ok", ""
+    may_surface = kind == "sticky" or may == "program" or (may == "oom" and told_oom)
+    if rc == "1" and told and safe and not wrong and may_surface:
+        return "surfaced", ""
+    why = ("hung" if rc in ("124", "137") else f"exit {rc or 'none'}") + f", {result}, " \
+          f"illegal_accesses {illegal}, unmap_hazards {hazards}"
+    if rc == "1" and told and not may_surface:
+        why += ", the failure reached the program (" + " failed: ".join(told[0]) + ")"
+    return "bad", why
+
+for (w, e), info in entries.items():
+    count = {"single": 0, "sticky": 0}
+    injected = surfaced = hazards = hung = notrun = 0
     bad = []
-    for n in info["ns"]:
-        base = f"{work}/f-{m}-{e}-{n}"
-        rc = read(base + ".rc").strip()
-        out, err = read(base + ".out"), read(base + ".err")
+    for kind, n in info["runs"]:
+        base = f"{work}/f-{kind}-{w}-{e}-{n}"
+        if not os.path.exists(base + ".rc"):
+            notrun += 1
+            continue
+        count[kind] += 1
         try:
             st = json.load(open(base + ".json"))
         except Exception:
             st = {}
-        runs += 1
         injected += st.get("injected_failures", 0)
-        sums = re.findall(r"^checksum=([0-9a-f]+)$", out, re.M)
-        illegal = st.get("illegal_accesses")
-        hazard = st.get("unmap_hazards", 0) > 0  # unmapped memory queued work may still touch
-        hazards += hazard
-        if not hazard and rc == "0" and sums == [want[m]] and illegal == 0:
-            continue
-        told = re.search(r"^train_sim: .* failed" + (": out of memory" if info["may"] == "oom"
-                                                     else ""), err, re.M)
-        if (not hazard and info["may"] != "no" and rc == "1" and told and illegal == 0
-                and sums in ([], [want[m]])):
-            surfaced += 1
-            continue
-        why = ("timed out" if rc == "124" else f"exit {rc}") + \
-              f", checksum {sums[-1] if sums else 'none'}, illegal_accesses {illegal}, " \
-              f"unmap_hazards {st.get('unmap_hazards')}"
-        bad.append((n, why, err.splitlines()[-8:]))
-    shown = ", ".join(str(n) for n, _, _ in bad[:20]) + (" ..." if len(bad) > 20 else "")
-    ns = info["ns"]
-    span = f"N=1..{ns[-1]}" + (f" ({len(ns)} of them)" if len(ns) != ns[-1] else "")
-    print(f"# {m} {e} ({leeway[info['may']]}): {runs} runs, {span}, {injected} failures "
-          f"injected, {surfaced} surfaced to the program, {hazards} runs with unmap hazards")
-    print(f"CHECK {'ok' if not bad and injected > 0 else 'bad'} {m}: {e}: {runs} runs consistent"
-          + (f"; failing N: {shown}" if bad else "") + ("; nothing injected" if not injected else ""))
-    for n, why, tail in bad[:3]:
-        print(f"#   SIMGPU_FAIL={e}:{n} (--mode {m}): {why}")
+        hazards += st.get("unmap_hazards", 0) > 0
+        verdict, why = judge(w, kind, info["may"], base)
+        surfaced += verdict == "surfaced"
+        hung += why.startswith("hung")
+        if verdict == "bad":
+            bad.append((kind, n, why, read(base + ".err").splitlines()[-8:]))
+    name = f"{w}: {e}"
+    print(f"# {name} ({leeway[info['may']]}): {count['single']} single and {count['sticky']} "
+          f"sticky runs, {injected} failures injected, {surfaced} surfaced to the program, "
+          f"{hazards} runs with unmap hazards, {hung} hung"
+          + (f", {notrun} not started" if notrun else ""))
+    if not count["single"] + count["sticky"]:
+        print(f"SKIP {name}: not started (the deadline came first)")
+        continue
+    shown = ", ".join(f"{n}{':sticky' if k == 'sticky' else ''}" for k, n, _, _ in bad[:12])
+    print(f"CHECK {'ok' if not bad and injected > 0 else 'bad'} {name}: "
+          f"{count['single'] + count['sticky']} runs consistent"
+          + (f"; failing N: {shown}{' ...' if len(bad) > 12 else ''}" if bad else "")
+          + ("; nothing injected" if not injected else ""))
+    for kind, n, why, tail in bad[:3]:
+        print(f"#   SIMGPU_FAIL={e}:{n}{':sticky' if kind == 'sticky' else ''} ({w}): {why}")
         for l in tail:
             print(f"#     | {l}")
 PY
@@ -162,8 +342,10 @@ while read -r first rest; do
         verdict=${rest%% *}
         check "fault ${rest#* }" [ "$verdict" = ok ]
         ;;
+    SKIP) echo "skip - fault $rest" ;;
     *) echo "$first $rest" ;;
     esac
 done <"$work/verdicts"
 check_sanitizers
+echo "# $(($(date +%s) - script_start)) s"
 [ "$failures" -eq 0 ]
