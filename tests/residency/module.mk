@@ -2,3 +2,11 @@
 # over every driver call libshim makes, and random stream timing (scripts; need train_sim and
 # libshim).
 TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh tests/residency/test_jitter.sh
+
+# The state machine, the policy seam, slabs and failure handling against a fake driver seam.
+tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf
+RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
+$(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
+               $(SHIM_OBJS) $(BUILD)/shim/libshimtrace.a $(CONF_LIB)
+	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
+TESTS += $(RESID_UNIT)
