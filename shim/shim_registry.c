@@ -7,7 +7,9 @@
  * one of its ends, or cover it), read under a per-granule sequence lock.
  * Allocations smaller than 64 KiB are registered for their alloc/free records
  * but not found by address: touches are tracked for allocations at least that
- * large (managed allocations are 2 MiB and up). Updates take one mutex. */
+ * large. Small managed allocations live in slabs, whose whole range is placed
+ * under the slab's id (shim_registry_place_range), so a touch of any member
+ * finds the slab. Updates take one mutex. */
 #include "shim_internal.h"
 
 #include <stdlib.h>
