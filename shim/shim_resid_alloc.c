@@ -224,8 +224,8 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
         pthread_mutex_unlock(&resid.lock);
         return CUDA_SUCCESS;
     }
+    resid_erase(u); /* first: no search may pick it while the lock is dropped below */
     resid_wait_move(u, SHIM_REASON_BUDGET); /* bounded: the move is over after it */
-    resid_erase(u);
     if (u->move) { /* never: but if so, leave it all where it is rather than unmap it */
         u->move->cancelled = true;
         u->move = NULL;
