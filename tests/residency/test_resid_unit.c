@@ -389,6 +389,52 @@ static void test_oversized_allocation_is_out_of_memory(void **state)
     assert_true(resid.dev_bytes <= resid.budget);
 }
 
+/* ---- the reactive policy ---- */
+
+static void test_reactive_policy_predicts_from_the_last_step(void **state)
+{
+    (void)state;
+    /* Steps of ten launches, each closed by a host synchronisation (the loss read); the
+       launch index goes on from where the other tests left it. */
+    shim_steps_host_sync();
+    for (int step = 0; step < 4; step++) {
+        for (uint64_t k = 0; k < 10; k++)
+            shim_steps_launch(atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
+        shim_steps_host_sync();
+    }
+    assert_int_equal(shim_steps_length(), 10);
+    /* The policy reads only differences of launch indices and the step length, so the
+       units below use indices from 0 (now = 40, four steps in). */
+    const struct resid_policy *p = &resid_policy_reactive;
+    struct resid_unit weight = {0}, late = {0}, idle = {0}, young = {.birth = 38};
+    for (uint64_t t = 2; t < 40; t += 10)
+        p->touch(&weight, t); /* launch 2 of every step */
+    for (uint64_t t = 5; t < 40; t += 10)
+        p->touch(&late, t); /* launch 5 of every step */
+    p->touch(&idle, 5);      /* not in the last step */
+    young.last_use = 39;
+    p->touch(&young, 39);
+    uint64_t next = 0, now = 40;
+    assert_int_equal(p->score(&weight, now, &next), 2); /* next used at launch 42 */
+    assert_int_equal(next, 42);
+    assert_int_equal(p->score(&late, now, &next), 5);
+    assert_int_equal(next, 45);
+    uint64_t never = p->score(&idle, now, &next);
+    assert_int_equal(next, UINT64_MAX - 1); /* not used in the last step: the best victim */
+    assert_true(never > p->score(&late, now, &next));
+    assert_int_equal(p->score(&young, now, &next), 1); /* too young: least recently used */
+    assert_int_equal(next, UINT64_MAX);
+    /* A touch seen twice at one launch counts once; the ring keeps the latest ones. */
+    p->touch(&weight, 42);
+    p->touch(&weight, 42);
+    assert_int_equal(weight.ntouches, 5);
+    for (uint64_t t = 43; t < 43 + 2 * RESID_TOUCH_LOG; t++)
+        p->touch(&weight, t);
+    /* Touches at 43..106: the oldest one in the last step (97..106] is 98, next used at 108. */
+    assert_int_equal(p->score(&weight, 43 + 2 * RESID_TOUCH_LOG, &next), 1);
+    assert_int_equal(next, 108);
+}
+
 int main(void)
 {
     fake_reset();
@@ -409,6 +455,8 @@ int main(void)
         cmocka_unit_test_setup(test_small_allocations_share_slabs, setup),
         cmocka_unit_test_setup(test_small_allocations_fit_a_tight_budget, setup),
         cmocka_unit_test_setup(test_oversized_allocation_is_out_of_memory, setup),
+        /* last: it puts the step detector in steady state */
+        cmocka_unit_test_setup(test_reactive_policy_predicts_from_the_last_step, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
