@@ -215,6 +215,7 @@ struct resid_ctx {
     uint64_t unmanaged_bytes; /* part of dev_bytes */
     uint64_t host_bytes;      /* host chunks that exist */
     uint64_t aside_bytes;     /* chunks set aside for good (a copy whose end is unknown) */
+    struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;
     struct resid_pending *pending; /* stream-ordered frees, oldest first */
@@ -351,8 +352,9 @@ bool resid_wait_oldest(void);
 /* Completes m if its copy is known done, gives it up after repeated errors; true if m is
    over (it may then be freed). wait: block (lock dropped) until its copy is done. */
 bool resid_move_poll(struct resid_move *m, bool wait);
-/* Unmaps u's range and frees it, returning its chunks (the range is no longer used). */
-void resid_release(struct resid_unit *u);
+/* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
+   and frees it, returning its chunks (the range is no longer used by any work). */
+void resid_release(struct resid_unit *u, const struct resid_cause *cause);
 
 /* shim_resid_slab.c */
 /* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the

@@ -100,8 +100,7 @@ static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_t
         struct shim_alloc gone;
         shim_registry_remove(u->va, &gone);
     }
-    resid_fsm(u, RESID_EV_FREE, NULL);
-    resid_release(u);
+    resid_release(u, NULL);
     return -1;
 }
 
@@ -194,11 +193,12 @@ static bool free_later(struct resid_unit *u, struct resid_member *m, CUstream st
 /* Frees unit u (out of the table, no move in flight) at once (lock held). */
 static void free_now(struct resid_unit *u, bool idle)
 {
-    resid_fsm(u, RESID_EV_FREE, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
+    struct resid_cause why = {SHIM_REASON_FREED, NULL, 0, UINT64_MAX};
     if (idle) {
-        resid_release(u);
+        resid_release(u, &why);
         return;
     }
+    resid_fsm(u, RESID_EV_FREE, &why);
     /* Queued work may still use it: its range and chunks are set aside for good. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
                                  "freed range is kept mapped and its memory is not reused");

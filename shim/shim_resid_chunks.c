@@ -135,6 +135,8 @@ void resid_set_aside(struct resid_chunk **c, uint32_t n)
         if (!c[i])
             continue;
         resid.aside_bytes += resid.gran; /* still counted in dev_bytes or host_bytes */
+        c[i]->next = resid.aside;
+        resid.aside = c[i];
         c[i] = NULL;
     }
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "residency: a copy's end could not be known: its destination "
@@ -371,9 +373,8 @@ static void finish_pending(struct resid_pending **link)
     *link = p->next;
     resid_event_put(p->event);
     if (p->unit) {
-        resid_fsm(p->unit, RESID_EV_FREE, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0,
-                                                                UINT64_MAX});
-        resid_release(p->unit);
+        resid_release(p->unit, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0,
+                                                     UINT64_MAX});
     }
     if (p->member)
         resid_slab_free(p->member);

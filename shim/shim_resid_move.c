@@ -317,9 +317,10 @@ bool resid_wait_oldest(void)
     return true;
 }
 
-void resid_release(struct resid_unit *u)
+void resid_release(struct resid_unit *u, const struct resid_cause *cause)
 {
     bool mapped = !(resid.unmapped && u->state == RESID_HOST) && !u->stuck;
+    resid_fsm(u, RESID_EV_FREE, cause);
     if (mapped && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS &&
         resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range could not be unmapped: its address "

@@ -165,8 +165,7 @@ bool resid_slab_reclaim(struct resid_unit *u)
     unlink_slab(u);
     resid_erase(u);
     shim_registry_place_range(u->va, u->mapped, u->id, false);
-    resid_fsm(u, RESID_EV_FREE, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
-    resid_release(u);
+    resid_release(u, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
     return true;
 }
 
