@@ -26,8 +26,8 @@
 
 #include "shim_internal.h"
 
-#define RESID_MAX_STREAMS 4 /* touched streams remembered per unit */
-#define RESID_MAX_ERRORS  3 /* failed waits on one move before it is given up */
+#define RESID_MAX_STREAMS 4  /* touched streams remembered per unit */
+#define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
 #define RESID_TOUCH_LOG   32 /* latest touches remembered per unit (for the policy) */
 
 /* The values match enum shim_resid_state of the trace. */
@@ -137,10 +137,10 @@ struct resid_move {
 /* A slab's bookkeeping: which 512-byte blocks of its chunk are taken. */
 #define RESID_SLAB_BLOCK 512u
 struct resid_slab {
-    uint64_t *used;    /* bitmap, one bit per block */
-    uint32_t nblocks;  /* blocks in the chunk */
-    uint32_t members;  /* allocations living in it (freed in stream order: until done) */
-    uint32_t taken;    /* blocks taken */
+    uint64_t *used;   /* bitmap, one bit per block */
+    uint32_t nblocks; /* blocks in the chunk */
+    uint32_t members; /* allocations living in it (freed in stream order: until done) */
+    uint32_t taken;   /* blocks taken */
     struct resid_unit *next, *prev; /* every slab, newest first */
 };
 
@@ -152,8 +152,8 @@ struct resid_unit {
     uint32_t n;
     struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
     enum resid_state state;
-    _Atomic int pins; /* operations between their residency check and their submission
-                         (decremented without the lock) */
+    _Atomic int pins;        /* operations between their residency check and their submission
+                                (decremented without the lock) */
     bool graph;              /* touched while capturing: stays on the device */
     bool stuck;              /* a remap failed half way: the next touch maps it again */
     struct resid_move *move; /* in flight, or NULL */
@@ -165,11 +165,11 @@ struct resid_unit {
     uint64_t fail_epoch;  /* the search in which its eviction last failed to start */
     uint32_t fails;       /* failed eviction starts in that search */
     uint64_t birth;       /* launch index when it was made */
-    uint32_t ntouches;                  /* touches noted so far (the policy's) */
+    uint32_t ntouches;    /* touches noted so far (the policy's) */
     uint64_t touches[RESID_TOUCH_LOG]; /* launch indices of the latest touches, a ring */
-    struct resid_fence *ready; /* its next user waits for this (a restore's copy, or the
-                                  evictions that freed its chunks) */
-    struct resid_slab *slab;   /* NULL for a single allocation */
+    struct resid_fence *ready;         /* its next user waits for this (a restore's copy, or the
+                                          evictions that freed its chunks) */
+    struct resid_slab *slab;           /* NULL for a single allocation */
     struct resid_unit *hnext;
 };
 
@@ -200,21 +200,21 @@ struct resid_oom {
 /* The residency manager's one state (part of the shim's global context). */
 struct resid_ctx {
     pthread_mutex_t lock;
-    pthread_cond_t wake;                /* the mover has work */
-    _Atomic bool on;                    /* managing new allocations (read without the lock) */
-    const struct resid_driver *drv;     /* set once before on */
-    const struct resid_policy *policy;  /* set once before on */
-    bool can_evict;         /* host chunks available (host VMM, or accepted unmapped eviction) */
-    bool unmapped;          /* evicted ranges stay unmapped (no host VMM) */
+    pthread_cond_t wake;               /* the mover has work */
+    _Atomic bool on;                   /* managing new allocations (read without the lock) */
+    const struct resid_driver *drv;    /* set once before on */
+    const struct resid_policy *policy; /* set once before on */
+    bool can_evict; /* host chunks available (host VMM, or accepted unmapped eviction) */
+    bool unmapped;  /* evicted ranges stay unmapped (no host VMM) */
     CUmemLocationType host_location; /* HOST, or HOST_NUMA (node 0) */
     CUresult sticky;                 /* a permanent device error seen: nothing moves any more */
     uint64_t epoch;                  /* of the current victim search */
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;
-    uint64_t dev_bytes;       /* device chunks that exist + visible unmanaged bytes */
-    uint64_t unmanaged_bytes; /* part of dev_bytes */
-    uint64_t host_bytes;      /* host chunks that exist */
-    uint64_t aside_bytes;     /* chunks set aside for good (a copy whose end is unknown) */
+    uint64_t dev_bytes;        /* device chunks that exist + visible unmanaged bytes */
+    uint64_t unmanaged_bytes;  /* part of dev_bytes */
+    uint64_t host_bytes;       /* host chunks that exist */
+    uint64_t aside_bytes;      /* chunks set aside for good (a copy whose end is unknown) */
     struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;
@@ -228,7 +228,7 @@ struct resid_ctx {
     size_t units_cap, nunits;
     struct resid_member **members; /* by id, chained */
     size_t members_cap, nmembers;
-    struct resid_unit *slabs;               /* newest first */
+    struct resid_unit *slabs;              /* newest first */
     struct resid_move *queue, *queue_tail; /* moves in flight, in submission order */
     bool mover_running;
     bool stopping;      /* the process is exiting: the mover ends, no new one starts */
@@ -238,7 +238,7 @@ struct resid_ctx {
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
-    uint64_t transitions[8][8];                               /* [from][to], for tests */
+    uint64_t transitions[8][8];                                /* [from][to], for tests */
 };
 
 extern struct resid_ctx resid;

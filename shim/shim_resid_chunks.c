@@ -15,10 +15,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define ARENA_SLOTS       512 /* chunks per arena reservation */
-#define EVICT_TRIES       2   /* failed eviction starts of one unit before a search skips it */
-#define ROUNDS_PER_UNIT   4   /* bound on the rounds of one search, per unit (plus a few) */
-#define PIN_PAUSE_NS      50000 /* between looks while every victim is pinned */
+#define ARENA_SLOTS     512   /* chunks per arena reservation */
+#define EVICT_TRIES     2     /* failed eviction starts of one unit before a search skips it */
+#define ROUNDS_PER_UNIT 4     /* bound on the rounds of one search, per unit (plus a few) */
+#define PIN_PAUSE_NS    50000 /* between looks while every victim is pinned */
 
 static int more_slots(void)
 {
@@ -279,7 +279,10 @@ static bool make_progress(void)
 }
 
 /* The most rounds a search for room may take. */
-static uint64_t round_limit(void) { return ROUNDS_PER_UNIT * (resid.nunits + 4); }
+static uint64_t round_limit(void)
+{
+    return ROUNDS_PER_UNIT * (resid.nunits + 4);
+}
 
 int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
                       bool *reused)
@@ -373,8 +376,7 @@ static void finish_pending(struct resid_pending **link)
     *link = p->next;
     resid_event_put(p->event);
     if (p->unit) {
-        resid_release(p->unit, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0,
-                                                     UINT64_MAX});
+        resid_release(p->unit, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
     }
     if (p->member)
         resid_slab_free(p->member);

@@ -7,7 +7,10 @@
 /* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent. */
 #define REAL(fn, ...) (shim.real.fn ? shim.real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)
 
-static CUresult device(CUdevice *dev) { return REAL(cuCtxGetDevice, dev); }
+static CUresult device(CUdevice *dev)
+{
+    return REAL(cuCtxGetDevice, dev);
+}
 
 static CUresult attribute(int *v, CUdevice_attribute a, CUdevice dev)
 {
@@ -26,16 +29,25 @@ static CUresult granularity(size_t *g, CUdevice dev)
     return REAL(cuMemGetAllocationGranularity, g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
 }
 
-static CUresult mem_info(size_t *f, size_t *t) { return REAL(cuMemGetInfo_v2, f, t); }
+static CUresult mem_info(size_t *f, size_t *t)
+{
+    return REAL(cuMemGetInfo_v2, f, t);
+}
 
-static CUresult stream_create(CUstream *s) { return REAL(cuStreamCreate, s, CU_STREAM_NON_BLOCKING); }
+static CUresult stream_create(CUstream *s)
+{
+    return REAL(cuStreamCreate, s, CU_STREAM_NON_BLOCKING);
+}
 
 static CUresult reserve(CUdeviceptr *va, size_t size, size_t align)
 {
     return REAL(cuMemAddressReserve, va, size, align, 0, 0);
 }
 
-static CUresult address_free(CUdeviceptr va, size_t size) { return REAL(cuMemAddressFree, va, size); }
+static CUresult address_free(CUdeviceptr va, size_t size)
+{
+    return REAL(cuMemAddressFree, va, size);
+}
 
 static CUresult create(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
                        CUmemLocationType host_type)
@@ -46,14 +58,20 @@ static CUresult create(CUmemGenericAllocationHandle *h, size_t size, CUdevice de
     return REAL(cuMemCreate, h, size, &prop, 0);
 }
 
-static CUresult release(CUmemGenericAllocationHandle h) { return REAL(cuMemRelease, h); }
+static CUresult release(CUmemGenericAllocationHandle h)
+{
+    return REAL(cuMemRelease, h);
+}
 
 static CUresult map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
 {
     return REAL(cuMemMap, va, size, 0, h, 0);
 }
 
-static CUresult unmap(CUdeviceptr va, size_t size) { return REAL(cuMemUnmap, va, size); }
+static CUresult unmap(CUdeviceptr va, size_t size)
+{
+    return REAL(cuMemUnmap, va, size);
+}
 
 static CUresult set_access(CUdeviceptr va, size_t size, CUdevice dev)
 {
@@ -66,24 +84,54 @@ static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
     return REAL(cuMemcpyAsync, dst, src, n, s);
 }
 
-static CUresult event_create(CUevent *e) { return REAL(cuEventCreate, e, CU_EVENT_DISABLE_TIMING); }
-static CUresult record(CUevent e, CUstream s) { return REAL(cuEventRecord, e, s); }
-static CUresult query(CUevent e) { return REAL(cuEventQuery, e); }
-static CUresult event_sync(CUevent e) { return REAL(cuEventSynchronize, e); }
-static CUresult wait_event(CUstream s, CUevent e) { return REAL(cuStreamWaitEvent, s, e, 0); }
-static CUresult stream_sync(CUstream s) { return REAL(cuStreamSynchronize, s); }
-static CUresult ctx_sync(void) { return REAL(cuCtxSynchronize); }
-static CUresult host_alloc(void **p, size_t n) { return REAL(cuMemHostAlloc, p, n, 0); }
-static CUresult host_free(void *p) { return REAL(cuMemFreeHost, p); }
+static CUresult event_create(CUevent *e)
+{
+    return REAL(cuEventCreate, e, CU_EVENT_DISABLE_TIMING);
+}
+static CUresult record(CUevent e, CUstream s)
+{
+    return REAL(cuEventRecord, e, s);
+}
+static CUresult query(CUevent e)
+{
+    return REAL(cuEventQuery, e);
+}
+static CUresult event_sync(CUevent e)
+{
+    return REAL(cuEventSynchronize, e);
+}
+static CUresult wait_event(CUstream s, CUevent e)
+{
+    return REAL(cuStreamWaitEvent, s, e, 0);
+}
+static CUresult stream_sync(CUstream s)
+{
+    return REAL(cuStreamSynchronize, s);
+}
+static CUresult ctx_sync(void)
+{
+    return REAL(cuCtxSynchronize);
+}
+static CUresult host_alloc(void **p, size_t n)
+{
+    return REAL(cuMemHostAlloc, p, n, 0);
+}
+static CUresult host_free(void *p)
+{
+    return REAL(cuMemFreeHost, p);
+}
 
 static const struct resid_driver real_driver = {
-    device,     attribute,  granularity,  mem_info, stream_create, reserve,
-    address_free, create,   release,      map,      unmap,         set_access,
-    copy,       event_create, record,     query,    event_sync,    wait_event,
-    stream_sync, ctx_sync,  host_alloc,   host_free,
+    device,       attribute,    granularity, mem_info,  stream_create, reserve,
+    address_free, create,       release,     map,       unmap,         set_access,
+    copy,         event_create, record,      query,     event_sync,    wait_event,
+    stream_sync,  ctx_sync,     host_alloc,  host_free,
 };
 
-const struct resid_driver *resid_driver_real(void) { return &real_driver; }
+const struct resid_driver *resid_driver_real(void)
+{
+    return &real_driver;
+}
 
 bool resid_driver_complete(const char **missing)
 {

@@ -54,7 +54,7 @@ const char *resid_state_name(enum resid_state s)
 
 const char *resid_event_name(enum resid_event ev)
 {
-    static const char *const names[] = {"?",     "evict", "restore", "copy-done",
+    static const char *const names[] = {"?",      "evict", "restore", "copy-done",
                                         "cancel", "error", "free",    "create"};
     return (unsigned)ev < sizeof names / sizeof names[0] ? names[ev] : "?";
 }

@@ -163,8 +163,8 @@ void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
         resid.drv->event_sync(m->done);
     m->cancelled = true;
     u->move = NULL;
-    resid_fsm(u, RESID_EV_CANCEL, &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0,
-                                                        UINT64_MAX});
+    resid_fsm(u, RESID_EV_CANCEL,
+              &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
 }
 
 /* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
@@ -211,8 +211,7 @@ static void complete(struct resid_move *m)
     if (remap(u, m) != 0) {
         resid_give_back(m->chunks, m->n);
         u->skip_epoch = resid.epoch;
-        resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0,
-                                                            UINT64_MAX});
+        resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
         return;
     }
     u->stuck = false;

@@ -44,7 +44,7 @@ static uint64_t next_use(const struct resid_unit *u, uint64_t now)
 static uint64_t score(const struct resid_unit *u, uint64_t now, uint64_t *next)
 {
     uint64_t n = next_use(u, now);
-    *next = n; /* UINT64_MAX unknown, UINT64_MAX - 1 not used in the last step */
+    *next = n;             /* UINT64_MAX unknown, UINT64_MAX - 1 not used in the last step */
     if (n == NEXT_UNKNOWN) /* least recently used */
         return now - (u->last_use < now ? u->last_use : now);
     return n == NEXT_NEVER ? UINT64_MAX / 2 : n - now;

@@ -105,8 +105,8 @@ static int slab_new(struct resid_unit **out)
     int r = resid_take_device(u->backing, 1, NULL, false, NULL) != 0 ? 1
             : resid_map(u->va, u->backing, 1) != 0                   ? -1
                                                                      : 0;
-    if (r == 0 && (resid_insert(u) != 0 || shim_registry_place_range(u->va, u->mapped, u->id,
-                                                                     true) != 0)) {
+    if (r == 0 &&
+        (resid_insert(u) != 0 || shim_registry_place_range(u->va, u->mapped, u->id, true) != 0)) {
         resid_erase(u);
         resid.drv->unmap(u->va, u->mapped);
         r = -1;

@@ -129,8 +129,7 @@ static void start(void)
     if (shim.mode != CONF_MODE_AUTO)
         return;
     if (!resid_driver_complete(&missing)) {
-        shim_log(SHIM_LOG_WARN, "the driver has no %s: libshim records but moves nothing",
-                 missing);
+        shim_log(SHIM_LOG_WARN, "the driver has no %s: libshim records but moves nothing", missing);
         return;
     }
     resid_start_with(resid_driver_real());
@@ -298,8 +297,9 @@ void resid_driver_failed(CUresult rc)
     if (!resid_sticky_error(rc) || resid.sticky)
         return;
     resid.sticky = rc;
-    shim_log(SHIM_LOG_ERROR, "residency: the device reported a permanent error (%d): libshim "
-                             "moves nothing more, and the program will see the error",
+    shim_log(SHIM_LOG_ERROR,
+             "residency: the device reported a permanent error (%d): libshim "
+             "moves nothing more, and the program will see the error",
              (int)rc);
 }
 

@@ -113,12 +113,11 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     }
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] & PINNED_BIT)
-            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT),
-                          stream);
+            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream);
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] & PINNED_BIT)
-            ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream,
-                      per_thread, capturing);
+            ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream, per_thread,
+                      capturing);
     pthread_mutex_unlock(&resid.lock);
     return any;
 }

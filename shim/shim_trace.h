@@ -55,11 +55,11 @@ enum shim_move_dir {
 
 /* Why the residency manager moved (or waited for) an allocation. */
 enum shim_move_reason {
-    SHIM_REASON_BUDGET = 1,    /* evicted to make room within the budget */
-    SHIM_REASON_DEMAND = 2,    /* restored because a launch or copy needs it now */
-    SHIM_REASON_PREFETCH = 3,  /* restored ahead of its predicted next use */
-    SHIM_REASON_CANCELLED = 4, /* an eviction a launch cancelled: bytes were copied, the
-                                  device copy stays */
+    SHIM_REASON_BUDGET = 1,        /* evicted to make room within the budget */
+    SHIM_REASON_DEMAND = 2,        /* restored because a launch or copy needs it now */
+    SHIM_REASON_PREFETCH = 3,      /* restored ahead of its predicted next use */
+    SHIM_REASON_CANCELLED = 4,     /* an eviction a launch cancelled: bytes were copied, the
+                                      device copy stays */
     SHIM_REASON_PLANNED_EVICT = 5, /* a plan evicted it after its last use before a gap */
     SHIM_REASON_ERROR = 6,         /* rolled back after a failed driver call */
     SHIM_REASON_FREED = 7,         /* the program freed it */

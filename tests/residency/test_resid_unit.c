@@ -11,13 +11,19 @@
 
 #include <cmocka.h>
 
-#define MiB ((uint64_t)1 << 20)
+#define MiB    ((uint64_t)1 << 20)
 #define STREAM ((CUstream)(uintptr_t)0x5000)
 
-static uint64_t id_of(CUdeviceptr p) { return shim_registry_find(p); }
+static uint64_t id_of(CUdeviceptr p)
+{
+    return shim_registry_find(p);
+}
 
 /* Launch indices advance as a program's launches would, so recency orders victims. */
-static void tick(void) { atomic_fetch_add(&shim.launch_seq, 1); }
+static void tick(void)
+{
+    atomic_fetch_add(&shim.launch_seq, 1);
+}
 
 static CUdeviceptr alloc(uint64_t bytes)
 {
@@ -181,7 +187,10 @@ static uint64_t by_address(const struct resid_unit *u, uint64_t now, uint64_t *n
     *next = UINT64_MAX;
     return u->va;
 }
-static void no_touch(struct resid_unit *u, uint64_t now) { (void)u, (void)now; }
+static void no_touch(struct resid_unit *u, uint64_t now)
+{
+    (void)u, (void)now;
+}
 
 static void test_policy_seam_chooses_victim(void **state)
 {
@@ -226,9 +235,9 @@ static void test_failed_remap_rolls_back(void **state)
 static void test_single_failures_never_reach_the_program(void **state)
 {
     (void)state;
-    static const char *const entries[] = {"create", "map", "set_access", "copy", "record",
-                                           "query", "event_sync", "unmap", "reserve",
-                                           "wait_event", "event_create"};
+    static const char *const entries[] = {"create",  "map",        "set_access",  "copy",
+                                          "record",  "query",      "event_sync",  "unmap",
+                                          "reserve", "wait_event", "event_create"};
     for (size_t e = 0; e < sizeof entries / sizeof entries[0]; e++) {
         for (unsigned long n = 1; n <= 4; n++) {
             budget_chunks(4);
@@ -339,7 +348,7 @@ static void test_small_allocations_share_slabs(void **state)
     for (int i = 0; i < N; i++) {
         assert_true(p[i] % 512 == 0);
         assert_true(holds(p[i], 16 * 1024, (uint8_t)i)); /* no two overlap */
-        assert_int_equal(id_of(p[i]), id_of(p[0]));     /* launches find the slab */
+        assert_int_equal(id_of(p[i]), id_of(p[0]));      /* launches find the slab */
     }
     for (int i = 0; i < N; i++)
         release(p[i], false);
@@ -411,7 +420,7 @@ static void test_reactive_policy_predicts_from_the_last_step(void **state)
         p->touch(&weight, t); /* launch 2 of every step */
     for (uint64_t t = 5; t < 40; t += 10)
         p->touch(&late, t); /* launch 5 of every step */
-    p->touch(&idle, 5);      /* not in the last step */
+    p->touch(&idle, 5);     /* not in the last step */
     young.last_use = 39;
     p->touch(&young, 39);
     uint64_t next = 0, now = 40;
