@@ -191,8 +191,9 @@ typedef enum {
       "what the device has free at start minus a reserve (1/16 of the device, 128 MiB to 2 GiB)")  \
     X(HOST_BUDGET, "host_budget", SIZE, "auto", 0, CONF_PIB, CONF_FORM_AUTO, "", "bytes",          \
       "Pinned host memory that may hold evicted data; auto: half of the host's physical memory")   \
-    X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "2MiB", 1, CONF_TIB, 0, "", "bytes",           \
-      "Allocations smaller than this are left to the driver and never moved")                      \
+    X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "64KiB", 1, CONF_TIB, 0, "", "bytes",          \
+      "Allocations smaller than this are left to the driver and never moved; managed ones up to "  \
+      "half a chunk share chunks (slabs) and move together")                                       \
     X(UNMAPPED_EVICTION, "unmapped_eviction", BOOL, "false", 0, 0, 0, "", "",                      \
       "Evict even where the device cannot map host memory (no host VMM): an evicted range is "     \
       "then unmapped, and an access libshim does not foresee faults")                              \

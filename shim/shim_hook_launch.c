@@ -45,7 +45,7 @@ static inline void scan(struct touched *t, const struct launch_args *a, const st
 
 /* After the real launch: unpin; if it succeeded, number it, feed the step detector, record it. */
 static void after(const struct launch_args *a, const struct shim_func *fn, int slot,
-                  const struct touched *t, CUresult rc)
+                  struct touched *t, CUresult rc)
 {
     if (t->pinned)
         shim_resid_leave(t->ids, t->n);

@@ -100,6 +100,12 @@ struct shim_alloc {
 };
 /* Adds [addr, addr+size); returns its id (0 if it could not be tracked). */
 uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind);
+/* Adds [addr, addr+size) for its alloc/free records only: it is never found by address (a
+   small allocation inside a slab, whose range is found instead); its id, or 0. */
+uint64_t shim_registry_add_unplaced(uint64_t addr, uint64_t size, int kind);
+/* Puts (present) or takes out the range [addr, addr+size) in the address table under id,
+   without an allocation record: a slab, found by launch scans. 0, or -1 out of memory. */
+int shim_registry_place_range(uint64_t addr, uint64_t size, uint64_t id, bool present);
 /* Removes the allocation starting at addr; fills *out and returns true if found. */
 bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
@@ -218,11 +224,14 @@ bool shim_resid_unmanaged_retry(uint64_t bytes);
 void shim_resid_unmanaged_add(uint64_t bytes, bool add);
 /* Turns the driver's (free, total) into the budget view. */
 void shim_resid_mem_info(size_t *free_bytes, size_t *total);
-/* Before a launch or copy that touches allocations ids: managed ones are made resident
-   and pinned. Returns true if any was managed (then call shim_resid_leave after). */
-bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per_thread);
-/* After the launch or copy was submitted: unpins. */
-void shim_resid_leave(const uint64_t *ids, uint32_t n);
+/* Before a launch, copy or memset on stream that touches allocations ids: managed units are
+   made resident and pinned, and the stream is noted for the next fence. Returns true if any
+   was managed; then the managed entries of ids hold handles until shim_resid_leave, which
+   must be called once the operation was submitted (or failed) and puts the ids back. Takes
+   the residency lock at most once, and only when an id is managed. */
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread);
+/* After the operation was submitted: unpins (lock-free) and restores ids. */
+void shim_resid_leave(uint64_t *ids, uint32_t n);
 /* At exit: ends the mover thread (it must not call the driver while the process and the
    driver tear down); moves still in flight are abandoned. */
 void shim_resid_stop(void);

@@ -7,7 +7,9 @@
  * one of its ends, or cover it), read under a per-granule sequence lock.
  * Allocations smaller than 64 KiB are registered for their alloc/free records
  * but not found by address: touches are tracked for allocations at least that
- * large (managed allocations are 2 MiB and up). Updates take one mutex. */
+ * large. Small managed allocations live in slabs, whose whole range is placed
+ * under the slab's id (shim_registry_place_range), so a touch of any member
+ * finds the slab. Updates take one mutex. */
 #include "shim_internal.h"
 
 #include <stdlib.h>
@@ -95,7 +97,7 @@ static bool place(const struct shim_alloc *r, bool add)
     return true;
 }
 
-uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
+static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
 {
     struct shim_alloc *r = malloc(sizeof *r);
     if (!r || size == 0) {
@@ -119,11 +121,30 @@ uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
         used++;
     by_addr[j] = r;
     live++;
-    if (size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
+    if (placed && size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory for the address table: some launches will "
                                      "not show the allocations they touch");
     pthread_mutex_unlock(&lock);
     return r->id;
+}
+
+uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind)
+{
+    return add(addr, size, kind, true);
+}
+
+uint64_t shim_registry_add_unplaced(uint64_t addr, uint64_t size, int kind)
+{
+    return add(addr, size, kind, false);
+}
+
+int shim_registry_place_range(uint64_t addr, uint64_t size, uint64_t id, bool present)
+{
+    struct shim_alloc r = {id, addr, size, SHIM_ALLOC_MANAGED};
+    pthread_mutex_lock(&lock);
+    bool ok = place(&r, present);
+    pthread_mutex_unlock(&lock);
+    return ok ? 0 : -1;
 }
 
 static struct shim_alloc *take(size_t j)

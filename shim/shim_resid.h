@@ -1,27 +1,105 @@
-/* shim_resid.h — the residency manager's state, shared by shim_resid_*.c only (the rest of the
- * shim sees the functions declared under "shim_resid" in shim_internal.h).
+/* shim_resid.h — the residency manager's internal interface, shared by shim_resid_*.c only (the
+ * rest of the shim sees the functions declared under "shim_resid" in shim_internal.h).
  *
- * A managed allocation owns a virtual range reserved once, mapped chunk by chunk
- * onto physical chunks of the device granularity. Chunks live in pools: device
- * chunks and host-located chunks, each also mapped at its own "arena" address
- * so copies can reach it whatever range it backs at the moment. Moves follow
+ * What moves is a unit: one large managed allocation, or a slab — one chunk whose range packs
+ * several small managed allocations (shim_resid_slab.c). A unit owns a virtual range reserved
+ * once and mapped chunk by chunk onto pooled physical chunks of the device granularity; the
+ * program's pointers stay valid for the unit's whole life, only what backs the range changes.
  *
- *   DEVICE --evict--> EVICTING --copy done--> HOST --restore--> RESTORING --copy done--> DEVICE
+ * Every state change of a unit goes through resid_fsm() (shim_resid_fsm.c), whose table is the
+ * one place that says which event may move a unit from which state to which:
  *
- * where the copy runs on the shim's own stream after events recorded on every
- * stream that touched the allocation since the last move (the fence), and the
- * remap runs on the mover thread once the copy is known complete.
+ *   NONE --CREATE--> DEVICE --EVICT--> EVICTING --COPY_DONE--> HOST --RESTORE--> RESTORING
+ *                      ^                 |  |                                     |   |
+ *                      +-----CANCEL------+  +--ERROR--> DEVICE      HOST <--ERROR--+   |
+ *                      +---------------------------COPY_DONE--------------------------+
+ *   DEVICE / HOST --FREE--> NONE
  *
- * Locking: every field below is protected by resid.lock unless noted. Driver
- * calls that wait (event synchronisation) are made without it. */
+ * The driver is reached only through struct resid_driver (shim_resid_driver.c), so the state
+ * machine, the pools and the policies run against a fake in unit tests; what to evict and what
+ * to bring back early is asked of struct resid_policy (shim_resid_policy.c).
+ *
+ * Locking: every field below is protected by resid.lock unless noted. Calls that wait for the
+ * device (event synchronisation) are made without it. */
 #ifndef SHIM_RESID_H
 #define SHIM_RESID_H
 
 #include "shim_internal.h"
 
-#define RESID_MAX_STREAMS 4 /* touched streams remembered per allocation */
+#define RESID_MAX_STREAMS 4  /* touched streams remembered per unit */
+#define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
+#define RESID_TOUCH_LOG   32 /* latest touches remembered per unit (for the policy) */
 
-enum resid_state { RESID_DEVICE, RESID_EVICTING, RESID_HOST, RESID_RESTORING };
+/* The values match enum shim_resid_state of the trace. */
+enum resid_state {
+    RESID_NONE = 0,
+    RESID_DEVICE = 1,
+    RESID_EVICTING = 2,
+    RESID_HOST = 3,
+    RESID_RESTORING = 4,
+};
+
+/* The values match enum shim_resid_event of the trace (CREATE is not traced: the allocation
+   record says it). */
+enum resid_event {
+    RESID_EV_EVICT = 1,
+    RESID_EV_RESTORE = 2,
+    RESID_EV_COPY_DONE = 3,
+    RESID_EV_CANCEL = 4,
+    RESID_EV_ERROR = 5,
+    RESID_EV_FREE = 6,
+    RESID_EV_CREATE = 7,
+};
+
+/* Why a transition happened, for the trace and the log. */
+struct resid_cause {
+    enum shim_move_reason reason;
+    CUstream stream;   /* the program's stream whose operation caused it, or NULL */
+    uint64_t score;    /* the victim score when budget pressure chose it */
+    uint64_t next_use; /* predicted launch index of the next use, UINT64_MAX unknown */
+};
+
+/* The driver seam. Every function returns CUDA_SUCCESS or the driver's error;
+   CUDA_ERROR_NOT_SUPPORTED when the driver lacks the entry point. None takes resid.lock. */
+struct resid_driver {
+    CUresult (*device)(CUdevice *dev);
+    CUresult (*attribute)(int *v, CUdevice_attribute a, CUdevice dev);
+    CUresult (*granularity)(size_t *g, CUdevice dev);
+    CUresult (*mem_info)(size_t *free_bytes, size_t *total);
+    CUresult (*stream_create)(CUstream *s);
+    CUresult (*reserve)(CUdeviceptr *va, size_t size, size_t align);
+    CUresult (*address_free)(CUdeviceptr va, size_t size);
+    /* Physical memory of size bytes on the device, or on the host (host_type: HOST or
+       HOST_NUMA, node 0) when host is true. */
+    CUresult (*create)(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
+                       CUmemLocationType host_type);
+    CUresult (*release)(CUmemGenericAllocationHandle h);
+    CUresult (*map)(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h);
+    CUresult (*unmap)(CUdeviceptr va, size_t size);
+    CUresult (*set_access)(CUdeviceptr va, size_t size, CUdevice dev);
+    CUresult (*copy)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
+    CUresult (*event_create)(CUevent *e);
+    CUresult (*record)(CUevent e, CUstream s);
+    /* CUDA_SUCCESS: the work before the record is complete; CUDA_ERROR_NOT_READY: not yet. */
+    CUresult (*query)(CUevent e);
+    CUresult (*event_sync)(CUevent e);
+    CUresult (*wait_event)(CUstream s, CUevent e);
+    CUresult (*stream_sync)(CUstream s);
+    CUresult (*ctx_sync)(void);
+    CUresult (*host_alloc)(void **p, size_t n);
+    CUresult (*host_free)(void *p);
+};
+
+/* What to evict and what to bring back early. Every function runs under resid.lock. */
+struct resid_unit;
+struct resid_policy {
+    const char *name;
+    /* Notes a touch of u by the launch with index now. */
+    void (*touch)(struct resid_unit *u, uint64_t now);
+    /* How good a victim u is at launch now (higher: better); *next_use gets its predicted
+       next use (UINT64_MAX unknown). */
+    uint64_t (*score)(const struct resid_unit *u, uint64_t now, uint64_t *next_use);
+};
 
 /* An event that work must wait for before using chunks or data a move produced (shared). */
 struct resid_fence {
@@ -40,12 +118,15 @@ struct resid_chunk {
                                   before the chunk is written */
 };
 
-/* A copy in flight between device and host chunks, completed by the mover. */
+/* A copy in flight between device and host chunks. */
 struct resid_move {
-    struct resid_alloc *alloc;
+    struct resid_unit *unit;
     enum shim_move_dir dir;
-    enum shim_move_reason reason;
-    bool cancelled;              /* a launch cancelled it, or the allocation was freed */
+    struct resid_cause cause;
+    bool cancelled;              /* a touch cancelled it, or its unit went away */
+    bool finished;               /* completed or given up; freed by its last waiter */
+    int waiters;                 /* threads waiting on done without the lock */
+    int errors;                  /* failed queries of done */
     CUevent done;                /* recorded after the copies on the shim's stream */
     uint32_t n;                  /* chunks */
     struct resid_chunk **chunks; /* the destination: they back the range once remapped */
@@ -53,55 +134,88 @@ struct resid_move {
     struct resid_move *next; /* mover queue */
 };
 
-/* A managed allocation. */
-struct resid_alloc {
-    uint64_t id;
+/* A slab's bookkeeping: which 512-byte blocks of its chunk are taken. */
+#define RESID_SLAB_BLOCK 512u
+struct resid_slab {
+    uint64_t *used;   /* bitmap, one bit per block */
+    uint32_t nblocks; /* blocks in the chunk */
+    uint32_t members; /* allocations living in it (freed in stream order: until done) */
+    uint32_t taken;   /* blocks taken */
+    struct resid_unit *next, *prev; /* every slab, newest first */
+};
+
+/* A unit: what moves. */
+struct resid_unit {
+    uint64_t id; /* the allocation's id, or the slab's (managed-tagged) */
     CUdeviceptr va;
-    uint64_t size, mapped; /* requested bytes; reserved bytes (whole chunks) */
+    uint64_t size, mapped; /* bytes in use (the allocation's, a slab's chunk); reserved */
     uint32_t n;
     struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
     enum resid_state state;
-    int pins;                /* launches between their residency check and their submission */
+    _Atomic int pins;        /* operations between their residency check and their submission
+                                (decremented without the lock) */
     bool graph;              /* touched while capturing: stays on the device */
-    bool stuck;              /* a remap failed half way: retried by the mover */
+    bool stuck;              /* a remap failed half way: the next touch maps it again */
     struct resid_move *move; /* in flight, or NULL */
     CUstream streams[RESID_MAX_STREAMS]; /* touched since the last fence */
     uint8_t nstreams;
     bool streams_unknown; /* more streams, or a per-thread stream: fence with a full sync */
     uint64_t last_use;    /* launch index of the last touch (or of the birth) */
     uint64_t skip_epoch;  /* could not be evicted in this search: skip it */
+    uint64_t fail_epoch;  /* the search in which its eviction last failed to start */
+    uint32_t fails;       /* failed eviction starts in that search */
     uint64_t birth;       /* launch index when it was made */
-    uint32_t ntouches, touch_cap;
-    uint64_t *touches;         /* launch indices of its touches, ascending (bounded) */
-    struct resid_fence *ready; /* its first user waits for this (a restore's copy, or the
-                                  evictions that freed its chunks) */
-    struct resid_alloc *hnext;
+    uint32_t ntouches;    /* touches noted so far (the policy's) */
+    uint64_t touches[RESID_TOUCH_LOG]; /* launch indices of the latest touches, a ring */
+    struct resid_fence *ready;         /* its next user waits for this (a restore's copy, or the
+                                          evictions that freed its chunks) */
+    struct resid_slab *slab;           /* NULL for a single allocation */
+    struct resid_unit *hnext;
 };
 
-/* A managed allocation freed in stream order, waiting for its event. */
+/* A small managed allocation living in a slab. */
+struct resid_member {
+    uint64_t id;
+    struct resid_unit *slab;
+    uint32_t first, blocks; /* its blocks in the slab */
+    struct resid_member *hnext;
+};
+
+/* A unit or member freed in stream order, waiting for its event. */
 struct resid_pending {
-    struct resid_alloc *alloc;
+    struct resid_unit *unit;     /* a unit to release, or NULL */
+    struct resid_member *member; /* a member to take out of its slab, or NULL */
     CUevent event;
-    CUstream stream; /* its device chunks may be reused at once by this stream */
+    CUstream stream; /* a unit's device chunks may be reused at once by this stream */
     struct resid_pending *next;
+};
+
+/* Why the last search for room failed, for the out-of-memory message. */
+struct resid_oom {
+    uint64_t pinned, moving, graph; /* units that could not be victims, by cause */
+    bool host_full;                 /* host_budget was spent */
+    bool driver_failed;             /* a driver call failed meanwhile */
 };
 
 /* The residency manager's one state (part of the shim's global context). */
 struct resid_ctx {
     pthread_mutex_t lock;
-    pthread_cond_t changed; /* a move completed, chunks came back, or a remap finished */
-    pthread_cond_t wake;    /* the mover has work */
-    _Atomic bool on;        /* managing new allocations (read without the lock) */
-    bool can_evict;         /* host chunks available (host VMM, or accepted unmapped eviction) */
-    bool unmapped;          /* evicted ranges stay unmapped (no host VMM) */
+    pthread_cond_t wake;               /* the mover has work */
+    _Atomic bool on;                   /* managing new allocations (read without the lock) */
+    const struct resid_driver *drv;    /* set once before on */
+    const struct resid_policy *policy; /* set once before on */
+    bool can_evict; /* host chunks available (host VMM, or accepted unmapped eviction) */
+    bool unmapped;  /* evicted ranges stay unmapped (no host VMM) */
     CUmemLocationType host_location; /* HOST, or HOST_NUMA (node 0) */
+    CUresult sticky;                 /* a permanent device error seen: nothing moves any more */
     uint64_t epoch;                  /* of the current victim search */
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;
-    uint64_t dev_bytes;       /* device chunks that exist + visible unmanaged bytes */
-    uint64_t unmanaged_bytes; /* part of dev_bytes */
-    uint64_t host_bytes;      /* host chunks that exist */
-    uint64_t leaving_bytes;   /* device bytes of evictions in flight */
+    uint64_t dev_bytes;        /* device chunks that exist + visible unmanaged bytes */
+    uint64_t unmanaged_bytes;  /* part of dev_bytes */
+    uint64_t host_bytes;       /* host chunks that exist */
+    uint64_t aside_bytes;      /* chunks set aside for good (a copy whose end is unknown) */
+    struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;
     struct resid_pending *pending; /* stream-ordered frees, oldest first */
@@ -110,97 +224,152 @@ struct resid_ctx {
     CUstream to_host, to_device; /* the shim's copy streams */
     CUevent *events;             /* pooled events */
     size_t nevents, event_cap;
-    struct resid_alloc **table; /* by id, chained */
-    size_t table_cap, nallocs;
-    struct resid_move *queue, *queue_tail; /* for the mover, in submission order */
+    struct resid_unit **units; /* by id, chained */
+    size_t units_cap, nunits;
+    struct resid_member **members; /* by id, chained */
+    size_t members_cap, nmembers;
+    struct resid_unit *slabs;              /* newest first */
+    struct resid_move *queue, *queue_tail; /* moves in flight, in submission order */
     bool mover_running;
     bool stopping;      /* the process is exiting: the mover ends, no new one starts */
     uint64_t fence_seq; /* last fence sequence number given */
     uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
     bool over_budget;   /* a restore that must happen even above the budget */
+    struct resid_oom oom;
     pthread_t mover;
-    uint64_t evictions, restores, cancelled, stall_ns; /* totals, for the exit log */
+    uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
+    uint64_t transitions[8][8];                                /* [from][to], for tests */
 };
 
 extern struct resid_ctx resid;
 
+/* shim_resid_driver.c */
+/* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
+const struct resid_driver *resid_driver_real(void);
+/* Whether every entry residency needs is present in the real driver; *missing names the
+   first absent one. */
+bool resid_driver_complete(const char **missing);
+/* Whether rc is a sticky device error: the context is unusable and every later call fails. */
+bool resid_sticky_error(CUresult rc);
+
+/* shim_resid_fsm.c */
+/* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no
+   such transition (a bug: logged, u unchanged). Traces the transition with its cause. */
+int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_cause *cause);
+/* The state the table gives for (from, ev), or -1 if there is none. */
+int resid_fsm_next(enum resid_state from, enum resid_event ev);
+/* Name of a state or an event, for logs. */
+const char *resid_state_name(enum resid_state s);
+const char *resid_event_name(enum resid_event ev);
+
+/* shim_resid_policy.c */
+/* The reactive policy: furthest next use learned from the previous step, least recently used
+   when unknown. */
+extern const struct resid_policy resid_policy_reactive;
+
 /* shim_resid_state.c */
-/* The allocation with id (tagged), or NULL. */
-struct resid_alloc *resid_find(uint64_t id);
-/* Adds a to the table; returns 0, or -1 when out of memory. */
-int resid_insert(struct resid_alloc *a);
-/* Removes a from the table. */
-void resid_erase(struct resid_alloc *a);
-/* Frees a's record (its ranges and chunks must already be dealt with). */
-void resid_alloc_free(struct resid_alloc *a);
-/* Calls fn on every managed allocation. */
-void resid_each(void (*fn)(struct resid_alloc *, void *), void *ctx);
+/* Starts residency against driver drv (tests pass a fake): device facts, budget, streams.
+   Returns whether it is on. */
+bool resid_start_with(const struct resid_driver *drv);
+/* The unit with id (tagged), or NULL. */
+struct resid_unit *resid_find(uint64_t id);
+/* Adds u to the table; 0, or -1 when out of memory. */
+int resid_insert(struct resid_unit *u);
+/* Removes u from the table. */
+void resid_erase(struct resid_unit *u);
+/* The member with id, or NULL. */
+struct resid_member *resid_member_find(uint64_t id);
+/* Adds m to the member table; 0, or -1 when out of memory. */
+int resid_member_insert(struct resid_member *m);
+/* Removes m from the member table. */
+void resid_member_erase(struct resid_member *m);
+/* A new unit record of bytes (rounded up to whole chunks), state NONE; NULL on failure. */
+struct resid_unit *resid_unit_new(uint64_t bytes);
+/* Frees u's record (its range and chunks must already be dealt with). */
+void resid_unit_free(struct resid_unit *u);
+/* Calls fn on every unit. */
+void resid_each(void (*fn)(struct resid_unit *, void *), void *ctx);
 /* An event from the pool (created on demand, timing disabled); NULL on failure. */
 CUevent resid_event_get(void);
 /* Gives an event back to the pool. */
 void resid_event_put(CUevent e);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t resid_now_ns(void);
+/* A fence owning event e (one reference); NULL on failure (e goes back to the pool). */
+struct resid_fence *resid_fence_new(CUevent e);
+/* Another reference to f (NULL is fine). */
+struct resid_fence *resid_fence_ref(struct resid_fence *f);
+/* Drops a reference (NULL is fine); the event goes back to the pool with the last one. */
+void resid_fence_drop(struct resid_fence *f);
+/* Notes that a driver call failed with rc (a sticky error stops all moves). */
+void resid_driver_failed(CUresult rc);
 
 /* shim_resid_chunks.c */
-/* Takes n device chunks, making room within the budget (evicting allocations that are
-   not pinned, waiting for moves in flight: the lock may be dropped meanwhile). With
-   ordered, chunks freed in stream order on `stream` may be reused at once (*reused is
-   set then). Returns 0, or -1 (nothing taken) when nothing more can move. */
+/* Maps chunks c[0..n) at va and enables access; 0, or -1 with nothing mapped. */
+int resid_map(CUdeviceptr va, struct resid_chunk **c, uint32_t n);
+/* Takes n device chunks, making room within the budget (evicting units that are not
+   pinned, waiting for moves in flight: the lock may be dropped meanwhile). With ordered,
+   chunks freed in stream order on `stream` may be reused at once (*reused is set then).
+   Returns 0, or -1 (nothing taken; resid.oom says why). */
 int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
                       bool *reused);
 /* Takes n host chunks within the host budget; 0, or -1. */
 int resid_take_host(struct resid_chunk **out, uint32_t n);
-/* Returns chunks to their pool (device or host by the chunk). */
+/* Returns chunks to their pool (device or host by the chunk); NULL entries are skipped. */
 void resid_give_back(struct resid_chunk **c, uint32_t n);
+/* Sets chunks aside for good: a copy that may still write them has an unknown end. */
+void resid_set_aside(struct resid_chunk **c, uint32_t n);
 /* The latest eviction fence among chunks c[0..n) (a new reference, or NULL); the chunks'
    own fences are dropped: whoever writes them waits for the returned fence first. */
 struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n);
 /* Makes room for bytes of unmanaged device memory; 0, or -1 when nothing can move. */
 int resid_room_for_unmanaged(uint64_t bytes);
+/* Gives device memory back to the driver (the device is fuller than the budget says):
+   pooled chunks, or evicts until some come free; true if some bytes were released. */
+bool resid_shed(uint64_t bytes);
 /* Releases free device chunks to the driver until `bytes` were released; returns how many. */
 uint64_t resid_trim_device(uint64_t bytes);
 /* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
 bool resid_reap(bool wait);
 
 /* shim_resid_move.c */
-/* Starts evicting a (DEVICE, not pinned); 0, or -1 with a unchanged. */
-int resid_evict(struct resid_alloc *a, enum shim_move_reason reason);
-/* Starts restoring a (HOST); 0, or -1 with a unchanged (it stays readable on the host). */
-int resid_restore(struct resid_alloc *a, enum shim_move_reason reason);
-/* Cancels a's eviction for a launch on stream: the stream waits for the copy. */
-void resid_cancel_eviction(struct resid_alloc *a, CUstream stream);
-/* The allocation to evict next (LRU among DEVICE, unpinned, non-graph), or NULL. */
-struct resid_alloc *resid_victim(void);
-/* Records events after the touches of a on its streams and makes stream wait for them;
+/* Starts evicting u (DEVICE, not pinned); 0, or -1 with u unchanged. */
+int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
+/* Starts restoring u (HOST); 0, or -1 with u unchanged (it stays readable on the host). */
+int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
+/* Cancels u's eviction for a touch on stream: the stream waits for the copy. */
+void resid_cancel_eviction(struct resid_unit *u, CUstream stream);
+/* Records events after the touches of u on its streams and makes stream wait for them;
    0, or -1 (nothing waited). */
-int resid_fence(struct resid_alloc *a, CUstream stream);
-/* Maps chunks c[0..n) at va and enables access; 0, or -1 with nothing mapped. */
-int resid_map(CUdeviceptr va, struct resid_chunk **c, uint32_t n);
-/* Waits (lock dropped meanwhile) until a's move in flight is over, counting the stall. */
-void resid_wait_move(struct resid_alloc *a, enum shim_move_reason reason);
+int resid_fence(struct resid_unit *u, CUstream stream);
+/* Waits (lock dropped meanwhile) until u's move in flight is over, completing it or giving
+   it up; bounded: at most RESID_MAX_ERRORS failed waits. Counts the stall. */
+void resid_wait_move(struct resid_unit *u, enum shim_move_reason reason);
 /* Counts (and traces) a stall of the program's thread that began at t0. */
 void resid_stalled(uint64_t t0, enum shim_move_reason reason);
-/* Waits until the oldest move in flight is over (room is coming); false if none. */
+/* Waits until the oldest move in flight is over (room may come); false if none. */
 bool resid_wait_oldest(void);
-/* Unmaps a's range and frees it, returning its chunks (the range is no longer used). */
-void resid_release(struct resid_alloc *a);
+/* Completes m if its copy is known done, gives it up after repeated errors; true if m is
+   over (it may then be freed). wait: block (lock dropped) until its copy is done. */
+bool resid_move_poll(struct resid_move *m, bool wait);
+/* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
+   and frees it, returning its chunks (the range is no longer used by any work). */
+void resid_release(struct resid_unit *u, const struct resid_cause *cause);
 
-/* A fence owning event e (one reference); NULL on failure. */
-struct resid_fence *resid_fence_new(CUevent e);
-/* Another reference to f. */
-struct resid_fence *resid_fence_ref(struct resid_fence *f);
-/* Drops a reference (NULL is fine); the event goes back to the pool with the last one. */
-void resid_fence_drop(struct resid_fence *f);
-
-/* shim_resid_predict.c */
-/* Records a touch of a by the launch with index now. */
-void resid_note_touch(struct resid_alloc *a, uint64_t now);
-/* How good a victim a is (higher: used later; least recently used when unknown). */
-uint64_t resid_evict_score(const struct resid_alloc *a, uint64_t now);
+/* shim_resid_slab.c */
+/* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the
+   table). 0, 1 (out of memory), or -1 (a driver call failed). Lock held; may drop it. */
+int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out);
+/* Takes m out of its slab (its memory is no longer used); an empty slab is released when
+   nothing moves it. Lock held. */
+void resid_slab_free(struct resid_member *m);
+/* Releases u if it is an empty slab that nothing holds; true if it did. Lock held. */
+bool resid_slab_reclaim(struct resid_unit *u);
 
 /* shim_resid_mover.c */
 /* Queues m for the mover (starting the thread on first use). */
 void resid_mover_queue(struct resid_move *m);
+/* Takes m off the mover queue (it is over). */
+void resid_mover_unqueue(struct resid_move *m);
 
 #endif

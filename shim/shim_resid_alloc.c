@@ -2,13 +2,17 @@
  * share of unmanaged allocations, and the budget view of cuMemGetInfo.
  *
  * A managed allocation is what the program gets from cuMemAlloc /
- * cuMemAllocAsync for a request of at least min_managed_bytes: a reserved
- * range mapped onto pooled device chunks. Anything the shim cannot do is
- * handed back to the driver's own allocation, so the program sees an
- * allocation either way; out-of-memory comes only when nothing can move. */
+ * cuMemAllocAsync for a request of at least min_managed_bytes: a unit of its
+ * own (a reserved range mapped onto pooled device chunks) when it is larger
+ * than half a chunk, a member of a slab otherwise (shim_resid_slab.c). Anything
+ * the shim cannot do because a driver call failed is tried again, then handed
+ * to the driver's own allocation, so the program sees an allocation either way;
+ * out-of-memory comes only when nothing can move, and the log says why. */
 #include "shim_resid.h"
 
 #include <stdlib.h>
+
+#define ALLOC_TRIES 3 /* attempts at a managed allocation when driver calls fail */
 
 /* Whether stream is one the shim can order reuse on (not a per-thread default). */
 static bool nameable(CUstream s, bool per_thread)
@@ -16,86 +20,112 @@ static bool nameable(CUstream s, bool per_thread)
     return !(per_thread && !s) && s != CU_STREAM_PER_THREAD;
 }
 
-static struct resid_alloc *alloc_new(uint64_t bytes)
+/* Says once per cause why an allocation of bytes found no room (lock held). */
+static void explain_oom(uint64_t bytes)
 {
-    struct resid_alloc *a = calloc(1, sizeof *a);
-    if (!a)
-        return NULL;
-    a->n = (uint32_t)((bytes + resid.gran - 1) / resid.gran);
-    a->size = bytes;
-    a->mapped = (uint64_t)a->n * resid.gran;
-    if (!(a->backing = calloc(a->n, sizeof *a->backing))) {
-        free(a);
-        return NULL;
-    }
-    return a;
+    const struct resid_oom *o = &resid.oom;
+    uint64_t room = resid.budget > resid.unmanaged_bytes + resid.slack
+                        ? resid.budget - resid.unmanaged_bytes - resid.slack
+                        : 0;
+    if (resid.sticky)
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the device reported a permanent error (%d)",
+                      (int)resid.sticky);
+    else if (bytes > room)
+        SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                      "out of memory: an allocation of %llu bytes is larger than the budget "
+                      "leaves for managed memory (%llu of %llu bytes; %llu held unmanaged)",
+                      (unsigned long long)bytes, (unsigned long long)room,
+                      (unsigned long long)resid.budget, (unsigned long long)resid.unmanaged_bytes);
+    else if (o->host_full)
+        SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                      "out of memory: host_budget is spent (%llu bytes of evicted data on the "
+                      "host)",
+                      (unsigned long long)resid.host_bytes);
+    else if (!resid.can_evict)
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the budget is full and this device cannot "
+                                     "evict (no host VMM; see unmapped_eviction)");
+    else
+        SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                      "out of memory: nothing more can move within the budget (%llu units in "
+                      "use by submissions in progress, %llu moving, %llu held by CUDA graphs)",
+                      (unsigned long long)o->pinned, (unsigned long long)o->moving,
+                      (unsigned long long)o->graph);
 }
 
-/* Backs a's range with device chunks (lock held); 0, 1 (out of memory), or -1 (pass to the
-   driver). */
-static int back(struct resid_alloc *a, CUstream stream, bool ordered)
+/* Backs u's range with device chunks (lock held); 0, 1 (out of memory), or -1 (a driver
+   call failed: try again). */
+static int back(struct resid_unit *u, CUstream stream, bool ordered)
 {
     bool reused = false;
-    if (resid_take_device(a->backing, a->n, stream, ordered, &reused) != 0)
-        /* Within the budget, only a failed driver call explains it: try again. */
-        return resid.dev_bytes + a->n * resid.gran + resid.slack <= resid.budget ? -1 : 1;
-    if (resid_map(a->va, a->backing, a->n) != 0) {
-        resid_give_back(a->backing, a->n);
+    if (resid_take_device(u->backing, u->n, stream, ordered, &reused) != 0)
+        return resid.oom.driver_failed ? -1 : 1;
+    if (resid_map(u->va, u->backing, u->n) != 0) {
+        resid_give_back(u->backing, u->n);
         return -1;
     }
     if (reused) /* chunks still in use by that stream's earlier work: fence on it too */
-        a->streams[a->nstreams++] = stream;
-    a->state = RESID_DEVICE;
-    a->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    a->birth = a->last_use;
-    a->ready = resid_take_fences(a->backing, a->n);
+        u->streams[u->nstreams++] = stream;
+    resid_fsm(u, RESID_EV_CREATE, NULL);
+    u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    u->birth = u->last_use;
+    u->ready = resid_take_fences(u->backing, u->n);
     return 0;
 }
 
-/* One attempt at a managed allocation: true if handled, false if a driver call failed. */
-static bool try_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
-                      CUresult *rc)
+/* One attempt at a unit of its own: 0 done (*dptr set), 1 out of memory, -1 driver failure. */
+static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async)
 {
-    struct resid_alloc *a = alloc_new(bytes);
-    if (!a)
-        return false;
-    if (shim.real.cuMemAddressReserve(&a->va, a->mapped, resid.gran, 0, 0) != CUDA_SUCCESS) {
-        resid_alloc_free(a);
-        return false;
+    struct resid_unit *u = resid_unit_new(bytes);
+    if (!u)
+        return -1;
+    CUresult rc = resid.drv->reserve(&u->va, u->mapped, resid.gran);
+    if (rc != CUDA_SUCCESS) {
+        resid_driver_failed(rc);
+        resid_unit_free(u);
+        return -1;
     }
-    CUdeviceptr va = a->va;
-    pthread_mutex_lock(&resid.lock);
-    int r = back(a, stream, async && nameable(stream, per_thread));
-    pthread_mutex_unlock(&resid.lock);
-    uint64_t id = r == 0 ? shim_record_alloc(a->va, bytes, SHIM_ALLOC_MANAGED,
-                                             shim_stream_id(stream, per_thread))
-                         : 0;
-    pthread_mutex_lock(&resid.lock);
-    if (id && (a->id = id, resid_insert(a) == 0)) {
-        pthread_mutex_unlock(&resid.lock);
-        *dptr = a->va;
-        *rc = CUDA_SUCCESS;
-        return true;
+    int r = back(u, stream, async && nameable(stream, per_thread));
+    if (r != 0) {
+        resid.drv->address_free(u->va, u->mapped);
+        resid_unit_free(u);
+        return r;
     }
-    if (r == 0) { /* not trackable: give it up, the driver allocates instead */
-        a->state = RESID_DEVICE;
-        resid_release(a);
-    } else {
-        shim.real.cuMemAddressFree(a->va, a->mapped);
-        resid_alloc_free(a);
+    /* The registry takes its own lock after ours: never the other way round. */
+    u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread));
+    if (u->id && resid_insert(u) == 0) {
+        *dptr = u->va;
+        return 0;
     }
-    pthread_mutex_unlock(&resid.lock);
-    if (id) {
+    if (u->id) {
+        struct shim_alloc gone;
+        shim_registry_remove(u->va, &gone);
+    }
+    resid_release(u, NULL);
+    return -1;
+}
+
+/* One attempt at a member of a slab: as try_unit. */
+static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread)
+{
+    struct resid_member *m = NULL;
+    CUdeviceptr va = 0;
+    int r = resid_slab_alloc(bytes, &va, &m);
+    if (r != 0)
+        return r;
+    m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
+    if (m->id && resid_member_insert(m) == 0) {
+        if (shim.record & CONF_RECORD_ALLOCS)
+            shim_trace_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+                             shim_stream_id(stream, per_thread));
+        *dptr = va;
+        return 0;
+    }
+    if (m->id) {
         struct shim_alloc gone;
         shim_registry_remove(va, &gone);
     }
-    if (r == 1) {
-        SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: nothing more can move to the host within "
-                                     "host_budget");
-        *rc = CUDA_ERROR_OUT_OF_MEMORY;
-        return true;
-    }
-    return false;
+    resid_slab_free(m);
+    return -1;
 }
 
 bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
@@ -104,11 +134,25 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
     if (bytes < shim.min_managed_bytes || !shim_resid_start() ||
         shim_capture_active(stream, per_thread))
         return false;
+    pthread_mutex_lock(&resid.lock);
+    int r = -1;
     /* A failed driver call may be transient: an unmanaged fallback could never move, and
        under a tight budget it would crowd out everything else. Try again first. */
-    for (int attempt = 0; attempt < 3; attempt++)
-        if (try_alloc(dptr, bytes, stream, per_thread, async, rc))
-            return true;
+    for (int attempt = 0; attempt < ALLOC_TRIES && r < 0 && !resid.sticky; attempt++)
+        r = bytes <= resid.gran / 2 ? try_member(dptr, bytes, stream, per_thread)
+                                    : try_unit(dptr, bytes, stream, per_thread, async);
+    if (r == 1)
+        explain_oom(bytes);
+    CUresult sticky = resid.sticky;
+    pthread_mutex_unlock(&resid.lock);
+    if (r != 0 && sticky) { /* the program must see the device's error, not a fresh one */
+        *rc = sticky;
+        return true;
+    }
+    if (r == 0 || r == 1) {
+        *rc = r == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+        return true;
+    }
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "could not make a managed allocation: left to the driver");
     return false;
 }
@@ -116,19 +160,50 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
 /* Waits until the device is idle (a failed call is tried again); false if it never was. */
 static bool device_idle(void)
 {
-    for (int i = 0; i < 3; i++)
-        if (shim.real.cuCtxSynchronize() == CUDA_SUCCESS)
+    for (int i = 0; i < 3; i++) {
+        CUresult rc = resid.drv->ctx_sync();
+        if (rc == CUDA_SUCCESS)
             return true;
+        if (resid_sticky_error(rc))
+            return false;
+    }
     return false;
 }
 
-/* a is freed but queued work may still use it: its range and chunks are set aside for good
-   (never unmapped under running work, never reused). */
-static void set_aside(struct resid_alloc *a)
+/* Queues the free of u or m in the order of stream (lock held); false if no event could be
+   recorded. */
+static bool free_later(struct resid_unit *u, struct resid_member *m, CUstream stream,
+                       bool per_thread)
 {
+    struct resid_pending *p = calloc(1, sizeof *p);
+    CUevent e = p ? resid_event_get() : NULL;
+    if (!e || resid.drv->record(e, stream) != CUDA_SUCCESS) {
+        resid_event_put(e);
+        free(p);
+        return false;
+    }
+    *p = (struct resid_pending){u, m, e, nameable(stream, per_thread) ? stream : NULL, NULL};
+    struct resid_pending **l = &resid.pending;
+    while (*l)
+        l = &(*l)->next;
+    *l = p;
+    return true;
+}
+
+/* Frees unit u (out of the table, no move in flight) at once (lock held). */
+static void free_now(struct resid_unit *u, bool idle)
+{
+    struct resid_cause why = {SHIM_REASON_FREED, NULL, 0, UINT64_MAX};
+    if (idle) {
+        resid_release(u, &why);
+        return;
+    }
+    resid_fsm(u, RESID_EV_FREE, &why);
+    /* Queued work may still use it: its range and chunks are set aside for good. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
                                  "freed range is kept mapped and its memory is not reused");
-    resid_alloc_free(a);
+    resid_set_aside(u->backing, u->n);
+    resid_unit_free(u);
 }
 
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async)
@@ -136,31 +211,28 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
     /* As cuMemFree does: nothing queued may use it after. */
     bool idle = async || device_idle();
     pthread_mutex_lock(&resid.lock);
-    struct resid_alloc *a = resid_find(id);
-    if (!a) {
+    struct resid_member *m = resid_member_find(id);
+    struct resid_unit *u = m ? NULL : resid_find(id);
+    if (!m && !u) {
         pthread_mutex_unlock(&resid.lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    while (a->move)
-        resid_wait_move(a, SHIM_REASON_BUDGET);
-    resid_erase(a);
-    struct resid_pending *p = async ? calloc(1, sizeof *p) : NULL;
-    CUevent e = p ? resid_event_get() : NULL;
-    if (e && shim.real.cuEventRecord(e, stream) == CUDA_SUCCESS) {
-        *p = (struct resid_pending){a, e, nameable(stream, per_thread) ? stream : NULL, NULL};
-        struct resid_pending **l = &resid.pending;
-        while (*l)
-            l = &(*l)->next;
-        *l = p;
-    } else {
+    if (m) {
+        resid_member_erase(m);
+        if (!(async && free_later(NULL, m, stream, per_thread)))
+            resid_slab_free(m); /* the slab's range stays mapped: no wait needed to unmap */
+        pthread_mutex_unlock(&resid.lock);
+        return CUDA_SUCCESS;
+    }
+    resid_erase(u); /* first: no search may pick it while the lock is dropped below */
+    resid_wait_move(u, SHIM_REASON_BUDGET); /* bounded: the move is over after it */
+    if (u->move) { /* never: but if so, leave it all where it is rather than unmap it */
+        u->move->cancelled = true;
+        u->move = NULL;
+    } else if (!(async && free_later(u, NULL, stream, per_thread))) {
         if (async)
-            idle = shim.real.cuStreamSynchronize(stream) == CUDA_SUCCESS || device_idle();
-        resid_event_put(e);
-        free(p);
-        if (idle)
-            resid_release(a);
-        else
-            set_aside(a);
+            idle = resid.drv->stream_sync(stream) == CUDA_SUCCESS || device_idle();
+        free_now(u, idle);
     }
     pthread_mutex_unlock(&resid.lock);
     return CUDA_SUCCESS;
@@ -179,6 +251,8 @@ int shim_resid_unmanaged_room(uint64_t bytes)
         return 0;
     pthread_mutex_lock(&resid.lock);
     int rc = resid_room_for_unmanaged(visible_bytes(bytes));
+    if (rc != 0)
+        explain_oom(visible_bytes(bytes));
     pthread_mutex_unlock(&resid.lock);
     return rc;
 }
@@ -189,12 +263,7 @@ bool shim_resid_unmanaged_retry(uint64_t bytes)
         return false;
     pthread_mutex_lock(&resid.lock);
     /* The device is fuller than the budget says: give back pooled chunks, or move one. */
-    bool progress = resid_trim_device(visible_bytes(bytes)) > 0;
-    struct resid_alloc *v = progress ? NULL : resid_victim();
-    if (v && resid_evict(v, SHIM_REASON_BUDGET) == 0) {
-        resid_wait_move(v, SHIM_REASON_BUDGET);
-        progress = resid_trim_device(visible_bytes(bytes)) > 0;
-    }
+    bool progress = resid_shed(visible_bytes(bytes));
     pthread_mutex_unlock(&resid.lock);
     return progress;
 }

@@ -1,18 +1,24 @@
 /* shim_resid_chunks.c — physical chunk pools, the budget, and making room.
  *
  * Creating physical memory per move is far too slow, so chunks are pooled:
- * every chunk the shim creates stays mapped at its own arena address (for the
- * copies) and goes back to its pool when the range it backed no longer needs
- * it. Device chunks count against the budget from creation to release; host
- * chunks against the host budget. Making room tries, in order: free pool
+ * every chunk the shim creates stays mapped at its own "arena" address (for
+ * the copies) and goes back to its pool when the range it backed no longer
+ * needs it. Device chunks count against the budget from creation to release;
+ * host chunks against the host budget. Making room tries, in order: free pool
  * chunks, chunks freed in stream order on the same stream, creating within the
- * budget, stream-ordered frees that have completed, evictions in flight, and
- * new evictions (least recently used first). */
+ * budget, stream-ordered frees that have completed, moves in flight, and new
+ * evictions (the policy's best victim first). Every loop here is bounded: a
+ * unit whose eviction fails twice in one search is skipped for the rest of it,
+ * and a search makes at most a fixed number of rounds per unit. */
 #include "shim_resid.h"
 
 #include <stdlib.h>
+#include <time.h>
 
-#define ARENA_SLOTS 512 /* chunks per arena reservation */
+#define ARENA_SLOTS     512   /* chunks per arena reservation */
+#define EVICT_TRIES     2     /* failed eviction starts of one unit before a search skips it */
+#define ROUNDS_PER_UNIT 4     /* bound on the rounds of one search, per unit (plus a few) */
+#define PIN_PAUSE_NS    50000 /* between looks while every victim is pinned */
 
 static int more_slots(void)
 {
@@ -26,29 +32,28 @@ static int more_slots(void)
         resid.slots = v;
         resid.slot_cap = cap;
     }
-    if (shim.real.cuMemAddressReserve(&base, size, resid.gran, 0, 0) != CUDA_SUCCESS)
+    CUresult rc = resid.drv->reserve(&base, size, resid.gran);
+    if (rc != CUDA_SUCCESS) {
+        resid_driver_failed(rc);
         return -1;
+    }
     for (size_t i = ARENA_SLOTS; i-- > 0;)
         resid.slots[resid.nslots++] = base + i * resid.gran;
     return 0;
 }
 
-static CUmemAccessDesc access_desc(void)
-{
-    return (CUmemAccessDesc){{CU_MEM_LOCATION_TYPE_DEVICE, resid.device},
-                             CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
-}
-
 int resid_map(CUdeviceptr va, struct resid_chunk **c, uint32_t n)
 {
     uint32_t i = 0;
+    CUresult rc = CUDA_SUCCESS;
     for (; i < n; i++)
-        if (shim.real.cuMemMap(va + i * resid.gran, resid.gran, 0, c[i]->handle, 0) != CUDA_SUCCESS)
+        if ((rc = resid.drv->map(va + i * resid.gran, resid.gran, c[i]->handle)) != CUDA_SUCCESS)
             break;
-    CUmemAccessDesc d = access_desc();
-    if (i == n && shim.real.cuMemSetAccess(va, n * resid.gran, &d, 1) == CUDA_SUCCESS)
+    if (i == n && (rc = resid.drv->set_access(va, n * resid.gran, resid.device)) == CUDA_SUCCESS)
         return 0;
-    if (i > 0 && shim.real.cuMemUnmap(va, i * resid.gran) != CUDA_SUCCESS)
+    resid_driver_failed(rc);
+    resid.oom.driver_failed = true;
+    if (i > 0 && resid.drv->unmap(va, i * resid.gran) != CUDA_SUCCESS)
         shim_log(SHIM_LOG_ERROR, "could not undo a partial mapping at 0x%llx",
                  (unsigned long long)va);
     return -1;
@@ -61,28 +66,32 @@ static struct resid_chunk *chunk_create(bool host)
     if (!c)
         return NULL;
     c->host = host;
+    CUresult rc;
     if (host && resid.unmapped) {
         void *p = NULL;
-        if (shim.real.cuMemHostAlloc(&p, resid.gran, 0) != CUDA_SUCCESS) {
+        if ((rc = resid.drv->host_alloc(&p, resid.gran)) != CUDA_SUCCESS) {
+            resid.oom.driver_failed = true;
             free(c);
             return NULL;
         }
         c->addr = (CUdeviceptr)(uintptr_t)p;
         return c;
     }
-    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, resid.device}};
-    if (host)
-        prop.location = (CUmemLocation){resid.host_location, 0};
-    if ((resid.nslots == 0 && more_slots() != 0) ||
-        shim.real.cuMemCreate(&c->handle, resid.gran, &prop, 0) != CUDA_SUCCESS) {
+    if (resid.nslots == 0 && more_slots() != 0) {
+        free(c);
+        return NULL;
+    }
+    rc = resid.drv->create(&c->handle, resid.gran, resid.device, host, resid.host_location);
+    if (rc != CUDA_SUCCESS) {
+        resid_driver_failed(rc);
+        resid.oom.driver_failed = true;
         free(c);
         return NULL;
     }
     c->addr = resid.slots[--resid.nslots];
     if (resid_map(c->addr, &c, 1) != 0) {
         resid.slots[resid.nslots++] = c->addr;
-        shim.real.cuMemRelease(c->handle);
+        resid.drv->release(c->handle);
         free(c);
         return NULL;
     }
@@ -94,11 +103,11 @@ static void chunk_destroy(struct resid_chunk *c)
 {
     resid_fence_drop(c->fence);
     if (!c->handle) {
-        shim.real.cuMemFreeHost((void *)(uintptr_t)c->addr);
+        resid.drv->host_free((void *)(uintptr_t)c->addr);
     } else {
-        if (shim.real.cuMemUnmap(c->addr, resid.gran) == CUDA_SUCCESS)
+        if (resid.drv->unmap(c->addr, resid.gran) == CUDA_SUCCESS)
             resid.slots[resid.nslots++] = c->addr; /* the array has room: slots only come back */
-        shim.real.cuMemRelease(c->handle);
+        resid.drv->release(c->handle);
     }
     if (c->host)
         resid.host_bytes -= resid.gran;
@@ -118,7 +127,20 @@ void resid_give_back(struct resid_chunk **c, uint32_t n)
         (*(c[i]->host ? &resid.nfree_host : &resid.nfree_dev))++;
         c[i] = NULL;
     }
-    pthread_cond_broadcast(&resid.changed);
+}
+
+void resid_set_aside(struct resid_chunk **c, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!c[i])
+            continue;
+        resid.aside_bytes += resid.gran; /* still counted in dev_bytes or host_bytes */
+        c[i]->next = resid.aside;
+        resid.aside = c[i];
+        c[i] = NULL;
+    }
+    SHIM_LOG_ONCE(SHIM_LOG_WARN, "residency: a copy's end could not be known: its destination "
+                                 "chunks are set aside, never reused");
 }
 
 static struct resid_chunk *pop(bool host)
@@ -167,17 +189,71 @@ static uint32_t take_ordered(struct resid_chunk **out, uint32_t want, CUstream s
 {
     uint32_t got = 0;
     for (struct resid_pending *p = resid.pending; p && got < want; p = p->next) {
-        struct resid_alloc *a = p->alloc;
-        if (p->stream != stream || a->state != RESID_DEVICE)
+        struct resid_unit *u = p->unit;
+        if (!u || p->stream != stream || u->state != RESID_DEVICE || u->move)
             continue;
-        for (uint32_t i = 0; i < a->n && got < want; i++) {
-            if (a->backing[i]) {
-                out[got++] = a->backing[i];
-                a->backing[i] = NULL; /* stays mapped at a->va until the free completes */
+        for (uint32_t i = 0; i < u->n && got < want; i++) {
+            if (u->backing[i]) {
+                out[got++] = u->backing[i];
+                u->backing[i] = NULL; /* stays mapped at u->va until the free completes */
             }
         }
     }
     return got;
+}
+
+struct victim_search {
+    struct resid_unit *best;
+    uint64_t best_score, best_next, now;
+};
+
+static void consider(struct resid_unit *u, void *ctx)
+{
+    struct victim_search *s = ctx;
+    if (u->state == RESID_EVICTING || u->state == RESID_RESTORING)
+        resid.oom.moving++;
+    if (u->state != RESID_DEVICE || u->skip_epoch == resid.epoch)
+        return;
+    if (u->pins || u->move || u->graph) {
+        (*(u->pins ? &resid.oom.pinned : u->move ? &resid.oom.moving : &resid.oom.graph))++;
+        return;
+    }
+    if (resid_slab_reclaim(u)) /* an empty slab: room without a copy */
+        return;
+    uint64_t next = 0, score = resid.policy->score(u, s->now, &next);
+    if (!s->best || score > s->best_score) {
+        s->best = u;
+        s->best_score = score;
+        s->best_next = next;
+    }
+}
+
+/* Starts one eviction; true if one started (or an empty slab was released). */
+static bool evict_one(void)
+{
+    if (!resid.can_evict || resid.sticky)
+        return false;
+    for (;;) {
+        struct victim_search s = {NULL, 0, 0,
+                                  atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)};
+        uint64_t before = resid.dev_bytes;
+        resid.oom.pinned = resid.oom.moving = resid.oom.graph = 0;
+        resid_each(consider, &s);
+        if (resid.dev_bytes < before || resid.nfree_dev)
+            return true;
+        if (!s.best)
+            return false;
+        struct resid_cause why = {SHIM_REASON_BUDGET, NULL, s.best_score, s.best_next};
+        if (resid_evict(s.best, &why) == 0)
+            return true;
+        struct resid_unit *u = s.best; /* a transient failure gets one more try */
+        if (u->fail_epoch != resid.epoch) {
+            u->fail_epoch = resid.epoch;
+            u->fails = 0;
+        }
+        if (++u->fails >= EVICT_TRIES)
+            u->skip_epoch = resid.epoch;
+    }
 }
 
 /* One step towards room: true if something changed (retry), false if nothing can move. */
@@ -187,15 +263,25 @@ static bool make_progress(void)
         return true;
     if (resid_wait_oldest())
         return true;
-    if (resid.pending)
-        return resid_reap(true);
-    struct resid_alloc *v;
-    while ((v = resid_victim()) != NULL) {
-        if (resid_evict(v, SHIM_REASON_BUDGET) == 0)
-            return true;
-        v->skip_epoch = resid.epoch;
-    }
-    return false;
+    if (resid.pending && resid_reap(true))
+        return true;
+    if (evict_one())
+        return true;
+    if (!resid.oom.pinned)
+        return false;
+    /* Units pinned by submissions in progress on other threads come free within a driver
+       call: let them finish, then look again (the caller's round limit bounds this). */
+    pthread_mutex_unlock(&resid.lock);
+    struct timespec pause = {0, PIN_PAUSE_NS};
+    nanosleep(&pause, NULL);
+    pthread_mutex_lock(&resid.lock);
+    return true;
+}
+
+/* The most rounds a search for room may take. */
+static uint64_t round_limit(void)
+{
+    return ROUNDS_PER_UNIT * (resid.nunits + 4);
 }
 
 int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
@@ -204,7 +290,8 @@ int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, boo
     uint32_t got = 0;
     bool may_create = true;
     resid.epoch++;
-    for (;;) {
+    resid.oom = (struct resid_oom){0};
+    for (uint64_t round = 0; round < round_limit(); round++) {
         struct resid_chunk *c;
         while (got < n && (c = pop(false)) != NULL)
             out[got++] = c;
@@ -230,6 +317,7 @@ int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, boo
         may_create = true;
     }
     resid_give_back(out, got);
+    resid.oom.host_full = resid.host_bytes + resid.gran > resid.host_budget && !resid.nfree_host;
     return -1;
 }
 
@@ -247,6 +335,8 @@ int resid_take_host(struct resid_chunk **out, uint32_t n)
     }
     if (got == n)
         return 0;
+    if (resid.host_bytes + resid.gran > resid.host_budget)
+        resid.oom.host_full = true;
     resid_give_back(out, got);
     return -1;
 }
@@ -254,22 +344,42 @@ int resid_take_host(struct resid_chunk **out, uint32_t n)
 int resid_room_for_unmanaged(uint64_t bytes)
 {
     resid.epoch++;
-    while (resid.dev_bytes + bytes > resid.budget) {
+    resid.oom = (struct resid_oom){0};
+    for (uint64_t round = 0; resid.dev_bytes + bytes > resid.budget; round++) {
         if (resid_trim_device(resid.dev_bytes + bytes - resid.budget))
             continue;
-        if (!make_progress())
+        if (round >= round_limit() || !make_progress())
             return -1;
     }
     return 0;
 }
 
-/* Completes pending free p (its event is done): the range goes, its chunks come back. */
+bool resid_shed(uint64_t bytes)
+{
+    if (resid_trim_device(bytes))
+        return true;
+    resid.epoch++;
+    resid.oom = (struct resid_oom){0};
+    for (uint64_t round = 0; round < round_limit(); round++) {
+        if (!make_progress())
+            return false;
+        if (resid_trim_device(bytes))
+            return true;
+    }
+    return false;
+}
+
+/* Completes pending free *link (its event is done): the range or the member goes. */
 static void finish_pending(struct resid_pending **link)
 {
     struct resid_pending *p = *link;
     *link = p->next;
     resid_event_put(p->event);
-    resid_release(p->alloc);
+    if (p->unit) {
+        resid_release(p->unit, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
+    }
+    if (p->member)
+        resid_slab_free(p->member);
     free(p);
 }
 
@@ -277,7 +387,8 @@ bool resid_reap(bool wait)
 {
     bool any = false;
     for (struct resid_pending **l = &resid.pending; *l;) {
-        if (shim.real.cuEventQuery((*l)->event) == CUDA_SUCCESS) {
+        struct resid_unit *u = (*l)->unit;
+        if ((!u || !u->move) && resid.drv->query((*l)->event) == CUDA_SUCCESS) {
             finish_pending(l);
             any = true;
         } else {
@@ -286,13 +397,19 @@ bool resid_reap(bool wait)
     }
     if (any || !wait || !resid.pending)
         return any;
-    CUevent e = resid.pending->event;
+    struct resid_pending *p = resid.pending;
+    if (p->unit && p->unit->move) {
+        resid_wait_move(p->unit, SHIM_REASON_BUDGET);
+        return true;
+    }
+    CUevent e = p->event;
     uint64_t t0 = resid_now_ns();
     pthread_mutex_unlock(&resid.lock);
-    CUresult rc = shim.real.cuEventSynchronize(e);
+    CUresult rc = resid.drv->event_sync(e);
     pthread_mutex_lock(&resid.lock);
     resid_stalled(t0, SHIM_REASON_BUDGET);
-    if (rc == CUDA_SUCCESS && resid.pending && resid.pending->event == e) {
+    resid_driver_failed(rc);
+    if (rc == CUDA_SUCCESS && resid.pending == p) {
         finish_pending(&resid.pending);
         return true;
     }

@@ -1,182 +1,287 @@
-/* shim_resid_move.c — starting evictions and restores, cancelling them, waiting for them, and
- * choosing what to evict.
+/* shim_resid_move.c — moves: starting evictions and restores, cancelling them, completing
+ * them once their copy is known done (by the mover or by a thread that waits), and giving
+ * them up when the copy's end cannot be known.
  *
  * A move copies on the shim's own stream after a fence (events recorded after
- * the last submitted touches), records `done`, and hands the remap to the
- * mover. Every failure before the move is queued undoes what was done: the
- * allocation keeps its state and its data where they were. */
+ * the last submitted touches on every stream that touched the unit), records
+ * `done`, and is completed — remapped — only once `done` is known complete, so
+ * no range is ever unmapped under work that may still touch it. Every failure
+ * before the move starts undoes what was done; a failure after (a copy or a
+ * remap that fails) is the ERROR transition: the range still maps the chunks
+ * that hold the data. No wait here is unbounded: a thread that waits for a move
+ * synchronises on the copy itself and completes the move, and a move whose copy
+ * cannot be waited for RESID_MAX_ERRORS times is given up. */
 #include "shim_resid.h"
 
 #include <stdlib.h>
 
-int resid_fence(struct resid_alloc *a, CUstream stream)
+int resid_fence(struct resid_unit *u, CUstream stream)
 {
-    bool ok = !a->streams_unknown;
-    for (uint8_t i = 0; ok && i < a->nstreams; i++) {
+    bool ok = !u->streams_unknown;
+    for (uint8_t i = 0; ok && i < u->nstreams; i++) {
         CUevent e = resid_event_get();
-        ok = e && shim.real.cuEventRecord(e, a->streams[i]) == CUDA_SUCCESS &&
-             shim.real.cuStreamWaitEvent(stream, e, 0) == CUDA_SUCCESS;
+        ok = e && resid.drv->record(e, u->streams[i]) == CUDA_SUCCESS &&
+             resid.drv->wait_event(stream, e) == CUDA_SUCCESS;
         resid_event_put(e); /* the wait holds the record it saw: the event may be reused */
     }
     /* A stream we cannot name (per-thread, destroyed, or too many): wait for everything. */
-    if (!ok && shim.real.cuCtxSynchronize() != CUDA_SUCCESS)
-        return -1;
-    a->nstreams = 0;
-    a->streams_unknown = false;
+    if (!ok) {
+        CUresult rc = resid.drv->ctx_sync();
+        if (rc != CUDA_SUCCESS) {
+            resid_driver_failed(rc);
+            return -1;
+        }
+    }
+    u->nstreams = 0;
+    u->streams_unknown = false;
     return 0;
 }
 
-static struct resid_move *move_new(struct resid_alloc *a, enum shim_move_dir dir,
-                                   enum shim_move_reason reason)
+static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
+                                   const struct resid_cause *cause)
 {
     struct resid_move *m = calloc(1, sizeof *m);
-    if (m && !(m->chunks = calloc(a->n, sizeof *m->chunks))) {
+    if (!m)
+        return NULL;
+    if (!(m->chunks = calloc(u->n, sizeof *m->chunks))) {
         free(m);
         return NULL;
     }
-    if (m) {
-        *m = (struct resid_move){a, dir, reason, false, NULL, a->n, m->chunks, 0, 0, NULL};
-        m->bytes = a->size;
-    }
+    m->unit = u;
+    m->dir = dir;
+    m->cause = *cause;
+    m->n = u->n;
+    m->bytes = u->size;
     return m;
 }
 
 static void move_free(struct resid_move *m)
 {
+    resid_event_put(m->done);
     free(m->chunks);
     free(m);
 }
 
-/* Copies a's bytes from chunks `from` to the move's chunks on stream s and records done. */
+/* Copies u's bytes from chunks `from` (or its range) to the move's chunks on stream s and
+   records done; 0, or -1. */
 static int copy_all(struct resid_move *m, struct resid_chunk **from, CUdeviceptr from_va,
                     CUstream s)
 {
-    struct resid_alloc *a = m->alloc;
-    for (uint32_t i = 0; i < a->n; i++) {
+    struct resid_unit *u = m->unit;
+    CUresult rc = CUDA_SUCCESS;
+    for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
         uint64_t off = (uint64_t)i * resid.gran;
-        uint64_t len = a->size - off < resid.gran ? a->size - off : resid.gran;
-        CUdeviceptr src = from ? from[i]->addr : from_va + off;
-        if (shim.real.cuMemcpyAsync(m->chunks[i]->addr, src, len, s) != CUDA_SUCCESS)
-            return -1;
+        uint64_t len = u->size - off < resid.gran ? u->size - off : resid.gran;
+        rc = resid.drv->copy(m->chunks[i]->addr, from ? from[i]->addr : from_va + off, len, s);
     }
-    m->done = resid_event_get();
-    return m->done && shim.real.cuEventRecord(m->done, s) == CUDA_SUCCESS ? 0 : -1;
+    if (rc == CUDA_SUCCESS && (m->done = resid_event_get()) != NULL)
+        rc = resid.drv->record(m->done, s);
+    resid_driver_failed(rc);
+    return rc == CUDA_SUCCESS && m->done ? 0 : -1;
 }
 
-/* Undoes a move that was never queued: copies already submitted must finish before
-   its chunks can be reused; if that cannot be known, the chunks are not reused. */
+/* Undoes a move that never started: copies already submitted must finish before its chunks
+   can be reused; if that cannot be known, the chunks are set aside. */
 static void abandon(struct resid_move *m, CUstream s)
 {
-    if (shim.real.cuStreamSynchronize(s) == CUDA_SUCCESS)
+    CUresult rc = resid.drv->stream_sync(s);
+    resid_driver_failed(rc);
+    if (rc == CUDA_SUCCESS)
         resid_give_back(m->chunks, m->n);
     else
-        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a failed move's copy stream could not be synchronised: "
-                                      "its chunks are set aside");
-    resid_event_put(m->done);
+        resid_set_aside(m->chunks, m->n);
     move_free(m);
 }
 
-static void launch_move(struct resid_alloc *a, struct resid_move *m, enum resid_state state)
+static void start(struct resid_unit *u, struct resid_move *m, enum resid_event ev)
 {
     m->start_ns = resid_now_ns();
-    a->state = state;
-    a->move = m;
+    resid_fsm(u, ev, &m->cause);
+    u->move = m;
     resid_mover_queue(m);
 }
 
-int resid_evict(struct resid_alloc *a, enum shim_move_reason reason)
+int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (!resid.can_evict || a->state != RESID_DEVICE || a->pins || a->graph || a->move)
+    if (!resid.can_evict || resid.sticky || u->state != RESID_DEVICE || u->pins || u->graph ||
+        u->move)
         return -1;
-    struct resid_move *m = move_new(a, SHIM_MOVE_TO_HOST, reason);
+    struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
     if (!m)
         return -1;
-    if (resid_take_host(m->chunks, a->n) != 0) {
+    if (resid_take_host(m->chunks, u->n) != 0) {
         move_free(m);
         return -1;
     }
-    if (resid_fence(a, resid.to_host) != 0) {
+    if (resid_fence(u, resid.to_host) != 0) {
         resid_give_back(m->chunks, m->n);
         move_free(m);
         return -1;
     }
-    if (copy_all(m, NULL, a->va, resid.to_host) != 0) {
+    if (copy_all(m, NULL, u->va, resid.to_host) != 0) {
         abandon(m, resid.to_host);
         return -1;
     }
-    resid.leaving_bytes += a->mapped;
-    launch_move(a, m, RESID_EVICTING);
+    start(u, m, RESID_EV_EVICT);
     return 0;
 }
 
-int resid_restore(struct resid_alloc *a, enum shim_move_reason reason)
+int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (a->state != RESID_HOST || a->move)
+    if (resid.sticky || u->state != RESID_HOST || u->move)
         return -1;
-    struct resid_move *m = move_new(a, SHIM_MOVE_TO_DEVICE, reason);
+    struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
     if (!m)
         return -1;
-    if (resid_take_device(m->chunks, a->n, NULL, false, NULL) != 0) {
+    if (resid_take_device(m->chunks, u->n, NULL, false, NULL) != 0) {
         move_free(m);
         return -1;
     }
-    /* Room may have been made with the lock dropped: someone else may have moved a. */
-    if (a->state != RESID_HOST || a->move || resid_fence(a, resid.to_device) != 0) {
+    /* Room may have been made with the lock dropped: someone else may have moved u. */
+    if (u->state != RESID_HOST || u->move || resid_fence(u, resid.to_device) != 0) {
         resid_give_back(m->chunks, m->n);
         move_free(m);
-        return a->state == RESID_HOST ? -1 : 0;
+        return u->state == RESID_HOST ? -1 : 0;
     }
     struct resid_fence *f = resid_take_fences(m->chunks, m->n);
-    if (f) /* chunks freed by evictions: their copies come first */
-        shim.real.cuStreamWaitEvent(resid.to_device, f->event, 0);
-    resid_fence_drop(f);
-    if (copy_all(m, a->backing, 0, resid.to_device) != 0) {
+    CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
+    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
+    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, 0, resid.to_device) != 0) {
         abandon(m, resid.to_device);
         return -1;
     }
-    launch_move(a, m, RESID_RESTORING);
+    start(u, m, RESID_EV_RESTORE);
     return 0;
 }
 
-void resid_cancel_eviction(struct resid_alloc *a, CUstream stream)
+void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
 {
-    struct resid_move *m = a->move;
-    /* The launch must not write while the copy still reads (its result is discarded,
-       but the rule keeps the host copy meaningful until then). */
-    if (shim.real.cuStreamWaitEvent(stream, m->done, 0) != CUDA_SUCCESS)
-        shim.real.cuEventSynchronize(m->done);
+    struct resid_move *m = u->move;
+    /* The touch must not write while the copy still reads (its result is discarded, but
+       the host chunks must not be reused before it ends: complete() gives them back). */
+    if (resid.drv->wait_event(stream, m->done) != CUDA_SUCCESS)
+        resid.drv->event_sync(m->done);
     m->cancelled = true;
-    a->move = NULL;
-    a->state = RESID_DEVICE;
-    resid.leaving_bytes -= a->mapped;
-    resid.cancelled++;
+    u->move = NULL;
+    resid_fsm(u, RESID_EV_CANCEL,
+              &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
 }
 
-struct victim_search {
-    struct resid_alloc *best;
-    uint64_t best_score, now;
-};
-
-static void consider(struct resid_alloc *a, void *ctx)
+/* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
+   neither mapping could be made, u->stuck set: the next touch maps the old chunks again). */
+static int remap(struct resid_unit *u, struct resid_move *m)
 {
-    struct victim_search *s = ctx;
-    if (a->state != RESID_DEVICE || a->pins || a->graph || a->move || a->skip_epoch == resid.epoch)
-        return;
-    uint64_t score = resid_evict_score(a, s->now);
-    if (!s->best || score > s->best_score) {
-        s->best = a;
-        s->best_score = score;
+    bool was_mapped = !u->stuck && !(resid.unmapped && u->state == RESID_RESTORING);
+    bool to_unmapped = resid.unmapped && m->dir == SHIM_MOVE_TO_HOST;
+    if (was_mapped) {
+        CUresult rc = resid.drv->unmap(u->va, u->mapped);
+        if (rc != CUDA_SUCCESS) {
+            resid_driver_failed(rc);
+            return -1;
+        }
     }
+    if (to_unmapped || resid_map(u->va, m->chunks, u->n) == 0)
+        return 0;
+    if (!was_mapped || resid_map(u->va, u->backing, u->n) == 0)
+        return -1;
+    u->stuck = true;
+    SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range could not be mapped again after a failed "
+                                  "move: it is mapped again at its next use");
+    return -1;
 }
 
-struct resid_alloc *resid_victim(void)
+/* The move record (start to end) beside the transitions, for the summary and Perfetto. */
+static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
 {
-    if (!resid.can_evict)
-        return NULL;
-    struct victim_search s = {NULL, 0,
-                              atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)};
-    resid_each(consider, &s);
-    return s.best;
+    if (shim.record & CONF_RECORD_MOVES)
+        shim_trace_move(m->dir, m->unit->id, m->bytes, m->start_ns, resid_now_ns(), reason);
+}
+
+/* Finishes m, whose copy is known complete (lock held). */
+static void complete(struct resid_move *m)
+{
+    struct resid_unit *u = m->unit;
+    if (m->cancelled) {
+        resid_give_back(m->chunks, m->n);
+        trace_move(m, SHIM_REASON_CANCELLED);
+        return;
+    }
+    bool evict = m->dir == SHIM_MOVE_TO_HOST;
+    u->move = NULL;
+    if (remap(u, m) != 0) {
+        resid_give_back(m->chunks, m->n);
+        u->skip_epoch = resid.epoch;
+        resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
+        return;
+    }
+    u->stuck = false;
+    struct resid_fence *f = resid_fence_new(m->done);
+    m->done = NULL;
+    for (uint32_t i = 0; evict && i < u->n; i++) /* written only after the copy */
+        u->backing[i]->fence = resid_fence_ref(f);
+    resid_give_back(u->backing, u->n);
+    for (uint32_t i = 0; i < u->n; i++)
+        u->backing[i] = m->chunks[i];
+    if (!evict) { /* the next user of the data waits for the copy */
+        resid_fence_drop(u->ready);
+        u->ready = resid_fence_ref(f);
+    }
+    resid_fence_drop(f);
+    resid_fsm(u, RESID_EV_COPY_DONE, &m->cause);
+    trace_move(m, m->cause.reason);
+}
+
+/* Gives m up: its copy failed, or its end cannot be known (lock held). */
+static void give_up(struct resid_move *m, CUresult rc)
+{
+    struct resid_unit *u = m->unit;
+    resid_driver_failed(rc);
+    /* The copy may still write the destination: never reuse it. The source holds the data
+       and the range still maps it. */
+    resid_set_aside(m->chunks, m->n);
+    if (m->cancelled)
+        return;
+    u->move = NULL;
+    u->skip_epoch = resid.epoch;
+    resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
+}
+
+/* m is over: off the queue, and freed unless a waiter still holds it. */
+static void finish(struct resid_move *m)
+{
+    resid_mover_unqueue(m);
+    m->finished = true;
+    if (!m->waiters)
+        move_free(m);
+}
+
+bool resid_move_poll(struct resid_move *m, bool wait)
+{
+    if (m->finished)
+        return true;
+    CUresult rc = resid.drv->query(m->done);
+    if (rc == CUDA_ERROR_NOT_READY && !wait)
+        return false;
+    if (rc != CUDA_SUCCESS) {
+        m->waiters++;
+        pthread_mutex_unlock(&resid.lock);
+        rc = resid.drv->event_sync(m->done);
+        pthread_mutex_lock(&resid.lock);
+        m->waiters--;
+        if (m->finished) { /* someone else finished it meanwhile */
+            if (!m->waiters)
+                move_free(m);
+            return true;
+        }
+    }
+    if (rc == CUDA_SUCCESS)
+        complete(m);
+    else if (resid_sticky_error(rc) || ++m->errors >= RESID_MAX_ERRORS)
+        give_up(m, rc);
+    else
+        return false;
+    finish(m);
+    return true;
 }
 
 void resid_stalled(uint64_t t0, enum shim_move_reason reason)
@@ -187,45 +292,42 @@ void resid_stalled(uint64_t t0, enum shim_move_reason reason)
         shim_trace_stall(t0, t1, reason);
 }
 
-void resid_wait_move(struct resid_alloc *a, enum shim_move_reason reason)
+void resid_wait_move(struct resid_unit *u, enum shim_move_reason reason)
 {
     uint64_t t0 = resid_now_ns();
-    while (a->move) {
-        struct resid_move *m = a->move;
-        CUevent e = m->done;
-        /* The host waits for the copy itself (so its clock shows the stall), then for
-           the mover's remap. */
-        pthread_mutex_unlock(&resid.lock);
-        shim.real.cuEventSynchronize(e);
-        pthread_mutex_lock(&resid.lock);
-        pthread_cond_signal(&resid.wake);
-        while (a->move == m)
-            pthread_cond_wait(&resid.changed, &resid.lock);
-    }
+    /* Each round completes or gives up the move, or counts one failed wait of it. */
+    for (int round = 0; u->move && round < 2 * RESID_MAX_ERRORS + 2; round++)
+        resid_move_poll(u->move, true);
     resid_stalled(t0, reason);
 }
 
 bool resid_wait_oldest(void)
 {
+    /* An eviction gives its device chunks back; a restore turns its unit into a victim
+       again once its operation is submitted. */
     struct resid_move *m = resid.queue;
     while (m && m->cancelled)
         m = m->next;
     if (!m)
         return false;
-    resid_wait_move(m->alloc, SHIM_REASON_BUDGET);
+    uint64_t t0 = resid_now_ns();
+    resid_move_poll(m, true);
+    resid_stalled(t0, SHIM_REASON_BUDGET);
     return true;
 }
 
-void resid_release(struct resid_alloc *a)
+void resid_release(struct resid_unit *u, const struct resid_cause *cause)
 {
-    bool mapped = !(resid.unmapped && a->state == RESID_HOST);
-    if (mapped && shim.real.cuMemUnmap(a->va, a->mapped) != CUDA_SUCCESS &&
-        shim.real.cuMemUnmap(a->va, a->mapped) != CUDA_SUCCESS) {
+    bool mapped = !(resid.unmapped && u->state == RESID_HOST) && !u->stuck;
+    resid_fsm(u, RESID_EV_FREE, cause);
+    if (mapped && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS &&
+        resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range could not be unmapped: its address "
-                                     "range is left reserved");
+                                     "range is left reserved and its chunks are not reused");
+        resid_set_aside(u->backing, u->n);
     } else {
-        shim.real.cuMemAddressFree(a->va, a->mapped);
+        resid.drv->address_free(u->va, u->mapped);
+        resid_give_back(u->backing, u->n);
     }
-    resid_give_back(a->backing, a->n);
-    resid_alloc_free(a);
+    resid_unit_free(u);
 }

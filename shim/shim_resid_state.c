@@ -8,8 +8,8 @@
 
 struct resid_ctx resid = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
-    .changed = PTHREAD_COND_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
+    .policy = &resid_policy_reactive,
 };
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
@@ -24,7 +24,7 @@ uint64_t resid_now_ns(void)
 static int attribute(CUdevice_attribute a)
 {
     int v = 0;
-    return shim.real.cuDeviceGetAttribute(&v, a, resid.device) == CUDA_SUCCESS ? v : 0;
+    return resid.drv->attribute(&v, a, resid.device) == CUDA_SUCCESS ? v : 0;
 }
 
 /* What the device leaves out of the default budget: memory the shim cannot see
@@ -80,42 +80,59 @@ static void set_host_support(void)
                                 "unmapped_eviction = true to evict to unmapped pinned memory)");
 }
 
-static void start(void)
+/* Device facts, budgets and copy streams; whether residency can run. */
+static bool start_device(void)
 {
-    if (shim.mode != CONF_MODE_AUTO)
-        return;
-    size_t free_bytes = 0, total = 0;
-    CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
-                                .location = {CU_MEM_LOCATION_TYPE_DEVICE, 0}};
-    if (shim.real.cuCtxGetDevice(&resid.device) != CUDA_SUCCESS ||
+    size_t free_bytes = 0, total = 0, gran = 0;
+    if (resid.drv->device(&resid.device) != CUDA_SUCCESS ||
         !attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)) {
         shim_log(SHIM_LOG_WARN, "no current device with virtual memory management: libshim "
                                 "records but moves nothing");
-        return;
+        return false;
     }
-    prop.location.id = resid.device;
-    if (shim.real.cuMemGetAllocationGranularity(&resid.gran, &prop,
-                                                CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS ||
-        resid.gran == 0 || shim.real.cuMemGetInfo_v2(&free_bytes, &total) != CUDA_SUCCESS ||
-        shim.real.cuStreamCreate(&resid.to_host, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        shim.real.cuStreamCreate(&resid.to_device, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {
+    if (resid.drv->granularity(&gran, resid.device) != CUDA_SUCCESS || gran == 0 ||
+        resid.drv->mem_info(&free_bytes, &total) != CUDA_SUCCESS ||
+        resid.drv->stream_create(&resid.to_host) != CUDA_SUCCESS ||
+        resid.drv->stream_create(&resid.to_device) != CUDA_SUCCESS) {
         shim_log(SHIM_LOG_WARN, "could not query the device or create copy streams: libshim "
                                 "records but moves nothing");
-        return;
+        return false;
     }
+    resid.gran = gran;
     set_budgets(free_bytes, total);
     /* Stream-ordered pools keep freed blocks until their free runs on the device, and
        round: keep two chunks of the budget for what the driver holds that the shim
        does not count. */
     resid.slack = resid.budget > 16 * resid.gran ? 2 * resid.gran : 0;
     set_host_support();
-    if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_budget(resid.budget, resid.host_budget, resid.device_total);
     shim_log(SHIM_LOG_INFO,
              "budget %llu MiB of %llu MiB (%llu free at start), host budget %llu MiB",
              (unsigned long long)(resid.budget >> 20), (unsigned long long)(total >> 20),
              (unsigned long long)(free_bytes >> 20), (unsigned long long)(resid.host_budget >> 20));
+    return true;
+}
+
+bool resid_start_with(const struct resid_driver *drv)
+{
+    resid.drv = drv;
+    if (!start_device())
+        return false;
+    if (shim.record & CONF_RECORD_MOVES)
+        shim_trace_budget(resid.budget, resid.host_budget, resid.device_total);
     atomic_store_explicit(&resid.on, true, memory_order_release);
+    return true;
+}
+
+static void start(void)
+{
+    const char *missing = NULL;
+    if (shim.mode != CONF_MODE_AUTO)
+        return;
+    if (!resid_driver_complete(&missing)) {
+        shim_log(SHIM_LOG_WARN, "the driver has no %s: libshim records but moves nothing", missing);
+        return;
+    }
+    resid_start_with(resid_driver_real());
 }
 
 bool shim_resid_start(void)
@@ -131,63 +148,95 @@ static size_t slot_of(uint64_t id, size_t cap)
     return (size_t)(id * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
 }
 
-struct resid_alloc *resid_find(uint64_t id)
-{
-    if (!resid.table_cap)
-        return NULL;
-    struct resid_alloc *a = resid.table[slot_of(id, resid.table_cap)];
-    while (a && a->id != id)
-        a = a->hnext;
-    return a;
-}
+/* The two tables by id (units, members) share one shape: a power-of-two array of chains
+   linked through hnext. */
+#define TABLE_FNS(type, arr, cap, count, find, insert, erase)                                      \
+    struct type *find(uint64_t id)                                                                 \
+    {                                                                                              \
+        if (!resid.cap)                                                                            \
+            return NULL;                                                                           \
+        struct type *x = resid.arr[slot_of(id, resid.cap)];                                        \
+        while (x && x->id != id)                                                                   \
+            x = x->hnext;                                                                          \
+        return x;                                                                                  \
+    }                                                                                              \
+    static int grow_##arr(void)                                                                    \
+    {                                                                                              \
+        size_t ncap = resid.cap ? 2 * resid.cap : 1024;                                            \
+        struct type **t = calloc(ncap, sizeof *t);                                                 \
+        if (!t)                                                                                    \
+            return -1;                                                                             \
+        for (size_t i = 0; i < resid.cap; i++) {                                                   \
+            for (struct type *x = resid.arr[i], *next; x; x = next) {                              \
+                next = x->hnext;                                                                   \
+                x->hnext = t[slot_of(x->id, ncap)];                                                \
+                t[slot_of(x->id, ncap)] = x;                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        free(resid.arr);                                                                           \
+        resid.arr = t;                                                                             \
+        resid.cap = ncap;                                                                          \
+        return 0;                                                                                  \
+    }                                                                                              \
+    int insert(struct type *x)                                                                     \
+    {                                                                                              \
+        if (resid.count + 1 > resid.cap && grow_##arr() != 0)                                      \
+            return -1;                                                                             \
+        size_t s = slot_of(x->id, resid.cap);                                                      \
+        x->hnext = resid.arr[s];                                                                   \
+        resid.arr[s] = x;                                                                          \
+        resid.count++;                                                                             \
+        return 0;                                                                                  \
+    }                                                                                              \
+    void erase(struct type *x)                                                                     \
+    {                                                                                              \
+        if (!resid.cap)                                                                            \
+            return;                                                                                \
+        struct type **p = &resid.arr[slot_of(x->id, resid.cap)];                                   \
+        while (*p && *p != x)                                                                      \
+            p = &(*p)->hnext;                                                                      \
+        if (*p) {                                                                                  \
+            *p = x->hnext;                                                                         \
+            resid.count--;                                                                         \
+        }                                                                                          \
+    }
 
-static int grow_table(void)
+TABLE_FNS(resid_unit, units, units_cap, nunits, resid_find, resid_insert, resid_erase)
+TABLE_FNS(resid_member, members, members_cap, nmembers, resid_member_find, resid_member_insert,
+          resid_member_erase)
+
+void resid_each(void (*fn)(struct resid_unit *, void *), void *ctx)
 {
-    size_t cap = resid.table_cap ? 2 * resid.table_cap : 1024;
-    struct resid_alloc **t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < resid.table_cap; i++) {
-        for (struct resid_alloc *a = resid.table[i], *next; a; a = next) {
-            next = a->hnext;
-            a->hnext = t[slot_of(a->id, cap)];
-            t[slot_of(a->id, cap)] = a;
+    for (size_t i = 0; i < resid.units_cap; i++)
+        for (struct resid_unit *u = resid.units[i], *next; u; u = next) {
+            next = u->hnext; /* fn may take u out */
+            fn(u, ctx);
         }
+}
+
+struct resid_unit *resid_unit_new(uint64_t bytes)
+{
+    struct resid_unit *u = calloc(1, sizeof *u);
+    if (!u)
+        return NULL;
+    u->n = (uint32_t)((bytes + resid.gran - 1) / resid.gran);
+    u->size = bytes;
+    u->mapped = (uint64_t)u->n * resid.gran;
+    if (!(u->backing = calloc(u->n, sizeof *u->backing))) {
+        free(u);
+        return NULL;
     }
-    free(resid.table);
-    resid.table = t;
-    resid.table_cap = cap;
-    return 0;
+    return u;
 }
 
-int resid_insert(struct resid_alloc *a)
+void resid_unit_free(struct resid_unit *u)
 {
-    if (resid.nallocs + 1 > resid.table_cap && grow_table() != 0)
-        return -1;
-    size_t s = slot_of(a->id, resid.table_cap);
-    a->hnext = resid.table[s];
-    resid.table[s] = a;
-    resid.nallocs++;
-    return 0;
-}
-
-void resid_erase(struct resid_alloc *a)
-{
-    struct resid_alloc **p = &resid.table[slot_of(a->id, resid.table_cap)];
-    while (*p && *p != a)
-        p = &(*p)->hnext;
-    if (*p) {
-        *p = a->hnext;
-        resid.nallocs--;
-    }
-}
-
-/* Every allocation, for the victim search. */
-void resid_each(void (*fn)(struct resid_alloc *, void *), void *ctx)
-{
-    for (size_t i = 0; i < resid.table_cap; i++)
-        for (struct resid_alloc *a = resid.table[i]; a; a = a->hnext)
-            fn(a, ctx);
+    resid_fence_drop(u->ready);
+    if (u->slab)
+        free(u->slab->used);
+    free(u->slab);
+    free(u->backing);
+    free(u);
 }
 
 CUevent resid_event_get(void)
@@ -195,8 +244,11 @@ CUevent resid_event_get(void)
     if (resid.nevents)
         return resid.events[--resid.nevents];
     CUevent e = NULL;
-    if (shim.real.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+    CUresult rc = resid.drv->event_create(&e);
+    if (rc != CUDA_SUCCESS) {
+        resid_driver_failed(rc);
         return NULL;
+    }
     return e;
 }
 
@@ -213,14 +265,6 @@ void resid_event_put(CUevent e)
         resid.event_cap = cap;
     }
     resid.events[resid.nevents++] = e;
-}
-
-void resid_alloc_free(struct resid_alloc *a)
-{
-    resid_fence_drop(a->ready);
-    free(a->touches);
-    free(a->backing);
-    free(a);
 }
 
 struct resid_fence *resid_fence_new(CUevent e)
@@ -248,16 +292,27 @@ void resid_fence_drop(struct resid_fence *f)
     }
 }
 
+void resid_driver_failed(CUresult rc)
+{
+    if (!resid_sticky_error(rc) || resid.sticky)
+        return;
+    resid.sticky = rc;
+    shim_log(SHIM_LOG_ERROR,
+             "residency: the device reported a permanent error (%d): libshim "
+             "moves nothing more, and the program will see the error",
+             (int)rc);
+}
+
 void shim_resid_exit_log(void)
 {
     if (!atomic_load(&resid.on))
         return;
     pthread_mutex_lock(&resid.lock);
     shim_log(SHIM_LOG_INFO,
-             "residency: %llu evictions (%llu cancelled), %llu restores, %.1f ms stalled, budget "
-             "%llu MiB",
+             "residency: %llu evictions (%llu cancelled), %llu restores, %llu errors, %.1f ms "
+             "stalled, budget %llu MiB",
              (unsigned long long)resid.evictions, (unsigned long long)resid.cancelled,
-             (unsigned long long)resid.restores, (double)resid.stall_ns / 1e6,
-             (unsigned long long)(resid.budget >> 20));
+             (unsigned long long)resid.restores, (unsigned long long)resid.errors,
+             (double)resid.stall_ns / 1e6, (unsigned long long)(resid.budget >> 20));
     pthread_mutex_unlock(&resid.lock);
 }

@@ -1,52 +1,63 @@
-/* shim_resid_touch.c — what a launch or copy needs before it is submitted: its managed
- * allocations resident and pinned until the submission is done.
+/* shim_resid_touch.c — what a launch, copy or memset needs before it is submitted: its units
+ * resident and pinned until the submission is done, and its stream remembered for the next
+ * fence.
  *
- * Pinning first (every touched allocation, before any restore makes room)
- * keeps one restore from evicting another the same launch needs. An
- * allocation that cannot come back (nothing else can move) stays on the
- * host: the launch reads it through the host link, correct but slower. */
+ * Every device operation that can touch a managed range comes through here,
+ * on the stream it runs on: kernel launches (all forms), memsets and copies in
+ * every direction (shim_hook_copy.c). Graph replays are covered by keeping what
+ * a capture touched on the device, and host functions and event waits order
+ * through the streams the fence already covers. Pinning first (every touched
+ * unit, before any restore makes room) keeps one restore from evicting another
+ * the same operation needs. A unit that cannot come back (nothing else can
+ * move) stays on the host: the operation reads it through the host link,
+ * correct but slower.
+ *
+ * Cost: the lock is taken once per operation that touches a managed unit and
+ * never otherwise; nothing is allocated under it. Unpinning after the
+ * submission is one atomic decrement per unit, without the lock: an evictor
+ * that sees the pin gone also sees the submission done, so its fence covers it. */
 #include "shim_resid.h"
 
-static void note_stream(struct resid_alloc *a, CUstream s, bool per_thread)
+static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
 {
     if ((per_thread && !s) || s == CU_STREAM_PER_THREAD) {
-        a->streams_unknown = true; /* another thread cannot name this thread's stream */
+        u->streams_unknown = true; /* another thread cannot name this thread's stream */
         return;
     }
-    for (uint8_t i = 0; i < a->nstreams; i++)
-        if (a->streams[i] == s)
+    for (uint8_t i = 0; i < u->nstreams; i++)
+        if (u->streams[i] == s)
             return;
-    if (a->nstreams < RESID_MAX_STREAMS)
-        a->streams[a->nstreams++] = s;
+    if (u->nstreams < RESID_MAX_STREAMS)
+        u->streams[u->nstreams++] = s;
     else
-        a->streams_unknown = true;
+        u->streams_unknown = true;
 }
 
-/* Brings a to the device for a launch on stream s (lock held, a pinned). */
-static void make_resident(struct resid_alloc *a, CUstream s)
+/* Brings u to the device for an operation on stream s (lock held, u pinned). */
+static void make_resident(struct resid_unit *u, CUstream s)
 {
-    if (a->stuck && resid_map(a->va, a->backing, a->n) == 0)
-        a->stuck = false;
-    if (a->state == RESID_EVICTING && a->move)
-        resid_cancel_eviction(a, s);
-    if (a->state != RESID_HOST || resid_restore(a, SHIM_REASON_DEMAND) == 0 ||
-        a->state != RESID_HOST)
+    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0)
+        u->stuck = false;
+    if (u->state == RESID_EVICTING && u->move)
+        resid_cancel_eviction(u, s);
+    struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};
+    if (u->state != RESID_HOST || resid_restore(u, &why) == 0 || u->state != RESID_HOST)
         return;
     if (!resid.unmapped) {
-        SHIM_LOG_ONCE(SHIM_LOG_INFO, "a launch needs more than the budget holds at once: it "
+        SHIM_LOG_ONCE(SHIM_LOG_INFO, "an operation needs more than the budget holds at once: it "
                                      "reads some data through the host link");
         return;
     }
     /* An unmapped range cannot be read through the link: exceed the budget instead. */
-    SHIM_LOG_ONCE(SHIM_LOG_WARN, "a launch needs more than the budget holds at once, and "
+    SHIM_LOG_ONCE(SHIM_LOG_WARN, "an operation needs more than the budget holds at once, and "
                                  "evicted ranges are unmapped: going over the budget for it");
     resid.over_budget = true;
-    resid_restore(a, SHIM_REASON_DEMAND);
+    resid_restore(u, &why);
     resid.over_budget = false;
 }
 
-/* The managed allocation with id, or NULL (lock held). */
-static inline struct resid_alloc *managed(uint64_t id)
+/* The unit with id, or NULL (lock held). */
+static inline struct resid_unit *managed(uint64_t id)
 {
     return (id & SHIM_MANAGED_ID_TAG) ? resid_find(id) : NULL;
 }
@@ -59,53 +70,65 @@ static inline bool any_managed(const uint64_t *ids, uint32_t n)
     return false;
 }
 
-bool shim_resid_enter(const uint64_t *ids, uint32_t n, CUstream stream, bool per_thread)
+/* A handle in ids[] for a pinned unit: its address with bit 63 set. Never an id: ids count
+   up from 1 and only managed ones carry bit 62; user-space addresses are below 2^47. */
+#define PINNED_BIT ((uint64_t)1 << 63)
+
+/* After the unit is resident: the stream is remembered, and waits for what made its data. */
+static void ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bool capturing)
 {
-    if (!any_managed(ids, n))
+    if (u->state == RESID_RESTORING)
+        resid_wait_move(u, SHIM_REASON_DEMAND);
+    if (capturing)
+        return;
+    /* Only now: a restore's fence above must not swallow this operation's touch. */
+    note_stream(u, stream, per_thread);
+    if (u->ready) { /* a copy made its data or chunks: wait in order */
+        if (resid.drv->wait_event(stream, u->ready->event) != CUDA_SUCCESS)
+            resid.drv->event_sync(u->ready->event);
+        resid_fence_drop(u->ready);
+        u->ready = NULL;
+    }
+}
+
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread)
+{
+    if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire))
         return false;
     bool capturing = shim_capture_active(stream, per_thread);
     uint64_t now = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    bool any = false;
     pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = managed(ids[i]);
-        if (!a)
+        struct resid_unit *u = managed(ids[i]);
+        if (!u)
             continue;
-        a->pins++;
-        a->last_use = now;
-        resid_note_touch(a, now);
+        atomic_fetch_add_explicit(&u->pins, 1, memory_order_relaxed);
+        u->last_use = now;
+        resid.policy->touch(u, now);
         if (capturing)
-            a->graph = true; /* replays are invisible: it stays on the device from now on */
+            u->graph = true; /* replays are invisible: it stays on the device from now on */
+        ids[i] = (uint64_t)(uintptr_t)u | PINNED_BIT;
+        any = true;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = managed(ids[i]);
-        if (a)
-            make_resident(a, stream);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = managed(ids[i]);
-        if (a && a->state == RESID_RESTORING)
-            resid_wait_move(a, SHIM_REASON_DEMAND);
-        if (!a || capturing)
-            continue;
-        /* Only now: a restore's fence above must not swallow this launch's touch. */
-        note_stream(a, stream, per_thread);
-        if (a->ready) { /* a copy made its data or chunks: wait in order */
-            shim.real.cuStreamWaitEvent(stream, a->ready->event, 0);
-            resid_fence_drop(a->ready);
-            a->ready = NULL;
-        }
-    }
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] & PINNED_BIT)
+            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream);
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] & PINNED_BIT)
+            ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream, per_thread,
+                      capturing);
     pthread_mutex_unlock(&resid.lock);
-    return true;
+    return any;
 }
 
-void shim_resid_leave(const uint64_t *ids, uint32_t n)
+void shim_resid_leave(uint64_t *ids, uint32_t n)
 {
-    pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_alloc *a = managed(ids[i]);
-        if (a && a->pins > 0)
-            a->pins--;
+        if (!(ids[i] & PINNED_BIT))
+            continue;
+        struct resid_unit *u = (struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT);
+        ids[i] = u->id;
+        atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
     }
-    pthread_mutex_unlock(&resid.lock);
 }

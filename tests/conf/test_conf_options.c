@@ -104,7 +104,7 @@ static void defaults(void **state)
     assert_int_equal(conf_get_choice(&cfg, CONF_MODE), CONF_MODE_AUTO);
     assert_int_equal(conf_get_size(&cfg, CONF_BUDGET).kind, CONF_SIZE_AUTO);
     assert_int_equal(conf_get_size(&cfg, CONF_HOST_BUDGET).kind, CONF_SIZE_AUTO);
-    assert_int_equal(conf_get_size(&cfg, CONF_MIN_MANAGED_BYTES).bytes, 2 << 20);
+    assert_int_equal(conf_get_size(&cfg, CONF_MIN_MANAGED_BYTES).bytes, 64 << 10);
     assert_true(conf_get_bool(&cfg, CONF_PYTORCH_ASYNC_BACKEND));
     assert_string_equal(conf_get_string(&cfg, CONF_TRACE_PATH), "shim-%p.trace");
     assert_int_equal(conf_get_flags(&cfg, CONF_TRACE_RECORD), 0x3f);

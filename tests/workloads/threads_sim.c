@@ -59,7 +59,7 @@ static void bump(void **p)
     do {                                                                                           \
         CUresult rc_ = (expr);                                                                     \
         if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "threads_sim: thread %d: %s failed (%d)\n", (w)->index, what,         \
+            fprintf(stderr, "threads_sim: thread %d: %s failed (%d)\n", (w)->index, what,          \
                     (int)rc_);                                                                     \
             (w)->cuda_error = 1;                                                                   \
             goto out;                                                                              \
@@ -70,8 +70,8 @@ static void bump(void **p)
 static void round_of(struct worker *w, CUstream s, int round, uint32_t *host, uint32_t *expect)
 {
     const struct options *o = w->o;
-    size_t bytes = o->large_every && w->index % o->large_every == o->large_every - 1 ? o->large
-                                                                                      : o->small;
+    size_t bytes =
+        o->large_every && w->index % o->large_every == o->large_every - 1 ? o->large : o->small;
     uint64_t nwords = bytes / 4;
     uint32_t seed = o->seed ^ (uint32_t)(w->index * 7919 + round * 104729);
     CUdeviceptr d = 0, scratch = 0;
@@ -161,8 +161,8 @@ static int parse(int argc, char **argv, struct options *o)
         else
             return -1;
     }
-    if (argc % 2 == 0 || o->threads < 1 || o->threads > 1024 || o->launches < 1 ||
-        o->rounds < 1 || o->small < 8 || o->large < 8 || o->large_every < 0)
+    if (argc % 2 == 0 || o->threads < 1 || o->threads > 1024 || o->launches < 1 || o->rounds < 1 ||
+        o->small < 8 || o->large < 8 || o->large_every < 0)
         return -1;
     return 0;
 }

@@ -1,0 +1,188 @@
+/* shim_resid_driver.c — the residency manager's seam to the real driver: each entry wraps one
+ * shim.real function and answers CUDA_ERROR_NOT_SUPPORTED where the driver lacks it (older
+ * drivers have no host-located VMM calls, a minimal driver may lack cuCtxGetDevice), so no
+ * residency code ever calls through a NULL pointer. */
+#include "shim_resid.h"
+
+/* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent. */
+#define REAL(fn, ...) (shim.real.fn ? shim.real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)
+
+static CUresult device(CUdevice *dev)
+{
+    return REAL(cuCtxGetDevice, dev);
+}
+
+static CUresult attribute(int *v, CUdevice_attribute a, CUdevice dev)
+{
+    return REAL(cuDeviceGetAttribute, v, a, dev);
+}
+
+static CUmemAllocationProp device_prop(CUdevice dev)
+{
+    return (CUmemAllocationProp){.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+                                 .location = {CU_MEM_LOCATION_TYPE_DEVICE, dev}};
+}
+
+static CUresult granularity(size_t *g, CUdevice dev)
+{
+    CUmemAllocationProp prop = device_prop(dev);
+    return REAL(cuMemGetAllocationGranularity, g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+}
+
+static CUresult mem_info(size_t *f, size_t *t)
+{
+    return REAL(cuMemGetInfo_v2, f, t);
+}
+
+static CUresult stream_create(CUstream *s)
+{
+    return REAL(cuStreamCreate, s, CU_STREAM_NON_BLOCKING);
+}
+
+static CUresult reserve(CUdeviceptr *va, size_t size, size_t align)
+{
+    return REAL(cuMemAddressReserve, va, size, align, 0, 0);
+}
+
+static CUresult address_free(CUdeviceptr va, size_t size)
+{
+    return REAL(cuMemAddressFree, va, size);
+}
+
+static CUresult create(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
+                       CUmemLocationType host_type)
+{
+    CUmemAllocationProp prop = device_prop(dev);
+    if (host)
+        prop.location = (CUmemLocation){host_type, 0};
+    return REAL(cuMemCreate, h, size, &prop, 0);
+}
+
+static CUresult release(CUmemGenericAllocationHandle h)
+{
+    return REAL(cuMemRelease, h);
+}
+
+static CUresult map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
+{
+    return REAL(cuMemMap, va, size, 0, h, 0);
+}
+
+static CUresult unmap(CUdeviceptr va, size_t size)
+{
+    return REAL(cuMemUnmap, va, size);
+}
+
+static CUresult set_access(CUdeviceptr va, size_t size, CUdevice dev)
+{
+    CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, dev}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    return REAL(cuMemSetAccess, va, size, &d, 1);
+}
+
+static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    return REAL(cuMemcpyAsync, dst, src, n, s);
+}
+
+static CUresult event_create(CUevent *e)
+{
+    return REAL(cuEventCreate, e, CU_EVENT_DISABLE_TIMING);
+}
+static CUresult record(CUevent e, CUstream s)
+{
+    return REAL(cuEventRecord, e, s);
+}
+static CUresult query(CUevent e)
+{
+    return REAL(cuEventQuery, e);
+}
+static CUresult event_sync(CUevent e)
+{
+    return REAL(cuEventSynchronize, e);
+}
+static CUresult wait_event(CUstream s, CUevent e)
+{
+    return REAL(cuStreamWaitEvent, s, e, 0);
+}
+static CUresult stream_sync(CUstream s)
+{
+    return REAL(cuStreamSynchronize, s);
+}
+static CUresult ctx_sync(void)
+{
+    return REAL(cuCtxSynchronize);
+}
+static CUresult host_alloc(void **p, size_t n)
+{
+    return REAL(cuMemHostAlloc, p, n, 0);
+}
+static CUresult host_free(void *p)
+{
+    return REAL(cuMemFreeHost, p);
+}
+
+static const struct resid_driver real_driver = {
+    device,       attribute,    granularity, mem_info,  stream_create, reserve,
+    address_free, create,       release,     map,       unmap,         set_access,
+    copy,         event_create, record,      query,     event_sync,    wait_event,
+    stream_sync,  ctx_sync,     host_alloc,  host_free,
+};
+
+const struct resid_driver *resid_driver_real(void)
+{
+    return &real_driver;
+}
+
+bool resid_driver_complete(const char **missing)
+{
+#define NEED(fn)                                                                                   \
+    if (!shim.real.fn) {                                                                           \
+        *missing = #fn;                                                                            \
+        return false;                                                                              \
+    }
+    NEED(cuCtxGetDevice)
+    NEED(cuDeviceGetAttribute)
+    NEED(cuMemGetAllocationGranularity)
+    NEED(cuMemGetInfo_v2)
+    NEED(cuStreamCreate)
+    NEED(cuMemAddressReserve)
+    NEED(cuMemAddressFree)
+    NEED(cuMemCreate)
+    NEED(cuMemRelease)
+    NEED(cuMemMap)
+    NEED(cuMemUnmap)
+    NEED(cuMemSetAccess)
+    NEED(cuMemcpyAsync)
+    NEED(cuEventCreate)
+    NEED(cuEventRecord)
+    NEED(cuEventQuery)
+    NEED(cuEventSynchronize)
+    NEED(cuStreamWaitEvent)
+    NEED(cuStreamSynchronize)
+    NEED(cuCtxSynchronize)
+#undef NEED
+    return true;
+}
+
+bool resid_sticky_error(CUresult rc)
+{
+    /* The CUDA driver API documentation of these codes: "This leaves the process in an
+       inconsistent state and any further CUDA work will return the same error. To continue
+       using CUDA, the process must be terminated and relaunched." */
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+    case CUDA_ERROR_DEINITIALIZED:
+        return true;
+    default:
+        return false;
+    }
+}

@@ -1,0 +1,179 @@
+/* shim_resid_slab.c — small managed allocations packed into slabs.
+ *
+ * The device maps memory in chunks of its granularity (2 MiB), so a small
+ * allocation given a chunk of its own wastes most of it, and a budget made of
+ * such chunks holds few tensors: a model whose tensors are mostly small ran out
+ * of memory long before its peak. Allocations of at most half a chunk live in
+ * slabs instead: one chunk-sized range, mapped onto one chunk, cut into 512-byte
+ * blocks (the alignment cudaMalloc promises is 256 bytes). A slab is a unit: it
+ * is evicted and restored whole, onto one host chunk, and the launch scan finds
+ * it (its range is in the address table under the slab's id), so a touch of any
+ * member fences and restores the slab. New members go into the newest slab on
+ * the device with room: allocations made together tend to die together. */
+#include "shim_resid.h"
+
+#include <stdlib.h>
+
+/* First run of `want` free blocks in s, or -1. */
+static int64_t find_run(const struct resid_slab *s, uint32_t want)
+{
+    uint32_t run = 0;
+    for (uint32_t b = 0; b < s->nblocks; b++) {
+        uint64_t word = s->used[b / 64];
+        if (word == UINT64_MAX && b % 64 == 0) { /* a full word: skip it */
+            run = 0;
+            b += 63;
+            continue;
+        }
+        run = (word >> (b % 64)) & 1 ? 0 : run + 1;
+        if (run == want)
+            return (int64_t)(b + 1 - want);
+    }
+    return -1;
+}
+
+static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool used)
+{
+    for (uint32_t b = first; b < first + n; b++) {
+        if (used)
+            s->used[b / 64] |= 1ull << (b % 64);
+        else
+            s->used[b / 64] &= ~(1ull << (b % 64));
+    }
+    s->taken = used ? s->taken + n : s->taken - n;
+}
+
+/* Whether slab u can take a new member now. */
+static bool open_for_members(const struct resid_unit *u)
+{
+    return u->state == RESID_DEVICE && !u->move && !u->graph && !u->stuck;
+}
+
+static void link_slab(struct resid_unit *u)
+{
+    u->slab->prev = NULL;
+    u->slab->next = resid.slabs;
+    if (resid.slabs)
+        resid.slabs->slab->prev = u;
+    resid.slabs = u;
+}
+
+static void unlink_slab(struct resid_unit *u)
+{
+    struct resid_slab *s = u->slab;
+    if (s->prev)
+        s->prev->slab->next = s->next;
+    else
+        resid.slabs = s->next;
+    if (s->next)
+        s->next->slab->prev = s->prev;
+}
+
+/* A new slab record (no range yet); NULL when out of memory. */
+static struct resid_unit *slab_record(void)
+{
+    struct resid_unit *u = resid_unit_new(resid.gran);
+    struct resid_slab *s = u ? calloc(1, sizeof *s) : NULL;
+    uint32_t blocks = (uint32_t)(resid.gran / RESID_SLAB_BLOCK);
+    if (s && !(s->used = calloc((blocks + 63) / 64, sizeof *s->used))) {
+        free(s);
+        s = NULL;
+    }
+    if (!s) {
+        if (u)
+            resid_unit_free(u);
+        return NULL;
+    }
+    s->nblocks = blocks;
+    u->slab = s;
+    u->id = shim_new_id() | SHIM_MANAGED_ID_TAG;
+    return u;
+}
+
+/* Makes a slab on the device (lock held); 0, 1 (out of memory), or -1 (a driver call failed). */
+static int slab_new(struct resid_unit **out)
+{
+    struct resid_unit *u = slab_record();
+    if (!u)
+        return -1;
+    CUresult rc = resid.drv->reserve(&u->va, u->mapped, resid.gran);
+    if (rc != CUDA_SUCCESS) {
+        resid_driver_failed(rc);
+        resid_unit_free(u);
+        return -1;
+    }
+    int r = resid_take_device(u->backing, 1, NULL, false, NULL) != 0 ? 1
+            : resid_map(u->va, u->backing, 1) != 0                   ? -1
+                                                                     : 0;
+    if (r == 0 &&
+        (resid_insert(u) != 0 || shim_registry_place_range(u->va, u->mapped, u->id, true) != 0)) {
+        resid_erase(u);
+        resid.drv->unmap(u->va, u->mapped);
+        r = -1;
+    }
+    if (r != 0) {
+        if (r == 1 && resid.oom.driver_failed)
+            r = -1;
+        resid_give_back(u->backing, 1);
+        resid.drv->address_free(u->va, u->mapped);
+        resid_unit_free(u);
+        return r;
+    }
+    resid_fsm(u, RESID_EV_CREATE, NULL);
+    u->birth = u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    u->ready = resid_take_fences(u->backing, 1);
+    link_slab(u);
+    if (shim.record & CONF_RECORD_MOVES)
+        shim_trace_slab(u->id, u->va, u->mapped);
+    *out = u;
+    return 0;
+}
+
+int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out)
+{
+    uint32_t want = (uint32_t)((bytes + RESID_SLAB_BLOCK - 1) / RESID_SLAB_BLOCK);
+    struct resid_member *m = calloc(1, sizeof *m);
+    if (!m)
+        return -1;
+    struct resid_unit *u = resid.slabs;
+    int64_t first = -1;
+    for (; u; u = u->slab->next)
+        if (open_for_members(u) && u->slab->nblocks - u->slab->taken >= want &&
+            (first = find_run(u->slab, want)) >= 0)
+            break;
+    if (!u) {
+        int r = slab_new(&u);
+        if (r != 0) {
+            free(m);
+            return r;
+        }
+        first = 0;
+    }
+    set_blocks(u->slab, (uint32_t)first, want, true);
+    u->slab->members++;
+    *m = (struct resid_member){0, u, (uint32_t)first, want, NULL};
+    *va = u->va + (uint64_t)first * RESID_SLAB_BLOCK;
+    *out = m;
+    return 0;
+}
+
+bool resid_slab_reclaim(struct resid_unit *u)
+{
+    if (!u->slab || u->slab->members || u->pins || u->move ||
+        (u->state != RESID_DEVICE && u->state != RESID_HOST))
+        return false;
+    unlink_slab(u);
+    resid_erase(u);
+    shim_registry_place_range(u->va, u->mapped, u->id, false);
+    resid_release(u, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
+    return true;
+}
+
+void resid_slab_free(struct resid_member *m)
+{
+    struct resid_unit *u = m->slab;
+    set_blocks(u->slab, m->first, m->blocks, false);
+    u->slab->members--;
+    free(m);
+    resid_slab_reclaim(u);
+}

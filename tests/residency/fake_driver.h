@@ -1,0 +1,30 @@
+/* fake_driver.h — a fake driver seam for the residency manager's unit tests (single-threaded
+ * use: events complete when recorded unless held, copies are done at once). */
+#ifndef FAKE_DRIVER_H
+#define FAKE_DRIVER_H
+
+#include "shim_resid.h"
+
+#define FAKE_GRAN ((size_t)2 << 20)
+
+struct fake_stats {
+    uint64_t device_chunks, peak_device_chunks, host_chunks; /* physical handles that exist */
+    uint64_t bytes_copied, injected, event_syncs;
+};
+extern struct fake_stats fake;
+extern const struct resid_driver fake_driver;
+
+/* Forgets every handle, mapping, rule and counter. */
+void fake_reset(void);
+/* The Nth later call of entry (a field name of struct resid_driver) fails with rc; with
+   sticky every call from then on. Up to four entries have rules at once; a new rule for an
+   entry replaces its old one; entry NULL clears every rule. */
+void fake_fail(const char *entry, unsigned long nth, bool sticky, CUresult rc);
+/* on: events recorded from now on stay not done; off: every held event completes. */
+void fake_hold_events(bool on);
+/* The bytes behind a mapped address (device or host physical memory), or NULL if unmapped. */
+uint8_t *fake_bytes(CUdeviceptr va);
+/* Whether va is mapped onto host-located memory. */
+bool fake_on_host(CUdeviceptr va);
+
+#endif

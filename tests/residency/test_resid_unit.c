@@ -1,0 +1,471 @@
+/* test_resid_unit.c — the residency manager's state machine, policy seam, slabs and failure
+ * handling, against a fake driver seam (fake_driver.c): no simulator, no threads, every
+ * outcome exact. The residency state is one process-wide context, so the tests share it and
+ * check differences. */
+#include "fake_driver.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define MiB    ((uint64_t)1 << 20)
+#define STREAM ((CUstream)(uintptr_t)0x5000)
+
+static uint64_t id_of(CUdeviceptr p)
+{
+    return shim_registry_find(p);
+}
+
+/* Launch indices advance as a program's launches would, so recency orders victims. */
+static void tick(void)
+{
+    atomic_fetch_add(&shim.launch_seq, 1);
+}
+
+static CUdeviceptr alloc(uint64_t bytes)
+{
+    tick();
+    CUdeviceptr p = 0;
+    CUresult rc = CUDA_ERROR_UNKNOWN;
+    assert_true(shim_resid_alloc(&p, bytes, STREAM, false, false, &rc));
+    assert_int_equal(rc, CUDA_SUCCESS);
+    return p;
+}
+
+static void release(CUdeviceptr p, bool async)
+{
+    struct shim_alloc a;
+    assert_true(shim_registry_remove(p, &a));
+    assert_int_equal(shim_resid_free(a.id, STREAM, false, async), CUDA_SUCCESS);
+}
+
+/* What a kernel on the device would do: touch the unit, then read or write through it. */
+static void touch(CUdeviceptr p)
+{
+    uint64_t ids[1] = {id_of(p)};
+    tick();
+    assert_true(shim_resid_enter(ids, 1, STREAM, false));
+    assert_int_not_equal(ids[0], id_of(p)); /* a handle while pinned */
+    shim_resid_leave(ids, 1);
+    assert_int_equal(ids[0], id_of(p));
+}
+
+static void fill(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t off = 0; off < bytes; off += 4096)
+        *fake_bytes(p + off) = (uint8_t)(seed + off / 4096);
+}
+
+static bool holds(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t off = 0; off < bytes; off += 4096) {
+        uint8_t *b = fake_bytes(p + off);
+        if (!b || *b != (uint8_t)(seed + off / 4096))
+            return false;
+    }
+    return true;
+}
+
+static struct resid_unit *unit_of(CUdeviceptr p)
+{
+    pthread_mutex_lock(&resid.lock);
+    struct resid_unit *u = resid_find(id_of(p));
+    pthread_mutex_unlock(&resid.lock);
+    return u;
+}
+
+static void budget_chunks(uint64_t n)
+{
+    resid.budget = n * FAKE_GRAN;
+    resid.slack = 0;
+}
+
+/* Lets every move in flight finish (events complete at once unless held). */
+static void settle(void)
+{
+    pthread_mutex_lock(&resid.lock);
+    while (resid.queue)
+        resid_move_poll(resid.queue, true);
+    pthread_mutex_unlock(&resid.lock);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    fake_hold_events(false);
+    shim.min_managed_bytes = 4096;
+    budget_chunks(64);
+    pthread_mutex_lock(&resid.lock); /* pooled chunks of earlier tests do not count */
+    resid_trim_device(UINT64_MAX);
+    pthread_mutex_unlock(&resid.lock);
+    return 0;
+}
+
+/* ---- the table ---- */
+
+static void test_fsm_table(void **state)
+{
+    (void)state;
+    /* The transitions DESIGN.md section 4 draws, written out independently of the table. */
+    static const struct {
+        enum resid_state from;
+        enum resid_event ev;
+        int to;
+    } want[] = {
+        {RESID_NONE, RESID_EV_CREATE, RESID_DEVICE},
+        {RESID_DEVICE, RESID_EV_EVICT, RESID_EVICTING},
+        {RESID_EVICTING, RESID_EV_COPY_DONE, RESID_HOST},
+        {RESID_EVICTING, RESID_EV_CANCEL, RESID_DEVICE},
+        {RESID_EVICTING, RESID_EV_ERROR, RESID_DEVICE},
+        {RESID_HOST, RESID_EV_RESTORE, RESID_RESTORING},
+        {RESID_RESTORING, RESID_EV_COPY_DONE, RESID_DEVICE},
+        {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST},
+        {RESID_DEVICE, RESID_EV_FREE, RESID_NONE},
+        {RESID_HOST, RESID_EV_FREE, RESID_NONE},
+    };
+    int allowed = 0;
+    for (int s = RESID_NONE; s <= RESID_RESTORING; s++) {
+        for (int e = RESID_EV_EVICT; e <= RESID_EV_CREATE; e++) {
+            int expect = -1;
+            for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+                if (want[i].from == (enum resid_state)s && want[i].ev == (enum resid_event)e)
+                    expect = want[i].to;
+            allowed += expect >= 0;
+            assert_int_equal(resid_fsm_next((enum resid_state)s, (enum resid_event)e), expect);
+        }
+    }
+    assert_int_equal(allowed, 10);
+    /* A unit moving may not be freed, and a refused event changes nothing. */
+    struct resid_unit u = {.id = 7, .state = RESID_EVICTING};
+    uint64_t before = resid.transitions[RESID_EVICTING][RESID_NONE];
+    assert_int_equal(resid_fsm(&u, RESID_EV_FREE, NULL), -1);
+    assert_int_equal(u.state, RESID_EVICTING);
+    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_NONE], before);
+    assert_int_equal(resid_fsm(&u, RESID_EV_CANCEL, NULL), 0);
+    assert_int_equal(u.state, RESID_DEVICE);
+}
+
+/* ---- moves ---- */
+
+static void test_evict_and_restore_keep_data(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    uint64_t ev = resid.transitions[RESID_EVICTING][RESID_HOST];
+    uint64_t re = resid.transitions[RESID_RESTORING][RESID_DEVICE];
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 1);
+    touch(a);
+    CUdeviceptr b = alloc(3 * MiB), c = alloc(3 * MiB); /* a is the least recently used */
+    settle();
+    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_true(fake_on_host(a));
+    assert_true(holds(a, 3 * MiB, 1)); /* read through the host mapping */
+    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_HOST], ev + 1);
+    assert_true(resid.dev_bytes <= resid.budget);
+    touch(a); /* back to the device, evicting b */
+    settle();
+    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_false(fake_on_host(a));
+    assert_true(holds(a, 3 * MiB, 1));
+    assert_int_equal(resid.transitions[RESID_RESTORING][RESID_DEVICE], re + 1);
+    assert_int_equal(unit_of(b)->state, RESID_HOST);
+    assert_true(resid.dev_bytes <= resid.budget);
+    release(a, false);
+    release(b, false);
+    release(c, false);
+}
+
+/* Picks the unit with the highest address: not what least recently used would pick. */
+static uint64_t by_address(const struct resid_unit *u, uint64_t now, uint64_t *next)
+{
+    (void)now;
+    *next = UINT64_MAX;
+    return u->va;
+}
+static void no_touch(struct resid_unit *u, uint64_t now)
+{
+    (void)u, (void)now;
+}
+
+static void test_policy_seam_chooses_victim(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB), b = alloc(3 * MiB);
+    CUdeviceptr newer = a > b ? a : b, older = a > b ? b : a;
+    touch(newer); /* least recently used would now evict `older` */
+    static const struct resid_policy highest = {"highest-address", no_touch, by_address};
+    const struct resid_policy *saved = resid.policy;
+    resid.policy = &highest;
+    CUdeviceptr c = alloc(3 * MiB);
+    settle();
+    resid.policy = saved;
+    assert_int_equal(unit_of(newer)->state, RESID_HOST);
+    assert_int_equal(unit_of(older)->state, RESID_DEVICE);
+    release(a, false);
+    release(b, false);
+    release(c, false);
+}
+
+static void test_failed_remap_rolls_back(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    uint64_t errors = resid.transitions[RESID_EVICTING][RESID_DEVICE];
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 9);
+    CUdeviceptr b = alloc(3 * MiB);
+    fake_fail("unmap", 1, false, CUDA_ERROR_UNKNOWN); /* the eviction's remap fails once */
+    CUdeviceptr c = alloc(3 * MiB);                   /* evicts a; the retry evicts b */
+    settle();
+    assert_int_equal(fake.injected > 0, 1);
+    assert_true(resid.transitions[RESID_EVICTING][RESID_DEVICE] > errors); /* ERROR taken */
+    assert_true(holds(a, 3 * MiB, 9));
+    assert_true(resid.dev_bytes <= resid.budget);
+    release(a, false);
+    release(b, false);
+    release(c, false);
+}
+
+static void test_single_failures_never_reach_the_program(void **state)
+{
+    (void)state;
+    static const char *const entries[] = {"create",  "map",        "set_access",  "copy",
+                                          "record",  "query",      "event_sync",  "unmap",
+                                          "reserve", "wait_event", "event_create"};
+    for (size_t e = 0; e < sizeof entries / sizeof entries[0]; e++) {
+        for (unsigned long n = 1; n <= 4; n++) {
+            budget_chunks(4);
+            CUdeviceptr a = alloc(3 * MiB);
+            fill(a, 3 * MiB, (uint8_t)(e + n));
+            CUdeviceptr b = alloc(3 * MiB);
+            fake_fail(entries[e], n, false, CUDA_ERROR_UNKNOWN);
+            CUdeviceptr c = alloc(3 * MiB); /* evictions under one failed call */
+            touch(a);                       /* and a restore */
+            settle();
+            fake_fail(NULL, 0, false, CUDA_SUCCESS);
+            assert_true(holds(a, 3 * MiB, (uint8_t)(e + n)));
+            assert_true(resid.dev_bytes <= resid.budget);
+            release(a, false);
+            release(b, false);
+            release(c, false);
+        }
+    }
+    assert_int_equal(resid.sticky, 0);
+}
+
+static void test_cancel_keeps_device_copy(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    uint64_t cancels = resid.transitions[RESID_EVICTING][RESID_DEVICE];
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 3);
+    CUdeviceptr b = alloc(2 * MiB + 4096);
+    fake_hold_events(true);
+    /* Room for c needs a's eviction over; with its copy held, make it by hand. */
+    pthread_mutex_lock(&resid.lock);
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
+    assert_int_equal(resid_find(id_of(a))->state, RESID_EVICTING);
+    pthread_mutex_unlock(&resid.lock);
+    touch(a); /* cancels */
+    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_DEVICE], cancels + 1);
+    assert_false(fake_on_host(a));
+    fake_hold_events(false);
+    settle();
+    assert_int_equal(unit_of(a)->state, RESID_DEVICE); /* the cancelled copy changes nothing */
+    assert_true(holds(a, 3 * MiB, 3));
+    release(a, false);
+    release(b, false);
+}
+
+static void test_wait_is_bounded(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 5);
+    fake_hold_events(true); /* the copy never shows as done... */
+    pthread_mutex_lock(&resid.lock);
+    struct resid_unit *u = resid_find(id_of(a));
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    assert_int_equal(resid_evict(u, &why), 0);
+    fake_fail("event_sync", 1, true, CUDA_ERROR_UNKNOWN); /* ...and cannot be waited for */
+    uint64_t syncs = fake.event_syncs;
+    resid_wait_move(u, SHIM_REASON_DEMAND);
+    assert_null(u->move);
+    assert_int_equal(u->state, RESID_DEVICE); /* given up: the device copy is the data */
+    assert_int_equal(fake.event_syncs, syncs);
+    pthread_mutex_unlock(&resid.lock);
+    assert_true(resid.aside_bytes > 0); /* its destination may still be written: not reused */
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    fake_hold_events(false);
+    assert_true(holds(a, 3 * MiB, 5));
+    release(a, false);
+}
+
+static void test_sticky_error_reaches_the_program(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB), b = alloc(3 * MiB);
+    fake_hold_events(true);
+    fake_fail("query", 1, true, CUDA_ERROR_ILLEGAL_ADDRESS);
+    fake_fail("event_sync", 1, true, CUDA_ERROR_ILLEGAL_ADDRESS);
+    CUdeviceptr c = 0;
+    CUresult rc = CUDA_SUCCESS;
+    assert_true(shim_resid_alloc(&c, 3 * MiB, STREAM, false, false, &rc));
+    assert_int_equal(rc, CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_int_equal(resid.sticky, CUDA_ERROR_ILLEGAL_ADDRESS);
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    fake_hold_events(false);
+    resid.sticky = CUDA_SUCCESS; /* the other tests go on with a healthy device */
+    settle();
+    release(a, false);
+    release(b, false);
+}
+
+/* ---- slabs ---- */
+
+static void test_small_allocations_share_slabs(void **state)
+{
+    (void)state;
+    enum { N = 100 };
+    CUdeviceptr p[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = alloc(16 * 1024);
+        fill(p[i], 16 * 1024, (uint8_t)i);
+    }
+    for (int i = 1; i < N; i++) /* 100 x 16 KiB fit one 2 MiB slab */
+        assert_true(p[i] / FAKE_GRAN == p[0] / FAKE_GRAN);
+    for (int i = 0; i < N; i++) {
+        assert_true(p[i] % 512 == 0);
+        assert_true(holds(p[i], 16 * 1024, (uint8_t)i)); /* no two overlap */
+        assert_int_equal(id_of(p[i]), id_of(p[0]));      /* launches find the slab */
+    }
+    for (int i = 0; i < N; i++)
+        release(p[i], false);
+}
+
+static void test_small_allocations_fit_a_tight_budget(void **state)
+{
+    (void)state;
+    enum { N = 400 }; /* 6.25 MiB of 16 KiB allocations under a 4 MiB budget */
+    budget_chunks(2);
+    uint64_t ev = resid.transitions[RESID_EVICTING][RESID_HOST];
+    static CUdeviceptr p[N];
+    for (int i = 0; i < N; i++) {
+        p[i] = alloc(16 * 1024);
+        fill(p[i], 16 * 1024, (uint8_t)(i * 7));
+    }
+    settle();
+    assert_true(resid.transitions[RESID_EVICTING][RESID_HOST] >= ev + 2);
+    assert_true(resid.dev_bytes <= resid.budget);
+    for (int i = 0; i < N; i += 37) { /* touched again: restored, bytes intact */
+        touch(p[i]);
+        settle();
+        assert_false(fake_on_host(p[i]));
+        assert_true(holds(p[i], 16 * 1024, (uint8_t)(i * 7)));
+    }
+    for (int i = 0; i < N; i++)
+        assert_true(holds(p[i], 16 * 1024, (uint8_t)(i * 7)));
+    uint64_t units = resid.nunits;
+    for (int i = 0; i < N; i++)
+        release(p[i], i % 2 == 0);
+    pthread_mutex_lock(&resid.lock);
+    while (resid_reap(true))
+        ;
+    pthread_mutex_unlock(&resid.lock);
+    assert_true(resid.nunits < units); /* empty slabs went */
+    assert_int_equal(resid.nmembers, 0);
+}
+
+static void test_oversized_allocation_is_out_of_memory(void **state)
+{
+    (void)state;
+    budget_chunks(2);
+    CUdeviceptr p = 0;
+    CUresult rc = CUDA_SUCCESS;
+    assert_true(shim_resid_alloc(&p, 5 * MiB, STREAM, false, false, &rc));
+    assert_int_equal(rc, CUDA_ERROR_OUT_OF_MEMORY);
+    assert_true(resid.dev_bytes <= resid.budget);
+}
+
+/* ---- the reactive policy ---- */
+
+static void test_reactive_policy_predicts_from_the_last_step(void **state)
+{
+    (void)state;
+    /* Steps of ten launches, each closed by a host synchronisation (the loss read); the
+       launch index goes on from where the other tests left it. */
+    shim_steps_host_sync();
+    for (int step = 0; step < 4; step++) {
+        for (uint64_t k = 0; k < 10; k++)
+            shim_steps_launch(atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
+        shim_steps_host_sync();
+    }
+    assert_int_equal(shim_steps_length(), 10);
+    /* The policy reads only differences of launch indices and the step length, so the
+       units below use indices from 0 (now = 40, four steps in). */
+    const struct resid_policy *p = &resid_policy_reactive;
+    struct resid_unit weight = {0}, late = {0}, idle = {0}, young = {.birth = 38};
+    for (uint64_t t = 2; t < 40; t += 10)
+        p->touch(&weight, t); /* launch 2 of every step */
+    for (uint64_t t = 5; t < 40; t += 10)
+        p->touch(&late, t); /* launch 5 of every step */
+    p->touch(&idle, 5);     /* not in the last step */
+    young.last_use = 39;
+    p->touch(&young, 39);
+    uint64_t next = 0, now = 40;
+    assert_int_equal(p->score(&weight, now, &next), 2); /* next used at launch 42 */
+    assert_int_equal(next, 42);
+    assert_int_equal(p->score(&late, now, &next), 5);
+    assert_int_equal(next, 45);
+    uint64_t never = p->score(&idle, now, &next);
+    assert_int_equal(next, UINT64_MAX - 1); /* not used in the last step: the best victim */
+    assert_true(never > p->score(&late, now, &next));
+    assert_int_equal(p->score(&young, now, &next), 1); /* too young: least recently used */
+    assert_int_equal(next, UINT64_MAX);
+    /* A touch seen twice at one launch counts once; the ring keeps the latest ones. */
+    p->touch(&weight, 42);
+    p->touch(&weight, 42);
+    assert_int_equal(weight.ntouches, 5);
+    for (uint64_t t = 43; t < 43 + 2 * RESID_TOUCH_LOG; t++)
+        p->touch(&weight, t);
+    /* Touches at 43..106: the oldest one in the last step (97..106] is 98, next used at 108. */
+    assert_int_equal(p->score(&weight, 43 + 2 * RESID_TOUCH_LOG, &next), 1);
+    assert_int_equal(next, 108);
+}
+
+int main(void)
+{
+    fake_reset();
+    shim.mode = CONF_MODE_AUTO;
+    shim.record = 0;
+    resid.stopping = true; /* no mover thread: moves complete when the test waits */
+    if (!resid_start_with(&fake_driver))
+        return 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_fsm_table, setup),
+        cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
+        cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
+        cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
+        cmocka_unit_test_setup(test_single_failures_never_reach_the_program, setup),
+        cmocka_unit_test_setup(test_cancel_keeps_device_copy, setup),
+        cmocka_unit_test_setup(test_wait_is_bounded, setup),
+        cmocka_unit_test_setup(test_sticky_error_reaches_the_program, setup),
+        cmocka_unit_test_setup(test_small_allocations_share_slabs, setup),
+        cmocka_unit_test_setup(test_small_allocations_fit_a_tight_budget, setup),
+        cmocka_unit_test_setup(test_oversized_allocation_is_out_of_memory, setup),
+        /* last: it puts the step detector in steady state */
+        cmocka_unit_test_setup(test_reactive_policy_predicts_from_the_last_step, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
