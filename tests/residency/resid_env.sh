@@ -11,8 +11,13 @@ case "${SAN:-}" in
 '') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-30} ;;
 *) RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-180} ;;
 esac
+# RESIDENCY_KEEP=1 keeps every run's files (the folder is named at exit) for a closer look.
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ "${RESIDENCY_KEEP:-0}" = 1 ]; then
+    trap 'echo "# the runs'"'"' files are in $work"' EXIT
+else
+    trap 'rm -rf "$work"' EXIT
+fi
 
 # run_native NAME PROGRAM ARGS...: PROGRAM without the shim; returns its exit status.
 run_native() {

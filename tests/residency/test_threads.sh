@@ -123,6 +123,8 @@ for line in open(f"{work}/draws"):
     why = []
     if rc in ("124", "137"):
         why.append("hung")
+    elif rc == "66":  # ThreadSanitizer's exit status after a report (check_sanitizers shows it)
+        why.append("crashed (exit 66: a sanitizer report)")
     elif rc not in ("0", "1", "3"):  # 1: a CUDA error, 3: a wrong word (both told below)
         why.append(f"crashed (exit {rc})")
     if wrong:
