@@ -250,8 +250,11 @@ def judge(w, kind, may, base):
         wrong = not m or int(m[-1][0]) > 0 or rc == "3"
         right = rc == "0" and m == [("0", "0")]
         told = re.findall(r"^threads_sim: thread \d+: (.*) failed \((\d+)\)$", err, re.M)
+        told += [(t, "") for t in re.findall(r"^threads_sim: (could not set up the device)$",
+                                             err, re.M)]
         told_oom = told and all(code == "2" for _, code in told)
         result = f"{m[-1][0]} wrong, {m[-1][1]} with a CUDA error" if m else "no summary line"
+        wrong = wrong and not (rc == "1" and not m and told)  # stopped before any thread ran
     else:
         sums = re.findall(r"^checksum=([0-9a-f]+)$", out, re.M)
         wrong = sums not in ([], [want[w]])

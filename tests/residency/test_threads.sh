@@ -36,7 +36,7 @@ CHUNK=$((2 * 1024 * 1024))
 SMALL=$((16 * 1024))
 # NAME THREADS LARGE_EVERY LARGE_BYTES: every LARGE_EVERY-th thread has a large buffer.
 MIB=$((1024 * 1024))
-GROUPS_=("t8 8 2 $((4 * MIB))" "t16 16 4 $((3 * MIB))" "t32 32 4 $((4 * MIB))" "t64 64 4 $((3 * MIB))")
+GROUPS_=("t8 8 2 $((4 * MIB))" "t16 16 4 $((3 * MIB))" "t32 32 4 $((4 * MIB))" "t64 64 2 $((3 * MIB))")
 COMMON=(--launches 16 --rounds 2 --small "$SMALL")
 
 chunks() { echo $((($1 + CHUNK - 1) / CHUNK)); }
