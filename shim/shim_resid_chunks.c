@@ -267,8 +267,9 @@ static bool make_progress(void)
         return true;
     if (evict_one())
         return true;
-    if (!resid.oom.pinned)
+    if (!resid.oom.pinned || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
         return false;
+    resid.oom.paused_ns += PIN_PAUSE_NS;
     /* Units pinned by submissions in progress on other threads come free within a driver
        call: let them finish, then look again (the caller's round limit bounds this). */
     pthread_mutex_unlock(&resid.lock);
