@@ -15,10 +15,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define ARENA_SLOTS     512   /* chunks per arena reservation */
-#define EVICT_TRIES     2     /* failed eviction starts of one unit before a search skips it */
-#define ROUNDS_PER_UNIT 4     /* bound on the rounds of one search, per unit (plus a few) */
-#define PIN_PAUSE_NS    50000 /* between looks while every victim is pinned */
+#define ARENA_SLOTS     512       /* chunks per arena reservation */
+#define EVICT_TRIES     2         /* failed eviction starts of one unit before a search skips it */
+#define ROUNDS_PER_UNIT 4         /* bound on the rounds of one search, per unit (plus a few) */
+#define PIN_PAUSE_NS    50000     /* between looks while every victim is pinned */
+#define PIN_WAIT_MAX_NS 200000000 /* pauses for pinned units in one search, at most */
 
 static int more_slots(void)
 {
