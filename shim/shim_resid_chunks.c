@@ -283,7 +283,7 @@ static bool make_progress(void)
 /* The most rounds a search for room may take. */
 static uint64_t round_limit(void)
 {
-    return ROUNDS_PER_UNIT * (resid.nunits + 4);
+    return ROUNDS_PER_UNIT * (resid.nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
 }
 
 int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
