@@ -58,15 +58,18 @@ static void text_row(FILE *out, const report_trace *t, const report_move *mv)
             score, next);
 }
 
-/* "a 3, b 1" of the nonzero counts, in the enum's order. */
-static void counts(FILE *out, const uint64_t *n, size_t count, const char *(*name)(uint32_t))
+/* "a 3, b 1" of the nonzero counts n[from..count) then n[0..from), or "none". */
+static void counts(FILE *out, const uint64_t *n, uint32_t count, uint32_t from,
+                   const char *(*name)(uint32_t))
 {
     int first = 1;
-    for (size_t i = 0; i < count; i++)
+    for (uint32_t k = 0; k < count; k++) {
+        uint32_t i = (from + k) % count;
         if (n[i] > 0) {
-            fprintf(out, "%s%s %llu", first ? "" : ", ", name((uint32_t)i), U(n[i]));
+            fprintf(out, "%s%s %llu", first ? "" : ", ", name(i), U(n[i]));
             first = 0;
         }
+    }
     if (first)
         fprintf(out, "none");
 }
@@ -85,9 +88,9 @@ static void print_text(FILE *out, const report_trace *t, const report_moves *m)
     for (size_t i = 0; i < m->nmoves; i++)
         text_row(out, t, &m->moves[i]);
     fprintf(out, "total: %zu moves; by reason: ", m->nmoves);
-    counts(out, m->by_reason, REPORT_REASONS, reason_or_other);
+    counts(out, m->by_reason, REPORT_REASONS, 1, reason_or_other); /* "other" last */
     fprintf(out, "; by outcome: ");
-    counts(out, m->by_outcome, REPORT_OUTCOMES, report_outcome_name);
+    counts(out, m->by_outcome, REPORT_OUTCOMES, 0, report_outcome_name);
     fprintf(out, "; bytes to host: %llu; bytes to device: %llu\n", U(m->bytes_to_host),
             U(m->bytes_to_device));
 }

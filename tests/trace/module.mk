@@ -8,7 +8,8 @@ TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_sum
                      tools/report_perfetto.c
 TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
 
-TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader
+TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
+                    $(BUILD)/tests/trace/test_trace_moves
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
                      $(BUILD)/shim/libshimtrace.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
