@@ -189,11 +189,11 @@ enum report_outcome {
 /* One move: an EVICT or RESTORE transition and the transition of the same unit that ended it.
    Times are the records' (CLOCK_MONOTONIC ns). A unit is a slab when a slab record names its
    id; members then counts the device allocations live at t_start whose address lies in the
-   slab's range (allocated at or before t_start, not freed by then). */
+   slab's range (allocated at or before t_start, not freed at or before it). */
 typedef struct report_move {
     uint64_t unit, bytes, stream, seq, score, next_use; /* of the starting transition */
-    uint64_t t_start, t_end;        /* t_end and end_seq: the ending transition's, when end_rec */
-    uint64_t end_seq;               /* is not SIZE_MAX (0 otherwise) */
+    uint64_t t_start;               /* t_end, end_seq: the ending transition's when end_rec */
+    uint64_t t_end, end_seq;        /* is not SIZE_MAX, else 0; t_end >= t_start (time order) */
     size_t start_rec, end_rec;      /* indexes in report_trace.recs; end_rec SIZE_MAX: none */
     uint32_t event;                 /* SHIM_EV_EVICT or SHIM_EV_RESTORE */
     uint32_t reason;                /* the starting transition's */
@@ -228,6 +228,7 @@ typedef struct report_moves {
    that slab members are counted from. 0, or -1 when memory ran out (m is then empty). */
 int report_moves_compute(report_moves *m, const report_trace *t, const report_stats *s);
 
+/* Frees what report_moves_compute made; m is then empty. */
 void report_moves_free(report_moves *m);
 
 /* Short names: "done", "cancelled", ... for enum report_outcome, "?" past it. */
