@@ -2,7 +2,7 @@
 # over every driver call libshim makes, and random stream timing (scripts; need train_sim and
 # libshim).
 TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh tests/residency/test_jitter.sh \
-         tests/residency/test_small_tensors.sh
+         tests/residency/test_small_tensors.sh tests/residency/test_moves.sh
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam.
 tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf
