@@ -93,6 +93,9 @@ demo: all
 		$(BUILD)/train_sim $(DEMO_ARGS)
 	@echo "== shim-report summary $(DEMO_TRACE) =="
 	$(BUILD)/shim-report summary $(DEMO_TRACE)
+	@echo "== shim-report moves $(DEMO_TRACE): the first moves, each with its reason (all: run it) =="
+	@$(BUILD)/shim-report moves $(DEMO_TRACE) | head -n 12
+	@$(BUILD)/shim-report moves $(DEMO_TRACE) | tail -n 1
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:

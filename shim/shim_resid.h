@@ -195,6 +195,7 @@ struct resid_oom {
     uint64_t pinned, moving, graph; /* units that could not be victims, by cause */
     bool host_full;                 /* host_budget was spent */
     bool driver_failed;             /* a driver call failed meanwhile */
+    uint64_t paused_ns;             /* waited for pinned units to come free */
 };
 
 /* The residency manager's one state (part of the shim's global context). */

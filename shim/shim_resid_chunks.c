@@ -15,10 +15,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define ARENA_SLOTS     512   /* chunks per arena reservation */
-#define EVICT_TRIES     2     /* failed eviction starts of one unit before a search skips it */
-#define ROUNDS_PER_UNIT 4     /* bound on the rounds of one search, per unit (plus a few) */
-#define PIN_PAUSE_NS    50000 /* between looks while every victim is pinned */
+#define ARENA_SLOTS     512       /* chunks per arena reservation */
+#define EVICT_TRIES     2         /* failed eviction starts of one unit before a search skips it */
+#define ROUNDS_PER_UNIT 4         /* bound on the rounds of one search, per unit (plus a few) */
+#define PIN_PAUSE_NS    50000     /* between looks while every victim is pinned */
+#define PIN_WAIT_MAX_NS 200000000 /* pauses for pinned units in one search, at most */
 
 static int more_slots(void)
 {
@@ -267,8 +268,9 @@ static bool make_progress(void)
         return true;
     if (evict_one())
         return true;
-    if (!resid.oom.pinned)
+    if (!resid.oom.pinned || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
         return false;
+    resid.oom.paused_ns += PIN_PAUSE_NS;
     /* Units pinned by submissions in progress on other threads come free within a driver
        call: let them finish, then look again (the caller's round limit bounds this). */
     pthread_mutex_unlock(&resid.lock);
@@ -281,7 +283,7 @@ static bool make_progress(void)
 /* The most rounds a search for room may take. */
 static uint64_t round_limit(void)
 {
-    return ROUNDS_PER_UNIT * (resid.nunits + 4);
+    return ROUNDS_PER_UNIT * (resid.nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
 }
 
 int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,

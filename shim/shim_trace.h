@@ -65,6 +65,38 @@ enum shim_move_reason {
     SHIM_REASON_FREED = 7,         /* the program freed it */
 };
 
+/* Residency state of a unit (what moves: one managed allocation, or a slab that packs
+   several small managed allocations into one 2 MiB chunk). */
+enum shim_resid_state {
+    SHIM_RS_NONE = 0, /* before it exists / after it is gone */
+    SHIM_RS_DEVICE = 1,
+    SHIM_RS_EVICTING = 2,
+    SHIM_RS_HOST = 3,
+    SHIM_RS_RESTORING = 4,
+};
+
+/* What happened to it. */
+enum shim_resid_event {
+    SHIM_EV_EVICT = 1,     /* an eviction's copy was submitted (DEVICE -> EVICTING) */
+    SHIM_EV_RESTORE = 2,   /* a restore's copy was submitted (HOST -> RESTORING) */
+    SHIM_EV_COPY_DONE = 3, /* the copy completed and the range was remapped (-> HOST or DEVICE) */
+    SHIM_EV_CANCEL = 4,    /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
+    SHIM_EV_ERROR = 5,     /* a driver call failed: the step was undone (state restored) */
+    SHIM_EV_FREE = 6,      /* the program freed it (-> NONE) */
+};
+
+/* One residency transition of unit unit_id (an allocation id, or a slab id from
+   shim_trace_slab). from/to: enum shim_resid_state; event: enum shim_resid_event;
+   reason: enum shim_move_reason. bytes: what the transition's copy moves (0 if none);
+   stream: the program's stream whose operation caused it (0 if none); seq: the launch
+   index when it happened; score: the victim score when budget pressure chose it (0
+   otherwise; higher = better victim); next_use: the predicted launch index of the unit's
+   next use (UINT64_MAX when unknown). */
+struct shim_trace_transition {
+    uint64_t unit_id, bytes, stream, seq, score, next_use;
+    uint8_t from, to, event, reason;
+};
+
 struct shim_trace_info { /* written once into the file header */
     int pid, rank;
     const char *command;     /* the program's command line, may be NULL */
@@ -119,38 +151,15 @@ void shim_trace_move(enum shim_move_dir dir, uint64_t alloc_id, uint64_t bytes, 
 /* The program's thread was blocked by the residency manager from start_ns to end_ns
    (waiting for a restore, or for room), for the given reason. */
 void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason);
-/* Residency state of a unit (what moves: one managed allocation, or a slab that packs
-   several small managed allocations into one 2 MiB chunk). */
-enum shim_resid_state {
-    SHIM_RS_NONE = 0, /* before it exists / after it is gone */
-    SHIM_RS_DEVICE = 1,
-    SHIM_RS_EVICTING = 2,
-    SHIM_RS_HOST = 3,
-    SHIM_RS_RESTORING = 4,
-};
-/* What happened to it. */
-enum shim_resid_event {
-    SHIM_EV_EVICT = 1,     /* an eviction's copy was submitted (DEVICE -> EVICTING) */
-    SHIM_EV_RESTORE = 2,   /* a restore's copy was submitted (HOST -> RESTORING) */
-    SHIM_EV_COPY_DONE = 3, /* the copy completed and the range was remapped (-> HOST or DEVICE) */
-    SHIM_EV_CANCEL = 4,    /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
-    SHIM_EV_ERROR = 5,     /* a driver call failed: the step was undone (state restored) */
-    SHIM_EV_FREE = 6,      /* the program freed it (-> NONE) */
-};
-/* One residency transition of unit unit_id (an allocation id, or a slab id from
-   shim_trace_slab). from/to: enum shim_resid_state; event: enum shim_resid_event;
-   reason: enum shim_move_reason. bytes: what the transition's copy moves (0 if none);
-   stream: the program's stream whose operation caused it (0 if none); seq: the launch
-   index when it happened; score: the victim score when budget pressure chose it (0
-   otherwise; higher = better victim); next_use: the predicted launch index of the unit's
-   next use (UINT64_MAX when unknown). */
-struct shim_trace_transition {
-    uint64_t unit_id, bytes, stream, seq, score, next_use;
-    uint8_t from, to, event, reason;
-};
+/* One residency transition (struct shim_trace_transition above); t is not kept. A move is
+   the EVICT or RESTORE transition that starts it and the one that ends it (COPY_DONE, CANCEL,
+   ERROR or FREE of the same unit), each recorded when it happens: the record's time is the
+   transition's. Unit ids share the allocation ids' space: a slab id is never an allocation's
+   id. A NULL t records nothing. */
 void shim_trace_transition(const struct shim_trace_transition *t);
 /* A slab: a device range [addr, addr+bytes) in which several small managed allocations
-   live; its unit id moves as one. Recorded once when the slab is made. */
+   live; its unit id moves as one. Recorded once when the slab is made (before its first
+   transition); its members are the allocations recorded inside the range while they live. */
 void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes);
 /* A free-form event worth showing in the report (degradations, warnings). */
 void shim_trace_note(const char *text);

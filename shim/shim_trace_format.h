@@ -1,4 +1,4 @@
-/* shim_trace_format.h — the trace file format (version 1.1), shared by the writer and the reader.
+/* shim_trace_format.h — the trace file format (version 1.2), shared by the writer and the reader.
  *
  * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
  * Every integer is little-endian. A file is:
@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         1          /* a reader accepts any minor; 1.1: residency kinds */
+#define SHIM_TRACE_MINOR         2          /* a reader accepts any minor; 1.2: transitions */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -82,13 +82,15 @@ enum shim_trace_kind {
     SHIM_TRACE_STEP = 8,
     SHIM_TRACE_GRAPH_LAUNCH = 9,
     SHIM_TRACE_NOTE = 10,
-    SHIM_TRACE_DROPPED = 11, /* written by the writer: records a thread could not buffer */
-    SHIM_TRACE_BUDGET = 12,  /* since 1.1 */
-    SHIM_TRACE_MOVE = 13,    /* since 1.1 */
-    SHIM_TRACE_STALL = 14,   /* since 1.1 */
+    SHIM_TRACE_DROPPED = 11,    /* written by the writer: records a thread could not buffer */
+    SHIM_TRACE_BUDGET = 12,     /* since 1.1 */
+    SHIM_TRACE_MOVE = 13,       /* since 1.1 */
+    SHIM_TRACE_STALL = 14,      /* since 1.1 */
+    SHIM_TRACE_TRANSITION = 15, /* since 1.2 */
+    SHIM_TRACE_SLAB = 16,       /* since 1.2 */
 };
 
-/* Version 1.1's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
+/* Version 1.2's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
    (and fields); an id keeps its name and its fields for the life of the major version. */
 #define SHIM_TRACE_KIND_LIST(X)                                                                    \
     X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
@@ -104,9 +106,11 @@ enum shim_trace_kind {
     X(SHIM_TRACE_DROPPED, "dropped", 16)                                                           \
     X(SHIM_TRACE_BUDGET, "budget", 24)                                                             \
     X(SHIM_TRACE_MOVE, "move", 40)                                                                 \
-    X(SHIM_TRACE_STALL, "stall", 24)
+    X(SHIM_TRACE_STALL, "stall", 24)                                                               \
+    X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
+    X(SHIM_TRACE_SLAB, "slab", 24)
 
-/* Version 1.1's fields: X(kind, field name, type, offset in the body). The body layouts below
+/* Version 1.2's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
 #define SHIM_TRACE_FIELD_LIST(X)                                                                   \
     X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
@@ -150,7 +154,20 @@ enum shim_trace_kind {
     X(SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, 36)                                               \
     X(SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, 0)                                             \
     X(SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, 8)                                               \
-    X(SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, 16)
+    X(SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, 16)                                              \
+    X(SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, 0)                                         \
+    X(SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, 8)                                           \
+    X(SHIM_TRACE_TRANSITION, "stream", SHIM_TRACE_U64, 16)                                         \
+    X(SHIM_TRACE_TRANSITION, "seq", SHIM_TRACE_U64, 24)                                            \
+    X(SHIM_TRACE_TRANSITION, "score", SHIM_TRACE_U64, 32)                                          \
+    X(SHIM_TRACE_TRANSITION, "next_use", SHIM_TRACE_U64, 40)                                       \
+    X(SHIM_TRACE_TRANSITION, "from", SHIM_TRACE_U8, 48)                                            \
+    X(SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, 49)                                              \
+    X(SHIM_TRACE_TRANSITION, "event", SHIM_TRACE_U8, 50)                                           \
+    X(SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, 51)                                          \
+    X(SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, 0)                                               \
+    X(SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, 8)                                                  \
+    X(SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, 16)
 
 /* Record bodies as the writer lays them out (no implicit padding on LP64). */
 struct shim_trace_body_alloc {
@@ -186,6 +203,14 @@ struct shim_trace_body_move {
 struct shim_trace_body_stall {
     uint64_t start_ns, end_ns;
     uint32_t reason, zero;
+};
+struct shim_trace_body_transition {
+    uint64_t unit_id, bytes, stream, seq, score, next_use;
+    uint8_t from, to, event, reason;
+    uint32_t zero;
+};
+struct shim_trace_body_slab {
+    uint64_t slab_id, addr, bytes;
 };
 
 /* ---- checksum: CRC-32 (IEEE 802.3, reflected, the value of zlib's crc32()) ---- */

@@ -21,6 +21,11 @@ _Static_assert(sizeof(struct shim_trace_body_move) == 40, "move body");
 _Static_assert(offsetof(struct shim_trace_body_move, reason) == 36, "move reason offset");
 _Static_assert(sizeof(struct shim_trace_body_stall) == 24, "stall body");
 _Static_assert(offsetof(struct shim_trace_body_stall, reason) == 16, "stall reason offset");
+_Static_assert(sizeof(struct shim_trace_body_transition) == 56, "transition body");
+_Static_assert(offsetof(struct shim_trace_body_transition, next_use) == 40, "next_use offset");
+_Static_assert(offsetof(struct shim_trace_body_transition, from) == 48, "from offset");
+_Static_assert(offsetof(struct shim_trace_body_transition, reason) == 51, "reason offset");
+_Static_assert(sizeof(struct shim_trace_body_slab) == 24, "slab body");
 _Static_assert(SHIM_TRACE_RECORD_HEADER + 8 + SHIM_TRACE_TEXT_MAX <= SHIM_TRACE_RECORD_MAX,
                "longest text record");
 _Static_assert(REC(32 + 8 * SHIM_TRACE_IDS_MAX) <= SHIM_TRACE_RECORD_MAX, "longest launch");
@@ -157,6 +162,33 @@ void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason 
 {
     struct shim_trace_body_stall body = {start_ns, end_ns, (uint32_t)reason, 0};
     put_fixed(SHIM_TRACE_STALL, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. The body is built field by field: the caller's struct has
+   padding whose bytes are undefined, and the file's unused bytes are zero. */
+void shim_trace_transition(const struct shim_trace_transition *t)
+{
+    if (t == NULL)
+        return;
+    struct shim_trace_body_transition body = {.unit_id = t->unit_id,
+                                              .bytes = t->bytes,
+                                              .stream = t->stream,
+                                              .seq = t->seq,
+                                              .score = t->score,
+                                              .next_use = t->next_use,
+                                              .from = t->from,
+                                              .to = t->to,
+                                              .event = t->event,
+                                              .reason = t->reason,
+                                              .zero = 0};
+    put_fixed(SHIM_TRACE_TRANSITION, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes)
+{
+    struct shim_trace_body_slab body = {slab_id, addr, bytes};
+    put_fixed(SHIM_TRACE_SLAB, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. Notes longer than SHIM_TRACE_TEXT_MAX bytes are cut. */

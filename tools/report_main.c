@@ -13,6 +13,8 @@ static const report_command commands[] = {
      "steps, launches, allocations, peak device bytes, top allocations and kernels"},
     {"kernels", report_kernels_main, "[--json] TRACE", "every kernel: launches and measured time"},
     {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
+    {"moves", report_moves_main, "[--json] TRACE",
+     "every residency move: unit, direction, bytes, reason, outcome, times"},
     {"perfetto", report_perfetto_main, "[-o FILE] TRACE",
      "Chrome trace JSON for Perfetto (torch.profiler's layout)"},
 };

@@ -22,10 +22,13 @@
      dropped      a records, b total
      budget       a budget_bytes, b host_budget_bytes, c device_total
      move         a alloc_id, b bytes, c start_ns, d end_ns, sub dir, sub2 reason
-     stall        c start_ns, d end_ns, sub2 reason */
+     stall        c start_ns, d end_ns, sub2 reason
+     transition   a unit_id, b bytes, c seq, d stream, e score, f next_use, sub event,
+                  sub2 reason, sub3 from, sub4 to
+     slab         a slab_id, b addr, c bytes */
 typedef struct report_rec {
     uint64_t t_ns;
-    uint64_t a, b, c, d;
+    uint64_t a, b, c, d, e, f;
     double usec;
     size_t text; /* offset of a NUL-terminated string in report_trace.text */
     size_t ids;  /* offset of n_ids values in report_trace.ids */
@@ -33,6 +36,7 @@ typedef struct report_rec {
     uint32_t tid;
     uint32_t sub, sub2;
     uint16_t kind;
+    uint8_t sub3, sub4;
     uint64_t order; /* position in the file, to keep sorting stable */
 } report_rec;
 
@@ -165,6 +169,70 @@ const char *report_copy_dir_name(uint32_t dir);
 const char *report_sync_kind_name(uint32_t kind);
 const char *report_move_dir_name(uint32_t dir);       /* "to host", "to device" */
 const char *report_move_reason_name(uint32_t reason); /* "budget", "demand", ... */
+const char *report_resid_state_name(uint32_t state);  /* "none", "device", "evicting", ... */
+const char *report_resid_event_name(uint32_t event);  /* "evict", "restore", "copy_done", ... */
+
+/* ---- report_trace_moves.c: residency transitions paired into moves (since format 1.2) ---- */
+
+/* How a move ended: the transition of its unit that followed its EVICT or RESTORE. */
+enum report_outcome {
+    REPORT_DONE = 0,       /* COPY_DONE: the copy completed and the range was remapped */
+    REPORT_CANCELLED = 1,  /* CANCEL: a touch cancelled the eviction */
+    REPORT_ERROR = 2,      /* ERROR: a driver call failed, the step was undone */
+    REPORT_FREED = 3,      /* FREE: the program freed the unit */
+    REPORT_SUPERSEDED = 4, /* another EVICT or RESTORE of the unit came first (its end was lost) */
+    REPORT_UNFINISHED = 5, /* the trace ends first */
+};
+#define REPORT_OUTCOMES 6
+#define REPORT_REASONS  8 /* by_reason[0]: reasons the format does not define; 1..7 by enum */
+
+/* One move: an EVICT or RESTORE transition and the transition of the same unit that ended it.
+   Times are the records' (CLOCK_MONOTONIC ns). A unit is a slab when a slab record names its
+   id; members then counts the device allocations live at t_start whose address lies in the
+   slab's range (allocated at or before t_start, not freed at or before it). */
+typedef struct report_move {
+    uint64_t unit, bytes, stream, seq, score, next_use; /* of the starting transition */
+    uint64_t t_start;               /* t_end, end_seq: the ending transition's when end_rec */
+    uint64_t t_end, end_seq;        /* is not SIZE_MAX, else 0; t_end >= t_start (time order) */
+    size_t start_rec, end_rec;      /* indexes in report_trace.recs; end_rec SIZE_MAX: none */
+    uint32_t event;                 /* SHIM_EV_EVICT or SHIM_EV_RESTORE */
+    uint32_t reason;                /* the starting transition's */
+    uint32_t end_event, end_reason; /* the ending transition's; 0 without one */
+    uint32_t outcome;               /* enum report_outcome */
+    int slab;
+    uint64_t members;
+} report_move;
+
+/* A transition that neither starts a move nor completes one with COPY_DONE: every CANCEL,
+   ERROR and FREE (whether or not it ended a move), a COPY_DONE with no move open, and events
+   the format does not define. */
+typedef struct report_other {
+    size_t rec;  /* index in report_trace.recs */
+    size_t move; /* index in report_moves.moves of the move it ended; SIZE_MAX: none */
+    int slab;
+    uint64_t members; /* as for a move, at the transition's time */
+} report_other;
+
+typedef struct report_moves {
+    report_move *moves; /* in start order */
+    size_t nmoves;
+    report_other *others; /* in time order */
+    size_t nothers;
+    uint64_t transitions, slabs;        /* records of each kind */
+    uint64_t by_reason[REPORT_REASONS]; /* moves by their starting reason */
+    uint64_t by_outcome[REPORT_OUTCOMES];
+    uint64_t bytes_to_host, bytes_to_device; /* of every move's copy, whatever its outcome */
+} report_moves;
+
+/* Pairs the transitions of t into moves; s (report_stats_compute of t) gives the allocations
+   that slab members are counted from. 0, or -1 when memory ran out (m is then empty). */
+int report_moves_compute(report_moves *m, const report_trace *t, const report_stats *s);
+
+/* Frees what report_moves_compute made; m is then empty. */
+void report_moves_free(report_moves *m);
+
+/* Short names: "done", "cancelled", ... for enum report_outcome, "?" past it. */
+const char *report_outcome_name(uint32_t outcome);
 
 /* ---- report_trace_map.c: a u64 -> u64 hash map ---- */
 
@@ -205,7 +273,7 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
 /* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
-/* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c,
+/* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c): *_main as in report.h; *_print writes the output for a loaded trace ---- */
 
 int report_summary_main(int argc, char **argv, char **envp);
@@ -217,6 +285,11 @@ void report_kernels_print(FILE *out, const report_stats *s, int json);
 
 int report_allocs_main(int argc, char **argv, char **envp);
 void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s, int json);
+
+int report_moves_main(int argc, char **argv, char **envp);
+/* One row per move and a totals line, or (json) an object of moves, other transitions and
+   totals: the keys are listed in tools/TRACE-FORMAT.md. */
+void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
 
 int report_perfetto_main(int argc, char **argv, char **envp);
 /* Chrome trace JSON (torch.profiler's layout). 0, or -1 when memory ran out. */

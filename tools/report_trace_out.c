@@ -38,8 +38,23 @@ const char *report_move_dir_name(uint32_t dir)
 /* Contract in report_trace.h. */
 const char *report_move_reason_name(uint32_t reason)
 {
-    static const char *names[] = {"?", "budget", "demand", "prefetch", "cancelled"};
+    static const char *names[] = {"?",         "budget",  "demand", "prefetch",
+                                  "cancelled", "planned", "error",  "freed"};
     return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+}
+
+/* Contract in report_trace.h. */
+const char *report_resid_state_name(uint32_t state)
+{
+    static const char *names[] = {"none", "device", "evicting", "host", "restoring"};
+    return state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
+/* Contract in report_trace.h. */
+const char *report_resid_event_name(uint32_t event)
+{
+    static const char *names[] = {"?", "evict", "restore", "copy_done", "cancel", "error", "free"};
+    return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }
 
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */

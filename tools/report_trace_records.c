@@ -9,7 +9,7 @@
 #include <string.h>
 
 /* Where a field goes in report_rec. */
-enum slot { S_A, S_B, S_C, S_D, S_SUB, S_SUB2, S_USEC, S_TEXT, S_IDS };
+enum slot { S_A, S_B, S_C, S_D, S_E, S_F, S_SUB, S_SUB2, S_SUB3, S_SUB4, S_USEC, S_TEXT, S_IDS };
 
 /* The fields this reader needs, found by name in the file's schema. */
 static const struct want {
@@ -59,9 +59,22 @@ static const struct want {
     {SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, S_C},
     {SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, S_D},
     {SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, S_SUB2},
+    {SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_TRANSITION, "seq", SHIM_TRACE_U64, S_C},
+    {SHIM_TRACE_TRANSITION, "stream", SHIM_TRACE_U64, S_D},
+    {SHIM_TRACE_TRANSITION, "score", SHIM_TRACE_U64, S_E},
+    {SHIM_TRACE_TRANSITION, "next_use", SHIM_TRACE_U64, S_F},
+    {SHIM_TRACE_TRANSITION, "event", SHIM_TRACE_U8, S_SUB},
+    {SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, S_SUB2},
+    {SHIM_TRACE_TRANSITION, "from", SHIM_TRACE_U8, S_SUB3},
+    {SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, S_SUB4},
+    {SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, S_A},
+    {SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, S_B},
+    {SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, S_C},
 };
 #define NWANTS     (sizeof wants / sizeof wants[0])
-#define KIND_WANTS 8 /* the most wants of one kind */
+#define KIND_WANTS 10 /* the most wants of one kind (transition) */
 
 static const struct {
     uint16_t id;
@@ -348,11 +361,15 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
             memcpy(&r->usec, &bits, sizeof r->usec);
         } else {
             uint64_t v = get_le(f, type_size(k->f[i].type));
-            uint64_t *dst[] = {&r->a, &r->b, &r->c, &r->d};
+            uint64_t *dst[] = {&r->a, &r->b, &r->c, &r->d, &r->e, &r->f};
             if (slot == S_SUB)
                 r->sub = (uint32_t)v;
             else if (slot == S_SUB2)
                 r->sub2 = (uint32_t)v;
+            else if (slot == S_SUB3)
+                r->sub3 = (uint8_t)v;
+            else if (slot == S_SUB4)
+                r->sub4 = (uint8_t)v;
             else
                 *dst[slot] = v;
         }

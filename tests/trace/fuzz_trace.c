@@ -1,7 +1,7 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
- * output of shim-report's trace subcommands on whatever it accepted. Each input is read twice:
- * as it is, and with every chunk's checksum made right, so that mutations reach the payload
- * parsers instead of stopping at the checksum. */
+ * output of shim-report's trace subcommands (moves included) on whatever it accepted. Each input is
+ * read twice: as it is, and with every chunk's checksum made right, so that mutations reach the
+ * payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -39,6 +39,32 @@ static void fix_checksums(unsigned char *p, size_t size)
         memcpy(p + at + 12, &crc, 4);
         at += SHIM_TRACE_CHUNK_HEADER + (size_t)len;
     }
+}
+
+/* Every move starts at a transition and ends at a later one of the same unit, or not at all;
+   the other transitions point at moves that exist; the totals add up. */
+static void check_moves(const report_trace *t, const report_moves *m)
+{
+    CHECK(m->nmoves + m->nothers <= m->transitions && m->transitions <= t->n);
+    uint64_t outcomes = 0, reasons = 0;
+    for (size_t i = 0; i < REPORT_OUTCOMES; i++)
+        outcomes += m->by_outcome[i];
+    for (size_t i = 0; i < REPORT_REASONS; i++)
+        reasons += m->by_reason[i];
+    CHECK(outcomes == m->nmoves && reasons == m->nmoves);
+    for (size_t i = 0; i < m->nmoves; i++) {
+        const report_move *mv = &m->moves[i];
+        CHECK(mv->start_rec < t->n && t->recs[mv->start_rec].a == mv->unit);
+        CHECK(mv->end_rec == SIZE_MAX ||
+              (mv->end_rec > mv->start_rec && mv->end_rec < t->n &&
+               t->recs[mv->end_rec].a == mv->unit && mv->t_end >= mv->t_start));
+        CHECK((mv->end_rec == SIZE_MAX) ==
+              (mv->outcome == REPORT_UNFINISHED || mv->outcome == REPORT_SUPERSEDED));
+        CHECK(mv->slab || mv->members == 0);
+    }
+    for (size_t i = 0; i < m->nothers; i++)
+        CHECK(m->others[i].rec < t->n &&
+              (m->others[i].move == SIZE_MAX || m->others[i].move < m->nmoves));
 }
 
 static void one(const unsigned char *data, size_t size)
@@ -83,6 +109,13 @@ static void one(const unsigned char *data, size_t size)
         report_allocs_print(sink, &t, &s, 0);
         report_allocs_print(sink, &t, &s, 1);
         report_perfetto_print(sink, &t, &s);
+        report_moves m;
+        if (report_moves_compute(&m, &t, &s) == 0) {
+            check_moves(&t, &m);
+            report_moves_print(sink, &t, &m, 0);
+            report_moves_print(sink, &t, &m, 1);
+            report_moves_free(&m);
+        }
         report_stats_free(&s);
     }
     report_trace_free(&t);

@@ -4,10 +4,12 @@
 tests_trace_CFLAGS := -Ishim -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
-                     tools/report_kernels.c tools/report_allocs.c tools/report_perfetto.c
+                     tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
+                     tools/report_perfetto.c
 TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
 
-TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader
+TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
+                    $(BUILD)/tests/trace/test_trace_moves
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
                      $(BUILD)/shim/libshimtrace.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread

@@ -1,7 +1,8 @@
 #!/bin/sh
 # End-to-end checks of shim-report's trace subcommands on traces written by the real writer
 # (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
-# allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; perfetto
+# allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; moves
+# (residency transitions paired into moves, slabs, totals) as text and JSON; perfetto
 # JSON parsed by python3; a trace of format 1.0; a truncated trace; a corrupt chunk; usage errors.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -102,6 +103,109 @@ check "allocs: the weights are touched by 11 launches and never freed" \
 "$report" allocs --json "$tmp/syn.trace" >"$tmp/allocs.json"
 check "allocs --json: the 8 MiB one is made in step 2 and freed" json "$tmp/allocs.json" \
     "[(a['step'],a['freed_ms'] is not None) for a in d['allocations'] if a['alloc_id']==99] == [(2,True)]"
+
+# ---- moves: residency transitions (format 1.2), trace_gen's moves scenario ----
+"$gen" moves "$tmp/mv.trace"
+"$report" moves "$tmp/mv.trace" >"$tmp/mv" 2>"$tmp/mv.err"
+check "moves: exit 0" [ $? -eq 0 ]
+check "moves: nothing on stderr" [ ! -s "$tmp/mv.err" ]
+check "moves: the header" has_line "$tmp/mv" \
+    "unit                         direction          bytes reason    outcome            stream        seq       start_us         end_us       dur_us        score   next_use"
+check "moves: header, eight rows and the totals line" [ "$(wc -l <"$tmp/mv")" -eq 10 ]
+num='[0-9]+\.[0-9]{3}'
+# row N (0 for the first move) must match the extended regex
+row() { sed -n "$(($1 + 2))p" "$tmp/mv" | grep -qE "$2"; }
+check "moves: 0, a budget eviction paired with the mover's completion, score and next use" \
+    row 0 "^1 +to host +4194304 +budget +done +0x5000 +10 +$num +$num +$num +900 +40$"
+check "moves: 1, the slab and its 3 live allocations (not the freed one, not the one past it)" \
+    row 1 "^slab 100 \(3 allocations\) +to host +2097152 +planned +done +0x5000 +12 +$num +$num +$num +- +-$"
+check "moves: 2, a cancelled budget eviction; its next use unknown" \
+    row 2 "^2 +to host +2097152 +budget +cancelled +0x5000 +13 +$num +$num +$num +500 +unknown$"
+check "moves: 3, a restore on demand (no score for a restore)" \
+    row 3 "^1 +to device +4194304 +demand +done +0x5000 +20 +$num +$num +$num +- +-$"
+check "moves: 4, the slab prefetched: its members changed to 4" \
+    row 4 "^slab 100 \(4 allocations\) +to device +2097152 +prefetch +done +0x5000 +25 +$num +$num +$num +- +-$"
+check "moves: 5, an eviction undone after a driver error" \
+    row 5 "^2 +to host +2097152 +budget +error +0x5000 +30 +$num +$num +$num +7 +50$"
+check "moves: 6, an eviction ended by the program's free" \
+    row 6 "^2 +to host +2097152 +budget +freed +0x5000 +32 +$num +$num +$num +3 +33$"
+check "moves: 7, unfinished at the trace's end: no end time, no duration" \
+    row 7 "^slab 100 \(3 allocations\) +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
+check "moves: the totals line" has_line "$tmp/mv" \
+    "total: 8 moves; by reason: budget 4, demand 1, prefetch 1, planned 2; by outcome: done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456"
+
+"$report" moves --json "$tmp/mv.trace" >"$tmp/mv.json"
+check "moves --json: exit 0" [ $? -eq 0 ]
+mv="d['moves']"
+check "moves --json: units, directions, reasons and outcomes in start order" json "$tmp/mv.json" \
+    "[(m['unit'],m['direction'],m['event'],m['reason'],m['outcome']) for m in $mv] == [ \
+      ('1','to host','evict','budget','done'), \
+      ('slab 100 (3 allocations)','to host','evict','planned','done'), \
+      ('2','to host','evict','budget','cancelled'), \
+      ('1','to device','restore','demand','done'), \
+      ('slab 100 (4 allocations)','to device','restore','prefetch','done'), \
+      ('2','to host','evict','budget','error'), ('2','to host','evict','budget','freed'), \
+      ('slab 100 (3 allocations)','to host','evict','planned','unfinished')]"
+check "moves --json: unit ids, slab flags and member counts" json "$tmp/mv.json" \
+    "[(m['unit_id'],m['slab'],m['allocations']) for m in $mv] == [(1,False,None),(100,True,3), \
+      (2,False,None),(1,False,None),(100,True,4),(2,False,None),(2,False,None),(100,True,3)]"
+check "moves --json: bytes, streams and seqs of the starting transitions" json "$tmp/mv.json" \
+    "[(m['bytes'],m['stream'],m['seq']) for m in $mv] == [(4194304,'0x5000',10), \
+      (2097152,'0x5000',12),(2097152,'0x5000',13),(4194304,'0x5000',20),(2097152,'0x5000',25), \
+      (2097152,'0x5000',30),(2097152,'0x5000',32),(2097152,'0x5000',35)]"
+check "moves --json: each move paired with the transition that ended it" json "$tmp/mv.json" \
+    "[(m['end_event'],m['end_reason'],m['end_seq']) for m in $mv] == [('copy_done','budget',10), \
+      ('copy_done','planned',12),('cancel','demand',14),('copy_done','demand',20), \
+      ('copy_done','prefetch',25),('error','error',30),('free','freed',33),(None,None,None)]"
+check "moves --json: score and next use for budget evictions only" json "$tmp/mv.json" \
+    "[(m['score'],m['next_use']) for m in $mv] == [(900,40),(None,None),(500,None),(None,None), \
+      (None,None),(7,50),(3,33),(None,None)]"
+# durations: at least what trace_gen waited, equal to end - start, and each move over before
+# the next one starts (a wrong pairing would end a move at a later move's end)
+check "moves --json: durations are at least the generator's waits" json "$tmp/mv.json" \
+    "all(m['duration_us'] >= w for m, w in zip($mv, [300,200,100,400,150,50,80]))"
+check "moves --json: duration is end minus start" json "$tmp/mv.json" \
+    "all(abs(m['end_us']-m['start_us']-m['duration_us']) < 0.002 for m in $mv[:7])"
+check "moves --json: every move ends before the next one starts" json "$tmp/mv.json" \
+    "all(0 < a['start_us'] < a['end_us'] <= b['start_us'] for a, b in zip($mv[:7], $mv[1:]))"
+check "moves --json: the unfinished move has no end" json "$tmp/mv.json" \
+    "(lambda m: m['end_us'] is None and m['duration_us'] is None and m['start_us'] > 0)($mv[7])"
+check "moves --json: the transitions that are not moves, with their reasons" json "$tmp/mv.json" \
+    "[(x['event'],x['unit_id'],x['from'],x['to'],x['reason'],x['stream'],x['seq'],x['move']) \
+      for x in d['transitions']] == [('cancel',2,'evicting','device','demand','0x6000',14,2), \
+      ('error',2,'evicting','device','error','0x0',30,5), \
+      ('error',1,'device','device','error','0x5000',31,None), \
+      ('free',2,'evicting','none','freed','0x5000',33,6), \
+      ('free',1,'device','none','freed','0x5000',34,None)]"
+check "moves --json: a move ends at the time of the transition that ended it" json "$tmp/mv.json" \
+    "all($mv[x['move']]['end_us'] == x['time_us'] for x in d['transitions'] if x['move'] is not None)"
+check "moves --json: totals" json "$tmp/mv.json" \
+    "d['totals'] == {'moves': 8, 'transitions': 17, 'slabs': 1, 'by_reason': {'budget': 4, \
+      'demand': 1, 'prefetch': 1, 'cancelled': 0, 'planned': 2, 'error': 0, 'freed': 0, \
+      'other': 0}, 'by_outcome': {'done': 4, 'cancelled': 1, 'error': 1, 'freed': 1, \
+      'superseded': 0, 'unfinished': 1}, 'bytes_to_host': 14680064, 'bytes_to_device': 6291456}"
+check "moves --json: every move has the documented keys" json "$tmp/mv.json" \
+    "all(sorted(m) == sorted(['unit_id','unit','slab','allocations','direction','event','bytes', \
+      'reason','outcome','stream','seq','start_us','end_us','duration_us','end_event', \
+      'end_reason','end_seq','score','next_use']) for m in $mv)"
+# traces before format 1.2 have no transitions: an empty table, and exit 0
+for seed in synthetic:1.0 residency:1.1; do
+    old=${seed%:*} version=${seed#*:}
+    "$report" summary --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.sum.json"
+    check "the $old seed is a trace of format $version" json "$tmp/old.sum.json" \
+        "d['format'] == '$version'"
+    "$report" moves "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.mv"
+    check "moves on the $old seed: exit 0" [ $? -eq 0 ]
+    check "moves on the $old seed: header and a zero totals line" sh -c \
+        "[ \$(wc -l <'$tmp/old.mv') -eq 2 ] && tail -n 1 '$tmp/old.mv' | grep -qxF \
+        'total: 0 moves; by reason: none; by outcome: none; bytes to host: 0; bytes to device: 0'"
+    "$report" moves --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.mv.json"
+    check "moves --json on the $old seed: no moves, no transitions" json "$tmp/old.mv.json" \
+        "d['moves'] == [] and d['transitions'] == [] and d['totals']['moves'] == 0"
+done
+"$report" moves -o x "$tmp/mv.trace" 2>"$tmp/mv.usage"
+check "moves -o: not an option of moves, exit 2" [ $? -eq 2 ]
+check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$tmp/mv.usage"
 
 # ---- perfetto ----
 "$report" perfetto -o "$tmp/p.json" "$tmp/syn.trace"

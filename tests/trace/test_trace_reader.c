@@ -1,7 +1,7 @@
 /* test_trace_reader.c — the trace reader against damaged and foreign input: cut at every offset,
  * every byte flipped, bad preambles, chunk order, a newer writer's schema, malformed schemas and
- * records; each error names the file and the byte offset. Also residency moves and stalls
- * attributed to steps at the edges of their windows. */
+ * records (transition and slab ones too); each error names the file and the byte offset. Also
+ * residency moves and stalls attributed to steps at the edges of their windows. */
 #include "report_trace.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
@@ -453,6 +453,10 @@ static void bad_schemas(void **state)
         {"schema: kind 3 is 'names', this reader knows it as 'func_name'", 4},
         {"schema: bad kind name", 5},
         {"schema: kind entry cut short", 6},
+        {"schema: kind 'transition' lacks the field 'next_use' (u64)", 10},
+        {"schema: field 'event' of kind 'transition' is u32, this reader expects u8", 11},
+        {"schema: kind 16 is 'slabs', this reader knows it as 'slab'", 12},
+        {"schema: kind 'slab' lacks the field 'addr' (u64)", 13},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         buf k = {0};
@@ -493,6 +497,22 @@ static void bad_schemas(void **state)
         case 9:
             kind(&k, 13, 40, "moves", 0);
             break;
+        case 10:
+        case 11:
+            kind(&k, SHIM_TRACE_TRANSITION, 56, "transition", cases[i].which == 10 ? 9 : 10, 0,
+                 SHIM_TRACE_U64, "unit_id", 8, SHIM_TRACE_U64, "bytes", 16, SHIM_TRACE_U64,
+                 "stream", 24, SHIM_TRACE_U64, "seq", 32, SHIM_TRACE_U64, "score", 48,
+                 SHIM_TRACE_U8, "from", 49, SHIM_TRACE_U8, "to", 52,
+                 cases[i].which == 10 ? SHIM_TRACE_U8 : SHIM_TRACE_U32, "event", 51, SHIM_TRACE_U8,
+                 "reason", 40, SHIM_TRACE_U64, "next_use");
+            break;
+        case 12:
+            kind(&k, SHIM_TRACE_SLAB, 24, "slabs", 0);
+            break;
+        case 13:
+            kind(&k, SHIM_TRACE_SLAB, 24, "slab", 2, 0, SHIM_TRACE_U64, "slab_id", 16,
+                 SHIM_TRACE_U64, "bytes");
+            break;
         }
         buf b = with_schema(&k, count);
         expect_error(&b, cases[i].want);
@@ -522,6 +542,8 @@ static void bad_records(void **state)
         "launch lists 2 ids but n_allocs is 1",
         "record's u64 list is 12 bytes, not a multiple of 8",
         "record header cut by the chunk's end",
+        "record of kind 15 is 64 bytes, shorter than its fixed part",
+        "record of kind 16 is 32 bytes, shorter than its fixed part",
     };
     for (size_t i = 0; i < sizeof wants / sizeof wants[0]; i++) {
         buf p = {0};
@@ -559,6 +581,16 @@ static void bad_records(void **state)
             break;
         case 6:
             put(&p, "\2\0\40\0", 4);
+            break;
+        case 7: /* a transition without its from, to, event and reason */
+            rec(&p, SHIM_TRACE_TRANSITION, 48, 1);
+            for (int f = 0; f < 6; f++)
+                put64(&p, 1);
+            break;
+        case 8:
+            rec(&p, SHIM_TRACE_SLAB, 16, 1);
+            put64(&p, 1);
+            put64(&p, 2);
             break;
         }
         size_t payload;
@@ -827,15 +859,74 @@ static void newer_move_layout(void **state)
     free(k.p);
 }
 
+/* A newer writer's transition and slab: fields in another order, one more each, longer fixed
+   parts. */
+static void newer_transition_layout(void **state)
+{
+    (void)state;
+    buf k = {0};
+    kind(&k, SHIM_TRACE_TRANSITION, 64, "transition", 11, 0, SHIM_TRACE_U8, "reason", 1,
+         SHIM_TRACE_U8, "event", 2, SHIM_TRACE_U8, "to", 3, SHIM_TRACE_U8, "from", 4,
+         SHIM_TRACE_U32, "device", 8, SHIM_TRACE_U64, "next_use", 16, SHIM_TRACE_U64, "score", 24,
+         SHIM_TRACE_U64, "seq", 32, SHIM_TRACE_U64, "stream", 40, SHIM_TRACE_U64, "bytes", 48,
+         SHIM_TRACE_U64, "unit_id");
+    kind(&k, SHIM_TRACE_SLAB, 32, "slab", 4, 0, SHIM_TRACE_U64, "bytes", 8, SHIM_TRACE_U64, "addr",
+         16, SHIM_TRACE_U64, "slab_id", 24, SHIM_TRACE_U32, "numa");
+    buf b = with_schema(&k, 2), p = {0};
+    rec(&p, SHIM_TRACE_TRANSITION, 64, 9);
+    uint8_t small[4] = {SHIM_REASON_PREFETCH, SHIM_EV_RESTORE, SHIM_RS_RESTORING, SHIM_RS_HOST};
+    put(&p, small, 4);
+    put32(&p, 3);
+    for (uint64_t v = 101; v <= 107; v++) /* next_use .. unit_id, then 8 bytes it does not know */
+        put64(&p, v);
+    rec(&p, SHIM_TRACE_SLAB, 32, 10);
+    put64(&p, 2 << 20);
+    put64(&p, 0x7f0000000000);
+    put64(&p, 55);
+    put64(&p, 1);
+    chunk(&b, SHIM_TRACE_CHUNK_RECORDS, &p);
+    end_chunk(&b);
+    report_trace t;
+    char err[512];
+    if (load(&t, &b, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(t.n, 2);
+    const report_rec *r = &t.recs[0];
+    assert_int_equal(r->f, 101); /* next_use */
+    assert_int_equal(r->e, 102); /* score */
+    assert_int_equal(r->c, 103); /* seq */
+    assert_int_equal(r->d, 104); /* stream */
+    assert_int_equal(r->b, 105); /* bytes */
+    assert_int_equal(r->a, 106); /* unit_id */
+    assert_int_equal(r->sub2, SHIM_REASON_PREFETCH);
+    assert_int_equal(r->sub, SHIM_EV_RESTORE);
+    assert_int_equal(r->sub4, SHIM_RS_RESTORING);
+    assert_int_equal(r->sub3, SHIM_RS_HOST);
+    assert_int_equal(t.recs[1].a, 55);
+    assert_int_equal(t.recs[1].b, 0x7f0000000000);
+    assert_int_equal(t.recs[1].c, 2 << 20);
+    report_trace_free(&t);
+    free(b.p);
+    free(p.p);
+    free(k.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crc_is_zlibs),      cmocka_unit_test(cut_at_every_offset),
-        cmocka_unit_test(flip_every_byte),   cmocka_unit_test(preambles),
-        cmocka_unit_test(chunk_order),       cmocka_unit_test(newer_writer),
-        cmocka_unit_test(bad_schemas),       cmocka_unit_test(bad_records),
-        cmocka_unit_test(bad_key_values),    cmocka_unit_test(stats_on_odd_data),
-        cmocka_unit_test(residency_by_step), cmocka_unit_test(newer_move_layout),
+        cmocka_unit_test(crc_is_zlibs),
+        cmocka_unit_test(cut_at_every_offset),
+        cmocka_unit_test(flip_every_byte),
+        cmocka_unit_test(preambles),
+        cmocka_unit_test(chunk_order),
+        cmocka_unit_test(newer_writer),
+        cmocka_unit_test(bad_schemas),
+        cmocka_unit_test(bad_records),
+        cmocka_unit_test(bad_key_values),
+        cmocka_unit_test(stats_on_odd_data),
+        cmocka_unit_test(residency_by_step),
+        cmocka_unit_test(newer_move_layout),
+        cmocka_unit_test(newer_transition_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

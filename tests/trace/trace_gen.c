@@ -8,6 +8,10 @@
  *                              a residency budget, moves and stalls: one eviction in warm-up,
  *                              the others in steps 1 and 2 (see test_report.sh for the expected
  *                              figures)
+ *   trace_gen moves PATH       residency transitions (format 1.2): eight moves of two
+ *                              allocations and a slab with every outcome, completions recorded
+ *                              by a second thread as the mover does, transitions that end no
+ *                              move, and slab members that come and go (see test_report.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
  */
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#define KIB (1024ull)
 #define MIB (1024ull * 1024)
 
 enum { GEMM = 1, RELU = 2, SOFTMAX = 3, LOSS = 4 };
@@ -131,6 +136,96 @@ static void synthetic(void)
     shim_trace_note("synthetic trace: done");
 }
 
+/* ---- moves: residency transitions ---- */
+
+typedef struct shim_trace_transition tr_t;
+
+#define S_MAIN    0x5000ull
+#define SLAB      100ull
+#define SLAB_ADDR 0x7f1000000000ull
+#define UNKNOWN   UINT64_MAX
+
+/* Records t now, then returns once usec have passed: what follows is at least that later. */
+static void tr(tr_t t, uint64_t usec)
+{
+    uint64_t start = now_ns();
+    shim_trace_transition(&t);
+    wait_until(start + usec * 1000);
+}
+
+static void *mover_body(void *arg)
+{
+    shim_trace_transition(arg);
+    return NULL;
+}
+
+/* Records t from a thread of its own, as the residency manager's mover thread does. */
+static void on_mover(tr_t t)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, mover_body, &t);
+    pthread_join(th, NULL);
+}
+
+/* The allocations around the slab [SLAB_ADDR, +2 MiB): 11 at its first byte, 12 and 13
+   inside, 14 inside but freed before the slab moves, 15 just past its end (never a member). */
+static void slab_and_allocs(void)
+{
+    shim_trace_alloc(1, 0x7f0000000000ull, 4 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(2, 0x7f0000400000ull, 2 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_slab(SLAB, SLAB_ADDR, 2 * MIB);
+    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(12, SLAB_ADDR + 0x10000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(13, SLAB_ADDR + 0x20000, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(14, SLAB_ADDR + 0x40000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_free(14, S_MAIN);
+    shim_trace_alloc(15, SLAB_ADDR + 2 * MIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+}
+
+/* Moves 0..7 in order, each over before the next starts (times in us are lower bounds):
+   0 alloc 1 evicted for the budget (300, done on the mover), 1 the slab evicted by a plan
+   (200, 3 allocations), 2 alloc 2 evicted for the budget (100) and cancelled by a launch on
+   stream 0x6000, 3 alloc 1 restored on demand (400), 4 the slab prefetched (150, 4
+   allocations: 12 freed, 17 and 18 made), 5 alloc 2 evicted (50) and undone after a driver
+   error, 6 alloc 2 evicted (80) and freed by the program, 7 the slab evicted by a plan and
+   never finished (3 allocations: 17 freed). Between them, an error and a free that end no
+   move. */
+static void moves(void)
+{
+    enum { DEV = SHIM_RS_DEVICE, EVG = SHIM_RS_EVICTING, HOST = SHIM_RS_HOST };
+    enum { RES = SHIM_RS_RESTORING, GONE = SHIM_RS_NONE };
+    slab_and_allocs();
+    tr((tr_t){1, 4 * MIB, S_MAIN, 10, 900, 40, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 300);
+    on_mover((tr_t){1, 0, 0, 10, 0, UNKNOWN, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_BUDGET});
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 12, 0, 30, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT},
+       200);
+    on_mover(
+        (tr_t){SLAB, 0, 0, 12, 0, 30, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_PLANNED_EVICT});
+    tr((tr_t){2, 2 * MIB, S_MAIN, 13, 500, UNKNOWN, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET},
+       100);
+    tr((tr_t){2, 0, 0x6000, 14, 0, UNKNOWN, EVG, DEV, SHIM_EV_CANCEL, SHIM_REASON_DEMAND}, 0);
+    tr((tr_t){1, 4 * MIB, S_MAIN, 20, 0, 20, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND}, 400);
+    on_mover((tr_t){1, 0, 0, 20, 0, 20, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND});
+    shim_trace_free(12, S_MAIN);
+    shim_trace_alloc(17, SLAB_ADDR + 0x60000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(18, SLAB_ADDR + 2 * MIB - 64 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH},
+       150);
+    on_mover((tr_t){SLAB, 0, 0, 25, 0, 26, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_PREFETCH});
+    tr((tr_t){2, 2 * MIB, S_MAIN, 30, 7, 50, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 50);
+    on_mover((tr_t){2, 0, 0, 30, 0, UNKNOWN, EVG, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR});
+    tr((tr_t){1, 0, S_MAIN, 31, 0, UNKNOWN, DEV, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR}, 0);
+    tr((tr_t){2, 2 * MIB, S_MAIN, 32, 3, 33, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 80);
+    tr((tr_t){2, 0, S_MAIN, 33, 0, UNKNOWN, EVG, GONE, SHIM_EV_FREE, SHIM_REASON_FREED}, 0);
+    shim_trace_free(2, S_MAIN);
+    tr((tr_t){1, 0, S_MAIN, 34, 0, UNKNOWN, DEV, GONE, SHIM_EV_FREE, SHIM_REASON_FREED}, 0);
+    shim_trace_free(1, S_MAIN);
+    shim_trace_free(17, S_MAIN);
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 35, 0, UNKNOWN, DEV, EVG, SHIM_EV_EVICT,
+              SHIM_REASON_PLANNED_EVICT},
+       0);
+}
+
 static void *thread_body(void *arg)
 {
     uint64_t base = (uint64_t)(uintptr_t)arg * 1000;
@@ -167,7 +262,7 @@ static void threads(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: trace_gen synthetic|threads|empty PATH\n");
+        fprintf(stderr, "usage: trace_gen synthetic|moves|threads|empty PATH\n");
         return 2;
     }
     struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
@@ -178,6 +273,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "synthetic") == 0)
         synthetic();
+    else if (strcmp(argv[1], "moves") == 0)
+        moves();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
     else if (strcmp(argv[1], "empty") != 0) {
