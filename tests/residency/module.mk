@@ -1,5 +1,4 @@
 # tests/residency — the residency manager end to end: train_sim under budgets, fault injection
-# tests/residency — the residency manager end to end: train_sim under budgets, fault injection
 # over every driver call libshim makes, random stream timing, small tensors, the moves report,
 # and threads_sim's many threads on their own streams (scripts; need train_sim, threads_sim and
 # libshim).
