@@ -18,7 +18,7 @@
 # seed i + 1 and a budget drawn from i alone (percent of P, from max(10%, floor) to 100%), so a
 # failure reproduces from its line.
 #
-#   RESIDENCY_THREADS_RUNS=N  runs (default 200; 40 under tsan, 60 under another sanitizer)
+#   RESIDENCY_THREADS_RUNS=N  runs (default 200; 40 under tsan, 100 under another sanitizer)
 #   RESIDENCY_JOBS=J          runs at a time (default and at most: the number of cores)
 #   RESIDENCY_MAX_HUNG=H      stop starting runs once H have hung (default 4): each costs the
 #                             whole time limit, and the rest would only repeat it
@@ -27,7 +27,7 @@ source "$(dirname "$0")/resid_env.sh"
 case "${SAN:-}" in
 '') runs=${RESIDENCY_THREADS_RUNS:-200} ;;
 tsan) runs=${RESIDENCY_THREADS_RUNS:-40} ;;
-*) runs=${RESIDENCY_THREADS_RUNS:-60} ;;
+*) runs=${RESIDENCY_THREADS_RUNS:-100} ;;
 esac
 jobs=${RESIDENCY_JOBS:-$(nproc)}
 [ "$jobs" -gt "$(nproc)" ] && jobs=$(nproc)
