@@ -124,6 +124,19 @@
     X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
 /* clang-format on */
 
+/* Entry points the residency manager (shim_resid_*.c) calls. Residency starts only when the
+   driver has every one (shim_real_resid_missing): older drivers lack the VMM calls, and a
+   missing one would be a NULL call. Keep it equal to the shim.real.X those files use
+   (tests/shim/test_old_driver.sh compares them). */
+/* clang-format off */
+#define SHIM_RESID_NEEDS(X) \
+    X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuDeviceGetAttribute) X(cuEventCreate) \
+    X(cuEventQuery) X(cuEventRecord) X(cuEventSynchronize) X(cuMemAddressFree) \
+    X(cuMemAddressReserve) X(cuMemCreate) X(cuMemFreeHost) X(cuMemGetAllocationGranularity) \
+    X(cuMemGetInfo_v2) X(cuMemHostAlloc) X(cuMemMap) X(cuMemRelease) X(cuMemSetAccess) \
+    X(cuMemUnmap) X(cuMemcpyAsync) X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamWaitEvent)
+/* clang-format on */
+
 enum shim_hook_id {
 #define SHIM_HOOK_ENUM(sym, params, args) SHIM_H_##sym,
     SHIM_HOOKS(SHIM_HOOK_ENUM)

@@ -77,6 +77,10 @@ int shim_real_resolve(void);
 void *shim_hook_for_real(void *fn);
 /* The hook named name, or NULL. */
 void *shim_hook_by_name(const char *name);
+/* Writes the names of the entry points in SHIM_RESID_NEEDS that the resolved driver lacks into
+   buf (comma-separated, cut to size bytes with its NUL); returns how many are missing (0: the
+   residency manager can run). Call after shim_real_resolve succeeded. */
+int shim_real_resid_missing(char *buf, size_t size);
 
 /* shim_log.c — allocation-free, rate-limited */
 enum shim_log_level { SHIM_LOG_ERROR = 1, SHIM_LOG_WARN, SHIM_LOG_INFO, SHIM_LOG_DEBUG };
@@ -231,7 +235,10 @@ void shim_resid_exit_log(void);
 
 /* Hook helpers shared by hook files */
 /* Returns from the hook with an error when the real function is not available
-   (the driver could not be opened, or it lacks this entry point). */
+   (the driver could not be opened, or it lacks this entry point). A driver may lack any entry
+   point: outside the residency files, every shim.real.X call is either in X's own hook after
+   SHIM_NEED_REAL(X), or checked for NULL where it is made (shim_params.c, shim_timing.c,
+   shim_proc.c); the residency manager runs only when SHIM_RESID_NEEDS are all there. */
 #define SHIM_NEED_REAL(sym)                                                                        \
     do {                                                                                           \
         if (atomic_load_explicit(&shim.state, memory_order_acquire) != SHIM_READY &&               \

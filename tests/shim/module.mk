@@ -18,4 +18,5 @@ $(BUILD)/tests/shim/next_prog: $(BUILD)/tests/shim/next_prog.o $(BUILD)/tests/sh
 	$(CC) -o $@ $< -L$(BUILD)/tests/shim -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)
-TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh
+TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh \
+	tests/shim/test_old_driver.sh
