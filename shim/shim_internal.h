@@ -172,10 +172,33 @@ struct shim_func {
 };
 /* The cached description of f (resolving it on first use); never NULL. */
 const struct shim_func *shim_func_get(CUfunction f);
-/* Fills ids with the allocations the launch's parameters point into (at most
-   max, duplicates removed); returns how many. Lock-free. */
-uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
-                          uint32_t max);
+
+/* shim_scan.c — the allocations a launch touches */
+#define SHIM_SCAN_LOCAL     64   /* ids kept in the caller's struct */
+#define SHIM_SCAN_MAX_WORDS 4096 /* CUDA caps kernel parameters at 32,764 bytes */
+/* One launch's touched allocations: ids[0..n), each once. ids is `local`, the calling thread's
+   buffer, or (locked) a buffer shared while memory is short. */
+struct shim_scan {
+    uint64_t *ids;
+    uint32_t n;
+    bool locked;
+    uint64_t local[SHIM_SCAN_LOCAL];
+};
+/* Fills s with every allocation the launch's parameter words (kernelParams through fn's
+   layout, or extra's CU_LAUNCH_PARAM_BUFFER_POINTER block) point into, duplicates removed, in
+   time linear in the words. Lock-free unless memory is short (then launches with more than
+   SHIM_SCAN_LOCAL words serialise until shim_scan_release). Never fails. */
+void shim_scan_params(const struct shim_func *fn, void **params, void **extra, struct shim_scan *s);
+/* Releases the shared buffer (shim_scan_release only). */
+void shim_scan_unlock(void);
+/* Done with s's ids (they are invalid afterwards); releases the shared buffer if s held it. */
+static inline void shim_scan_release(struct shim_scan *s)
+{
+    if (__builtin_expect(s->locked, 0)) {
+        s->locked = false;
+        shim_scan_unlock();
+    }
+}
 
 /* shim_steps.c — training step detection */
 /* Feeds one launch (sequence number and function id). */

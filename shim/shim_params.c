@@ -1,5 +1,5 @@
-/* shim_params.c — kernel parameter layouts (read once per function) and the scan for pointers into
- * allocations.
+/* shim_params.c — kernel parameter layouts, read once per function (shim_scan.c reads the
+ * parameters through them).
  *
  * Layouts come from cuFuncGetParamInfo (or cuKernelGetParamInfo for library
  * kernel handles) and are cached in a lock-free table keyed by the function
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define FUNC_SLOTS (1u << 16)
-#define MAX_PARAMS 1024
+#define MAX_PARAMS 32764 /* CUDA's limit on a kernel's parameter bytes: no more parameters */
 
 static struct {
     _Atomic(CUfunction) key;
@@ -42,16 +42,20 @@ static const char *func_name(CUfunction f)
     return "?";
 }
 
+struct param {
+    uint32_t off, size;
+};
+
 /* The words to scan: every 8-byte aligned word of the parameter block, as
    (parameter, offset inside it). Returns 0, or -1 out of memory. */
-static int plan_words(struct shim_func *fn, const uint32_t *offs, const uint32_t *sizes, int n)
+static int plan_words(struct shim_func *fn, const struct param *p, int n)
 {
     uint32_t count = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < n; i++) {
-            for (uint32_t w = (offs[i] + 7) & ~7u; w + 8 <= offs[i] + sizes[i]; w += 8) {
+            for (uint32_t w = (p[i].off + 7) & ~7u; w + 8 <= p[i].off + p[i].size; w += 8) {
                 if (pass && count < fn->nwords)
-                    fn->words[count] = (struct shim_word){(uint16_t)i, (uint16_t)(w - offs[i])};
+                    fn->words[count] = (struct shim_word){(uint16_t)i, (uint16_t)(w - p[i].off)};
                 count++;
             }
         }
@@ -66,27 +70,45 @@ static int plan_words(struct shim_func *fn, const uint32_t *offs, const uint32_t
     return 0;
 }
 
-static struct shim_func *build(CUfunction f)
+/* The driver's layout of f into *out (malloc'd; NULL when empty): returns how many parameters
+   (0 when the driver cannot describe f), or -1 out of memory. */
+static int read_layout(CUfunction f, struct param **out)
 {
-    struct shim_func *fn = calloc(1, sizeof *fn);
-    if (!fn)
-        return NULL;
-    fn->id = shim_new_id();
-    uint32_t offs[MAX_PARAMS], sizes[MAX_PARAMS];
-    int n = 0;
+    struct param *p = NULL;
+    int n = 0, cap = 0;
     size_t off, size;
     while (n < MAX_PARAMS && param_info(f, (size_t)n, &off, &size) == 0 && size < 65536) {
-        offs[n] = (uint32_t)off;
-        sizes[n] = (uint32_t)size;
-        n++;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct param *v = realloc(p, (size_t)cap * sizeof *v);
+            if (!v) {
+                free(p);
+                return -1;
+            }
+            p = v;
+        }
+        p[n++] = (struct param){(uint32_t)off, (uint32_t)size};
     }
+    *out = p;
+    return n;
+}
+
+/* Out of line: the fast path of shim_func_get must not pay for its registers. */
+static __attribute__((noinline, cold)) struct shim_func *build(CUfunction f)
+{
+    struct shim_func *fn = calloc(1, sizeof *fn);
+    struct param *p = NULL;
     /* A function the driver cannot describe reads as having no parameters: its
        launches show no touched allocations (the launch hook logs it once). */
-    fn->nparams = n;
-    if (plan_words(fn, offs, sizes, n) != 0) {
+    int n = fn ? read_layout(f, &p) : -1;
+    if (n < 0 || plan_words(fn, p, n) != 0) {
+        free(p);
         free(fn);
         return NULL;
     }
+    free(p);
+    fn->id = shim_new_id();
+    fn->nparams = n;
     shim_trace_func_name(fn->id, func_name(f));
     return fn;
 }
@@ -118,59 +140,4 @@ const struct shim_func *shim_func_get(CUfunction f)
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "more than %u kernel functions: the rest are not described",
                   FUNC_SLOTS);
     return &unknown_func;
-}
-
-static inline uint32_t add_word(uint64_t w, uint64_t *ids, uint32_t n, uint32_t max)
-{
-    if (n >= max || w < 4096 || (w >> 48))
-        return n;
-    uint64_t id = shim_registry_find(w);
-    if (!id)
-        return n;
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == id)
-            return n;
-    ids[n] = id;
-    return n + 1;
-}
-
-static uint32_t scan_buffer(const unsigned char *buf, size_t len, uint64_t *ids, uint32_t max)
-{
-    uint32_t n = 0;
-    for (size_t o = 0; o + 8 <= len; o += 8) {
-        uint64_t w;
-        memcpy(&w, buf + o, 8);
-        n = add_word(w, ids, n, max);
-    }
-    return n;
-}
-
-static uint32_t scan_extra(void **extra, uint64_t *ids, uint32_t max)
-{
-    const unsigned char *buf = NULL;
-    size_t size = 0;
-    for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            buf = extra[i + 1];
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-            size = *(const size_t *)extra[i + 1];
-    }
-    return buf ? scan_buffer(buf, size, ids, max) : 0;
-}
-
-uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
-                          uint32_t max)
-{
-    if (!params)
-        return extra ? scan_extra(extra, ids, max) : 0;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < fn->nwords; i++) {
-        const unsigned char *p = params[fn->words[i].param];
-        uint64_t v;
-        if (!p)
-            continue;
-        memcpy(&v, p + fn->words[i].offset, 8);
-        n = add_word(v, ids, n, max);
-    }
-    return n;
 }
