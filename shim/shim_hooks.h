@@ -91,7 +91,9 @@
     X(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph)) \
     X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
     X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
-    X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total))
+    X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total)) \
+    X(cuModuleUnload, (CUmodule hmod), (hmod)) \
+    X(cuLibraryUnload, (CUlibrary library), (library))
 /* clang-format on */
 
 /* Driver functions the shim calls without intercepting them (resolved by name too). */

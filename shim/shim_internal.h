@@ -169,9 +169,17 @@ struct shim_func {
         uint16_t param;
         uint16_t offset;
     } * words;
+    _Atomic uint32_t gen;       /* unload generation it was last read under (shim_params.c) */
+    uint64_t name_hash;         /* of the driver's name for it, to tell a reused handle */
+    struct shim_func *replaced; /* the stale description this one replaced, never freed:
+                                   a launch on another thread may still read it */
 };
-/* The cached description of f (resolving it on first use); never NULL. */
+/* The cached description of f (resolving it on first use, and again on the first use after a
+   module or library unload); never NULL. Lock-free in steady state. */
 const struct shim_func *shim_func_get(CUfunction f);
+/* A module or library was unloaded: its function handles may come back describing other
+   kernels, so every cached description is checked again at its next use. */
+void shim_params_invalidate(void);
 
 /* shim_scan.c — the allocations a launch touches */
 #define SHIM_SCAN_LOCAL     64   /* ids kept in the caller's struct */

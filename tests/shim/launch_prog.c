@@ -11,7 +11,9 @@
  *   launch_prog reload        module A (kernel k_ptr_int(ptr, int)) is loaded, launched on
  *                             buffer X and unloaded; module B (k_int_int_ptr(int, int, ptr))
  *                             is loaded, its function handle must be A's handle value
- *                             (reused), and it is launched on buffer Y. Prints checksum=. */
+ *                             (reused), and it is launched on buffer Y. Prints checksum=.
+ *   launch_prog reload-library the same with libraries (cuLibraryLoadData, cuLibraryGetKernel,
+ *                             cuKernelGetFunction, cuLibraryUnload). */
 #include "simgpu.h"
 
 #include <cuda.h>
@@ -110,13 +112,29 @@ static void k_int_int_ptr(void **p)
     **(uint32_t **)p[2] = *(uint32_t *)p[0] * *(uint32_t *)p[1];
 }
 
-static int do_reload(void)
+/* Loads image as a module or library and gets its function named name into *f. */
+static int load(bool library, const char *image, const char *name, void **handle, CUfunction *f)
+{
+    if (!library)
+        return cuModuleLoadData((CUmodule *)handle, image) ||
+               cuModuleGetFunction(f, (CUmodule)*handle, name);
+    CUkernel k;
+    return cuLibraryLoadData((CUlibrary *)handle, image, NULL, NULL, 0, NULL, NULL, 0) ||
+           cuLibraryGetKernel(&k, (CUlibrary)*handle, name) || cuKernelGetFunction(f, k);
+}
+
+static int unload(bool library, void *handle)
+{
+    return library ? cuLibraryUnload((CUlibrary)handle) : cuModuleUnload((CUmodule)handle);
+}
+
+static int do_reload(bool library)
 {
     static const size_t sa[] = {8, 4}, sb[] = {4, 4, 8};
     simgpu_register("k_ptr_int", k_ptr_int, 2, sa);
     simgpu_register("k_int_int_ptr", k_int_int_ptr, 3, sb);
     CUdeviceptr x, y;
-    CUmodule a, b;
+    void *a, *b;
     CUfunction f, g;
     /* parameters live in one struct, so that a stale layout reads inside it */
     struct {
@@ -128,13 +146,12 @@ static int do_reload(void)
         CUdeviceptr ptr;
     } pb;
     if (cuMemAlloc(&x, BUF) || cuMemAlloc(&y, BUF) ||
-        cuModuleLoadData(&a, "simgpu-module:k_ptr_int") || cuModuleGetFunction(&f, a, "k_ptr_int"))
+        load(library, "simgpu-module:k_ptr_int", "k_ptr_int", &a, &f))
         return 1;
     pa.ptr = x, pa.v = 7;
     void *args_a[] = {&pa.ptr, &pa.v};
     if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args_a, NULL) || cuCtxSynchronize() ||
-        cuModuleUnload(a) || cuModuleLoadData(&b, "simgpu-module:k_int_int_ptr") ||
-        cuModuleGetFunction(&g, b, "k_int_int_ptr"))
+        unload(library, a) || load(library, "simgpu-module:k_int_int_ptr", "k_int_int_ptr", &b, &g))
         return 1;
     if (g != f) {
         fprintf(stderr, "launch_prog: the driver did not reuse the function handle\n");
@@ -144,7 +161,7 @@ static int do_reload(void)
     void *args_b[] = {&pb.a, &pb.b, &pb.ptr};
     uint32_t vx = 0, vy = 0;
     if (cuLaunchKernel(g, 1, 1, 1, 1, 1, 1, 0, NULL, args_b, NULL) || cuCtxSynchronize() ||
-        cuMemcpyDtoH(&vx, x, 4) || cuMemcpyDtoH(&vy, y, 4) || cuModuleUnload(b))
+        cuMemcpyDtoH(&vx, x, 4) || cuMemcpyDtoH(&vy, y, 4) || unload(library, b))
         return 1;
     printf("handle reused: %p\nchecksum=%08x%08x\n", (void *)g, vx, vy);
     return 0;
@@ -158,6 +175,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "wide") == 0)
         return do_wide(argc > 2 ? atoi(argv[2]) : 3);
     if (strcmp(argv[1], "reload") == 0)
-        return do_reload();
+        return do_reload(false);
+    if (strcmp(argv[1], "reload-library") == 0)
+        return do_reload(true);
     return 2;
 }

@@ -23,7 +23,7 @@ $(BUILD)/tests/shim/next_prog: $(BUILD)/tests/shim/next_prog.o $(BUILD)/tests/sh
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)
 TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh \
-	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh
+	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh tests/shim/test_module_reuse.sh
 
 # The launch scan against an oracle, with the shim's own objects; malloc failures are injected
 # with --wrap=malloc (test_scan.c's __wrap_malloc).

@@ -86,7 +86,7 @@ static void check_scan(const uint64_t *w, size_t n, bool expect_shared)
     size_t size = n * 8;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, (void *)w, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
-    struct shim_func none = {1, 0, 0, NULL};
+    struct shim_func none = {.id = 1};
     struct shim_scan s;
     shim_scan_params(&none, NULL, extra, &s);
     assert_int_equal(s.n, m);
@@ -103,7 +103,7 @@ static void check_scan(const uint64_t *w, size_t n, bool expect_shared)
         words[i] = (struct shim_word){(uint16_t)i, 0};
         params[i] = (void *)&w[i];
     }
-    struct shim_func fn = {2, (int)np, (uint32_t)np, words};
+    struct shim_func fn = {.id = 2, .nparams = (int)np, .nwords = (uint32_t)np, .words = words};
     shim_scan_params(&fn, params, NULL, &s);
     assert_int_equal(s.n, m);
     assert_memory_equal(s.ids, want, m * sizeof *want);
