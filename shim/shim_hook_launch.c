@@ -4,9 +4,11 @@
  * Per launch, in steady state: the cached function description (a lock-free
  * table probe), one relaxed atomic for the launch index, one for the step
  * hash, the pointer scan (sequence-locked table reads) and one trace record into
- * the thread's buffer. Nothing is allocated or locked (a launch with more than
- * SHIM_SCAN_LOCAL parameter words may grow its thread's scan buffer once);
- * profiled steps add two event records (and a brief lock) around the launch. */
+ * the thread's buffer. Nothing is allocated or locked, except rarely: a launch
+ * with more than SHIM_SCAN_LOCAL parameter words may grow its thread's scan
+ * buffer (shim_scan.c), and the first launch of a function after a module unload
+ * reads its layout again (shim_params.c). Profiled steps add two event records
+ * (and a brief lock) around the launch. */
 #include "shim_internal.h"
 
 struct launch_args {

@@ -5,6 +5,10 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
+if [ -n "${SAN:-}" ]; then # python cannot load a sanitizer-built library without its runtime
+    echo "skip - the old driver's exports are checked in the plain build only"
+    exit 0
+fi
 python3 - "$B/simgpu/libcuda.so.1" "$B/simgpu/old/libcuda.so.1" "$B/simgpu/old/simgpu.map" \
     "$root/tests/simgpu/simgpu_entries.h" <<'PY'
 import ctypes, re, sys
