@@ -247,9 +247,6 @@ extern struct resid_ctx resid;
 /* shim_resid_driver.c */
 /* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
 const struct resid_driver *resid_driver_real(void);
-/* Whether every entry residency needs is present in the real driver; *missing names the
-   first absent one. */
-bool resid_driver_complete(const char **missing);
 /* Whether rc is a sticky device error: the context is unusable and every later call fails. */
 bool resid_sticky_error(CUresult rc);
 
