@@ -4,11 +4,12 @@
  * Per launch, in steady state: the cached function description (a lock-free
  * table probe), one relaxed atomic for the launch index, one for the step
  * hash, the pointer scan (sequence-locked table reads) and one trace record into
- * the thread's buffer. Nothing is allocated or locked; profiled steps add two
- * event records (and a brief lock) around the launch. */
+ * the thread's buffer. Nothing is allocated or locked, except rarely: a launch
+ * with more than SHIM_SCAN_LOCAL parameter words may grow its thread's scan
+ * buffer (shim_scan.c), and the first launch of a function after a module unload
+ * reads its layout again (shim_params.c). Profiled steps add two event records
+ * (and a brief lock) around the launch. */
 #include "shim_internal.h"
-
-#define MAX_TOUCHED 64
 
 struct launch_args {
     CUfunction f;
@@ -25,22 +26,25 @@ static int before(const struct launch_args *a)
 
 /* The allocations a launch touches (scanned before it is submitted: residency needs them). */
 struct touched {
-    uint64_t ids[MAX_TOUCHED];
-    uint32_t n;
-    bool pinned; /* managed ones were made resident and pinned */
+    struct shim_scan s; /* all of them, however many */
+    bool pinned;        /* managed ones were made resident and pinned */
 };
 
 static inline void scan(struct touched *t, const struct launch_args *a, const struct shim_func *fn)
 {
-    t->n = 0;
     t->pinned = false;
-    if (!(shim.record & CONF_RECORD_LAUNCHES) && shim.mode != CONF_MODE_AUTO)
+    if (!(shim.record & CONF_RECORD_LAUNCHES) && shim.mode != CONF_MODE_AUTO) {
+        t->s.ids = t->s.local;
+        t->s.n = 0;
+        t->s.locked = false;
         return;
-    t->n = shim_params_scan(fn, a->params, a->extra, t->ids, MAX_TOUCHED);
+    }
+    shim_scan_params(fn, a->params, a->extra, &t->s);
     if (a->params && fn->nparams <= 0 && fn->id)
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
                                      "launches show no touched allocations");
-    t->pinned = shim_resid_enter(t->ids, t->n, a->stream, a->per_thread);
+    if (shim.mode == CONF_MODE_AUTO) /* record mode never starts residency */
+        t->pinned = shim_resid_enter(t->s.ids, t->s.n, a->stream, a->per_thread);
 }
 
 /* After the real launch: unpin; if it succeeded, number it, feed the step detector, record it. */
@@ -48,10 +52,11 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
                   struct touched *t, CUresult rc)
 {
     if (t->pinned)
-        shim_resid_leave(t->ids, t->n);
+        shim_resid_leave(t->s.ids, t->s.n);
     if (rc != CUDA_SUCCESS) {
         if (slot >= 0)
             shim_timing_cancel(slot);
+        shim_scan_release(&t->s);
         return;
     }
     uint64_t seq = atomic_fetch_add_explicit(&shim.launch_seq, 1, memory_order_relaxed);
@@ -59,7 +64,8 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
         shim_timing_end(slot, a->stream, a->per_thread, seq);
     shim_steps_launch(seq, fn->id);
     if (shim.record & CONF_RECORD_LAUNCHES)
-        shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->ids, t->n);
+        shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids, t->s.n);
+    shim_scan_release(&t->s);
 }
 
 static inline __attribute__((always_inline)) CUresult

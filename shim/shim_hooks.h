@@ -91,7 +91,9 @@
     X(cuStreamEndCapture_ptsz, (CUstream hStream, CUgraph *phGraph), (hStream, phGraph)) \
     X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
     X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
-    X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total))
+    X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total)) \
+    X(cuModuleUnload, (CUmodule hmod), (hmod)) \
+    X(cuLibraryUnload, (CUlibrary library), (library))
 /* clang-format on */
 
 /* Driver functions the shim calls without intercepting them (resolved by name too). */
@@ -122,6 +124,19 @@
       (ptr, size, desc, count)) \
     X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags)) \
     X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
+/* clang-format on */
+
+/* Entry points the residency manager calls (through its driver seam, shim_resid_driver.c).
+   Residency starts only when the driver has every one (shim_real_resid_missing): older
+   drivers lack the VMM calls. Keep it equal to what the seam wraps
+   (tests/shim/test_old_driver.sh compares them). */
+/* clang-format off */
+#define SHIM_RESID_NEEDS(X) \
+    X(cuCtxGetDevice) X(cuCtxSynchronize) X(cuDeviceGetAttribute) X(cuEventCreate) \
+    X(cuEventQuery) X(cuEventRecord) X(cuEventSynchronize) X(cuMemAddressFree) \
+    X(cuMemAddressReserve) X(cuMemCreate) X(cuMemFreeHost) X(cuMemGetAllocationGranularity) \
+    X(cuMemGetInfo_v2) X(cuMemHostAlloc) X(cuMemMap) X(cuMemRelease) X(cuMemSetAccess) \
+    X(cuMemUnmap) X(cuMemcpyAsync) X(cuStreamCreate) X(cuStreamSynchronize) X(cuStreamWaitEvent)
 /* clang-format on */
 
 enum shim_hook_id {

@@ -77,6 +77,10 @@ int shim_real_resolve(void);
 void *shim_hook_for_real(void *fn);
 /* The hook named name, or NULL. */
 void *shim_hook_by_name(const char *name);
+/* Writes the names of the entry points in SHIM_RESID_NEEDS that the resolved driver lacks into
+   buf (comma-separated, cut to size bytes with its NUL); returns how many are missing (0: the
+   residency manager can run). Call after shim_real_resolve succeeded. */
+int shim_real_resid_missing(char *buf, size_t size);
 
 /* shim_log.c — allocation-free, rate-limited */
 enum shim_log_level { SHIM_LOG_ERROR = 1, SHIM_LOG_WARN, SHIM_LOG_INFO, SHIM_LOG_DEBUG };
@@ -171,13 +175,44 @@ struct shim_func {
         uint16_t param;
         uint16_t offset;
     } * words;
+    _Atomic uint32_t gen;       /* unload generation it was last read under (shim_params.c) */
+    uint64_t name_hash;         /* of the driver's name for it, to tell a reused handle */
+    struct shim_func *replaced; /* the stale description this one replaced, never freed:
+                                   a launch on another thread may still read it */
 };
-/* The cached description of f (resolving it on first use); never NULL. */
+/* The cached description of f (resolving it on first use, and again on the first use after a
+   module or library unload); never NULL. Lock-free in steady state. */
 const struct shim_func *shim_func_get(CUfunction f);
-/* Fills ids with the allocations the launch's parameters point into (at most
-   max, duplicates removed); returns how many. Lock-free. */
-uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
-                          uint32_t max);
+/* A module or library was unloaded: its function handles may come back describing other
+   kernels, so every cached description is checked again at its next use. */
+void shim_params_invalidate(void);
+
+/* shim_scan.c — the allocations a launch touches */
+#define SHIM_SCAN_LOCAL     64   /* ids kept in the caller's struct */
+#define SHIM_SCAN_MAX_WORDS 4096 /* CUDA caps kernel parameters at 32,764 bytes */
+/* One launch's touched allocations: ids[0..n), each once. ids is `local`, the calling thread's
+   buffer, or (locked) a buffer shared while memory is short. */
+struct shim_scan {
+    uint64_t *ids;
+    uint32_t n;
+    bool locked;
+    uint64_t local[SHIM_SCAN_LOCAL];
+};
+/* Fills s with every allocation the launch's parameter words (kernelParams through fn's
+   layout, or extra's CU_LAUNCH_PARAM_BUFFER_POINTER block) point into, duplicates removed, in
+   time linear in the words. Lock-free unless memory is short (then launches with more than
+   SHIM_SCAN_LOCAL words serialise until shim_scan_release). Never fails. */
+void shim_scan_params(const struct shim_func *fn, void **params, void **extra, struct shim_scan *s);
+/* Releases the shared buffer (shim_scan_release only). */
+void shim_scan_unlock(void);
+/* Done with s's ids (they are invalid afterwards); releases the shared buffer if s held it. */
+static inline void shim_scan_release(struct shim_scan *s)
+{
+    if (__builtin_expect(s->locked, 0)) {
+        s->locked = false;
+        shim_scan_unlock();
+    }
+}
 
 /* shim_steps.c — training step detection */
 /* Feeds one launch (sequence number and function id). */
@@ -240,7 +275,10 @@ void shim_resid_exit_log(void);
 
 /* Hook helpers shared by hook files */
 /* Returns from the hook with an error when the real function is not available
-   (the driver could not be opened, or it lacks this entry point). */
+   (the driver could not be opened, or it lacks this entry point). A driver may lack any entry
+   point: outside the residency files, every shim.real.X call is either in X's own hook after
+   SHIM_NEED_REAL(X), or checked for NULL where it is made (shim_params.c, shim_timing.c,
+   shim_proc.c); the residency manager runs only when SHIM_RESID_NEEDS are all there. */
 #define SHIM_NEED_REAL(sym)                                                                        \
     do {                                                                                           \
         if (atomic_load_explicit(&shim.state, memory_order_acquire) != SHIM_READY &&               \

@@ -1,25 +1,39 @@
-/* shim_params.c — kernel parameter layouts (read once per function) and the scan for pointers into
- * allocations.
+/* shim_params.c — kernel parameter layouts, read once per function (shim_scan.c reads the
+ * parameters through them).
  *
  * Layouts come from cuFuncGetParamInfo (or cuKernelGetParamInfo for library
  * kernel handles) and are cached in a lock-free table keyed by the function
- * handle: functions live as long as their module, entries are never removed.
- * Every 8-byte aligned word of the parameter bytes is a candidate pointer, so
- * pointers inside by-value structs are found too. */
+ * handle; entries are never removed. Every 8-byte aligned word of the parameter
+ * bytes is a candidate pointer, so pointers inside by-value structs are found too.
+ *
+ * A handle is only valid until its module or library is unloaded (cuda.h marks
+ * cuModuleUnload \note_destroy_ub), and the driver may give the same value to a
+ * kernel loaded later, with another layout. So each description carries the
+ * unload generation it was read under (shim_params_invalidate counts unloads);
+ * the first launch after an unload reads the layout again, keeping the
+ * description (and its id) when nothing changed, replacing it otherwise. The
+ * launch path pays one relaxed load of the generation and one compare. A launch
+ * racing another thread's unload-and-reload of the very handle it launches may
+ * still be read with the old layout once. */
 #include "shim_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define FUNC_SLOTS (1u << 16)
-#define MAX_PARAMS 1024
+#define MAX_PARAMS 32764 /* CUDA's limit on a kernel's parameter bytes: no more parameters */
 
 static struct {
     _Atomic(CUfunction) key;
     struct shim_func *_Atomic fn;
 } table[FUNC_SLOTS];
 
-static const struct shim_func unknown_func = {0, 0, 0, NULL};
+static const struct shim_func unknown_func = {0, 0, 0, NULL, 0, 0, NULL};
+
+/* Successful module and library unloads so far (relaxed: program order or the program's own
+   synchronisation orders an unload before a launch of a reused handle). */
+static _Atomic uint32_t generation;
+static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER; /* one refresh at a time */
 
 static int param_info(CUfunction f, size_t i, size_t *off, size_t *size)
 {
@@ -42,16 +56,20 @@ static const char *func_name(CUfunction f)
     return "?";
 }
 
+struct param {
+    uint32_t off, size;
+};
+
 /* The words to scan: every 8-byte aligned word of the parameter block, as
    (parameter, offset inside it). Returns 0, or -1 out of memory. */
-static int plan_words(struct shim_func *fn, const uint32_t *offs, const uint32_t *sizes, int n)
+static int plan_words(struct shim_func *fn, const struct param *p, int n)
 {
     uint32_t count = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < n; i++) {
-            for (uint32_t w = (offs[i] + 7) & ~7u; w + 8 <= offs[i] + sizes[i]; w += 8) {
+            for (uint32_t w = (p[i].off + 7) & ~7u; w + 8 <= p[i].off + p[i].size; w += 8) {
                 if (pass && count < fn->nwords)
-                    fn->words[count] = (struct shim_word){(uint16_t)i, (uint16_t)(w - offs[i])};
+                    fn->words[count] = (struct shim_word){(uint16_t)i, (uint16_t)(w - p[i].off)};
                 count++;
             }
         }
@@ -66,33 +84,115 @@ static int plan_words(struct shim_func *fn, const uint32_t *offs, const uint32_t
     return 0;
 }
 
-static struct shim_func *build(CUfunction f)
+/* The driver's layout of f into *out (malloc'd; NULL when empty): returns how many parameters
+   (0 when the driver cannot describe f), or -1 out of memory. */
+static int read_layout(CUfunction f, struct param **out)
 {
-    struct shim_func *fn = calloc(1, sizeof *fn);
-    if (!fn)
-        return NULL;
-    fn->id = shim_new_id();
-    uint32_t offs[MAX_PARAMS], sizes[MAX_PARAMS];
-    int n = 0;
+    struct param *p = NULL;
+    int n = 0, cap = 0;
     size_t off, size;
     while (n < MAX_PARAMS && param_info(f, (size_t)n, &off, &size) == 0 && size < 65536) {
-        offs[n] = (uint32_t)off;
-        sizes[n] = (uint32_t)size;
-        n++;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            struct param *v = realloc(p, (size_t)cap * sizeof *v);
+            if (!v) {
+                free(p);
+                return -1;
+            }
+            p = v;
+        }
+        p[n++] = (struct param){(uint32_t)off, (uint32_t)size};
     }
+    *out = p;
+    return n;
+}
+
+static uint64_t name_hash(const char *name)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return h;
+}
+
+/* A fresh description of f under generation gen, without id or trace record; *name is the
+   driver's name for it. NULL out of memory. */
+static struct shim_func *describe(CUfunction f, uint32_t gen, const char **name)
+{
+    struct shim_func *fn = calloc(1, sizeof *fn);
+    struct param *p = NULL;
     /* A function the driver cannot describe reads as having no parameters: its
        launches show no touched allocations (the launch hook logs it once). */
-    fn->nparams = n;
-    if (plan_words(fn, offs, sizes, n) != 0) {
+    int n = fn ? read_layout(f, &p) : -1;
+    if (n < 0 || plan_words(fn, p, n) != 0) {
+        free(p);
         free(fn);
         return NULL;
     }
-    shim_trace_func_name(fn->id, func_name(f));
+    free(p);
+    fn->nparams = n;
+    *name = func_name(f);
+    fn->name_hash = name_hash(*name);
+    atomic_init(&fn->gen, gen);
     return fn;
+}
+
+/* Gives fn its id and records its name. */
+static struct shim_func *publish(struct shim_func *fn, const char *name)
+{
+    fn->id = shim_new_id();
+    shim_trace_func_name(fn->id, name);
+    return fn;
+}
+
+static bool same(const struct shim_func *a, const struct shim_func *b)
+{
+    return a->nparams == b->nparams && a->nwords == b->nwords && a->name_hash == b->name_hash &&
+           memcmp(a->words, b->words, a->nwords * sizeof *a->words) == 0;
+}
+
+/* Out of line: the fast path of shim_func_get must not pay for its registers. */
+static __attribute__((noinline, cold)) struct shim_func *build(CUfunction f, uint32_t gen)
+{
+    const char *name;
+    struct shim_func *fn = describe(f, gen, &name);
+    return fn ? publish(fn, name) : NULL;
+}
+
+/* Slot h (key f) holds a description older than the latest unload: reads f again. The same
+   layout and name keep the description; anything else replaces it (the old one stays allocated,
+   linked from the new one, for launches still using it). Out of memory: no description, rather
+   than a stale one. */
+static __attribute__((noinline, cold)) const struct shim_func *refresh(size_t h, CUfunction f,
+                                                                       uint32_t gen)
+{
+    pthread_mutex_lock(&refresh_lock);
+    struct shim_func *cur = atomic_load_explicit(&table[h].fn, memory_order_acquire);
+    const struct shim_func *use = cur;
+    if (cur == &unknown_func || atomic_load_explicit(&cur->gen, memory_order_relaxed) != gen) {
+        const char *name;
+        struct shim_func *fresh = describe(f, gen, &name);
+        if (fresh && cur != &unknown_func && same(fresh, cur)) {
+            atomic_store_explicit(&cur->gen, gen, memory_order_relaxed);
+            free(fresh->words);
+            free(fresh);
+        } else if (fresh) {
+            fresh->replaced = cur == &unknown_func ? NULL : cur;
+            use = publish(fresh, name);
+            atomic_store_explicit(&table[h].fn, fresh, memory_order_release);
+        } else {
+            SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory re-reading a kernel's parameter layout "
+                                         "after a module unload: its launch shows no touches");
+            use = &unknown_func;
+        }
+    }
+    pthread_mutex_unlock(&refresh_lock);
+    return use;
 }
 
 const struct shim_func *shim_func_get(CUfunction f)
 {
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
     size_t h = (size_t)(((uintptr_t)f >> 4) * 0x9E3779B97F4A7C15ull >> 40) & (FUNC_SLOTS - 1);
     for (size_t probe = 0; probe < FUNC_SLOTS; probe++, h = (h + 1) & (FUNC_SLOTS - 1)) {
         CUfunction k = atomic_load_explicit(&table[h].key, memory_order_acquire);
@@ -100,7 +200,9 @@ const struct shim_func *shim_func_get(CUfunction f)
             struct shim_func *fn;
             while (!(fn = atomic_load_explicit(&table[h].fn, memory_order_acquire)))
                 ; /* another thread is describing it: a few driver calls */
-            return fn;
+            if (__builtin_expect(atomic_load_explicit(&fn->gen, memory_order_relaxed) == gen, 1))
+                return fn;
+            return refresh(h, f, gen);
         }
         if (k)
             continue;
@@ -110,7 +212,7 @@ const struct shim_func *shim_func_get(CUfunction f)
             probe--;
             continue;
         }
-        struct shim_func *fn = build(f);
+        struct shim_func *fn = build(f, gen);
         const struct shim_func *use = fn ? fn : &unknown_func;
         atomic_store_explicit(&table[h].fn, (struct shim_func *)use, memory_order_release);
         return use;
@@ -120,57 +222,7 @@ const struct shim_func *shim_func_get(CUfunction f)
     return &unknown_func;
 }
 
-static inline uint32_t add_word(uint64_t w, uint64_t *ids, uint32_t n, uint32_t max)
+void shim_params_invalidate(void)
 {
-    if (n >= max || w < 4096 || (w >> 48))
-        return n;
-    uint64_t id = shim_registry_find(w);
-    if (!id)
-        return n;
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] == id)
-            return n;
-    ids[n] = id;
-    return n + 1;
-}
-
-static uint32_t scan_buffer(const unsigned char *buf, size_t len, uint64_t *ids, uint32_t max)
-{
-    uint32_t n = 0;
-    for (size_t o = 0; o + 8 <= len; o += 8) {
-        uint64_t w;
-        memcpy(&w, buf + o, 8);
-        n = add_word(w, ids, n, max);
-    }
-    return n;
-}
-
-static uint32_t scan_extra(void **extra, uint64_t *ids, uint32_t max)
-{
-    const unsigned char *buf = NULL;
-    size_t size = 0;
-    for (int i = 0; i < 64 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-            buf = extra[i + 1];
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-            size = *(const size_t *)extra[i + 1];
-    }
-    return buf ? scan_buffer(buf, size, ids, max) : 0;
-}
-
-uint32_t shim_params_scan(const struct shim_func *fn, void **params, void **extra, uint64_t *ids,
-                          uint32_t max)
-{
-    if (!params)
-        return extra ? scan_extra(extra, ids, max) : 0;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < fn->nwords; i++) {
-        const unsigned char *p = params[fn->words[i].param];
-        uint64_t v;
-        if (!p)
-            continue;
-        memcpy(&v, p + fn->words[i].offset, 8);
-        n = add_word(v, ids, n, max);
-    }
-    return n;
+    atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 }

@@ -9,6 +9,7 @@
 #include "shim_internal.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 typedef void *(*dlsym_fn)(void *, const char *);
@@ -94,4 +95,21 @@ void *shim_hook_by_name(const char *name)
         if (strcmp(real_names[i], name) == 0)
             return hook_fns[i];
     return NULL;
+}
+
+int shim_real_resid_missing(char *buf, size_t size)
+{
+    int missing = 0;
+    size_t len = 0;
+    if (size)
+        buf[0] = '\0';
+#define SHIM_RESID_CHECK(sym)                                                                      \
+    if (!shim.real.sym) {                                                                          \
+        int n_ = len < size ? snprintf(buf + len, size - len, "%s" #sym, missing ? ", " : "") : 0; \
+        len += n_ > 0 ? (size_t)n_ : 0;                                                            \
+        missing++;                                                                                 \
+    }
+    SHIM_RESID_NEEDS(SHIM_RESID_CHECK)
+#undef SHIM_RESID_CHECK
+    return missing;
 }

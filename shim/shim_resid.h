@@ -193,6 +193,7 @@ struct resid_pending {
 /* Why the last search for room failed, for the out-of-memory message. */
 struct resid_oom {
     uint64_t pinned, moving, graph; /* units that could not be victims, by cause */
+    uint64_t mine;                  /* pinned by the searching thread's own operation */
     bool host_full;                 /* host_budget was spent */
     bool driver_failed;             /* a driver call failed meanwhile */
     uint64_t paused_ns;             /* waited for pinned units to come free */
@@ -247,9 +248,6 @@ extern struct resid_ctx resid;
 /* shim_resid_driver.c */
 /* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
 const struct resid_driver *resid_driver_real(void);
-/* Whether every entry residency needs is present in the real driver; *missing names the
-   first absent one. */
-bool resid_driver_complete(const char **missing);
 /* Whether rc is a sticky device error: the context is unusable and every later call fails. */
 bool resid_sticky_error(CUresult rc);
 
@@ -356,6 +354,10 @@ bool resid_move_poll(struct resid_move *m, bool wait);
 /* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
    and frees it, returning its chunks (the range is no longer used by any work). */
 void resid_release(struct resid_unit *u, const struct resid_cause *cause);
+
+/* shim_resid_touch.c */
+/* How many pins on u the calling thread's operation in progress holds (0 or 1). */
+int resid_pinned_here(const struct resid_unit *u);
 
 /* shim_resid_slab.c */
 /* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the

@@ -216,7 +216,14 @@ static void consider(struct resid_unit *u, void *ctx)
     if (u->state != RESID_DEVICE || u->skip_epoch == resid.epoch)
         return;
     if (u->pins || u->move || u->graph) {
-        (*(u->pins ? &resid.oom.pinned : u->move ? &resid.oom.moving : &resid.oom.graph))++;
+        if (u->pins > resid_pinned_here(u)) /* pinned by another thread's submission */
+            resid.oom.pinned++;
+        else if (u->move)
+            resid.oom.moving++;
+        else if (u->graph)
+            resid.oom.graph++;
+        else
+            resid.oom.mine++;
         return;
     }
     if (resid_slab_reclaim(u)) /* an empty slab: room without a copy */

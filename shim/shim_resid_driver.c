@@ -1,7 +1,8 @@
 /* shim_resid_driver.c — the residency manager's seam to the real driver: each entry wraps one
  * shim.real function and answers CUDA_ERROR_NOT_SUPPORTED where the driver lacks it (older
  * drivers have no host-located VMM calls, a minimal driver may lack cuCtxGetDevice), so no
- * residency code ever calls through a NULL pointer. */
+ * residency code ever calls through a NULL pointer. Residency does not even start on such a
+ * driver (SHIM_RESID_NEEDS in shim_hooks.h, checked when the driver is resolved). */
 #include "shim_resid.h"
 
 /* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent. */
@@ -131,37 +132,6 @@ static const struct resid_driver real_driver = {
 const struct resid_driver *resid_driver_real(void)
 {
     return &real_driver;
-}
-
-bool resid_driver_complete(const char **missing)
-{
-#define NEED(fn)                                                                                   \
-    if (!shim.real.fn) {                                                                           \
-        *missing = #fn;                                                                            \
-        return false;                                                                              \
-    }
-    NEED(cuCtxGetDevice)
-    NEED(cuDeviceGetAttribute)
-    NEED(cuMemGetAllocationGranularity)
-    NEED(cuMemGetInfo_v2)
-    NEED(cuStreamCreate)
-    NEED(cuMemAddressReserve)
-    NEED(cuMemAddressFree)
-    NEED(cuMemCreate)
-    NEED(cuMemRelease)
-    NEED(cuMemMap)
-    NEED(cuMemUnmap)
-    NEED(cuMemSetAccess)
-    NEED(cuMemcpyAsync)
-    NEED(cuEventCreate)
-    NEED(cuEventRecord)
-    NEED(cuEventQuery)
-    NEED(cuEventSynchronize)
-    NEED(cuStreamWaitEvent)
-    NEED(cuStreamSynchronize)
-    NEED(cuCtxSynchronize)
-#undef NEED
-    return true;
 }
 
 bool resid_sticky_error(CUresult rc)

@@ -125,14 +125,8 @@ bool resid_start_with(const struct resid_driver *drv)
 
 static void start(void)
 {
-    const char *missing = NULL;
-    if (shim.mode != CONF_MODE_AUTO)
-        return;
-    if (!resid_driver_complete(&missing)) {
-        shim_log(SHIM_LOG_WARN, "the driver has no %s: libshim records but moves nothing", missing);
-        return;
-    }
-    resid_start_with(resid_driver_real());
+    if (shim.mode == CONF_MODE_AUTO) /* only on a driver with SHIM_RESID_NEEDS (shim_state.c) */
+        resid_start_with(resid_driver_real());
 }
 
 bool shim_resid_start(void)

@@ -56,6 +56,27 @@ static void make_resident(struct resid_unit *u, CUstream s)
     resid.over_budget = false;
 }
 
+/* The stream handle that makes the operation's own stream wait: a per-thread entry point's
+   NULL stream is the calling thread's default stream, which CU_STREAM_PER_THREAD names for
+   the plain entry points libshim calls (the legacy stream would also order it, more widely). */
+static inline CUstream waiter_of(CUstream s, bool per_thread)
+{
+    return per_thread && !s ? CU_STREAM_PER_THREAD : s;
+}
+
+/* The operation the calling thread is making resident (its ids hold handles meanwhile). */
+static __thread const uint64_t *my_ids;
+static __thread uint32_t my_n;
+
+int resid_pinned_here(const struct resid_unit *u)
+{
+    uint64_t handle = (uint64_t)(uintptr_t)u | ((uint64_t)1 << 63);
+    for (uint32_t i = 0; i < my_n; i++)
+        if (my_ids[i] == handle)
+            return 1;
+    return 0;
+}
+
 /* The unit with id, or NULL (lock held). */
 static inline struct resid_unit *managed(uint64_t id)
 {
@@ -84,7 +105,7 @@ static void ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bo
     /* Only now: a restore's fence above must not swallow this operation's touch. */
     note_stream(u, stream, per_thread);
     if (u->ready) { /* a copy made its data or chunks: wait in order */
-        if (resid.drv->wait_event(stream, u->ready->event) != CUDA_SUCCESS)
+        if (resid.drv->wait_event(waiter_of(stream, per_thread), u->ready->event) != CUDA_SUCCESS)
             resid.drv->event_sync(u->ready->event);
         resid_fence_drop(u->ready);
         u->ready = NULL;
@@ -98,6 +119,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     bool capturing = shim_capture_active(stream, per_thread);
     uint64_t now = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     bool any = false;
+    CUstream waiter = waiter_of(stream, per_thread);
     pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
         struct resid_unit *u = managed(ids[i]);
@@ -111,13 +133,16 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
         ids[i] = (uint64_t)(uintptr_t)u | PINNED_BIT;
         any = true;
     }
+    my_ids = ids; /* a search for room must not wait for this operation's own pins */
+    my_n = n;
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] & PINNED_BIT)
-            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream);
+            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), waiter);
     for (uint32_t i = 0; i < n; i++)
         if (ids[i] & PINNED_BIT)
             ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream, per_thread,
                       capturing);
+    my_n = 0;
     pthread_mutex_unlock(&resid.lock);
     return any;
 }

@@ -138,6 +138,20 @@ static void at_exit(void)
     }
 }
 
+/* Mode auto needs the residency manager's entry points: without them, record only. */
+static void check_residency(void)
+{
+    char names[1024];
+    int missing = shim.mode == CONF_MODE_AUTO ? shim_real_resid_missing(names, sizeof names) : 0;
+    if (!missing)
+        return;
+    shim_log(SHIM_LOG_WARN,
+             "the driver lacks %s, which the residency manager needs (%d entry point%s): libshim "
+             "records but moves nothing",
+             names, missing, missing == 1 ? "" : "s");
+    shim.mode = CONF_MODE_RECORD;
+}
+
 static void resolve(void)
 {
     atomic_store(&shim.state, SHIM_INITIALISING);
@@ -149,6 +163,7 @@ static void resolve(void)
         atomic_store(&shim.state, SHIM_PASSTHROUGH);
         return;
     }
+    check_residency();
     start_trace();
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(at_exit);

@@ -1,6 +1,7 @@
 /* null_driver.c — a CUDA driver that does nothing, quickly: the baseline for measuring what the
  * shim itself costs per launch (build/bench/null/libcuda.so.1). Allocations return distinct fake
- * addresses; every function has 3 parameters (two pointers and a 4-byte count). */
+ * addresses. A function handle's value says its layout: P = value >> 12 pointer parameters (2
+ * when that is 0), then a 4-byte count. */
 #include <cuda.h>
 #include <string.h>
 
@@ -32,12 +33,11 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned
 
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
 {
-    static const size_t offs[] = {0, 8, 16}, sizes[] = {8, 8, 4};
-    (void)f;
-    if (i >= 3)
+    size_t pointers = (uintptr_t)f >> 12 ? (uintptr_t)f >> 12 : 2;
+    if (i > pointers)
         return CUDA_ERROR_INVALID_VALUE;
-    *off = offs[i];
-    *size = sizes[i];
+    *off = 8 * i;
+    *size = i < pointers ? 8 : 4;
     return CUDA_SUCCESS;
 }
 

@@ -10,3 +10,6 @@ $(BUILD)/bench/launch_bench: tests/bench/launch_bench.c $(BUILD)/bench/null/libc
 .PHONY: bench-recording
 bench-recording:
 	tests/bench/recording_bench.sh
+
+# Built with everything: tests/shim/test_old_driver.sh runs the shim on the null driver.
+ALL_TARGETS += $(BUILD)/bench/null/libcuda.so.1 $(BUILD)/bench/launch_bench

@@ -20,12 +20,26 @@ $(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) tests/simgpu/simgpu.map
 
 ALL_TARGETS += $(SIMGPU_LIB)
 
+# An older driver: the same library without some entry points, hidden from every door (dlsym
+# finds none, and cuGetProcAddress answers only exported symbols). The names are made local by
+# the version script: an exact name outranks the cu* pattern. For tests that the shim copes.
+SIMGPU_OLD_HIDDEN := cuCtxGetDevice cuMemCreate cuMemGetAllocationGranularity cuFuncGetParamInfo \
+	cuFuncGetName cuEventRecord_ptsz cuMemAllocAsync_ptsz
+SIMGPU_OLD_LIB := $(BUILD)/simgpu/old/libcuda.so.1
+$(BUILD)/simgpu/old/simgpu.map: tests/simgpu/module.mk
+	@mkdir -p $(dir $@)
+	printf '{\n  global: cu*; simgpu_*;\n  local: %s *;\n};\n' "$(SIMGPU_OLD_HIDDEN:%=%;)" >$@
+$(SIMGPU_OLD_LIB): $(SIMGPU_DRIVER_OBJ) $(BUILD)/simgpu/old/simgpu.map
+	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=$(BUILD)/simgpu/old/simgpu.map \
+		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -ldl -lpthread -lm
+ALL_TARGETS += $(SIMGPU_OLD_LIB)
+
 # Tests of the simulator's own semantics.
 SIMGPU_TESTS := $(patsubst tests/simgpu/%.c,$(BUILD)/tests/simgpu/%,$(wildcard tests/simgpu/test_sim_*.c))
 $(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_test.h $(SIMGPU_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)
-TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh
+TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh tests/simgpu/test_old_driver.sh
 
 # test_sim_caller calls the driver from a shared library of its own as well as directly
 # (SIMGPU_FAIL_CALLER). No sibling calls in the library: a tail call would hide it as caller.

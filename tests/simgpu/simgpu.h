@@ -32,6 +32,17 @@
  *                    (the struct's fields, plus "caller_calls": the nonzero
  *                    SIMGPU_FAIL_CALLER matched-call counts by entry name)
  *   SIMGPU_QUIET     1: no diagnostics on stderr (they are still counted)
+ *
+ * Modules and libraries (cuModuleLoadData, cuModuleLoad, cuModuleGetFunction,
+ * cuModuleUnload; cuLibraryLoadData, cuLibraryGetKernel, cuKernelGetFunction,
+ * cuLibraryUnload): an image is the text "simgpu-module:NAME[,NAME...]"
+ * naming kernels already registered here. Each load gives its kernels fresh
+ * function handles; unloading frees them, and the next load reuses the most
+ * recently freed handle values first, as a real driver may.
+ *
+ * build/simgpu/old/libcuda.so.1 is the same driver without the entry points
+ * named by SIMGPU_OLD_HIDDEN in module.mk, as an older driver: neither dlsym
+ * nor cuGetProcAddress finds them.
  */
 #ifndef SIMGPU_H
 #define SIMGPU_H

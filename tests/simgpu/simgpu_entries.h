@@ -125,6 +125,13 @@
     X(cuKernelGetParamInfo, cuKernelGetParamInfo, 12040, A) \
     X(cuKernelGetName, cuKernelGetName, 12030, A) \
     X(cuKernelGetFunction, cuKernelGetFunction, 12000, A) \
+    X(cuModuleLoad, cuModuleLoad, 2000, A) \
+    X(cuModuleLoadData, cuModuleLoadData, 2000, A) \
+    X(cuModuleGetFunction, cuModuleGetFunction, 2000, A) \
+    X(cuModuleUnload, cuModuleUnload, 2000, A) \
+    X(cuLibraryLoadData, cuLibraryLoadData, 12000, A) \
+    X(cuLibraryGetKernel, cuLibraryGetKernel, 12000, A) \
+    X(cuLibraryUnload, cuLibraryUnload, 12000, A) \
     X(cuGraphInstantiateWithFlags, cuGraphInstantiate, 11040, A) \
     X(cuGraphLaunch, cuGraphLaunch, 10000, D) \
     X(cuGraphLaunch_ptsz, cuGraphLaunch, 10000, P) \

@@ -227,6 +227,7 @@ struct sim_state {
     uint64_t next_capture_id;
     struct sim_func *funcs;
     struct sim_handles phys_live, events_live, graphs_live;
+    struct sim_handles modules_live, modfns_live; /* simgpu_module.c */
     /* primary context */
     int primary_refs;
     unsigned primary_flags;
@@ -408,6 +409,11 @@ CUresult sim_capture_end(struct sim_stream *s, CUgraph *g);
 CUresult sim_capture_status(struct sim_stream *s, CUstreamCaptureStatus *st, cuuint64_t *id,
                             CUgraph *g);
 CUresult sim_capture_append(struct sim_stream *s, struct sim_cmd *c);
+
+/* simgpu_module.c — lock held */
+/* The kernel a function handle runs: a registered function, or a live module's or library's
+   handle for one; NULL for anything else (a stale handle included). */
+struct sim_func *sim_func_of(CUfunction h);
 
 /* simgpu_proc.c */
 CUresult sim_get_proc(const char *sym, void **pfn, int version, cuuint64_t flags,

@@ -78,8 +78,8 @@ void simgpu_set_cost(CUfunction fn, double usec)
     if (!(usec >= 0) || !isfinite(usec))
         return;
     pthread_mutex_lock(&sim.lock);
-    struct sim_func *f = (struct sim_func *)fn;
-    if (sim_func_valid(f))
+    struct sim_func *f = sim_func_of(fn);
+    if (f)
         f->cost_us = usec;
     pthread_mutex_unlock(&sim.lock);
 }
@@ -133,9 +133,9 @@ CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CU
     if (gx == 0 || gy == 0 || gz == 0 || (params && extra))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    struct sim_func *f = (struct sim_func *)fn;
+    struct sim_func *f = sim_func_of(fn);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && !sim_func_valid(f))
+    if (rc == CUDA_SUCCESS && !f)
         rc = CUDA_ERROR_INVALID_HANDLE;
     if (rc == CUDA_SUCCESS)
         rc = sim_sticky();
@@ -185,12 +185,12 @@ CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned g
     return sim_api_launch(f, gx, gy, gz, h, false, params, NULL);
 }
 
-static CUresult param_info(const struct sim_func *f, size_t index, size_t *offset, size_t *size)
+static CUresult param_info(CUfunction h, size_t index, size_t *offset, size_t *size)
 {
     pthread_mutex_lock(&sim.lock);
-    bool ok = sim_func_valid(f);
+    const struct sim_func *f = sim_func_of(h); /* registered kernels are never freed */
     pthread_mutex_unlock(&sim.lock);
-    if (!ok)
+    if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     if (index >= (size_t)f->nparams || (!offset && !size))
         return CUDA_ERROR_INVALID_VALUE;
@@ -201,14 +201,14 @@ static CUresult param_info(const struct sim_func *f, size_t index, size_t *offse
     return CUDA_SUCCESS;
 }
 
-static CUresult func_name(const struct sim_func *f, const char **name)
+static CUresult func_name(CUfunction h, const char **name)
 {
     if (!name)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    bool ok = sim_func_valid(f);
+    const struct sim_func *f = sim_func_of(h);
     pthread_mutex_unlock(&sim.lock);
-    if (!ok)
+    if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     *name = f->name;
     return CUDA_SUCCESS;
@@ -217,26 +217,27 @@ static CUresult func_name(const struct sim_func *f, const char **name)
 CUresult CUDAAPI cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size)
 {
     SIM_ENTER(cuFuncGetParamInfo);
-    return param_info((const struct sim_func *)f, index, offset, size);
+    return param_info(f, index, offset, size);
 }
 
 CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction f)
 {
     SIM_ENTER(cuFuncGetName);
-    return func_name((const struct sim_func *)f, name);
+    return func_name(f, name);
 }
 
-/* A registered function also serves as its library kernel handle. */
+/* A registered function also serves as its library kernel handle, and a library's kernel handle
+   (simgpu_module.c) as its function handle. */
 CUresult CUDAAPI cuKernelGetParamInfo(CUkernel k, size_t index, size_t *offset, size_t *size)
 {
     SIM_ENTER(cuKernelGetParamInfo);
-    return param_info((const struct sim_func *)k, index, offset, size);
+    return param_info((CUfunction)k, index, offset, size);
 }
 
 CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel k)
 {
     SIM_ENTER(cuKernelGetName);
-    return func_name((const struct sim_func *)k, name);
+    return func_name((CUfunction)k, name);
 }
 
 CUresult CUDAAPI cuKernelGetFunction(CUfunction *out, CUkernel k)
@@ -245,7 +246,7 @@ CUresult CUDAAPI cuKernelGetFunction(CUfunction *out, CUkernel k)
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    bool ok = sim_func_valid((const struct sim_func *)k);
+    bool ok = sim_func_of((CUfunction)k) != NULL;
     pthread_mutex_unlock(&sim.lock);
     if (!ok)
         return CUDA_ERROR_INVALID_HANDLE;

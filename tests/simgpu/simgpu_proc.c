@@ -6,10 +6,16 @@
  * CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM picks the _ptsz / _ptds
  * variant where one exists. Symbols whose every variant is newer than the
  * requested version answer VERSION_NOT_SUFFICIENT; unknown ones
- * SYMBOL_NOT_FOUND, both with CUDA_ERROR_NOT_FOUND and *pfn = NULL. */
+ * SYMBOL_NOT_FOUND, both with CUDA_ERROR_NOT_FOUND and *pfn = NULL.
+ *
+ * Only exported entry points are answered: a build of the library that hides
+ * some (module.mk's "old driver", linked with a version script that makes them
+ * local) lacks them through cuGetProcAddress as through dlsym, as an older
+ * driver would. */
 #include "simgpu_exports.h"
 #include "simgpu_internal.h"
 
+#include <dlfcn.h>
 #include <string.h>
 
 #undef cuGetProcAddress
@@ -36,6 +42,14 @@ static bool variant_ok(char variant, bool per_thread, bool fallback)
     return variant == (per_thread ? 'P' : 'D');
 }
 
+/* Whether fn is the address of an exported symbol (of this library, or of an interposer that
+   the dynamic linker bound the table's reference to). A local function has none. */
+static bool exported(void *fn)
+{
+    Dl_info info;
+    return dladdr(fn, &info) && info.dli_saddr == fn;
+}
+
 /* Best entry for the name: the newest whose version is not above `version`. */
 static const struct proc_entry *lookup(const char *sym, int version, bool per_thread, bool *known)
 {
@@ -43,7 +57,8 @@ static const struct proc_entry *lookup(const char *sym, int version, bool per_th
     for (int pass = 0; pass < 2 && !best; pass++) {
         for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
             const struct proc_entry *e = &table[i];
-            if (strcmp(e->base, sym) != 0 || !variant_ok(e->variant, per_thread, pass == 1))
+            if (strcmp(e->base, sym) != 0 || !variant_ok(e->variant, per_thread, pass == 1) ||
+                !exported(e->fn))
                 continue;
             *known = true;
             if (e->version <= version && (!best || e->version > best->version))
