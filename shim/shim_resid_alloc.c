@@ -114,6 +114,7 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         return r;
     m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
     if (m->id && resid_member_insert(m) == 0) {
+        shim_registry_slab_set(m->slab->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                              shim_stream_id(stream, per_thread));
