@@ -107,9 +107,15 @@ uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind);
 /* Adds [addr, addr+size) for its alloc/free records only: it is never found by address (a
    small allocation inside a slab, whose range is found instead); its id, or 0. */
 uint64_t shim_registry_add_unplaced(uint64_t addr, uint64_t size, int kind);
-/* Puts (present) or takes out the range [addr, addr+size) in the address table under id,
-   without an allocation record: a slab, found by launch scans. 0, or -1 out of memory. */
-int shim_registry_place_range(uint64_t addr, uint64_t size, uint64_t id, bool present);
+/* Puts a slab's range [addr, addr+size) in the address table: lookups inside it answer the
+   member set with shim_registry_slab_set, else slab_id. Returns its map, or NULL (out of
+   memory: nothing placed). */
+struct shim_slab_map *shim_registry_add_slab(uint64_t addr, uint64_t size, uint64_t slab_id);
+/* Names member_id (0: none) as the owner of [addr, addr+size) inside slab map m. */
+void shim_registry_slab_set(struct shim_slab_map *m, uint64_t addr, uint64_t size,
+                            uint64_t member_id);
+/* Takes slab map m's range out of the address table; the map is kept for reuse. */
+void shim_registry_remove_slab(struct shim_slab_map *m);
 /* Removes the allocation starting at addr; fills *out and returns true if found. */
 bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
@@ -142,8 +148,33 @@ static inline uint64_t shim_reg_slot_match(const struct shim_reg_slot *sl, uint6
     return addr >= a && addr < end ? atomic_load_explicit(&sl->id, memory_order_acquire) : 0;
 }
 
+/* A slab's range in the address table: its slot's id is the map's address tagged with
+   SHIM_REG_SLAB_TAG, and the map names the allocation owning each 512-byte block (0: none,
+   then the slab's own id answers). Maps are never freed, only reused, so a lock-free reader
+   never follows a dangling pointer. */
+#define SHIM_REG_SLAB_TAG   ((uint64_t)1 << 63)
+#define SHIM_REG_SLAB_SHIFT 9
+struct shim_slab_map {
+    uint64_t base, size, slab_id;
+    _Atomic uint64_t *member; /* size >> SHIM_REG_SLAB_SHIFT entries */
+    struct shim_slab_map *next_free;
+};
+
+/* The allocation in slab map m (tagged slot id) holding addr, or the slab's id. */
+static inline uint64_t shim_reg_slab_member(uint64_t tagged, uint64_t addr)
+{
+    const struct shim_slab_map *m =
+        (const struct shim_slab_map *)(uintptr_t)(tagged & ~SHIM_REG_SLAB_TAG);
+    uint64_t off = addr - m->base;
+    uint64_t id = off < m->size ? atomic_load_explicit(&m->member[off >> SHIM_REG_SLAB_SHIFT],
+                                                       memory_order_acquire)
+                                : 0;
+    return id ? id : m->slab_id;
+}
+
 /* Id of the allocation containing addr, 0 if none (lock-free; retries while a writer changes
-   the granule). */
+   the granule). Inside a slab, the member allocation's id (the slab's when no member holds
+   that block). */
 static inline uint64_t shim_registry_find(uint64_t addr)
 {
     if (addr >> 48)
@@ -160,7 +191,7 @@ static inline uint64_t shim_registry_find(uint64_t addr)
         if (!found)
             found = shim_reg_slot_match(&e->s[1], addr);
         if (!(v & 1) && atomic_load_explicit(&e->version, memory_order_relaxed) == v)
-            return found;
+            return found & SHIM_REG_SLAB_TAG ? shim_reg_slab_member(found, addr) : found;
     }
 }
 

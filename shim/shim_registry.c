@@ -8,8 +8,9 @@
  * Allocations smaller than 64 KiB are registered for their alloc/free records
  * but not found by address: touches are tracked for allocations at least that
  * large. Small managed allocations live in slabs, whose whole range is placed
- * under the slab's id (shim_registry_place_range), so a touch of any member
- * finds the slab. Updates take one mutex. */
+ * once with a map from 512-byte blocks to the member that owns them
+ * (shim_registry_add_slab), so a touch of any member finds that member, at any
+ * size. Updates take one mutex. */
 #include "shim_internal.h"
 
 #include <stdlib.h>
@@ -138,13 +139,58 @@ uint64_t shim_registry_add_unplaced(uint64_t addr, uint64_t size, int kind)
     return add(addr, size, kind, false);
 }
 
-int shim_registry_place_range(uint64_t addr, uint64_t size, uint64_t id, bool present)
+static struct shim_slab_map *free_maps; /* protected by lock; maps are never freed */
+
+struct shim_slab_map *shim_registry_add_slab(uint64_t addr, uint64_t size, uint64_t slab_id)
 {
-    struct shim_alloc r = {id, addr, size, SHIM_ALLOC_MANAGED};
+    size_t n = size >> SHIM_REG_SLAB_SHIFT;
     pthread_mutex_lock(&lock);
-    bool ok = place(&r, present);
+    struct shim_slab_map *m = free_maps;
+    if (m && m->size == size) {
+        free_maps = m->next_free;
+    } else {
+        m = calloc(1, sizeof *m);
+        if (m && !(m->member = calloc(n, sizeof *m->member))) {
+            free(m);
+            m = NULL;
+        }
+    }
+    if (m) {
+        for (size_t i = 0; i < n; i++)
+            atomic_store_explicit(&m->member[i], 0, memory_order_relaxed);
+        m->base = addr;
+        m->size = size;
+        m->slab_id = slab_id;
+        struct shim_alloc r = {(uint64_t)(uintptr_t)m | SHIM_REG_SLAB_TAG, addr, size,
+                               SHIM_ALLOC_MANAGED};
+        if (!place(&r, true)) {
+            m->next_free = free_maps;
+            free_maps = m;
+            m = NULL;
+        }
+    }
     pthread_mutex_unlock(&lock);
-    return ok ? 0 : -1;
+    return m;
+}
+
+void shim_registry_slab_set(struct shim_slab_map *m, uint64_t addr, uint64_t size,
+                            uint64_t member_id)
+{
+    uint64_t first = (addr - m->base) >> SHIM_REG_SLAB_SHIFT;
+    uint64_t last = (addr + size - 1 - m->base) >> SHIM_REG_SLAB_SHIFT;
+    for (uint64_t b = first; b <= last && b < (m->size >> SHIM_REG_SLAB_SHIFT); b++)
+        atomic_store_explicit(&m->member[b], member_id, memory_order_release);
+}
+
+void shim_registry_remove_slab(struct shim_slab_map *m)
+{
+    struct shim_alloc r = {(uint64_t)(uintptr_t)m | SHIM_REG_SLAB_TAG, m->base, m->size,
+                           SHIM_ALLOC_MANAGED};
+    pthread_mutex_lock(&lock);
+    place(&r, false);
+    m->next_free = free_maps;
+    free_maps = m;
+    pthread_mutex_unlock(&lock);
 }
 
 static struct shim_alloc *take(size_t j)

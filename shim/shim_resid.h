@@ -137,10 +137,11 @@ struct resid_move {
 /* A slab's bookkeeping: which 512-byte blocks of its chunk are taken. */
 #define RESID_SLAB_BLOCK 512u
 struct resid_slab {
-    uint64_t *used;   /* bitmap, one bit per block */
-    uint32_t nblocks; /* blocks in the chunk */
-    uint32_t members; /* allocations living in it (freed in stream order: until done) */
-    uint32_t taken;   /* blocks taken */
+    uint64_t *used;            /* bitmap, one bit per block */
+    uint32_t nblocks;          /* blocks in the chunk */
+    uint32_t members;          /* allocations living in it (freed in stream order: until done) */
+    uint32_t taken;            /* blocks taken */
+    struct shim_slab_map *map; /* its range in the address table */
     struct resid_unit *next, *prev; /* every slab, newest first */
 };
 

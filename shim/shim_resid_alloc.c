@@ -114,6 +114,7 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         return r;
     m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
     if (m->id && resid_member_insert(m) == 0) {
+        shim_registry_slab_set(m->slab->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                              shim_stream_id(stream, per_thread));
@@ -219,8 +220,22 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
     }
     if (m) {
         resid_member_erase(m);
-        if (!(async && free_later(NULL, m, stream, per_thread)))
-            resid_slab_free(m); /* the slab's range stays mapped: no wait needed to unmap */
+        if (async && free_later(NULL, m, stream, per_thread)) {
+            pthread_mutex_unlock(&resid.lock);
+            return CUDA_SUCCESS;
+        }
+        /* Its blocks may be reused, and an empty slab unmapped, only once no queued work
+           uses them: after the device was idle, or the stream was (no event could order
+           the free). Otherwise they stay taken for good. */
+        if (async)
+            idle = resid.drv->stream_sync(stream) == CUDA_SUCCESS || device_idle();
+        if (idle) {
+            resid_slab_free(m);
+        } else {
+            SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: "
+                                         "the freed memory is not reused");
+            free(m);
+        }
         pthread_mutex_unlock(&resid.lock);
         return CUDA_SUCCESS;
     }

@@ -6,9 +6,11 @@
  * of memory long before its peak. Allocations of at most half a chunk live in
  * slabs instead: one chunk-sized range, mapped onto one chunk, cut into 512-byte
  * blocks (the alignment cudaMalloc promises is 256 bytes). A slab is a unit: it
- * is evicted and restored whole, onto one host chunk, and the launch scan finds
- * it (its range is in the address table under the slab's id), so a touch of any
- * member fences and restores the slab. New members go into the newest slab on
+ * is evicted and restored whole, onto one host chunk. Its range is in the
+ * address table with a map from blocks to members, so the launch scan finds
+ * each member by its own id (as the trace records it) and the residency
+ * manager finds the member's slab: a touch of any member fences and restores
+ * the slab. New members go into the newest slab on
  * the device with room: allocations made together tend to die together. */
 #include "shim_resid.h"
 
@@ -105,8 +107,8 @@ static int slab_new(struct resid_unit **out)
     int r = resid_take_device(u->backing, 1, NULL, false, NULL) != 0 ? 1
             : resid_map(u->va, u->backing, 1) != 0                   ? -1
                                                                      : 0;
-    if (r == 0 &&
-        (resid_insert(u) != 0 || shim_registry_place_range(u->va, u->mapped, u->id, true) != 0)) {
+    if (r == 0 && (resid_insert(u) != 0 ||
+                   !(u->slab->map = shim_registry_add_slab(u->va, u->mapped, u->id)))) {
         resid_erase(u);
         resid.drv->unmap(u->va, u->mapped);
         r = -1;
@@ -164,7 +166,7 @@ bool resid_slab_reclaim(struct resid_unit *u)
         return false;
     unlink_slab(u);
     resid_erase(u);
-    shim_registry_place_range(u->va, u->mapped, u->id, false);
+    shim_registry_remove_slab(u->slab->map);
     resid_release(u, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
     return true;
 }
@@ -172,6 +174,9 @@ bool resid_slab_reclaim(struct resid_unit *u)
 void resid_slab_free(struct resid_member *m)
 {
     struct resid_unit *u = m->slab;
+    if (m->id) /* lookups inside its blocks answer the slab again */
+        shim_registry_slab_set(u->slab->map, u->va + (uint64_t)m->first * RESID_SLAB_BLOCK,
+                               (uint64_t)m->blocks * RESID_SLAB_BLOCK, 0);
     set_blocks(u->slab, m->first, m->blocks, false);
     u->slab->members--;
     free(m);

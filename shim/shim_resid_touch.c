@@ -18,6 +18,9 @@
  * that sees the pin gone also sees the submission done, so its fence covers it. */
 #include "shim_resid.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
 {
     if ((per_thread && !s) || s == CU_STREAM_PER_THREAD) {
@@ -71,16 +74,58 @@ static __thread uint32_t my_n;
 int resid_pinned_here(const struct resid_unit *u)
 {
     uint64_t handle = (uint64_t)(uintptr_t)u | ((uint64_t)1 << 63);
+    int n = 0;
     for (uint32_t i = 0; i < my_n; i++)
-        if (my_ids[i] == handle)
-            return 1;
-    return 0;
+        n += my_ids[i] == handle;
+    return n;
+}
+
+/* The ids an operation passed in, kept while its ids hold handles (so that leave gives back
+   a small allocation's own id, not its slab's). Grown before the lock is taken; freed when
+   the thread ends. */
+#define SAVED_INLINE 64
+static __thread uint64_t saved_inline[SAVED_INLINE];
+static __thread uint64_t *saved_heap;
+static __thread uint32_t saved_cap;
+static __thread uint64_t *saved; /* of the operation in progress, or NULL */
+static pthread_key_t saved_key;
+static pthread_once_t saved_once = PTHREAD_ONCE_INIT;
+
+static void saved_key_make(void)
+{
+    pthread_key_create(&saved_key, free);
+}
+
+/* A copy of ids[0..n), or NULL when memory is short (leave then gives back unit ids). */
+static uint64_t *save_ids(const uint64_t *ids, uint32_t n)
+{
+    uint64_t *buf = saved_inline;
+    if (n > SAVED_INLINE) {
+        if (n > saved_cap) {
+            pthread_once(&saved_once, saved_key_make);
+            uint64_t *v = realloc(saved_heap, n * sizeof *v);
+            if (!v)
+                return NULL;
+            saved_heap = v;
+            saved_cap = n;
+            pthread_setspecific(saved_key, v);
+        }
+        buf = saved_heap;
+    }
+    memcpy(buf, ids, n * sizeof *ids);
+    return buf;
 }
 
 /* The unit with id, or NULL (lock held). */
 static inline struct resid_unit *managed(uint64_t id)
 {
-    return (id & SHIM_MANAGED_ID_TAG) ? resid_find(id) : NULL;
+    if (!(id & SHIM_MANAGED_ID_TAG))
+        return NULL;
+    struct resid_unit *u = resid_find(id);
+    if (u)
+        return u;
+    struct resid_member *m = resid_member_find(id); /* a small allocation: its slab moves */
+    return m ? m->slab : NULL;
 }
 
 static inline bool any_managed(const uint64_t *ids, uint32_t n)
@@ -120,6 +165,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     uint64_t now = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     bool any = false;
     CUstream waiter = waiter_of(stream, per_thread);
+    saved = save_ids(ids, n);
     pthread_mutex_lock(&resid.lock);
     for (uint32_t i = 0; i < n; i++) {
         struct resid_unit *u = managed(ids[i]);
@@ -153,7 +199,7 @@ void shim_resid_leave(uint64_t *ids, uint32_t n)
         if (!(ids[i] & PINNED_BIT))
             continue;
         struct resid_unit *u = (struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT);
-        ids[i] = u->id;
+        ids[i] = saved ? saved[i] : u->id;
         atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
     }
 }

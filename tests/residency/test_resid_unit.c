@@ -348,7 +348,14 @@ static void test_small_allocations_share_slabs(void **state)
     for (int i = 0; i < N; i++) {
         assert_true(p[i] % 512 == 0);
         assert_true(holds(p[i], 16 * 1024, (uint8_t)i)); /* no two overlap */
-        assert_int_equal(id_of(p[i]), id_of(p[0]));      /* launches find the slab */
+        if (i > 0) /* launches find each allocation by its own id... */
+            assert_int_not_equal(id_of(p[i]), id_of(p[i - 1]));
+        assert_int_equal(id_of(p[i] + 16 * 1024 - 1), id_of(p[i]));
+        pthread_mutex_lock(&resid.lock); /* ...and residency finds its slab */
+        struct resid_member *m = resid_member_find(id_of(p[i]));
+        assert_non_null(m);
+        assert_ptr_equal(m->slab, resid_member_find(id_of(p[0]))->slab);
+        pthread_mutex_unlock(&resid.lock);
     }
     for (int i = 0; i < N; i++)
         release(p[i], false);
