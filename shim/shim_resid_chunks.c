@@ -15,11 +15,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define ARENA_SLOTS     512       /* chunks per arena reservation */
-#define EVICT_TRIES     2         /* failed eviction starts of one unit before a search skips it */
-#define ROUNDS_PER_UNIT 4         /* bound on the rounds of one search, per unit (plus a few) */
-#define PIN_PAUSE_NS    50000     /* between looks while every victim is pinned */
-#define PIN_WAIT_MAX_NS 200000000 /* pauses for pinned units in one search, at most */
+#define ARENA_SLOTS      512     /* chunks per arena reservation */
+#define EVICT_TRIES      2       /* failed eviction starts of one unit before a search skips it */
+#define ROUNDS_PER_UNIT  4       /* bound on the rounds of one search, per unit (plus a few) */
+#define PIN_PAUSE_NS     50000   /* first pause while every victim is pinned, doubling */
+#define PIN_PAUSE_MAX_NS 2000000 /* up to this */
+#define PIN_WAIT_MAX_NS  2000000000 /* pauses for pinned units in one search, at most */
 
 static int more_slots(void)
 {
@@ -277,11 +278,14 @@ static bool make_progress(void)
         return true;
     if (!resid.oom.pinned || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
         return false;
-    resid.oom.paused_ns += PIN_PAUSE_NS;
-    /* Units pinned by submissions in progress on other threads come free within a driver
-       call: let them finish, then look again (the caller's round limit bounds this). */
+    /* Units pinned by operations in progress on other threads come free when their driver
+       call returns — at once for a launch, after the copy for a synchronous copy: let them
+       finish, then look again, backing off (bounded: PIN_WAIT_MAX_NS in all). */
+    uint64_t ns = resid.oom.paused_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : resid.oom.paused_ns;
+    ns = ns > PIN_PAUSE_MAX_NS ? PIN_PAUSE_MAX_NS : ns;
+    resid.oom.paused_ns += ns;
     pthread_mutex_unlock(&resid.lock);
-    struct timespec pause = {0, PIN_PAUSE_NS};
+    struct timespec pause = {0, (long)ns};
     nanosleep(&pause, NULL);
     pthread_mutex_lock(&resid.lock);
     return true;
