@@ -210,7 +210,8 @@ static void complete(struct resid_move *m)
     u->move = NULL;
     if (remap(u, m) != 0) {
         resid_give_back(m->chunks, m->n);
-        u->skip_epoch = resid.epoch;
+        u->skip_epoch = resid.epoch; /* not again in this search; the caller may retry */
+        resid.oom.driver_failed = true;
         resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
         return;
     }
@@ -243,6 +244,7 @@ static void give_up(struct resid_move *m, CUresult rc)
         return;
     u->move = NULL;
     u->skip_epoch = resid.epoch;
+    resid.oom.driver_failed = true;
     resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
 }
 
