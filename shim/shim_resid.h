@@ -157,6 +157,8 @@ struct resid_unit {
                                 (decremented without the lock) */
     bool graph;              /* touched while capturing: stays on the device */
     bool stuck;              /* a remap failed half way: the next touch maps it again */
+    bool unsettled;          /* a copy given up may still read its range or chunks: the
+                                device must be idle before they go (release) */
     struct resid_move *move; /* in flight, or NULL */
     CUstream streams[RESID_MAX_STREAMS]; /* touched since the last fence */
     uint8_t nstreams;

@@ -242,6 +242,7 @@ static void give_up(struct resid_move *m, CUresult rc)
     resid_set_aside(m->chunks, m->n);
     if (m->cancelled)
         return;
+    u->unsettled = true; /* later copies on the same stream come after it; a release does not */
     u->move = NULL;
     u->skip_epoch = resid.epoch;
     resid.oom.driver_failed = true;
@@ -322,8 +323,12 @@ void resid_release(struct resid_unit *u, const struct resid_cause *cause)
 {
     bool mapped = !(resid.unmapped && u->state == RESID_HOST) && !u->stuck;
     resid_fsm(u, RESID_EV_FREE, cause);
-    if (mapped && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS &&
-        resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS) {
+    if (u->unsettled && resid.drv->ctx_sync() != CUDA_SUCCESS) {
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range may still be read by a copy whose end "
+                                     "is unknown: it is left mapped and its chunks are not reused");
+        resid_set_aside(u->backing, u->n);
+    } else if (mapped && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS &&
+               resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range could not be unmapped: its address "
                                      "range is left reserved and its chunks are not reused");
         resid_set_aside(u->backing, u->n);
