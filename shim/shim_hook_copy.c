@@ -23,7 +23,7 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
 
 /* Managed ends of a copy are made resident and pinned before it is submitted. */
 static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, CUstream stream,
-                       bool per_thread)
+                       bool per_thread, CUresult *refuse)
 {
     *n = 0;
     if (!shim_active())
@@ -33,7 +33,7 @@ static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, C
         ids[(*n)++] = d;
     if (s && s != d)
         ids[(*n)++] = s;
-    return shim_resid_enter(ids, *n, stream, per_thread);
+    return shim_resid_enter(ids, *n, stream, per_thread, refuse);
 }
 
 /* One copy hook: residency, real call, then the record (and a host sync when synchronous). */
@@ -43,9 +43,10 @@ static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, C
         SHIM_NEED_REAL(sym);                                                                       \
         uint64_t ids_[2];                                                                          \
         uint32_t nids_;                                                                            \
+        CUresult refuse_ = CUDA_SUCCESS;                                                           \
         bool pinned_ = copy_enter(ids_, &nids_, (uint64_t)(uintptr_t)(dst),                        \
-                                  (uint64_t)(uintptr_t)(src), stream, PER_THREAD(sym));            \
-        CUresult rc = shim.real.sym call;                                                          \
+                                  (uint64_t)(uintptr_t)(src), stream, PER_THREAD(sym), &refuse_);  \
+        CUresult rc = refuse_ != CUDA_SUCCESS ? refuse_ : shim.real.sym call;                      \
         if (pinned_)                                                                               \
             shim_resid_leave(ids_, nids_);                                                         \
         if (rc == CUDA_SUCCESS && shim_active()) {                                                 \

@@ -28,11 +28,14 @@ static int before(const struct launch_args *a)
 struct touched {
     struct shim_scan s; /* all of them, however many */
     bool pinned;        /* managed ones were made resident and pinned */
+    CUresult refuse;    /* not CUDA_SUCCESS: a range could not be made usable; the launch is
+                           not submitted and the program gets this error */
 };
 
 static inline void scan(struct touched *t, const struct launch_args *a, const struct shim_func *fn)
 {
     t->pinned = false;
+    t->refuse = CUDA_SUCCESS;
     if (!(shim.record & CONF_RECORD_LAUNCHES) && shim.mode != CONF_MODE_AUTO) {
         t->s.ids = t->s.local;
         t->s.n = 0;
@@ -44,7 +47,7 @@ static inline void scan(struct touched *t, const struct launch_args *a, const st
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
                                      "launches show no touched allocations");
     if (shim.mode == CONF_MODE_AUTO) /* record mode never starts residency */
-        t->pinned = shim_resid_enter(t->s.ids, t->s.n, a->stream, a->per_thread);
+        t->pinned = shim_resid_enter(t->s.ids, t->s.n, a->stream, a->per_thread, &t->refuse);
 }
 
 /* After the real launch: unpin; if it succeeded, number it, feed the step detector, record it. */
@@ -78,7 +81,9 @@ launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx, un
     struct touched t;
     scan(&t, a, fn);
     int slot = before(a);
-    CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
+    CUresult rc = t.refuse
+                      ? t.refuse
+                      : real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
     after(a, fn, slot, &t, rc);
     return rc;
 }
@@ -107,7 +112,7 @@ static CUresult launch_ex(shim_fn_cuLaunchKernelEx real, bool per_thread,
     struct touched t;
     scan(&t, &a, fn);
     int slot = before(&a);
-    CUresult rc = real(config, f, params, extra);
+    CUresult rc = t.refuse ? t.refuse : real(config, f, params, extra);
     after(&a, fn, slot, &t, rc);
     return rc;
 }
@@ -136,7 +141,8 @@ static CUresult coop(shim_fn_cuLaunchCooperativeKernel real, const struct launch
     struct touched t;
     scan(&t, a, fn);
     int slot = before(a);
-    CUresult rc = real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
+    CUresult rc =
+        t.refuse ? t.refuse : real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
     after(a, fn, slot, &t, rc);
     return rc;
 }

@@ -294,8 +294,12 @@ void shim_resid_mem_info(size_t *free_bytes, size_t *total);
    made resident and pinned, and the stream is noted for the next fence. Returns true if any
    was managed; then the managed entries of ids hold handles until shim_resid_leave, which
    must be called once the operation was submitted (or failed) and puts the ids back. Takes
-   the residency lock at most once, and only when an id is managed. */
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread);
+   the residency lock at most once, and only when an id is managed. *refuse is set to an error
+   when a range could not be made usable (a remap the driver keeps refusing, an unmapped
+   eviction that cannot come back): the operation must then not be submitted, and the program
+   gets that error instead of a fault; it is left alone otherwise. */
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread,
+                      CUresult *refuse);
 /* After the operation was submitted: unpins (lock-free) and restores ids. */
 void shim_resid_leave(uint64_t *ids, uint32_t n);
 /* At exit: ends the mover thread (it must not call the driver while the process and the

@@ -213,6 +213,7 @@ struct resid_ctx {
     bool unmapped;  /* evicted ranges stay unmapped (no host VMM) */
     CUmemLocationType host_location; /* HOST, or HOST_NUMA (node 0) */
     CUresult sticky;                 /* a permanent device error seen: nothing moves any more */
+    CUresult last_error;             /* the latest failed driver call's error */
     uint64_t epoch;                  /* of the current victim search */
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;

@@ -288,6 +288,8 @@ void resid_fence_drop(struct resid_fence *f)
 
 void resid_driver_failed(CUresult rc)
 {
+    if (rc != CUDA_SUCCESS)
+        resid.last_error = rc;
     if (!resid_sticky_error(rc) || resid.sticky)
         return;
     resid.sticky = rc;

@@ -36,20 +36,26 @@ static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
         u->streams_unknown = true;
 }
 
-/* Brings u to the device for an operation on stream s (lock held, u pinned). */
-static void make_resident(struct resid_unit *u, CUstream s)
+/* Brings u to the device for an operation on stream s (lock held, u pinned); CUDA_SUCCESS, or
+   the error the operation must fail with (its range cannot be made usable). */
+static CUresult make_resident(struct resid_unit *u, CUstream s)
 {
     if (u->stuck && resid_map(u->va, u->backing, u->n) == 0)
         u->stuck = false;
+    if (u->stuck) {
+        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range cannot be mapped again (the driver "
+                                      "refuses): operations on it fail with the driver's error");
+        return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
+    }
     if (u->state == RESID_EVICTING && u->move)
         resid_cancel_eviction(u, s);
     struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};
     if (u->state != RESID_HOST || resid_restore(u, &why) == 0 || u->state != RESID_HOST)
-        return;
+        return CUDA_SUCCESS;
     if (!resid.unmapped) {
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "an operation needs more than the budget holds at once: it "
                                      "reads some data through the host link");
-        return;
+        return CUDA_SUCCESS;
     }
     /* An unmapped range cannot be read through the link: exceed the budget instead. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "an operation needs more than the budget holds at once, and "
@@ -57,6 +63,11 @@ static void make_resident(struct resid_unit *u, CUstream s)
     resid.over_budget = true;
     resid_restore(u, &why);
     resid.over_budget = false;
+    if (u->state != RESID_HOST)
+        return CUDA_SUCCESS;
+    SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back: the "
+                                  "operation on it fails with out of memory");
+    return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 /* The stream handle that makes the operation's own stream wait: a per-thread entry point's
@@ -141,12 +152,16 @@ static inline bool any_managed(const uint64_t *ids, uint32_t n)
 #define PINNED_BIT ((uint64_t)1 << 63)
 
 /* After the unit is resident: the stream is remembered, and waits for what made its data. */
-static void ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bool capturing)
+static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bool capturing)
 {
     if (u->state == RESID_RESTORING)
         resid_wait_move(u, SHIM_REASON_DEMAND);
+    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0) /* the restore's remap failed */
+        u->stuck = false;
+    if (u->stuck)
+        return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
     if (capturing)
-        return;
+        return CUDA_SUCCESS;
     /* Only now: a restore's fence above must not swallow this operation's touch. */
     note_stream(u, stream, per_thread);
     if (u->ready) { /* a copy made its data or chunks: wait in order */
@@ -155,9 +170,10 @@ static void ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bo
         resid_fence_drop(u->ready);
         u->ready = NULL;
     }
+    return CUDA_SUCCESS;
 }
 
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread)
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, CUresult *refuse)
 {
     if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire))
         return false;
@@ -181,13 +197,21 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     }
     my_ids = ids; /* a search for room must not wait for this operation's own pins */
     my_n = n;
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] & PINNED_BIT)
-            make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), waiter);
-    for (uint32_t i = 0; i < n; i++)
-        if (ids[i] & PINNED_BIT)
-            ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream, per_thread,
-                      capturing);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(ids[i] & PINNED_BIT))
+            continue;
+        CUresult rc = make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), waiter);
+        if (rc != CUDA_SUCCESS)
+            *refuse = rc;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(ids[i] & PINNED_BIT))
+            continue;
+        CUresult rc = ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream,
+                                per_thread, capturing);
+        if (rc != CUDA_SUCCESS)
+            *refuse = rc;
+    }
     my_n = 0;
     pthread_mutex_unlock(&resid.lock);
     return any;
