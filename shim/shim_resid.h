@@ -360,8 +360,10 @@ bool resid_move_poll(struct resid_move *m, bool wait);
 void resid_release(struct resid_unit *u, const struct resid_cause *cause);
 
 /* shim_resid_touch.c */
-/* How many pins on u the calling thread's operation in progress holds (0 or 1). */
+/* How many pins on u the calling thread's operation in progress holds. */
 int resid_pinned_here(const struct resid_unit *u);
+/* Whether the calling thread is making an operation's units resident (it holds pins). */
+bool resid_in_operation(void);
 
 /* shim_resid_slab.c */
 /* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the

@@ -276,7 +276,10 @@ static bool make_progress(void)
         return true;
     if (evict_one())
         return true;
-    if (!resid.oom.pinned || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
+    /* An operation making its own units resident holds pins while it looks: if it waited for
+       others' pins, two of them could wait for each other. It reads through the host link
+       instead (or fails cleanly), and lets its pins go; only allocations wait. */
+    if (!resid.oom.pinned || resid_in_operation() || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
         return false;
     /* Units pinned by operations in progress on other threads come free when their driver
        call returns — at once for a launch, after the copy for a synchronous copy: let them

@@ -91,6 +91,11 @@ int resid_pinned_here(const struct resid_unit *u)
     return n;
 }
 
+bool resid_in_operation(void)
+{
+    return my_n > 0;
+}
+
 /* The ids an operation passed in, kept while its ids hold handles (so that leave gives back
    a small allocation's own id, not its slab's). Grown before the lock is taken; freed when
    the thread ends. */
