@@ -266,9 +266,10 @@ bool resid_move_poll(struct resid_move *m, bool wait)
     if (rc == CUDA_ERROR_NOT_READY && !wait)
         return false;
     if (rc != CUDA_SUCCESS) {
+        CUevent done = m->done; /* read under the lock: complete() hands it to a fence */
         m->waiters++;
         pthread_mutex_unlock(&resid.lock);
-        rc = resid.drv->event_sync(m->done);
+        rc = resid.drv->event_sync(done);
         pthread_mutex_lock(&resid.lock);
         m->waiters--;
         if (m->finished) { /* someone else finished it meanwhile */
