@@ -120,7 +120,8 @@ struct resid_chunk {
 
 /* A copy in flight between device and host chunks. */
 struct resid_move {
-    struct resid_unit *unit;
+    struct resid_unit *unit; /* not to be followed once cancelled: the unit may be gone */
+    uint64_t unit_id;
     enum shim_move_dir dir;
     struct resid_cause cause;
     bool cancelled;              /* a touch cancelled it, or its unit went away */

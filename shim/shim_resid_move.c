@@ -48,6 +48,7 @@ static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
         return NULL;
     }
     m->unit = u;
+    m->unit_id = u->id;
     m->dir = dir;
     m->cause = *cause;
     m->n = u->n;
@@ -194,7 +195,7 @@ static int remap(struct resid_unit *u, struct resid_move *m)
 static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
 {
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_move(m->dir, m->unit->id, m->bytes, m->start_ns, resid_now_ns(), reason);
+        shim_trace_move(m->dir, m->unit_id, m->bytes, m->start_ns, resid_now_ns(), reason);
 }
 
 /* Finishes m, whose copy is known complete (lock held). */
