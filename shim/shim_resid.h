@@ -289,6 +289,8 @@ int resid_member_insert(struct resid_member *m);
 void resid_member_erase(struct resid_member *m);
 /* A new unit record of bytes (rounded up to whole chunks), state NONE; NULL on failure. */
 struct resid_unit *resid_unit_new(uint64_t bytes);
+/* resid_unit_new with its virtual range reserved (nothing mapped); NULL on failure. */
+struct resid_unit *resid_unit_reserve(uint64_t bytes);
 /* Frees u's record (its range and chunks must already be dealt with). */
 void resid_unit_free(struct resid_unit *u);
 /* Calls fn on every unit. */

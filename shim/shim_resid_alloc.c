@@ -75,15 +75,9 @@ static int back(struct resid_unit *u, CUstream stream, bool ordered)
 /* One attempt at a unit of its own: 0 done (*dptr set), 1 out of memory, -1 driver failure. */
 static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async)
 {
-    struct resid_unit *u = resid_unit_new(bytes);
+    struct resid_unit *u = resid_unit_reserve(bytes);
     if (!u)
         return -1;
-    CUresult rc = resid.drv->reserve(&u->va, u->mapped, resid.gran);
-    if (rc != CUDA_SUCCESS) {
-        resid_driver_failed(rc);
-        resid_unit_free(u);
-        return -1;
-    }
     int r = back(u, stream, async && nameable(stream, per_thread));
     if (r != 0) {
         resid.drv->address_free(u->va, u->mapped);

@@ -71,10 +71,10 @@ static void unlink_slab(struct resid_unit *u)
         s->next->slab->prev = s->prev;
 }
 
-/* A new slab record (no range yet); NULL when out of memory. */
+/* A new slab record with its range reserved; NULL when out of memory or the reservation failed. */
 static struct resid_unit *slab_record(void)
 {
-    struct resid_unit *u = resid_unit_new(resid.gran);
+    struct resid_unit *u = resid_unit_reserve(resid.gran);
     struct resid_slab *s = u ? calloc(1, sizeof *s) : NULL;
     uint32_t blocks = (uint32_t)(resid.gran / RESID_SLAB_BLOCK);
     if (s && !(s->used = calloc((blocks + 63) / 64, sizeof *s->used))) {
@@ -82,8 +82,10 @@ static struct resid_unit *slab_record(void)
         s = NULL;
     }
     if (!s) {
-        if (u)
+        if (u) {
+            resid.drv->address_free(u->va, u->mapped);
             resid_unit_free(u);
+        }
         return NULL;
     }
     s->nblocks = blocks;
@@ -98,12 +100,6 @@ static int slab_new(struct resid_unit **out)
     struct resid_unit *u = slab_record();
     if (!u)
         return -1;
-    CUresult rc = resid.drv->reserve(&u->va, u->mapped, resid.gran);
-    if (rc != CUDA_SUCCESS) {
-        resid_driver_failed(rc);
-        resid_unit_free(u);
-        return -1;
-    }
     int r = resid_take_device(u->backing, 1, NULL, false, NULL) != 0 ? 1
             : resid_map(u->va, u->backing, 1) != 0                   ? -1
                                                                      : 0;

@@ -223,6 +223,19 @@ struct resid_unit *resid_unit_new(uint64_t bytes)
     return u;
 }
 
+struct resid_unit *resid_unit_reserve(uint64_t bytes)
+{
+    struct resid_unit *u = resid_unit_new(bytes);
+    if (!u)
+        return NULL;
+    CUresult rc = resid.drv->reserve(&u->va, u->mapped, resid.gran);
+    if (rc == CUDA_SUCCESS)
+        return u;
+    resid_driver_failed(rc);
+    resid_unit_free(u);
+    return NULL;
+}
+
 void resid_unit_free(struct resid_unit *u)
 {
     resid_fence_drop(u->ready);
