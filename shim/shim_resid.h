@@ -128,7 +128,8 @@ struct resid_move {
     bool finished;               /* completed or given up; freed by its last waiter */
     int waiters;                 /* threads waiting on done without the lock */
     int errors;                  /* failed queries of done */
-    CUevent done;                /* recorded after the copies on the shim's stream */
+    struct resid_fence *done;    /* recorded after the copies on the shim's stream; shared
+                                    with the chunks the copy reads and the unit it fills */
     uint32_t n;                  /* chunks */
     struct resid_chunk **chunks; /* the destination: they back the range once remapped */
     uint64_t bytes, start_ns;
@@ -307,6 +308,9 @@ struct resid_fence *resid_fence_new(CUevent e);
 struct resid_fence *resid_fence_ref(struct resid_fence *f);
 /* Drops a reference (NULL is fine); the event goes back to the pool with the last one. */
 void resid_fence_drop(struct resid_fence *f);
+/* Makes chunk c wait for fence f before it is written again, keeping whichever of f and its
+   present fence comes later on the eviction stream (all chunk fences are evictions). */
+void resid_chunk_fence(struct resid_chunk *c, struct resid_fence *f);
 /* Notes that a driver call failed with rc (a sticky error stops all moves). */
 void resid_driver_failed(CUresult rc);
 

@@ -178,10 +178,20 @@ struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n)
 uint64_t resid_trim_device(uint64_t bytes)
 {
     uint64_t done = 0;
-    struct resid_chunk *c;
+    struct resid_chunk *c, *busy = NULL;
     while (done < bytes && (c = pop(false)) != NULL) {
+        /* A chunk an eviction's copy may still read (a cancelled one, say) stays pooled. */
+        if (c->fence && resid.drv->query(c->fence->event) != CUDA_SUCCESS) {
+            c->next = busy;
+            busy = c;
+            continue;
+        }
         chunk_destroy(c);
         done += resid.gran;
+    }
+    while ((c = busy) != NULL) {
+        busy = c->next;
+        resid_give_back(&c, 1);
     }
     return done;
 }

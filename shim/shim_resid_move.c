@@ -58,27 +58,31 @@ static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
 
 static void move_free(struct resid_move *m)
 {
-    resid_event_put(m->done);
+    resid_fence_drop(m->done);
     free(m->chunks);
     free(m);
 }
 
-/* Copies u's bytes from chunks `from` (or its range) to the move's chunks on stream s and
-   records done; 0, or -1. */
-static int copy_all(struct resid_move *m, struct resid_chunk **from, CUdeviceptr from_va,
-                    CUstream s)
+/* Copies u's bytes from chunks `from` to the move's chunks on stream s and records done;
+   0, or -1. Both sides are read and written at the chunks' own addresses, never through
+   u's range, so the range may be unmapped (its unit freed) while the copy runs: only the
+   chunks must outlive it, which their fences see to. */
+static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
 {
     struct resid_unit *u = m->unit;
     CUresult rc = CUDA_SUCCESS;
     for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
         uint64_t off = (uint64_t)i * resid.gran;
         uint64_t len = u->size - off < resid.gran ? u->size - off : resid.gran;
-        rc = resid.drv->copy(m->chunks[i]->addr, from ? from[i]->addr : from_va + off, len, s);
+        rc = resid.drv->copy(m->chunks[i]->addr, from[i]->addr, len, s);
     }
-    if (rc == CUDA_SUCCESS && (m->done = resid_event_get()) != NULL)
-        rc = resid.drv->record(m->done, s);
+    CUevent e = rc == CUDA_SUCCESS ? resid_event_get() : NULL;
+    if (e && (rc = resid.drv->record(e, s)) == CUDA_SUCCESS)
+        m->done = resid_fence_new(e); /* numbered now: in the stream's order */
+    else
+        resid_event_put(e);
     resid_driver_failed(rc);
-    return rc == CUDA_SUCCESS && m->done ? 0 : -1;
+    return m->done ? 0 : -1;
 }
 
 /* Undoes a move that never started: copies already submitted must finish before its chunks
@@ -119,7 +123,7 @@ int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
         move_free(m);
         return -1;
     }
-    if (copy_all(m, NULL, u->va, resid.to_host) != 0) {
+    if (copy_all(m, u->backing, resid.to_host) != 0) {
         abandon(m, resid.to_host);
         return -1;
     }
@@ -147,7 +151,7 @@ int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
     struct resid_fence *f = resid_take_fences(m->chunks, m->n);
     CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
     resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
-    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, 0, resid.to_device) != 0) {
+    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
         abandon(m, resid.to_device);
         return -1;
     }
@@ -158,10 +162,14 @@ int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
 void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
 {
     struct resid_move *m = u->move;
-    /* The touch must not write while the copy still reads (its result is discarded, but
-       the host chunks must not be reused before it ends: complete() gives them back). */
-    if (resid.drv->wait_event(stream, m->done) != CUDA_SUCCESS)
-        resid.drv->event_sync(m->done);
+    /* The copy still reads u's device chunks. Its result is discarded, and its host chunks
+       go back only once it ends (complete()); but u may be freed before then, so u's chunks
+       carry its fence: whoever takes them next waits for the copy before writing them. The
+       touch itself waits too, so that no write races the read. */
+    for (uint32_t i = 0; i < u->n; i++)
+        resid_chunk_fence(u->backing[i], m->done);
+    if (resid.drv->wait_event(stream, m->done->event) != CUDA_SUCCESS)
+        resid.drv->event_sync(m->done->event);
     m->cancelled = true;
     u->move = NULL;
     resid_fsm(u, RESID_EV_CANCEL,
@@ -217,18 +225,15 @@ static void complete(struct resid_move *m)
         return;
     }
     u->stuck = false;
-    struct resid_fence *f = resid_fence_new(m->done);
-    m->done = NULL;
     for (uint32_t i = 0; evict && i < u->n; i++) /* written only after the copy */
-        u->backing[i]->fence = resid_fence_ref(f);
+        resid_chunk_fence(u->backing[i], m->done);
     resid_give_back(u->backing, u->n);
     for (uint32_t i = 0; i < u->n; i++)
         u->backing[i] = m->chunks[i];
     if (!evict) { /* the next user of the data waits for the copy */
         resid_fence_drop(u->ready);
-        u->ready = resid_fence_ref(f);
+        u->ready = resid_fence_ref(m->done);
     }
-    resid_fence_drop(f);
     resid_fsm(u, RESID_EV_COPY_DONE, &m->cause);
     trace_move(m, m->cause.reason);
 }
@@ -263,11 +268,11 @@ bool resid_move_poll(struct resid_move *m, bool wait)
 {
     if (m->finished)
         return true;
-    CUresult rc = resid.drv->query(m->done);
+    CUresult rc = resid.drv->query(m->done->event);
     if (rc == CUDA_ERROR_NOT_READY && !wait)
         return false;
     if (rc != CUDA_SUCCESS) {
-        CUevent done = m->done; /* read under the lock: complete() hands it to a fence */
+        CUevent done = m->done->event; /* m->done lives while m has waiters */
         m->waiters++;
         pthread_mutex_unlock(&resid.lock);
         rc = resid.drv->event_sync(done);

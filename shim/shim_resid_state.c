@@ -299,6 +299,14 @@ void resid_fence_drop(struct resid_fence *f)
     }
 }
 
+void resid_chunk_fence(struct resid_chunk *c, struct resid_fence *f)
+{
+    if (!f || (c->fence && c->fence->seq >= f->seq))
+        return;
+    resid_fence_drop(c->fence);
+    c->fence = resid_fence_ref(f);
+}
+
 void resid_driver_failed(CUresult rc)
 {
     if (rc != CUDA_SUCCESS)

@@ -10,6 +10,7 @@
 struct fake_stats {
     uint64_t device_chunks, peak_device_chunks, host_chunks; /* physical handles that exist */
     uint64_t bytes_copied, injected, event_syncs;
+    uint64_t waits_on_pending; /* stream waits on events not yet done (the device would wait) */
 };
 extern struct fake_stats fake;
 extern const struct resid_driver fake_driver;

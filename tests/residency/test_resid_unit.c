@@ -288,6 +288,47 @@ static void test_cancel_keeps_device_copy(void **state)
     release(b, false);
 }
 
+/* A cancelled eviction's copy still reads the unit's device chunks after the cancel. If the
+   unit is freed meanwhile, its chunks must neither be given back to the driver nor written by
+   their next owner before that copy ends. */
+static void test_cancelled_copy_fences_freed_chunks(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 9);
+    CUdeviceptr b = alloc(2 * MiB + 4096);
+    fake_hold_events(true);
+    pthread_mutex_lock(&resid.lock);
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
+    pthread_mutex_unlock(&resid.lock);
+    touch(a); /* cancels: the copy is still running */
+    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    /* An asynchronous free whose event cannot be recorded waits for the program's stream
+       only: that says nothing about the shim's copy. */
+    fake_fail("record", 1, false, CUDA_ERROR_UNKNOWN);
+    release(a, true);
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    uint64_t chunks = fake.device_chunks;
+    pthread_mutex_lock(&resid.lock);
+    resid_trim_device(UINT64_MAX); /* the copy's source chunks stay */
+    pthread_mutex_unlock(&resid.lock);
+    assert_int_equal(fake.device_chunks, chunks);
+    CUdeviceptr c = alloc(3 * MiB); /* a's chunks again */
+    assert_int_equal(fake.device_chunks, chunks);
+    struct resid_unit *u = unit_of(c);
+    assert_non_null(u->ready);
+    assert_int_equal(resid.drv->query(u->ready->event), CUDA_ERROR_NOT_READY);
+    uint64_t waits = fake.waits_on_pending;
+    touch(c); /* its first use waits for the copy in stream order */
+    assert_int_equal(fake.waits_on_pending, waits + 1);
+    fake_hold_events(false);
+    settle();
+    release(b, false);
+    release(c, false);
+}
+
 static void test_wait_is_bounded(void **state)
 {
     (void)state;
@@ -468,6 +509,7 @@ int main(void)
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
         cmocka_unit_test_setup(test_single_failures_never_reach_the_program, setup),
         cmocka_unit_test_setup(test_cancel_keeps_device_copy, setup),
+        cmocka_unit_test_setup(test_cancelled_copy_fences_freed_chunks, setup),
         cmocka_unit_test_setup(test_wait_is_bounded, setup),
         cmocka_unit_test_setup(test_sticky_error_reaches_the_program, setup),
         cmocka_unit_test_setup(test_small_allocations_share_slabs, setup),
