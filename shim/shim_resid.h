@@ -172,6 +172,9 @@ struct resid_unit {
     uint64_t birth;       /* launch index when it was made */
     uint32_t ntouches;    /* touches noted so far (the policy's) */
     uint64_t touches[RESID_TOUCH_LOG]; /* launch indices of the latest touches, a ring */
+    struct resid_fence *reading;       /* a cancelled eviction's copy that may still read the
+                                          unit: every user waits for it until it is known done
+                                          (other threads' members of a slab too) */
     struct resid_fence *ready;         /* its next user waits for this (a restore's copy, or the
                                           evictions that freed its chunks) */
     struct resid_slab *slab;           /* NULL for a single allocation */
@@ -347,7 +350,9 @@ bool resid_reap(bool wait);
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
 /* Starts restoring u (HOST); 0, or -1 with u unchanged (it stays readable on the host). */
 int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
-/* Cancels u's eviction for a touch on stream: the stream waits for the copy. */
+/* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
+   stream first, wait for the copy until it is known done (u->reading), and its chunks'
+   next owner too (their fences). */
 void resid_cancel_eviction(struct resid_unit *u, CUstream stream);
 /* Records events after the touches of u on its streams and makes stream wait for them;
    0, or -1 (nothing waited). */

@@ -164,12 +164,13 @@ void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
     struct resid_move *m = u->move;
     /* The copy still reads u's device chunks. Its result is discarded, and its host chunks
        go back only once it ends (complete()); but u may be freed before then, so u's chunks
-       carry its fence: whoever takes them next waits for the copy before writing them. The
-       touch itself waits too, so that no write races the read. */
+       carry its fence: whoever takes them next waits for the copy before writing them. Every
+       use of u waits for it too until it is known done — this touch, and a slab's other
+       members on other threads' streams — so that no write races the read. */
     for (uint32_t i = 0; i < u->n; i++)
         resid_chunk_fence(u->backing[i], m->done);
-    if (resid.drv->wait_event(stream, m->done->event) != CUDA_SUCCESS)
-        resid.drv->event_sync(m->done->event);
+    resid_fence_drop(u->reading); /* the eviction stream runs in order: the later copy covers */
+    u->reading = resid_fence_ref(m->done);
     m->cancelled = true;
     u->move = NULL;
     resid_fsm(u, RESID_EV_CANCEL,

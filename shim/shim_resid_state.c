@@ -239,6 +239,7 @@ struct resid_unit *resid_unit_reserve(uint64_t bytes)
 void resid_unit_free(struct resid_unit *u)
 {
     resid_fence_drop(u->ready);
+    resid_fence_drop(u->reading);
     if (u->slab)
         free(u->slab->used);
     free(u->slab);

@@ -165,6 +165,13 @@ static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread
         u->stuck = false;
     if (u->stuck)
         return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
+    if (u->reading && resid.drv->query(u->reading->event) == CUDA_SUCCESS) {
+        resid_fence_drop(u->reading);
+        u->reading = NULL;
+    }
+    if (u->reading && (capturing || resid.drv->wait_event(waiter_of(stream, per_thread),
+                                                          u->reading->event) != CUDA_SUCCESS))
+        resid.drv->event_sync(u->reading->event); /* a graph's replays cannot wait for it */
     if (capturing)
         return CUDA_SUCCESS;
     /* Only now: a restore's fence above must not swallow this operation's touch. */

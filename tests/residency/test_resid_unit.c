@@ -404,6 +404,35 @@ static void test_small_allocations_share_slabs(void **state)
         release(p[i], false);
 }
 
+/* A slab moves as one unit: when one member's touch cancels the slab's eviction, the copy
+   still reads the whole slab, so the other members' users (other threads' streams) must wait
+   for it too, until it is known done. */
+static void test_cancelled_slab_copy_fences_every_member(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(16 * 1024), q = alloc(16 * 1024);
+    assert_true(p / FAKE_GRAN == q / FAKE_GRAN);
+    fake_hold_events(true);
+    pthread_mutex_lock(&resid.lock);
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    struct resid_unit *slab = resid_member_find(id_of(p))->slab;
+    assert_int_equal(resid_evict(slab, &why), 0);
+    pthread_mutex_unlock(&resid.lock);
+    uint64_t waits = fake.waits_on_pending;
+    touch(p); /* cancels */
+    assert_int_equal(slab->state, RESID_DEVICE);
+    assert_int_equal(fake.waits_on_pending, waits + 1);
+    touch(q); /* another member: the copy may still read it */
+    assert_int_equal(fake.waits_on_pending, waits + 2);
+    fake_hold_events(false);
+    touch(q); /* known done now: no wait, and the fence is gone */
+    assert_int_equal(fake.waits_on_pending, waits + 2);
+    assert_null(slab->reading);
+    settle();
+    release(p, false);
+    release(q, false);
+}
+
 static void test_small_allocations_fit_a_tight_budget(void **state)
 {
     (void)state;
@@ -513,6 +542,7 @@ int main(void)
         cmocka_unit_test_setup(test_wait_is_bounded, setup),
         cmocka_unit_test_setup(test_sticky_error_reaches_the_program, setup),
         cmocka_unit_test_setup(test_small_allocations_share_slabs, setup),
+        cmocka_unit_test_setup(test_cancelled_slab_copy_fences_every_member, setup),
         cmocka_unit_test_setup(test_small_allocations_fit_a_tight_budget, setup),
         cmocka_unit_test_setup(test_oversized_allocation_is_out_of_memory, setup),
         /* last: it puts the step detector in steady state */
