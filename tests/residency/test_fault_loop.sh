@@ -323,6 +323,11 @@ for (w, e), info in entries.items():
         for l in tail:
             print(f"#     | {l}")
 PY
+judged=$?
+# Never pass for want of verdicts: the judge must have run and checked at least one entry.
+checked=$(grep -c '^CHECK ' "$work/verdicts" 2>/dev/null)
+check "fault: every run judged (judge exit $judged, ${checked:-0} entries checked)" \
+    test "$judged" -eq 0 -a "${checked:-0}" -gt 0
 while read -r first rest; do
     case $first in
     CHECK)
