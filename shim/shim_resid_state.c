@@ -101,9 +101,13 @@ static bool start_device(void)
     resid.gran = gran;
     set_budgets(free_bytes, total);
     /* Stream-ordered pools keep freed blocks until their free runs on the device, and
-       round: keep two chunks of the budget for what the driver holds that the shim
-       does not count. */
-    resid.slack = resid.budget > 16 * resid.gran ? 2 * resid.gran : 0;
+       round: the driver may hold a little the shim does not count. That matters only when
+       the budget leaves the device no room for it: then two chunks of the budget are kept
+       for it. Below that, the budget is the shim's account of what it sees (TRACE-FORMAT.md,
+       `budget`), and keeping chunks back would move memory at a budget equal to the
+       program's own peak, where nothing needs to move. */
+    bool tight = resid.budget + 2 * resid.gran > free_bytes;
+    resid.slack = tight && resid.budget > 16 * resid.gran ? 2 * resid.gran : 0;
     set_host_support();
     shim_log(SHIM_LOG_INFO,
              "budget %llu MiB of %llu MiB (%llu free at start), host budget %llu MiB",
