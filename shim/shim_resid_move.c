@@ -250,6 +250,14 @@ static void give_up(struct resid_move *m, CUresult rc)
     if (m->cancelled)
         return;
     u->unsettled = true; /* later copies on the same stream come after it; a release does not */
+    /* The copy may still read u's chunks (its source): u's users wait for it in stream order
+       (a wait the driver may still accept), and so does the next owner of its device chunks
+       (a release of an unsettled unit waits for the whole device first). An earlier reading
+       fence is over: u was moved again since, which needs it done. */
+    for (uint32_t i = 0; m->dir == SHIM_MOVE_TO_HOST && i < u->n; i++)
+        resid_chunk_fence(u->backing[i], m->done);
+    resid_fence_drop(u->reading);
+    u->reading = resid_fence_ref(m->done);
     u->move = NULL;
     u->skip_epoch = resid.epoch;
     resid.oom.driver_failed = true;

@@ -349,6 +349,9 @@ static void test_wait_is_bounded(void **state)
     pthread_mutex_unlock(&resid.lock);
     assert_true(resid.aside_bytes > 0); /* its destination may still be written: not reused */
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    uint64_t waits = fake.waits_on_pending;
+    touch(a); /* the given-up copy may still read a: a write waits for it in stream order */
+    assert_int_equal(fake.waits_on_pending, waits + 1);
     fake_hold_events(false);
     assert_true(holds(a, 3 * MiB, 5));
     release(a, false);
