@@ -49,6 +49,7 @@ enum resid_event {
     RESID_EV_ERROR = 5,
     RESID_EV_FREE = 6,
     RESID_EV_CREATE = 7,
+    RESID_EV_ORDERED = 8, /* a restore remapped ahead of its copy's end (resid_restore) */
 };
 
 /* Why a transition happened, for the trace and the log. */
@@ -125,6 +126,8 @@ struct resid_move {
     enum shim_move_dir dir;
     struct resid_cause cause;
     bool cancelled;              /* a touch cancelled it, or its unit went away */
+    bool ordered;                /* a restore whose range was remapped at once: chunks then
+                                    holds the host chunks the copy reads, until it ends */
     bool finished;               /* completed or given up; freed by its last waiter */
     int waiters;                 /* threads waiting on done without the lock */
     int errors;                  /* failed queries of done */
@@ -175,8 +178,9 @@ struct resid_unit {
     struct resid_fence *reading;       /* a cancelled eviction's copy that may still read the
                                           unit: every user waits for it until it is known done
                                           (other threads' members of a slab too) */
-    struct resid_fence *ready;         /* its next user waits for this (a restore's copy, or the
-                                          evictions that freed its chunks) */
+    struct resid_fence *ready;         /* its users wait for this until it is known done (a
+                                          restore's copy, or the evictions that freed its
+                                          chunks) */
     struct resid_slab *slab;           /* NULL for a single allocation */
     struct resid_unit *hnext;
 };

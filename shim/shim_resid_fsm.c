@@ -5,7 +5,9 @@
  * work the "action" column names (shim_resid_move.c, shim_resid_mover.c, shim_resid_alloc.c,
  * shim_resid_slab.c). Rules the table encodes:
  *   - data is never in two places that may both be written: a unit is remapped only after
- *     the copy that made the destination is known complete (COPY_DONE);
+ *     the copy that made the destination is known complete (COPY_DONE), or, for a restore
+ *     whose host mapping no queued work uses, at once with every later user ordered after
+ *     the copy on the device (ORDERED; its source is held, unwritten, until the copy ends);
  *   - a failure at any step leaves the range mapped where the valid data is (ERROR goes
  *     back to the state the move started from);
  *   - a unit is freed only when no move is in flight. */
@@ -34,6 +36,9 @@ static const struct resid_transition table[] = {
      "remap onto the device chunks; the next user waits for the copy's fence"},
     {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST,
      "copy or remap failed: the range still maps the host chunks, which hold the data"},
+    {RESID_RESTORING, RESID_EV_ORDERED, RESID_DEVICE,
+     "no queued work touched it on the host: remap onto the device chunks at once; every "
+     "user waits for the copy in stream order; the host chunks come back when it is done"},
     {RESID_DEVICE, RESID_EV_FREE, RESID_NONE, "unmap, release the range, chunks to the pool"},
     {RESID_HOST, RESID_EV_FREE, RESID_NONE, "unmap, release the range, chunks to the pool"},
 };
@@ -54,8 +59,8 @@ const char *resid_state_name(enum resid_state s)
 
 const char *resid_event_name(enum resid_event ev)
 {
-    static const char *const names[] = {"?",      "evict", "restore", "copy-done",
-                                        "cancel", "error", "free",    "create"};
+    static const char *const names[] = {"?",     "evict", "restore", "copy-done", "cancel",
+                                        "error", "free",  "create",  "ordered"};
     return (unsigned)ev < sizeof names / sizeof names[0] ? names[ev] : "?";
 }
 
@@ -100,7 +105,7 @@ int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_caus
         resid.errors++;
     if (ev == RESID_EV_CANCEL)
         resid.cancelled++;
-    if (ev == RESID_EV_COPY_DONE)
+    if (ev == RESID_EV_COPY_DONE || ev == RESID_EV_ORDERED)
         (*(to == RESID_HOST ? &resid.evictions : &resid.restores))++;
     trace(u, from, ev, cause);
     shim_log(SHIM_LOG_DEBUG, "residency: unit %llx %s -> %s on %s (reason %d)",

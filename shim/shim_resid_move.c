@@ -131,52 +131,6 @@ int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
     return 0;
 }
 
-int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
-{
-    if (resid.sticky || u->state != RESID_HOST || u->move)
-        return -1;
-    struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
-    if (!m)
-        return -1;
-    if (resid_take_device(m->chunks, u->n, NULL, false, NULL) != 0) {
-        move_free(m);
-        return -1;
-    }
-    /* Room may have been made with the lock dropped: someone else may have moved u. */
-    if (u->state != RESID_HOST || u->move || resid_fence(u, resid.to_device) != 0) {
-        resid_give_back(m->chunks, m->n);
-        move_free(m);
-        return u->state == RESID_HOST ? -1 : 0;
-    }
-    struct resid_fence *f = resid_take_fences(m->chunks, m->n);
-    CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
-    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
-    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
-        abandon(m, resid.to_device);
-        return -1;
-    }
-    start(u, m, RESID_EV_RESTORE);
-    return 0;
-}
-
-void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
-{
-    struct resid_move *m = u->move;
-    /* The copy still reads u's device chunks. Its result is discarded, and its host chunks
-       go back only once it ends (complete()); but u may be freed before then, so u's chunks
-       carry its fence: whoever takes them next waits for the copy before writing them. Every
-       use of u waits for it too until it is known done — this touch, and a slab's other
-       members on other threads' streams — so that no write races the read. */
-    for (uint32_t i = 0; i < u->n; i++)
-        resid_chunk_fence(u->backing[i], m->done);
-    resid_fence_drop(u->reading); /* the eviction stream runs in order: the later copy covers */
-    u->reading = resid_fence_ref(m->done);
-    m->cancelled = true;
-    u->move = NULL;
-    resid_fsm(u, RESID_EV_CANCEL,
-              &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
-}
-
 /* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
    neither mapping could be made, u->stuck set: the next touch maps the old chunks again). */
 static int remap(struct resid_unit *u, struct resid_move *m)
@@ -200,6 +154,76 @@ static int remap(struct resid_unit *u, struct resid_move *m)
     return -1;
 }
 
+/* Remaps restoring u onto its device chunks before m's copy ends (ORDERED): every user of u
+   waits for the copy in stream order (u->ready), and the host chunks, which the copy reads at
+   their own addresses, stay with m until it ends. Only for a unit no queued work touches
+   through its host mapping (quiet): unmapping it is then safe at once. If the remap fails,
+   nothing changed: the move completes as any other. */
+static void order_restore(struct resid_unit *u, struct resid_move *m)
+{
+    if (remap(u, m) != 0)
+        return;
+    u->stuck = false;
+    for (uint32_t i = 0; i < u->n; i++) {
+        struct resid_chunk *host = u->backing[i];
+        u->backing[i] = m->chunks[i];
+        m->chunks[i] = host;
+    }
+    m->ordered = true;
+    resid_fence_drop(u->ready);
+    u->ready = resid_fence_ref(m->done);
+    resid_fsm(u, RESID_EV_ORDERED, &m->cause);
+}
+
+int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
+{
+    if (resid.sticky || u->state != RESID_HOST || u->move)
+        return -1;
+    struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
+    if (!m)
+        return -1;
+    if (resid_take_device(m->chunks, u->n, NULL, false, NULL) != 0) {
+        move_free(m);
+        return -1;
+    }
+    /* Room may have been made with the lock dropped: someone else may have moved u. */
+    bool quiet = !u->nstreams && !u->streams_unknown; /* no touch through the host mapping */
+    if (u->state != RESID_HOST || u->move || resid_fence(u, resid.to_device) != 0) {
+        resid_give_back(m->chunks, m->n);
+        move_free(m);
+        return u->state == RESID_HOST ? -1 : 0;
+    }
+    struct resid_fence *f = resid_take_fences(m->chunks, m->n);
+    CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
+    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
+    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
+        abandon(m, resid.to_device);
+        return -1;
+    }
+    start(u, m, RESID_EV_RESTORE);
+    if (quiet)
+        order_restore(u, m);
+    return 0;
+}
+
+void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
+{
+    struct resid_move *m = u->move;
+    /* The copy still reads u's device chunks. Its result is discarded, and its host chunks
+       go back only once it ends (complete()); but u may be freed before then, so u's chunks
+       carry its fence: whoever takes them next waits for the copy before writing them. Every
+       use of u waits for it too until it is known done — this touch, and a slab's other
+       members on other threads' streams — so that no write races the read. */
+    for (uint32_t i = 0; i < u->n; i++)
+        resid_chunk_fence(u->backing[i], m->done);
+    resid_fence_drop(u->reading); /* the eviction stream runs in order: the later copy covers */
+    u->reading = resid_fence_ref(m->done);
+    m->cancelled = true;
+    u->move = NULL;
+    resid_fsm(u, RESID_EV_CANCEL,
+              &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
+}
+
 /* The move record (start to end) beside the transitions, for the summary and Perfetto. */
 static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
 {
@@ -218,6 +242,11 @@ static void complete(struct resid_move *m)
     }
     bool evict = m->dir == SHIM_MOVE_TO_HOST;
     u->move = NULL;
+    if (m->ordered) { /* remapped already: the host chunks it read are free now */
+        resid_give_back(m->chunks, m->n);
+        trace_move(m, m->cause.reason);
+        return;
+    }
     if (remap(u, m) != 0) {
         resid_give_back(m->chunks, m->n);
         u->skip_epoch = resid.epoch; /* not again in this search; the caller may retry */
@@ -244,12 +273,18 @@ static void give_up(struct resid_move *m, CUresult rc)
 {
     struct resid_unit *u = m->unit;
     resid_driver_failed(rc);
-    /* The copy may still write the destination: never reuse it. The source holds the data
-       and the range still maps it. */
+    /* The copy may still write the destination, or read an ordered restore's source (in
+       m->chunks either way): never reuse them. Otherwise the source holds the data and the
+       range still maps it. */
     resid_set_aside(m->chunks, m->n);
     if (m->cancelled)
         return;
     u->unsettled = true; /* later copies on the same stream come after it; a release does not */
+    if (m->ordered) {    /* u maps the copy's destination, which its users wait for already */
+        u->move = NULL;
+        resid.oom.driver_failed = true;
+        return;
+    }
     /* The copy may still read u's chunks (its source): u's users wait for it in stream order
        (a wait the driver may still accept), and so does the next owner of its device chunks
        (a release of an unsettled unit waits for the whole device first). An earlier reading

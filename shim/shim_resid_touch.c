@@ -156,6 +156,22 @@ static inline bool any_managed(const uint64_t *ids, uint32_t n)
    up from 1 and only managed ones carry bit 62; user-space addresses are below 2^47. */
 #define PINNED_BIT ((uint64_t)1 << 63)
 
+/* Orders the operation after fence *f (a copy that writes or reads the unit) until the fence
+   is known done, then drops it: on the operation's stream, or on the host while capturing (a
+   graph's replays cannot wait for it) or when the stream cannot wait. */
+static void wait_fence(struct resid_fence **f, CUstream waiter, bool capturing)
+{
+    if (!*f)
+        return;
+    CUevent e = (*f)->event;
+    if (resid.drv->query(e) != CUDA_SUCCESS &&
+        ((!capturing && resid.drv->wait_event(waiter, e) == CUDA_SUCCESS) ||
+         resid.drv->event_sync(e) != CUDA_SUCCESS))
+        return; /* not known done yet: the next user waits too */
+    resid_fence_drop(*f);
+    *f = NULL;
+}
+
 /* After the unit is resident: the stream is remembered, and waits for what made its data. */
 static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bool capturing)
 {
@@ -165,23 +181,12 @@ static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread
         u->stuck = false;
     if (u->stuck)
         return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
-    if (u->reading && resid.drv->query(u->reading->event) == CUDA_SUCCESS) {
-        resid_fence_drop(u->reading);
-        u->reading = NULL;
-    }
-    if (u->reading && (capturing || resid.drv->wait_event(waiter_of(stream, per_thread),
-                                                          u->reading->event) != CUDA_SUCCESS))
-        resid.drv->event_sync(u->reading->event); /* a graph's replays cannot wait for it */
-    if (capturing)
-        return CUDA_SUCCESS;
+    /* A copy that made its data or chunks, or still reads them: every user waits for it. */
+    wait_fence(&u->ready, waiter_of(stream, per_thread), capturing);
+    wait_fence(&u->reading, waiter_of(stream, per_thread), capturing);
     /* Only now: a restore's fence above must not swallow this operation's touch. */
-    note_stream(u, stream, per_thread);
-    if (u->ready) { /* a copy made its data or chunks: wait in order */
-        if (resid.drv->wait_event(waiter_of(stream, per_thread), u->ready->event) != CUDA_SUCCESS)
-            resid.drv->event_sync(u->ready->event);
-        resid_fence_drop(u->ready);
-        u->ready = NULL;
-    }
+    if (!capturing)
+        note_stream(u, stream, per_thread);
     return CUDA_SUCCESS;
 }
 

@@ -83,6 +83,8 @@ enum shim_resid_event {
     SHIM_EV_CANCEL = 4,    /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
     SHIM_EV_ERROR = 5,     /* a driver call failed: the step was undone (state restored) */
     SHIM_EV_FREE = 6,      /* the program freed it (-> NONE) */
+    SHIM_EV_ORDERED = 8,   /* a restore's range was remapped before its copy ended: its users
+                              wait for the copy in stream order (RESTORING -> DEVICE) */
 };
 
 /* One residency transition of unit unit_id (an allocation id, or a slab id from

@@ -107,7 +107,8 @@ static int slab_members(const ctx *c, uint64_t unit, uint64_t t, uint64_t *membe
     return 1;
 }
 
-/* A transition that is not a move's start or COPY_DONE; ended: the move it ended. */
+/* A transition that is not a move's start or its completion (COPY_DONE, ORDERED); ended: the
+   move it ended. */
 static int add_other(ctx *c, size_t rec, size_t ended)
 {
     report_moves *m = c->m;
@@ -121,10 +122,10 @@ static int add_other(ctx *c, size_t rec, size_t ended)
 
 static uint32_t outcome_of(uint32_t event)
 {
-    return event == SHIM_EV_COPY_DONE ? REPORT_DONE
-           : event == SHIM_EV_CANCEL  ? REPORT_CANCELLED
-           : event == SHIM_EV_ERROR   ? REPORT_ERROR
-                                      : REPORT_FREED;
+    return event == SHIM_EV_COPY_DONE || event == SHIM_EV_ORDERED ? REPORT_DONE
+           : event == SHIM_EV_CANCEL                              ? REPORT_CANCELLED
+           : event == SHIM_EV_ERROR                               ? REPORT_ERROR
+                                                                  : REPORT_FREED;
 }
 
 /* Ends move k with the transition at rec (SIZE_MAX: with no transition, as outcome). */
@@ -179,13 +180,14 @@ static int on_transition(ctx *c, size_t rec)
     c->m->transitions++;
     if (r->sub == SHIM_EV_EVICT || r->sub == SHIM_EV_RESTORE)
         return start_move(c, rec, open);
-    int ends = r->sub == SHIM_EV_COPY_DONE || r->sub == SHIM_EV_CANCEL || r->sub == SHIM_EV_ERROR ||
-               r->sub == SHIM_EV_FREE;
+    int done = r->sub == SHIM_EV_COPY_DONE || r->sub == SHIM_EV_ORDERED;
+    int ends =
+        done || r->sub == SHIM_EV_CANCEL || r->sub == SHIM_EV_ERROR || r->sub == SHIM_EV_FREE;
     if (ends && open != CLOSED) {
         end_move(c, open, rec, outcome_of(r->sub));
         if (report_map_put(&c->open, r->a, CLOSED) != 0)
             return -1;
-        return r->sub == SHIM_EV_COPY_DONE ? 0 : add_other(c, rec, open);
+        return done ? 0 : add_other(c, rec, open);
     }
     return add_other(c, rec, SIZE_MAX);
 }

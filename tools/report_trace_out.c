@@ -53,7 +53,8 @@ const char *report_resid_state_name(uint32_t state)
 /* Contract in report_trace.h. */
 const char *report_resid_event_name(uint32_t event)
 {
-    static const char *names[] = {"?", "evict", "restore", "copy_done", "cancel", "error", "free"};
+    static const char *names[] = {"?",     "evict", "restore", "copy_done", "cancel",
+                                  "error", "free",  "create",  "ordered"};
     return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }
 

@@ -126,12 +126,13 @@ static void test_fsm_table(void **state)
         {RESID_HOST, RESID_EV_RESTORE, RESID_RESTORING},
         {RESID_RESTORING, RESID_EV_COPY_DONE, RESID_DEVICE},
         {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST},
+        {RESID_RESTORING, RESID_EV_ORDERED, RESID_DEVICE},
         {RESID_DEVICE, RESID_EV_FREE, RESID_NONE},
         {RESID_HOST, RESID_EV_FREE, RESID_NONE},
     };
     int allowed = 0;
     for (int s = RESID_NONE; s <= RESID_RESTORING; s++) {
-        for (int e = RESID_EV_EVICT; e <= RESID_EV_CREATE; e++) {
+        for (int e = RESID_EV_EVICT; e <= RESID_EV_ORDERED; e++) {
             int expect = -1;
             for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
                 if (want[i].from == (enum resid_state)s && want[i].ev == (enum resid_event)e)
@@ -140,7 +141,7 @@ static void test_fsm_table(void **state)
             assert_int_equal(resid_fsm_next((enum resid_state)s, (enum resid_event)e), expect);
         }
     }
-    assert_int_equal(allowed, 10);
+    assert_int_equal(allowed, 11);
     /* A unit moving may not be freed, and a refused event changes nothing. */
     struct resid_unit u = {.id = 7, .state = RESID_EVICTING};
     uint64_t before = resid.transitions[RESID_EVICTING][RESID_NONE];
@@ -180,6 +181,60 @@ static void test_evict_and_restore_keep_data(void **state)
     release(a, false);
     release(b, false);
     release(c, false);
+}
+
+/* A restore whose host mapping no queued work uses is remapped at once (ORDERED): the touch
+   does not wait on the host, its stream waits for the copy, and the host chunks the copy reads
+   stay out of the pool until it ends. A unit touched through its host mapping since it was
+   evicted is remapped only once its copy is known done. */
+static void test_restore_is_ordered_on_the_device(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 7);
+    pthread_mutex_lock(&resid.lock);
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
+    pthread_mutex_unlock(&resid.lock);
+    settle();
+    assert_true(fake_on_host(a));
+    uint64_t ordered = resid.transitions[RESID_RESTORING][RESID_DEVICE];
+    uint64_t syncs = fake.event_syncs, waits = fake.waits_on_pending;
+    fake_hold_events(true);
+    touch(a);
+    struct resid_unit *u = unit_of(a);
+    assert_int_equal(u->state, RESID_DEVICE); /* remapped already... */
+    assert_non_null(u->move);                 /* ...with its copy in flight */
+    assert_false(fake_on_host(a));
+    assert_int_equal(fake.event_syncs, syncs);          /* the host did not wait */
+    assert_int_equal(fake.waits_on_pending, waits + 1); /* the stream did */
+    assert_int_equal(resid.transitions[RESID_RESTORING][RESID_DEVICE], ordered + 1);
+    uint64_t host_free = resid.nfree_host;
+    touch(a); /* a second user waits too, while the copy is not known done */
+    assert_int_equal(fake.waits_on_pending, waits + 2);
+    assert_int_equal(resid.nfree_host, host_free); /* the source is held */
+    fake_hold_events(false);
+    settle();
+    assert_null(u->move);
+    assert_int_equal(resid.nfree_host, host_free + 2); /* given back after the copy */
+    assert_true(holds(a, 3 * MiB, 7));
+
+    /* Touched on the host (zero-copy) while evicted: that work may still read the host
+       mapping, so the range changes only once the copy is known done. */
+    pthread_mutex_lock(&resid.lock);
+    assert_int_equal(resid_evict(u, &why), 0);
+    pthread_mutex_unlock(&resid.lock);
+    settle();
+    pthread_mutex_lock(&resid.lock);
+    u->streams[u->nstreams++] = STREAM; /* what a launch reading it on the host notes */
+    assert_int_equal(resid_restore(u, &why), 0);
+    assert_int_equal(u->state, RESID_RESTORING);
+    pthread_mutex_unlock(&resid.lock);
+    settle();
+    assert_int_equal(u->state, RESID_DEVICE);
+    assert_true(holds(a, 3 * MiB, 7));
+    release(a, false);
 }
 
 /* Picks the unit with the highest address: not what least recently used would pick. */
@@ -537,6 +592,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
+        cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
         cmocka_unit_test_setup(test_single_failures_never_reach_the_program, setup),
