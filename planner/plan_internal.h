@@ -242,6 +242,94 @@ bool plan_parse_i64(const char *s, size_t len, int64_t *out);
 /* plan_parse_size on s[0..len). */
 plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out);
 
+/* ---- plan_build.c: the step model builder's events (plan_build.h) ---------------------------- */
+
+#include "plan_build.h"
+
+/* One event of each kind, as handed over. order numbers allocations and frees together in the
+ * order they came, which decides what a free ends and which range a stream-ordered allocation
+ * takes again. */
+typedef struct plan_bmem {
+    uint64_t id, bytes, addr, stream, seq, order;
+    uint32_t kind;
+} plan_bmem;
+
+typedef struct plan_bfree {
+    uint64_t id, stream, seq, order;
+} plan_bfree;
+
+typedef struct plan_blaunch {
+    uint64_t seq, func, stream;
+    size_t id_first, nids; /* in plan_builder.ids */
+} plan_blaunch;
+
+typedef struct plan_bpair { /* a copy's touch (seq, id) or a kernel time (seq, usec) */
+    uint64_t seq, id;
+    double usec;
+} plan_bpair;
+
+typedef struct plan_bstep {
+    uint64_t step, first_seq;
+    uint64_t mark_end; /* one past the largest launch handed over before the mark */
+} plan_bstep;
+
+struct plan_builder {
+    plan_bmem *mems;
+    size_t nmems, cap_mems;
+    plan_bfree *frees;
+    size_t nfrees, cap_frees;
+    plan_blaunch *launches;
+    size_t nlaunches, cap_launches;
+    uint64_t *ids;
+    size_t nids, cap_ids;
+    plan_bpair *copies;
+    size_t ncopies, cap_copies;
+    plan_bpair *times;
+    size_t ntimes, cap_times;
+    plan_bstep *steps;
+    size_t nsteps, cap_steps;
+    uint64_t next_seq; /* one past the largest launch handed over */
+    uint64_t order;    /* allocations and frees handed over */
+    uint64_t granule, page;
+    plan_hw link;
+    int link_given;
+    double moved_bytes[2], moved_us[2]; /* [0] to host, [1] to device */
+};
+
+/* Grows *arr (elem-sized items, capacity *cap) to hold need items. PLAN_ERR_NOMEM. */
+plan_err plan_build_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
+/* ---- plan_build_mem.c: device bytes and lifetimes of the allocations ------------------------ */
+
+/* One device allocation: the bytes the device holds for it, from launch index alloc_seq to
+ * free_seq (UINT64_MAX: never freed); live during launches alloc_seq .. free_seq - 1. */
+typedef struct plan_blife {
+    uint64_t id, bytes, alloc_seq, free_seq, order;
+} plan_blife;
+
+/* Device bytes of an allocation of bytes of this kind under b's rounding (0: not device memory).
+ * Cannot fail. */
+uint64_t plan_build_held(const plan_builder *b, uint32_t kind, uint64_t bytes);
+
+/* Every device allocation of b with its bytes and lifetime, in the order allocations came, into
+ * a new array *out of *n (free() it). PLAN_ERR_NOMEM. */
+plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n);
+
+/* ---- plan_build_ops.c: the operations of a step ---------------------------------------------- */
+
+/* Durations and streams of launches first .. end - 1 (first < end) into ops[0 .. end - first),
+ * and the index in b->launches of each one's launch event into launch_of (SIZE_MAX: none): a
+ * launch's own kernel time, else the median of its function's times over every step, else the
+ * median of all times; streams numbered from 0 in order of first use in the step. Counts timed,
+ * filled and unrecorded into info. PLAN_ERR_INVALID (message) when no launch of the step has a
+ * time, PLAN_ERR_NOMEM. */
+plan_err plan_build_ops(const plan_builder *b, uint64_t step, uint64_t first, uint64_t end,
+                        plan_op *ops, size_t *launch_of, plan_build_info *info, char *msg,
+                        size_t cap);
+
+/* Whether any of launches first .. end - 1 has a kernel time. */
+bool plan_build_has_time(const plan_builder *b, uint64_t first, uint64_t end);
+
 /* ---- plan_model.c -----------------------------------------------------------------------------
  */
 

@@ -17,6 +17,10 @@ static const report_command commands[] = {
      "every residency move: unit, direction, bytes, reason, outcome, times"},
     {"perfetto", report_perfetto_main, "[-o FILE] TRACE",
      "Chrome trace JSON for Perfetto (torch.profiler's layout)"},
+    {"model", report_model_main, "[--step N] [-o FILE] TRACE",
+     "the iteration model of a recorded step, for shim-plan (planner/MODEL-FORMAT.md)"},
+    {"plan", report_plan_main, "--budget SIZE [--planner K] [--proposals N] [--json] TRACE",
+     "what-if: plan a recorded step for a budget; predicted step time, stall, bound"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -295,4 +295,39 @@ int report_perfetto_main(int argc, char **argv, char **envp);
 /* Chrome trace JSON (torch.profiler's layout). 0, or -1 when memory ran out. */
 int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
 
+/* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
+   of a trace, and what-if planning on it ---- */
+
+struct plan_model;
+struct plan_build_info;
+
+/* Options of `model` and `plan`. Link figures below zero (duplex: -1) were not given. */
+typedef struct report_model_opts {
+    const char *trace, *output, *budget;
+    long long step; /* -1: the last step with kernel times */
+    double h2d, d2h, remap;
+    int duplex;
+    int json;
+    int kind; /* plan_kind */
+    size_t proposals;
+} report_model_opts;
+
+/* Parses the arguments of `model` (plan == 0: --step, -o, link options) or of `plan` (also
+   --budget, --planner, --proposals, --json; --budget or --proposals required). Returns 0, or 2
+   after printing the problem and usage to stderr. */
+int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int plan);
+
+/* Feeds the records of t, in time order, to a step model builder and builds the model of step
+   (-1: the last with kernel times) into the initialised empty m, described in info; link figures
+   given in o replace the model's. 0, or 1 after printing "shim-report: TRACE: ..." to stderr (m
+   is then empty). */
+int report_model_build(const report_trace *t, const report_model_opts *o, struct plan_model *m,
+                       struct plan_build_info *info);
+
+/* Writes the provenance of a model built by report_model_build as comment lines ("# ..."). */
+void report_model_describe(FILE *out, const report_trace *t, const struct plan_build_info *info);
+
+int report_model_main(int argc, char **argv, char **envp);
+int report_plan_main(int argc, char **argv, char **envp);
+
 #endif

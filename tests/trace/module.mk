@@ -21,6 +21,8 @@ $(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(BUILD)/shim/libshimtrace.a
 ALL_TARGETS += $(TRACE_GEN)
 
 TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
+# shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
+TESTS += tests/trace/test_report_model.sh
 
 FUZZ_TRACE := $(BUILD)/fuzz_trace
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(TRACE_REPORT_SRCS) tools/report_trace.h \

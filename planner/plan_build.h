@@ -1,0 +1,122 @@
+/* planner/plan_build.h — the step model builder: turns what libshim recorded about the program
+ * (allocations, frees, launches with the allocations they touch, copies, kernel times, step
+ * marks, copy-link figures) into the planner's iteration model (plan_model) of one step.
+ *
+ * Event-fed, so that shim-report (reading a trace) and the shim itself (in the process) share it:
+ * the caller hands over every event in the order it happened; the builder only appends, and does
+ * all the work in plan_build_model. The rules (which allocations a step holds, their bytes, births,
+ * deaths and touches, how missing kernel times are filled) are in planner/MODEL-FORMAT.md ("Models
+ * built from a trace").
+ *
+ * Launch indices ("seq") are the process-wide launch numbers the shim gives, 0, 1, 2, ... An event
+ * "at seq" happened when the next launch to be made was seq: an allocation at seq exists for
+ * launches seq, seq + 1, ...; a free at seq ends it after launch seq - 1.
+ *
+ * Pure C as the rest of planner/: libc only, no I/O, no globals. A builder is not thread-safe; the
+ * caller serialises the calls on one builder. Error contract: as in plan.h. */
+#ifndef PLAN_BUILD_H
+#define PLAN_BUILD_H
+
+#include "plan.h"
+
+/* Kinds of memory, with the values of the trace's alloc_kind (tools/TRACE-FORMAT.md). */
+typedef enum plan_mem_kind {
+    PLAN_MEM_PLAIN = 1,   /* cuMemAlloc */
+    PLAN_MEM_ASYNC = 2,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+    PLAN_MEM_MAPPED = 3,  /* a cuMemMap of a cuMemCreate handle: the mapped range */
+    PLAN_MEM_HOST = 4,    /* pinned host memory: not device memory, left out of models */
+    PLAN_MEM_MANAGED = 5, /* managed by the shim: a VMM unit of its own, or a slab member */
+} plan_mem_kind;
+
+/* Device granularity of physical memory (VMM granularity of current GPUs and of the simulated
+ * device), and the page that smaller plain allocations round to on the simulated device. */
+#define PLAN_BUILD_GRANULE ((uint64_t)2 << 20)
+#define PLAN_BUILD_PAGE    ((uint64_t)4096)
+/* Block size of the shim's slabs (small managed allocations). */
+#define PLAN_BUILD_SLAB_BLOCK ((uint64_t)512)
+
+/* Link figures of a model when neither plan_build_link nor plan_build_move gave them: PCIe 4.0
+ * x16 (and the simulated device's default), both directions at once, the generator's remap cost. */
+#define PLAN_BUILD_GBPS     25.0
+#define PLAN_BUILD_DUPLEX   1
+#define PLAN_BUILD_REMAP_US 10.0
+
+typedef struct plan_builder plan_builder;
+
+/* What plan_build_model made, for the caller to report. */
+typedef struct plan_build_info {
+    uint64_t step;        /* the step modelled (its number in plan_build_step) */
+    uint64_t first_seq;   /* its first launch */
+    uint64_t end_seq;     /* one past its last launch */
+    size_t ops;           /* operations: end_seq - first_seq */
+    size_t timed;         /* operations with their own kernel time */
+    size_t filled;        /* operations whose time was filled in (no kernel time) */
+    size_t unrecorded;    /* launch indices of the step with no launch event (filled too) */
+    size_t allocs;        /* allocations in the model */
+    size_t cyclic;        /* of which exist before and after the step */
+    size_t skipped;       /* device allocations of the step live during none of its launches */
+    size_t stray_touches; /* touches of an id that is not live at that launch: left out */
+    int measured_h2d;     /* the bandwidth each way came from plan_build_move figures */
+    int measured_d2h;
+    size_t steps;        /* steps known to the builder */
+    uint64_t first_step; /* the smallest and largest step number known (steps > 0) */
+    uint64_t last_step;
+} plan_build_info;
+
+/* A new empty builder with the default rounding and link, or NULL when memory ran out. */
+plan_builder *plan_build_new(void);
+
+/* Frees b; NULL is accepted. */
+void plan_build_free(plan_builder *b);
+
+/* Sets the granularity the device rounds plain, stream-ordered and managed allocations to
+ * (granule, a power of two; default PLAN_BUILD_GRANULE) and the page of plain allocations smaller
+ * than granule (a power of two, at most granule; default PLAN_BUILD_PAGE). PLAN_ERR_INVALID. */
+plan_err plan_build_rounding(plan_builder *b, uint64_t granule, uint64_t page);
+
+/* An allocation id of bytes (as the program asked: the builder rounds) of the given kind at addr,
+ * made at seq, on stream for stream-ordered ones (0 otherwise). PLAN_ERR_NOMEM. */
+plan_err plan_build_alloc(plan_builder *b, uint64_t id, uint64_t bytes, plan_mem_kind kind,
+                          uint64_t addr, uint64_t stream, uint64_t seq);
+
+/* The end of allocation id, at seq, on stream for stream-ordered frees (0 otherwise). A free of
+ * an id the builder does not hold is ignored when the model is built. PLAN_ERR_NOMEM. */
+plan_err plan_build_free_alloc(plan_builder *b, uint64_t id, uint64_t stream, uint64_t seq);
+
+/* Launch seq of function func on stream; ids[0..n) are the allocations its parameters point into
+ * (0 and unknown ids are ignored when the model is built). PLAN_ERR_NOMEM. */
+plan_err plan_build_launch(plan_builder *b, uint64_t seq, uint64_t func, uint64_t stream,
+                           const uint64_t *ids, size_t n);
+
+/* A copy or memset at seq touching dst_id and src_id (0: memory not tracked). It counts as a touch
+ * of the launch it precedes, seq, which waits for it in stream order. PLAN_ERR_NOMEM. */
+plan_err plan_build_copy(plan_builder *b, uint64_t seq, uint64_t dst_id, uint64_t src_id);
+
+/* The measured duration of launch seq, in microseconds. PLAN_ERR_INVALID for a value that is not
+ * finite or is negative, PLAN_ERR_NOMEM. */
+plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec);
+
+/* Step `step` begins at launch first_seq and has closed: it ends where the next step begins, or,
+ * for the last one, after the launches handed over so far. PLAN_ERR_NOMEM. */
+plan_err plan_build_step(plan_builder *b, uint64_t step, uint64_t first_seq);
+
+/* The link of every model from now on: bandwidths in GB/s in (0, 1e6], duplex 0 or 1, remap cost
+ * in [0, 1e9] us. Replaces the defaults and any measured figures. PLAN_ERR_INVALID. */
+plan_err plan_build_link(plan_builder *b, double h2d_gbps, double d2h_gbps, int duplex,
+                         double remap_us);
+
+/* One copy of the shim's own between device and host (an eviction: to_device 0, a restore:
+ * to_device 1) of bytes that took usec from submission to remap. Without plan_build_link, each
+ * direction's bandwidth is its bytes over its time, summed over its moves (remap included).
+ * Ignored when bytes or usec is not positive. PLAN_ERR_INVALID for a usec that is not finite. */
+plan_err plan_build_move(plan_builder *b, int to_device, uint64_t bytes, double usec);
+
+/* Builds the model of step `step` (its number, as given to plan_build_step; -1: the last step
+ * with a kernel time, or the last step when none has one) into the initialised empty model *out and
+ * describes it in *info (may be NULL). PLAN_ERR_INVALID with a message: no step handed over, no
+ * such step, a step without launches, no kernel time in the step; PLAN_ERR_LIMIT: more operations,
+ * allocations or touches than a model holds; PLAN_ERR_NOMEM. */
+plan_err plan_build_model(const plan_builder *b, int64_t step, plan_model *out,
+                          plan_build_info *info, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,176 @@
+/* planner/plan_build_ops.c — the operations of a step: each launch with its measured time, or a
+ * time filled in from the same function's other launches, and its stream. */
+#include "plan_internal.h"
+
+#include <stdlib.h>
+
+/* Something found by launch index: a launch (at: its index) or a kernel time (v). */
+typedef struct seq_key {
+    uint64_t seq, func;
+    size_t at;
+    double v;
+} seq_key;
+
+static int by_seq(const void *pa, const void *pb)
+{
+    const seq_key *a = pa, *b = pb;
+    if (a->seq != b->seq)
+        return a->seq < b->seq ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+static int by_func(const void *pa, const void *pb)
+{
+    const seq_key *a = pa, *b = pb;
+    if (a->func != b->func)
+        return a->func < b->func ? -1 : 1;
+    return (a->v > b->v) - (a->v < b->v);
+}
+
+/* The first of n keys sorted by seq with this seq, or NULL. */
+static const seq_key *find_seq(const seq_key *k, size_t n, uint64_t seq)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].seq < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && k[lo].seq == seq ? &k[lo] : NULL;
+}
+
+/* The median of v[0..n) (sorted; n > 0): the middle value, or the mean of the two middle ones. */
+static double median(const seq_key *v, size_t n)
+{
+    return n % 2 ? v[n / 2].v : (v[n / 2 - 1].v + v[n / 2].v) / 2;
+}
+
+/* The tables of one computation: launches and times by seq, times by function. */
+typedef struct tables {
+    seq_key *launch; /* by seq */
+    seq_key *time;   /* by seq (func 0) */
+    seq_key *func;   /* the timed launches, by function then time */
+    size_t nlaunch, ntime, nfunc;
+    double all_median; /* of every time; 0 when there is none */
+} tables;
+
+static void tables_free(tables *t)
+{
+    free(t->launch);
+    free(t->time);
+    free(t->func);
+}
+
+static plan_err tables_init(tables *t, const plan_builder *b)
+{
+    *t = (tables){0};
+    t->launch = malloc((b->nlaunches + 1) * sizeof(*t->launch));
+    t->time = malloc((b->ntimes + 1) * sizeof(*t->time));
+    t->func = malloc((b->ntimes + 1) * sizeof(*t->func));
+    if (!t->launch || !t->time || !t->func) {
+        tables_free(t);
+        return PLAN_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < b->nlaunches; i++)
+        t->launch[i] = (seq_key){.seq = b->launches[i].seq, .func = b->launches[i].func, .at = i};
+    t->nlaunch = b->nlaunches;
+    qsort(t->launch, t->nlaunch, sizeof(*t->launch), by_seq);
+    for (size_t i = 0; i < b->ntimes; i++) {
+        const plan_bpair *tm = &b->times[i];
+        const seq_key *l = find_seq(t->launch, t->nlaunch, tm->seq);
+        t->time[i] = (seq_key){.seq = tm->seq, .at = i, .v = tm->usec};
+        if (l)
+            t->func[t->nfunc++] =
+                (seq_key){.seq = tm->seq, .func = l->func, .at = i, .v = tm->usec};
+    }
+    t->ntime = b->ntimes;
+    qsort(t->time, t->ntime, sizeof(*t->time), by_func); /* func all 0: by time */
+    t->all_median = t->ntime ? median(t->time, t->ntime) : 0;
+    qsort(t->time, t->ntime, sizeof(*t->time), by_seq);
+    qsort(t->func, t->nfunc, sizeof(*t->func), by_func);
+    return PLAN_OK;
+}
+
+/* The median time of func's timed launches, or the median of all times when it has none. */
+static double func_median(const tables *t, uint64_t func)
+{
+    size_t lo = 0, hi = t->nfunc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->func[mid].func < func)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < t->nfunc && t->func[end].func == func)
+        end++;
+    return end > lo ? median(t->func + lo, end - lo) : t->all_median;
+}
+
+/* The number of stream among the step's streams so far, added when new. */
+static uint32_t stream_number(uint64_t *seen, size_t *nseen, uint64_t stream)
+{
+    for (size_t i = 0; i < *nseen; i++)
+        if (seen[i] == stream)
+            return (uint32_t)i;
+    seen[*nseen] = stream;
+    return (uint32_t)(*nseen)++;
+}
+
+/* Contract in plan_internal.h. */
+bool plan_build_has_time(const plan_builder *b, uint64_t first, uint64_t end)
+{
+    for (size_t i = 0; i < b->ntimes; i++)
+        if (b->times[i].seq >= first && b->times[i].seq < end)
+            return true;
+    return false;
+}
+
+/* One operation: its launch (SIZE_MAX: no launch event), duration and stream. */
+static void one_op(const plan_builder *b, const tables *t, uint64_t seq, plan_op *op,
+                   size_t *launch_of, uint64_t *seen, size_t *nseen, plan_build_info *info)
+{
+    const seq_key *l = find_seq(t->launch, t->nlaunch, seq);
+    const seq_key *tm = find_seq(t->time, t->ntime, seq);
+    *launch_of = l ? l->at : SIZE_MAX;
+    uint64_t stream = l ? b->launches[l->at].stream : 0;
+    op->stream = stream_number(seen, nseen, stream);
+    if (tm) {
+        op->dur_us = tm->v;
+        info->timed++;
+        return;
+    }
+    op->dur_us = l ? func_median(t, l->func) : t->all_median;
+    info->filled++;
+    info->unrecorded += !l;
+}
+
+/* Contract in plan_internal.h. */
+plan_err plan_build_ops(const plan_builder *b, uint64_t step, uint64_t first, uint64_t end,
+                        plan_op *ops, size_t *launch_of, plan_build_info *info, char *msg,
+                        size_t cap)
+{
+    if (!plan_build_has_time(b, first, end)) {
+        plan_msg(msg, cap,
+                 "step %llu (launches %llu..%llu) has no kernel time: kernels are timed only in "
+                 "the profiled steps that follow the step's detection",
+                 (unsigned long long)step, (unsigned long long)first,
+                 (unsigned long long)(end - 1));
+        return PLAN_ERR_INVALID;
+    }
+    tables t;
+    uint64_t *seen = malloc((end - first) * sizeof(*seen));
+    if (!seen || tables_init(&t, b)) {
+        free(seen);
+        return PLAN_ERR_NOMEM;
+    }
+    size_t nseen = 0;
+    for (uint64_t s = first; s < end; s++)
+        one_op(b, &t, s, &ops[s - first], &launch_of[s - first], seen, &nseen, info);
+    free(seen);
+    tables_free(&t);
+    return PLAN_OK;
+}
