@@ -197,6 +197,10 @@ typedef enum {
     X(UNMAPPED_EVICTION, "unmapped_eviction", BOOL, "false", 0, 0, 0, "", "",                      \
       "Evict even where the device cannot map host memory (no host VMM): an evicted range is "     \
       "then unmapped, and an access libshim does not foresee faults")                              \
+    X(PLANNER, "planner", ENUM, "scheduled", 0, 0, 0, "reactive|scheduled", "",                    \
+      "How auto mode decides moves. reactive: evict when room is needed, restore on use; "         \
+      "scheduled: plan the detected training step in the process (evict after last use, "          \
+      "prefetch ahead) and apply the plan from the next step, the reactive policy as safety net")  \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \
@@ -224,6 +228,7 @@ typedef enum {
 
 /* Values of ENUM options and bits of FLAGS options, in the order of their choices. */
 enum { CONF_MODE_OFF, CONF_MODE_RECORD, CONF_MODE_AUTO };
+enum { CONF_PLANNER_REACTIVE, CONF_PLANNER_SCHEDULED };
 enum { CONF_LEVEL_OFF, CONF_LEVEL_ERROR, CONF_LEVEL_WARN, CONF_LEVEL_INFO, CONF_LEVEL_DEBUG };
 enum {
     CONF_RECORD_ALLOCS = 1u << 0,   /* allocations and frees */

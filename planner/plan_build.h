@@ -119,4 +119,10 @@ plan_err plan_build_move(plan_builder *b, int to_device, uint64_t bytes, double 
 plan_err plan_build_model(const plan_builder *b, int64_t step, plan_model *out,
                           plan_build_info *info, char *msg, size_t cap);
 
+/* plan_build_model, and the allocation id of each model allocation into *ids, a new array of
+ * out->nallocs entries (free() it; NULL on failure), so that a caller can find the allocation
+ * again (the shim's plan executor). Same errors. */
+plan_err plan_build_model_ids(const plan_builder *b, int64_t step, plan_model *out,
+                              plan_build_info *info, uint64_t **ids, char *msg, size_t cap);
+
 #endif

@@ -180,7 +180,8 @@ static size_t number_lives(const plan_blife *life, size_t n, uint64_t first, uin
 
 /* Adds the live allocations, in the order they were made, with their touches t->pairs. */
 static plan_err add_allocs(plan_model *m, const plan_blife *life, size_t n, const size_t *model,
-                           const touches *t, uint64_t first, uint64_t end, plan_build_info *info)
+                           const touches *t, uint64_t first, uint64_t end, plan_build_info *info,
+                           uint64_t *ids)
 {
     int32_t *ops = malloc((t->n + 1) * sizeof(*ops));
     if (!ops)
@@ -200,6 +201,8 @@ static plan_err add_allocs(plan_model *m, const plan_blife *life, size_t n, cons
             e = PLAN_ERR_LIMIT;
         else
             e = plan_model_add_alloc(m, l->bytes, birth, death, ops, k);
+        if (!e && ids)
+            ids[m->nallocs - 1] = l->id;
         info->cyclic += birth == PLAN_NO_OP && death == PLAN_NO_OP;
     }
     free(ops);
@@ -209,7 +212,7 @@ static plan_err add_allocs(plan_model *m, const plan_blife *life, size_t n, cons
 
 /* The allocations of [first, end) with their touches into m. */
 static plan_err build_allocs(const plan_builder *b, plan_model *m, uint64_t first, uint64_t end,
-                             const size_t *launch_of, plan_build_info *info)
+                             const size_t *launch_of, plan_build_info *info, uint64_t **ids)
 {
     plan_blife *life = NULL;
     size_t n = 0;
@@ -228,8 +231,10 @@ static plan_err build_allocs(const plan_builder *b, plan_model *m, uint64_t firs
         qsort(t.keys, n, sizeof(*t.keys), by_id);
         e = collect_touches(b, &t, first, end, launch_of, info);
     }
+    if (!e && ids && !(*ids = malloc((n + 1) * sizeof(**ids))))
+        e = PLAN_ERR_NOMEM;
     if (!e)
-        e = add_allocs(m, life, n, model, &t, first, end, info);
+        e = add_allocs(m, life, n, model, &t, first, end, info, ids ? *ids : NULL);
     free(t.keys);
     free(t.pairs);
     free(model);
@@ -275,7 +280,7 @@ static plan_err build_ops(const plan_builder *b, plan_model *m, uint64_t step, u
 
 /* The step's model into the empty m; its step, launches and counts into info. */
 static plan_err build_step(const plan_builder *b, const plan_bstep *st, uint64_t end, plan_model *m,
-                           plan_build_info *info, char *msg, size_t cap)
+                           plan_build_info *info, uint64_t **ids, char *msg, size_t cap)
 {
     uint64_t first = st->first_seq;
     info->step = st->step;
@@ -294,7 +299,7 @@ static plan_err build_step(const plan_builder *b, const plan_bstep *st, uint64_t
     size_t *launch_of = NULL;
     plan_err e = build_ops(b, m, st->step, first, end, &launch_of, info, msg, cap);
     if (!e)
-        e = build_allocs(b, m, first, end, launch_of, info);
+        e = build_allocs(b, m, first, end, launch_of, info, ids);
     free(launch_of);
     if (e == PLAN_ERR_NOMEM || e == PLAN_ERR_LIMIT)
         plan_msg(msg, cap, "step %llu: %s", (unsigned long long)st->step, plan_strerror(e));
@@ -305,6 +310,14 @@ static plan_err build_step(const plan_builder *b, const plan_bstep *st, uint64_t
 plan_err plan_build_model(const plan_builder *b, int64_t step, plan_model *out,
                           plan_build_info *info, char *msg, size_t cap)
 {
+    return plan_build_model_ids(b, step, out, info, NULL, msg, cap);
+}
+
+plan_err plan_build_model_ids(const plan_builder *b, int64_t step, plan_model *out,
+                              plan_build_info *info, uint64_t **ids, char *msg, size_t cap)
+{
+    if (ids)
+        *ids = NULL;
     plan_build_info scratch;
     info = info ? info : &scratch;
     *info = (plan_build_info){0};
@@ -326,9 +339,13 @@ plan_err plan_build_model(const plan_builder *b, int64_t step, plan_model *out,
     }
     size_t i = pick_step(b, s, n, step, msg, cap);
     plan_err e = i == SIZE_MAX ? PLAN_ERR_INVALID
-                               : build_step(b, &s[i], step_end(s, n, i), out, info, msg, cap);
+                               : build_step(b, &s[i], step_end(s, n, i), out, info, ids, msg, cap);
     free(s);
     if (e) {
+        if (ids) {
+            free(*ids);
+            *ids = NULL;
+        }
         plan_model_free(out);
         info->allocs = info->cyclic = 0;
     }

@@ -10,6 +10,7 @@
  * reads its layout again (shim_params.c). Profiled steps add two event records
  * (and a brief lock) around the launch. */
 #include "shim_internal.h"
+#include "shim_plan.h"
 
 struct launch_args {
     CUfunction f;
@@ -68,6 +69,9 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     shim_steps_launch(seq, fn->id);
     if (shim.record & CONF_RECORD_LAUNCHES)
         shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids, t->s.n);
+    if (shim_plan_recording())
+        shim_plan_rec_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids,
+                             t->s.n);
     shim_scan_release(&t->s);
 }
 

@@ -5,6 +5,7 @@
  * unregistered before the real call (another thread may get the same address
  * as soon as the driver releases it) and registered again if the call fails. */
 #include "shim_internal.h"
+#include "shim_plan.h"
 
 uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
                            uint64_t stream)
@@ -12,6 +13,11 @@ uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind k
     uint64_t id = shim_registry_add(addr, bytes, kind);
     if (id && (shim.record & CONF_RECORD_ALLOCS))
         shim_trace_alloc(id, addr, bytes, kind, stream);
+    if (id && kind != SHIM_ALLOC_HOST && (shim_plan_recording() || shim_resid_plan_on())) {
+        uint32_t ordinal = shim_plan_count_alloc();
+        if (shim_plan_recording())
+            shim_plan_rec_alloc(id, addr, bytes, kind, stream, ordinal);
+    }
     return id;
 }
 
@@ -31,6 +37,8 @@ static void freed(bool had, const struct shim_alloc *a, CUresult rc, uint64_t st
     }
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, stream);
+    if (shim_plan_recording())
+        shim_plan_rec_free(a->id, stream);
 }
 
 /* An allocation request, whichever entry point made it. */
@@ -96,6 +104,8 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
         CUresult rc = shim_resid_free(a.id, s, per_thread, async);
         if (rc == CUDA_SUCCESS && (shim.record & CONF_RECORD_ALLOCS))
             shim_trace_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
+        if (rc == CUDA_SUCCESS && shim_plan_recording())
+            shim_plan_rec_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
         return rc;
     }
     CUresult rc = real(dptr, s, per_thread);
@@ -194,6 +204,8 @@ static void unmapped(const struct shim_alloc *a)
 {
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, 0);
+    if (shim_plan_recording())
+        shim_plan_rec_free(a->id, 0);
 }
 
 CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)

@@ -40,6 +40,7 @@ struct shim_ctx {
     uint64_t min_managed_bytes;
     conf_size budget, host_budget; /* as configured; resolved when residency starts */
     bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
+    int planner;                   /* CONF_PLANNER_* */
     _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };
@@ -121,6 +122,9 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *));
+/* Calls fn(record, ctx) for every live allocation, under the registry's lock (fn must not call
+   the registry). */
+void shim_registry_each(void (*fn)(const struct shim_alloc *, void *), void *ctx);
 
 /* The address table, read lock-free on the launch path (written by shim_registry.c only):
    64 KiB granules over the 48-bit address space in 1 GiB leaves; each granule holds up to
@@ -254,6 +258,27 @@ void shim_steps_host_sync(void);
 uint64_t shim_steps_length(void);
 /* Whether launches now belong to a profiled step (kernels are timed). */
 bool shim_steps_profiling(void);
+/* The first launch index of the current step while steady (the step after the last one closed). */
+uint64_t shim_steps_first(void);
+
+/* shim_resid_plan.c — the in-process plan, seen from outside residency */
+struct shim_plan;
+/* Installs compiled plan p (taking it; any earlier plan goes): applied from the next step
+   boundary. Freed at once if the step changed meanwhile. */
+void shim_resid_plan_install(struct shim_plan *p);
+/* Removes the installed plan, logging why; moves are reactive again. */
+void shim_resid_plan_withdraw(const char *why);
+/* Applies the plan's actions due before the next launch (launches touching no managed memory). */
+void shim_resid_plan_tick(void);
+/* The budget a plan must hold (the residency budget less its slack). */
+uint64_t shim_resid_plan_budget(void);
+/* The largest managed allocation that shares a slab; the device granularity. */
+uint64_t shim_resid_slab_max(void);
+uint64_t shim_resid_granularity(void);
+/* Whether residency has started (and manages allocations). */
+bool shim_resid_started(void);
+/* Whether a plan is installed (one relaxed load). */
+bool shim_resid_plan_on(void);
 
 /* shim_timing.c — kernel durations in profiled steps */
 /* Records an event before a launch on stream; returns a slot to close, or -1. */

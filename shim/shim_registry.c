@@ -221,6 +221,15 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out)
     return true;
 }
 
+void shim_registry_each(void (*fn)(const struct shim_alloc *, void *), void *ctx)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t j = 0; j < cap; j++)
+        if (by_addr[j] && by_addr[j] != TOMB)
+            fn(by_addr[j], ctx);
+    pthread_mutex_unlock(&lock);
+}
+
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *))
 {

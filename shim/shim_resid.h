@@ -182,6 +182,9 @@ struct resid_unit {
                                           restore's copy, or the evictions that freed its
                                           chunks) */
     struct resid_slab *slab;           /* NULL for a single allocation */
+    int64_t plan_alloc;                /* the installed plan's allocation it is, or -1 */
+    bool plan_out;                     /* the plan moved it out: a touch before its prefetch
+                                          departs from the plan */
     struct resid_unit *hnext;
 };
 
@@ -253,7 +256,21 @@ struct resid_ctx {
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
-    uint64_t transitions[8][8];                                /* [from][to], for tests */
+    /* The in-process plan (shim_resid_plan.c), all under the lock but plan_on. */
+    struct shim_plan *plan;         /* installed, or NULL */
+    _Atomic bool plan_on;           /* plan != NULL (read without the lock) */
+    bool plan_active;               /* its actions are being applied (from a step boundary) */
+    uint64_t plan_armed_first;      /* the step's first launch when it was installed */
+    uint64_t plan_done_seq;         /* actions applied before launches up to this one */
+    struct resid_unit **plan_units; /* [plan->nallocs]: the unit holding each one now */
+    uint32_t *plan_order;           /* keys found by (pos, ordinal): allocations sorted so */
+    struct resid_plan_counts {
+        uint64_t evictions, prefetches; /* planned moves started */
+        uint64_t missing;               /* actions whose allocation was not there or not ready */
+        uint64_t departures;            /* touches of an allocation the plan had moved out */
+        uint64_t reactive;              /* evictions for room while a plan was applied */
+    } planned;
+    uint64_t transitions[8][8]; /* [from][to], for tests */
 };
 
 extern struct resid_ctx resid;
@@ -273,6 +290,18 @@ int resid_fsm_next(enum resid_state from, enum resid_event ev);
 /* Name of a state or an event, for logs. */
 const char *resid_state_name(enum resid_state s);
 const char *resid_event_name(enum resid_event ev);
+
+/* shim_resid_plan.c — the in-process plan's executor (lock held) */
+/* Applies the plan's actions due before launch index next (evictions after the last launch,
+   prefetches at this one); nothing without an active plan. */
+void resid_plan_advance(uint64_t next);
+/* Binds new unit u, made at launch index seq as the ordinal-th allocation there, to the plan's
+   allocation with that key, if any. */
+void resid_plan_bind(struct resid_unit *u, uint64_t seq, uint32_t ordinal);
+/* u is going away: the plan forgets it. */
+void resid_plan_unbind(struct resid_unit *u);
+/* A touch of u, which the plan had moved out, came before its prefetch. */
+void resid_plan_departed(struct resid_unit *u);
 
 /* shim_resid_policy.c */
 /* The reactive policy: furthest next use learned from the previous step, least recently used

@@ -9,6 +9,7 @@
  * to the driver's own allocation, so the program sees an allocation either way;
  * out-of-memory comes only when nothing can move, and the log says why. */
 #include "shim_resid.h"
+#include "shim_plan.h"
 
 #include <stdlib.h>
 
@@ -87,6 +88,9 @@ static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_t
     /* The registry takes its own lock after ours: never the other way round. */
     u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread));
     if (u->id && resid_insert(u) == 0) {
+        if (resid.plan) /* shim_record_alloc counted it */
+            resid_plan_bind(u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
+                            shim_plan_last_ordinal());
         *dptr = u->va;
         return 0;
     }
@@ -112,6 +116,12 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                              shim_stream_id(stream, per_thread));
+        if (shim_plan_recording() || resid.plan) {
+            uint32_t ordinal = shim_plan_count_alloc();
+            if (shim_plan_recording())
+                shim_plan_rec_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+                                    shim_stream_id(stream, per_thread), ordinal);
+        }
         *dptr = va;
         return 0;
     }

@@ -263,8 +263,10 @@ static bool evict_one(void)
         if (!s.best)
             return false;
         struct resid_cause why = {SHIM_REASON_BUDGET, NULL, s.best_score, s.best_next};
-        if (resid_evict(s.best, &why) == 0)
+        if (resid_evict(s.best, &why) == 0) {
+            resid.planned.reactive += resid.plan_active;
             return true;
+        }
         struct resid_unit *u = s.best; /* a transient failure gets one more try */
         if (u->fail_epoch != resid.epoch) {
             u->fail_epoch = resid.epoch;

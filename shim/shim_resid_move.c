@@ -106,15 +106,33 @@ static void start(struct resid_unit *u, struct resid_move *m, enum resid_event e
     resid_mover_queue(m);
 }
 
+/* Lets go of u's ordered restore still in flight (its copy is then only waited for to give its
+   host chunks back), so that u can move again; its users, and the next copy of u, wait for
+   that copy through u->ready. */
+static void detach_ordered(struct resid_unit *u)
+{
+    if (!resid_move_poll(u->move, false)) {
+        u->move->cancelled = true;
+        u->move = NULL;
+    }
+}
+
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
 {
     if (!resid.can_evict || resid.sticky || u->state != RESID_DEVICE || u->pins || u->graph ||
-        u->move)
+        (u->move && !u->move->ordered))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
     if (!m)
         return -1;
     if (resid_take_host(m->chunks, u->n) != 0) {
+        move_free(m);
+        return -1;
+    }
+    /* A restore's copy may still be writing u's device chunks: the copy out comes after it. */
+    if (u->ready && resid.drv->query(u->ready->event) != CUDA_SUCCESS &&
+        resid.drv->wait_event(resid.to_host, u->ready->event) != CUDA_SUCCESS) {
+        resid_give_back(m->chunks, m->n);
         move_free(m);
         return -1;
     }
@@ -127,6 +145,8 @@ int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
         abandon(m, resid.to_host);
         return -1;
     }
+    if (u->move) /* only now: the copy out is ordered after it */
+        detach_ordered(u);
     start(u, m, RESID_EV_EVICT);
     return 0;
 }
@@ -235,9 +255,9 @@ static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
 static void complete(struct resid_move *m)
 {
     struct resid_unit *u = m->unit;
-    if (m->cancelled) {
+    if (m->cancelled) { /* an ordered restore let go of keeps its reason: it was not undone */
         resid_give_back(m->chunks, m->n);
-        trace_move(m, SHIM_REASON_CANCELLED);
+        trace_move(m, m->ordered ? m->cause.reason : SHIM_REASON_CANCELLED);
         return;
     }
     bool evict = m->dir == SHIM_MOVE_TO_HOST;

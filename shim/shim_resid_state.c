@@ -219,6 +219,7 @@ struct resid_unit *resid_unit_new(uint64_t bytes)
         return NULL;
     u->n = (uint32_t)((bytes + resid.gran - 1) / resid.gran);
     u->size = bytes;
+    u->plan_alloc = -1;
     u->mapped = (uint64_t)u->n * resid.gran;
     if (!(u->backing = calloc(u->n, sizeof *u->backing))) {
         free(u);
@@ -242,6 +243,7 @@ struct resid_unit *resid_unit_reserve(uint64_t bytes)
 
 void resid_unit_free(struct resid_unit *u)
 {
+    resid_plan_unbind(u);
     resid_fence_drop(u->ready);
     resid_fence_drop(u->reading);
     if (u->slab)
@@ -336,5 +338,14 @@ void shim_resid_exit_log(void)
              (unsigned long long)resid.evictions, (unsigned long long)resid.cancelled,
              (unsigned long long)resid.restores, (unsigned long long)resid.errors,
              (double)resid.stall_ns / 1e6, (unsigned long long)(resid.budget >> 20));
+    const struct resid_plan_counts *p = &resid.planned;
+    if (p->evictions || p->prefetches || resid.plan)
+        shim_log(SHIM_LOG_INFO,
+                 "residency: planned %llu evictions and %llu prefetches; %llu planned moves "
+                 "found their allocation absent or busy, %llu departures (used before the plan "
+                 "brought it back), %llu evictions for room while a plan was applied",
+                 (unsigned long long)p->evictions, (unsigned long long)p->prefetches,
+                 (unsigned long long)p->missing, (unsigned long long)p->departures,
+                 (unsigned long long)p->reactive);
     pthread_mutex_unlock(&resid.lock);
 }

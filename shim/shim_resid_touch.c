@@ -47,6 +47,8 @@ static CUresult make_resident(struct resid_unit *u, CUstream s)
                                       "refuses): operations on it fail with the driver's error");
         return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
     }
+    if (u->plan_out && u->state != RESID_DEVICE)
+        resid_plan_departed(u);
     if (u->state == RESID_EVICTING && u->move)
         resid_cancel_eviction(u, s);
     struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};
@@ -192,8 +194,11 @@ static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread
 
 bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, CUresult *refuse)
 {
-    if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire)) {
+        if (atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+            shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
         return false;
+    }
     bool capturing = shim_capture_active(stream, per_thread);
     uint64_t now = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     bool any = false;
@@ -214,6 +219,9 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     }
     my_ids = ids; /* a search for room must not wait for this operation's own pins */
     my_n = n;
+    /* The plan's moves before this operation: after its pins, so none moves what it uses. */
+    if (resid.plan)
+        resid_plan_advance(now);
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & PINNED_BIT))
             continue;

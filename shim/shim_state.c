@@ -7,6 +7,7 @@
  * A configuration error is logged and leaves the shim in pass-through: it
  * never stops the program. */
 #include "shim_internal.h"
+#include "shim_plan.h"
 
 #include "conf.h"
 
@@ -69,6 +70,7 @@ static void apply(const conf_config *cfg)
     shim.budget = conf_get_size(cfg, CONF_BUDGET);
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
+    shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_config_describe(cfg, add_config_line, NULL);
@@ -132,6 +134,7 @@ static void at_exit(void)
 {
     if (atomic_load(&shim.state) == SHIM_READY) {
         shim_timing_collect();
+        shim_plan_stop();
         shim_resid_stop();
         shim_resid_exit_log();
         shim_trace_stop();

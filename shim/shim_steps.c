@@ -14,6 +14,7 @@
  * The launch path does one relaxed atomic add; segments are closed under a
  * mutex at synchronisations, which are not on the launch path. */
 #include "shim_internal.h"
+#include "shim_plan.h"
 
 #define HISTORY    32
 #define MAX_PERIOD 8
@@ -29,12 +30,12 @@ static _Atomic int profiling;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct segment hist[HISTORY]; /* ring, protected by lock */
 static unsigned nseg;
-static unsigned period;           /* 0: not in steady state */
-static unsigned phase;            /* segments of the current step seen */
-static uint64_t step_no;          /* next step number to write */
-static uint64_t step_first;       /* first launch of the current step */
-static int profile_left;          /* steps still to profile */
-static _Atomic uint64_t step_len; /* launches per step while steady, else 0 */
+static unsigned period;             /* 0: not in steady state */
+static unsigned phase;              /* segments of the current step seen */
+static uint64_t step_no;            /* next step number to write */
+static _Atomic uint64_t step_first; /* first launch of the current step */
+static int profile_left;            /* steps still to profile */
+static _Atomic uint64_t step_len;   /* launches per step while steady, else 0 */
 
 static uint64_t mix(uint64_t x)
 {
@@ -50,6 +51,11 @@ void shim_steps_launch(uint64_t seq, uint64_t func_id)
     uint64_t pos = seq - atomic_load_explicit(&seg_start, memory_order_relaxed);
     atomic_fetch_add_explicit(&seg_hash, mix(func_id * 0x9E3779B97F4A7C15ull + pos),
                               memory_order_relaxed);
+}
+
+uint64_t shim_steps_first(void)
+{
+    return atomic_load_explicit(&step_first, memory_order_relaxed);
 }
 
 uint64_t shim_steps_length(void)
@@ -86,15 +92,17 @@ static unsigned find_period(void)
 
 static void step_done(uint64_t first)
 {
-    shim_trace_step(step_no++, first);
+    shim_trace_step(step_no, first);
     if (profile_left > 0 && --profile_left == 0)
         atomic_store(&profiling, 0);
+    shim_plan_step_closed(step_no++, first, profile_left);
 }
 
 static void start_profiling(void)
 {
     profile_left = shim.profile_iterations;
     atomic_store(&profiling, profile_left > 0);
+    shim_plan_steady(); /* the profiled steps are recorded for the planner */
 }
 
 static void close_segment(const struct segment *s)
@@ -106,6 +114,7 @@ static void close_segment(const struct segment *s)
             period = 0;
             atomic_store(&step_len, 0);
             atomic_store(&profiling, 0);
+            shim_plan_unsteady();
             shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
                      (unsigned long long)s->start);
         } else if (++phase == period) {

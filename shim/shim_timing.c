@@ -6,6 +6,7 @@
  * completed, and written as kernel-time records. If events cannot be created
  * the launch is simply not timed. */
 #include "shim_internal.h"
+#include "shim_plan.h"
 
 #define PAIRS 4096
 
@@ -91,8 +92,11 @@ void shim_timing_collect(void)
         if (!p->busy || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
             continue;
         float ms;
-        if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS)
+        if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS) {
             shim_trace_kernel_time(p->seq, (double)ms * 1000.0);
+            if (shim_plan_recording())
+                shim_plan_rec_kernel_time(p->seq, (double)ms * 1000.0);
+        }
         p->busy = false;
     }
     pthread_mutex_unlock(&lock);

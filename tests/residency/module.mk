@@ -7,9 +7,9 @@ TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh \
 	tests/residency/test_moves.sh tests/residency/test_threads.sh
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam.
-tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf
+tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf -Iplanner
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
-               $(SHIM_OBJS) $(BUILD)/shim/libshimtrace.a $(CONF_LIB)
+               $(SHIM_OBJS) $(BUILD)/shim/libshimtrace.a $(CONF_LIB) $(PLANNER_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_UNIT)

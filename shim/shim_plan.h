@@ -1,0 +1,112 @@
+/* shim_plan.h — the in-process planner: what libshim records of a detected training step
+ * (shim_plan_rec.c), the plan made from it on a background thread (shim_plan_make.c), and the
+ * tables the residency manager executes from the next step boundary (shim_resid_plan.c).
+ *
+ * The pipeline, once the step detector has found the step (auto mode, planner = "scheduled"):
+ *   1. the profiled steps' allocations, frees, launches (with the allocations they touch),
+ *      copies and kernel times feed a step model builder (planner/plan_build.h), the same one
+ *      `shim-report model` uses on a trace;
+ *   2. when the step after the last profiled one closes, a background thread builds the model,
+ *      pins what libshim cannot move, plans it for the budget (planner/plan.h, scheduled) and
+ *      compiles the plan into per-launch actions;
+ *   3. the residency manager applies them from the next step boundary: each launch position
+ *      first issues the evictions planned after the previous launch, then the prefetches
+ *      planned at it. The reactive policy stays the safety net, and every departure from the
+ *      model is counted (and logged once).
+ * Nothing here runs on the launch path but a relaxed load, unless a recording or a plan is on. */
+#ifndef SHIM_PLAN_H
+#define SHIM_PLAN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* How a live allocation is recognised as model allocation i in every later step. */
+struct shim_plan_key {
+    bool movable;     /* a managed allocation with a unit of its own: the plan may move it */
+    bool by_id;       /* made before the step was recorded (weights): the same id every step */
+    uint64_t id;      /* by_id: its allocation id */
+    uint64_t pos;     /* otherwise: launches from the start of its step when it was made */
+    uint32_t ordinal; /* and how many allocations were made before it at that launch index */
+};
+
+enum shim_plan_act_kind { SHIM_PLAN_EVICT, SHIM_PLAN_PREFETCH };
+
+/* One action, done just before a launch position. */
+struct shim_plan_act {
+    uint32_t alloc; /* model allocation */
+    uint8_t kind;   /* enum shim_plan_act_kind */
+};
+
+/* A compiled plan: immutable once installed. */
+struct shim_plan {
+    uint64_t step_len; /* launches per step it was made for */
+    uint64_t model_step, model_first_seq;
+    uint32_t nallocs;
+    struct shim_plan_key *keys; /* [nallocs] */
+    uint32_t *act_first;        /* [step_len + 1]: actions before launch k are
+                                   act[act_first[k] .. act_first[k + 1]) */
+    struct shim_plan_act *act;
+    /* What the planner predicts for one step at this budget (the model's virtual time). */
+    uint64_t budget, native_peak, floor, predicted_peak;
+    double native_us, predicted_us, stall_us, bound_us;
+    uint64_t bytes_to_host, bytes_to_device;
+    uint32_t evictions, prefetches; /* per step */
+    bool feasible;
+};
+
+/* Frees a compiled plan (NULL is fine). */
+void shim_plan_free(struct shim_plan *p);
+
+/* shim_plan_rec.c — recording a step for the planner. All calls are cheap no-ops unless a
+   recording is on; the event calls may come from any thread. */
+extern _Atomic bool shim_plan_rec_on;
+static inline bool shim_plan_recording(void)
+{
+    return atomic_load_explicit(&shim_plan_rec_on, memory_order_relaxed);
+}
+/* Counts an allocation the program makes now (when recording or a plan is on): returns how
+   many were made before it at the same launch index, its ordinal, also kept for the calling
+   thread (shim_plan_last_ordinal). */
+uint32_t shim_plan_count_alloc(void);
+uint32_t shim_plan_last_ordinal(void);
+/* An allocation the program made (kind: enum shim_alloc_kind), the ordinal-th at its index. */
+void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
+                         uint32_t ordinal);
+/* The end of allocation id (on stream for stream-ordered frees, else 0). */
+void shim_plan_rec_free(uint64_t id, uint64_t stream);
+/* Launch seq of func on stream, touching ids[0..n). */
+void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const uint64_t *ids,
+                          uint32_t n);
+/* A copy or memset touching dst and src (0: untracked memory). */
+void shim_plan_rec_copy(uint64_t dst, uint64_t src);
+/* The measured duration of launch seq. */
+void shim_plan_rec_kernel_time(uint64_t seq, double usec);
+
+/* From the step detector (shim_steps.c), under its lock. */
+/* The step was detected and its profiled steps begin: a new recording starts. */
+void shim_plan_steady(void);
+/* Step `step` beginning at first_seq has closed; profiled_left: profiled steps still to come. */
+void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left);
+/* The step pattern broke: the recording is dropped and the plan withdrawn. */
+void shim_plan_unsteady(void);
+/* Stops the planner (process exit): waits briefly for a plan being made. */
+void shim_plan_stop(void);
+
+/* shim_plan_make.c — the background planning of one recording. */
+struct plan_builder;
+struct shim_plan_rec_alloc;
+/* Plans the last profiled step recorded in b (taking ownership of b and keys[0..n)) on a
+   background thread, and installs the plan into residency when it is ready. Returns whether
+   the thread started (if not, b and keys are freed). */
+bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_rec_alloc *keys, uint64_t n);
+
+/* What the recorder knows of one allocation of the recording, for keys. */
+struct shim_plan_rec_alloc {
+    uint64_t id, seq; /* seq: the next launch index when it was made */
+    uint32_t ordinal; /* allocations made before it at that seq */
+    bool movable;
+    bool before; /* live when the recording started: found by its id in later steps */
+};
+
+#endif

@@ -1,0 +1,279 @@
+/* shim_plan_make.c — the planning thread: from a recording to an installed plan.
+ *
+ * One detached thread per recording (a few per run: one per detected step pattern). It builds
+ * the model of the last recorded step with kernel times (plan_build_model_ids), pins in the
+ * model what libshim cannot move (memory left to the driver, small allocations that share
+ * slabs: they get a touch at every operation they live through, so no plan moves them but
+ * every plan counts their bytes), plans it with the scheduled planner for the budget, and
+ * compiles the plan's entries into actions per launch position for the executor
+ * (shim_resid_plan.c). Nothing here touches the driver or the program's threads. */
+#include "shim_internal.h"
+#include "shim_plan.h"
+
+#include "plan_build.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A model larger than this many touches once pinned is not planned (memory and time). */
+#define MAX_PINNED_TOUCHES ((uint64_t)1 << 25)
+
+struct job {
+    plan_builder *b;
+    struct shim_plan_rec_alloc *allocs;
+    uint64_t n;
+};
+
+static _Atomic int running; /* planning threads alive */
+
+void shim_plan_free(struct shim_plan *p)
+{
+    if (!p)
+        return;
+    free(p->keys);
+    free(p->act_first);
+    free(p->act);
+    free(p);
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct shim_plan_rec_alloc *)a)->id;
+    uint64_t y = ((const struct shim_plan_rec_alloc *)b)->id;
+    return x < y ? -1 : x > y;
+}
+
+static const struct shim_plan_rec_alloc *find(const struct job *j, uint64_t id)
+{
+    struct shim_plan_rec_alloc key = {.id = id};
+    return bsearch(&key, j->allocs, j->n, sizeof key, by_id);
+}
+
+/* m with every allocation that keys[] marks unmovable touched at each operation it lives
+   through, into the empty model *out. */
+static plan_err pin_unmovable(const plan_model *m, const struct shim_plan_key *keys,
+                              plan_model *out)
+{
+    plan_model_init(out);
+    out->hw = m->hw;
+    int32_t *all = malloc(m->nops * sizeof *all);
+    plan_err e = all ? PLAN_OK : PLAN_ERR_NOMEM;
+    for (size_t i = 0; i < m->nops && !e; i++) {
+        all[i] = (int32_t)i;
+        e = plan_model_add_op(out, m->ops[i].dur_us, m->ops[i].stream);
+    }
+    for (size_t i = 0; i < m->nallocs && !e; i++) {
+        const plan_alloc *a = &m->allocs[i];
+        if (keys[i].movable) {
+            e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, m->touches + a->touch_first,
+                                     a->ntouch);
+            continue;
+        }
+        int32_t lo = a->birth == PLAN_NO_OP ? 0 : a->birth;
+        int32_t hi = a->death == PLAN_NO_OP ? (int32_t)m->nops - 1 : a->death;
+        e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, all + lo,
+                                 hi >= lo ? (size_t)(hi - lo + 1) : 0);
+    }
+    free(all);
+    return e;
+}
+
+/* How each model allocation is found again: by id if it was live when the recording began,
+   else by when it was made relative to the modelled step's first launch. */
+static struct shim_plan_key *make_keys(const struct job *j, const uint64_t *ids, size_t n,
+                                       uint64_t first, uint64_t step_len, size_t *movable)
+{
+    struct shim_plan_key *k = calloc(n + 1, sizeof *k);
+    *movable = 0;
+    for (size_t i = 0; k && i < n; i++) {
+        const struct shim_plan_rec_alloc *a = find(j, ids[i]);
+        if (!a)
+            continue; /* not movable: pinned */
+        k[i].movable = a->movable;
+        k[i].by_id = a->before;
+        k[i].id = a->id;
+        /* Positions of earlier steps fold onto this one: steps repeat. */
+        uint64_t back = a->seq < first ? (first - a->seq + step_len - 1) / step_len : 0;
+        k[i].pos = (a->seq + back * step_len - first) % step_len;
+        k[i].ordinal = a->ordinal;
+        *movable += a->movable;
+    }
+    return k;
+}
+
+/* Where entry e puts an action of kind: before launch position *pos (evictions go right after
+   their operation, i.e. before the next launch). False when e has no such action. */
+static bool action_at(const plan_entry *e, int kind, uint64_t L, uint64_t *pos)
+{
+    int64_t at = kind == SHIM_PLAN_EVICT ? (int64_t)e->evict_after + 1 : e->prefetch_at;
+    if (at < 0)
+        return false;
+    *pos = (uint64_t)at % L; /* a position of the next step: the same one, a step later */
+    return true;
+}
+
+/* Compiles p's entries for movable allocations into per-position actions of sp, the evictions
+   of a position before its prefetches. */
+static bool compile(struct shim_plan *sp, const plan *p)
+{
+    uint64_t L = sp->step_len, pos;
+    sp->act_first = calloc(L + 1, sizeof *sp->act_first);
+    sp->act = malloc((2 * p->n + 1) * sizeof *sp->act);
+    uint32_t *fill = calloc(L + 1, sizeof *fill);
+    bool ok = sp->act_first && sp->act && fill;
+    for (int kind = SHIM_PLAN_EVICT; ok && kind <= SHIM_PLAN_PREFETCH; kind++) {
+        for (size_t i = 0; i < p->n; i++) {
+            const plan_entry *e = &p->entries[i];
+            if (!sp->keys[e->alloc].movable || !action_at(e, kind, L, &pos))
+                continue;
+            sp->act_first[pos + 1]++;
+            (*(kind == SHIM_PLAN_EVICT ? &sp->evictions : &sp->prefetches))++;
+        }
+    }
+    for (uint64_t k = 0; ok && k < L; k++)
+        sp->act_first[k + 1] += sp->act_first[k];
+    for (int kind = SHIM_PLAN_EVICT; ok && kind <= SHIM_PLAN_PREFETCH; kind++) {
+        for (size_t i = 0; i < p->n; i++) {
+            const plan_entry *e = &p->entries[i];
+            if (sp->keys[e->alloc].movable && action_at(e, kind, L, &pos))
+                sp->act[sp->act_first[pos] + fill[pos]++] =
+                    (struct shim_plan_act){e->alloc, (uint8_t)kind};
+        }
+    }
+    free(fill);
+    return ok;
+}
+
+/* Plans the recording of j; returns the plan, or NULL with why in msg. */
+static struct shim_plan *make(struct job *j, char *msg, size_t cap)
+{
+    qsort(j->allocs, j->n, sizeof *j->allocs, by_id);
+    plan_model m, pinned;
+    plan_model_init(&pinned);
+    plan_build_info info;
+    uint64_t *ids = NULL;
+    plan_err e = plan_build_model_ids(j->b, -1, &m, &info, &ids, msg, cap);
+    if (e)
+        return NULL;
+    struct shim_plan *sp = calloc(1, sizeof *sp);
+    size_t movable = 0;
+    if (sp) {
+        sp->step_len = m.nops;
+        sp->model_step = info.step;
+        sp->model_first_seq = info.first_seq;
+        sp->nallocs = (uint32_t)m.nallocs;
+        sp->keys = make_keys(j, ids, m.nallocs, info.first_seq, m.nops, &movable);
+    }
+    uint64_t pinned_touches = 0;
+    for (size_t i = 0; sp && sp->keys && i < m.nallocs; i++)
+        pinned_touches += sp->keys[i].movable ? m.allocs[i].ntouch : m.nops;
+    plan p;
+    plan_init(&p);
+    plan_stats st = {0};
+    if (!sp || !sp->keys) {
+        snprintf(msg, cap, "out of memory");
+    } else if (pinned_touches > MAX_PINNED_TOUCHES) {
+        snprintf(msg, cap, "the step is too large to plan in the process (%llu touches)",
+                 (unsigned long long)pinned_touches);
+    } else if ((e = pin_unmovable(&m, sp->keys, &pinned)) != PLAN_OK ||
+               (e = plan_peaks(&pinned, &sp->native_peak, &sp->floor)) != PLAN_OK) {
+        snprintf(msg, cap, "%s", plan_strerror(e));
+    } else {
+        sp->budget = shim_resid_plan_budget();
+        plan none;
+        plan_init(&none);
+        plan_stats native = {0};
+        if ((e = plan_make(&pinned, PLAN_KIND_NONE, sp->budget, &none, &native)) == PLAN_OK &&
+            (e = plan_make(&pinned, PLAN_KIND_SCHEDULED, sp->budget, &p, &st)) == PLAN_OK &&
+            (e = plan_lower_bound(&pinned, sp->budget, &sp->bound_us)) == PLAN_OK &&
+            compile(sp, &p)) {
+            sp->native_us = native.step_us;
+            sp->predicted_us = st.step_us;
+            sp->stall_us = st.stall_us;
+            sp->predicted_peak = st.peak_bytes;
+            sp->bytes_to_host = st.bytes_to_host;
+            sp->bytes_to_device = st.bytes_to_device;
+            sp->feasible = st.feasible;
+            snprintf(msg, cap, "step %llu (%zu launches, %zu allocations, %zu movable)",
+                     (unsigned long long)info.step, m.nops, m.nallocs, movable);
+        } else {
+            snprintf(msg, cap, "%s", e ? plan_strerror(e) : "out of memory");
+            e = e ? e : PLAN_ERR_NOMEM;
+        }
+        plan_free(&none);
+    }
+    bool ok = sp && sp->keys && sp->act && e == PLAN_OK && pinned_touches <= MAX_PINNED_TOUCHES;
+    plan_free(&p);
+    plan_model_free(&pinned);
+    plan_model_free(&m);
+    free(ids);
+    if (!ok) {
+        shim_plan_free(sp);
+        return NULL;
+    }
+    return sp;
+}
+
+static void *planner_main(void *arg)
+{
+    shim_inside = 1; /* nothing here is the program's */
+    struct job *j = arg;
+    char msg[256] = "";
+    struct shim_plan *sp = make(j, msg, sizeof msg);
+    if (!sp) {
+        shim_log(SHIM_LOG_WARN, "planner: no plan (%s): moves stay reactive", msg);
+    } else {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "planner: %s at budget %llu MiB: predicted %.0f us per step (%.0f us stalled; "
+                 "native %.0f us, lower bound %.0f us), peak %llu MiB%s, %u evictions and %u "
+                 "prefetches per step; applied from the next step",
+                 msg, (unsigned long long)(sp->budget >> 20), sp->predicted_us, sp->stall_us,
+                 sp->native_us, sp->native_us + sp->bound_us,
+                 (unsigned long long)(sp->predicted_peak >> 20),
+                 sp->feasible ? "" : " (over the budget: the reactive policy makes up the rest)",
+                 sp->evictions, sp->prefetches);
+        shim_log(SHIM_LOG_INFO, "%s", text);
+        shim_trace_note(text);
+        shim_resid_plan_install(sp);
+    }
+    plan_build_free(j->b);
+    free(j->allocs);
+    free(j);
+    atomic_fetch_sub(&running, 1);
+    return NULL;
+}
+
+bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_rec_alloc *allocs, uint64_t n)
+{
+    struct job *j = malloc(sizeof *j);
+    pthread_t t;
+    pthread_attr_t attr;
+    bool ok = false;
+    if (j) {
+        *j = (struct job){b, allocs, n};
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        atomic_fetch_add(&running, 1);
+        ok = pthread_create(&t, &attr, planner_main, j) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!ok) {
+        if (j)
+            atomic_fetch_sub(&running, 1);
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: no planning thread: moves stay reactive");
+        plan_build_free(b);
+        free(allocs);
+        free(j);
+    }
+    return ok;
+}
+
+void shim_plan_stop(void)
+{
+    for (int i = 0; atomic_load(&running) > 0 && i < 200; i++) { /* at most about 2 s */
+        struct timespec ms10 = {0, 10000000L};
+        nanosleep(&ms10, NULL);
+    }
+}

@@ -1,0 +1,213 @@
+/* shim_plan_rec.c — records a detected training step for the in-process planner.
+ *
+ * From the step detection (shim_plan_steady) the hooks hand every allocation, free, launch,
+ * copy and kernel time to a step model builder (planner/plan_build.h), under one mutex; the
+ * allocations live at that moment are handed over first (made before the recording: the
+ * model's weights and other long-lived memory). When the last profiled step has closed, one
+ * more step is recorded so that its kernel times are all collected (they are read at host
+ * synchronisations), and the recording goes to a planning thread (shim_plan_make.c).
+ *
+ * Besides the builder, the recorder keeps what the executor needs to find each allocation
+ * again in later steps: when it was made (the launch index, and how many allocations were made
+ * before it at that index) and whether libshim can move it (a managed allocation with a unit
+ * of its own). Lock order: the step detector's lock, then the registry's, then this one;
+ * residency's lock may be held when an allocation is recorded, never the other way round. */
+#include "shim_internal.h"
+#include "shim_plan.h"
+
+#include "plan_build.h"
+
+#include <stdlib.h>
+
+_Atomic bool shim_plan_rec_on;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    plan_builder *b;
+    struct shim_plan_rec_alloc *allocs;
+    uint64_t nallocs, cap;
+    bool last_profiled; /* the last profiled step has closed: one more, then plan */
+    bool failed;        /* out of memory: the recording is dropped at the next step */
+} rec;
+
+/* Whether the planner runs in this process at all. */
+static bool wanted(void)
+{
+    return shim.mode == CONF_MODE_AUTO && shim.planner == CONF_PLANNER_SCHEDULED &&
+           shim_resid_started();
+}
+
+/* Drops the recording (lock held). */
+static void drop(void)
+{
+    atomic_store_explicit(&shim_plan_rec_on, false, memory_order_relaxed);
+    plan_build_free(rec.b);
+    free(rec.allocs);
+    rec.b = NULL;
+    rec.allocs = NULL;
+    rec.nallocs = rec.cap = 0;
+    rec.last_profiled = rec.failed = false;
+}
+
+/* Notes a builder call's result (lock held). */
+static void check(plan_err e)
+{
+    if (e != PLAN_OK && !rec.failed) {
+        rec.failed = true;
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory while recording the step: no plan "
+                                     "(moves stay reactive)");
+    }
+}
+
+/* Allocations made at the last launch index that saw one: the ordinals of allocations. */
+static pthread_mutex_t ord_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t ord_seq = UINT64_MAX;
+static uint32_t ord_n;
+static __thread uint32_t last_ordinal;
+
+uint32_t shim_plan_count_alloc(void)
+{
+    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    pthread_mutex_lock(&ord_lock);
+    uint32_t ordinal = ord_seq == seq ? ord_n : 0;
+    ord_seq = seq;
+    ord_n = ordinal + 1;
+    pthread_mutex_unlock(&ord_lock);
+    return last_ordinal = ordinal;
+}
+
+uint32_t shim_plan_last_ordinal(void)
+{
+    return last_ordinal;
+}
+
+/* Remembers allocation id made now, the ordinal-th at its launch index (lock held). */
+static void note_alloc(uint64_t id, bool movable, bool before, uint32_t ordinal)
+{
+    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    if (rec.nallocs == rec.cap) {
+        uint64_t cap = rec.cap ? 2 * rec.cap : 1024;
+        struct shim_plan_rec_alloc *v = realloc(rec.allocs, cap * sizeof *v);
+        if (!v) {
+            check(PLAN_ERR_NOMEM);
+            return;
+        }
+        rec.allocs = v;
+        rec.cap = cap;
+    }
+    rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){id, seq, ordinal, movable, before};
+}
+
+/* Whether a device allocation of bytes and kind is a unit residency can move on its own. */
+static bool movable(uint64_t bytes, int kind)
+{
+    return kind == SHIM_ALLOC_MANAGED && bytes > shim_resid_slab_max();
+}
+
+static void add_live(const struct shim_alloc *a, void *ctx)
+{
+    (void)ctx;
+    if (a->kind == SHIM_ALLOC_HOST)
+        return;
+    check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0,
+                           atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
+    note_alloc(a->id, movable(a->size, a->kind), true, 0);
+}
+
+void shim_plan_steady(void)
+{
+    if (!wanted())
+        return;
+    pthread_mutex_lock(&lock);
+    drop();
+    if ((rec.b = plan_build_new()) != NULL) {
+        check(plan_build_rounding(rec.b, shim_resid_granularity(), 4096));
+        shim_registry_each(add_live, NULL);
+        atomic_store_explicit(&shim_plan_rec_on, true, memory_order_relaxed);
+    } else {
+        check(PLAN_ERR_NOMEM);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_unsteady(void)
+{
+    pthread_mutex_lock(&lock);
+    drop();
+    pthread_mutex_unlock(&lock);
+    shim_resid_plan_withdraw("the training step changed");
+}
+
+void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
+{
+    pthread_mutex_lock(&lock);
+    if (!rec.b) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    check(plan_build_step(rec.b, step, first_seq));
+    if (rec.failed) {
+        drop();
+    } else if (profiled_left == 0 && !rec.last_profiled) {
+        rec.last_profiled = true; /* its kernel times arrive by the end of the next step */
+    } else if (rec.last_profiled) {
+        atomic_store_explicit(&shim_plan_rec_on, false, memory_order_relaxed);
+        plan_builder *b = rec.b;
+        struct shim_plan_rec_alloc *allocs = rec.allocs;
+        uint64_t n = rec.nallocs;
+        rec.b = NULL;
+        rec.allocs = NULL;
+        drop();
+        shim_plan_make_async(b, allocs, n);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
+                         uint32_t ordinal)
+{
+    if (kind == SHIM_ALLOC_HOST)
+        return;
+    pthread_mutex_lock(&lock);
+    if (rec.b) {
+        check(plan_build_alloc(rec.b, id, bytes, (plan_mem_kind)kind, addr, stream,
+                               atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
+        note_alloc(id, movable(bytes, kind), false, ordinal);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_free(uint64_t id, uint64_t stream)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b)
+        check(plan_build_free_alloc(rec.b, id, stream,
+                                    atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const uint64_t *ids,
+                          uint32_t n)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b)
+        check(plan_build_launch(rec.b, seq, func, stream, ids, n));
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_copy(uint64_t dst, uint64_t src)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b)
+        check(plan_build_copy(rec.b, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
+                              dst, src));
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_kernel_time(uint64_t seq, double usec)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b && plan_build_kernel_time(rec.b, seq, usec) == PLAN_ERR_NOMEM)
+        check(PLAN_ERR_NOMEM);
+    pthread_mutex_unlock(&lock);
+}

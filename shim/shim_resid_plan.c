@@ -1,0 +1,266 @@
+/* shim_resid_plan.c — executes the in-process plan (shim_plan.h) with the residency manager's
+ * own moves.
+ *
+ * A plan names model allocations; the executor finds the live unit behind each one: by id for
+ * memory made before the recording (weights, optimizer state), else by when it was made in its
+ * step (the launch position and the ordinal among the allocations made there), which repeats
+ * every step. From the first step boundary after installation, just before each launch it
+ * starts the evictions planned after the previous launch (fenced behind every stream that
+ * touched the unit, like any eviction) and the prefetches planned at this one (restores,
+ * which the touching operation waits for in stream order). The reactive policy stays the
+ * safety net: a unit the plan moved out and the program touches early is restored on demand
+ * (a departure), and a search for room still evicts what it must. All under resid.lock. */
+#include "shim_resid.h"
+#include "shim_plan.h"
+
+#include <stdlib.h>
+
+/* Launch position of index seq in the step that starts at first and is len launches long. */
+static uint64_t position(uint64_t seq, uint64_t first, uint64_t len)
+{
+    int64_t d = (int64_t)(seq - first) % (int64_t)len;
+    return (uint64_t)(d < 0 ? d + (int64_t)len : d);
+}
+
+static int by_key(const void *a, const void *b, void *keys)
+{
+    const struct shim_plan_key *x = &((const struct shim_plan_key *)keys)[*(const uint32_t *)a];
+    const struct shim_plan_key *y = &((const struct shim_plan_key *)keys)[*(const uint32_t *)b];
+    bool xp = !x->by_id && x->movable, yp = !y->by_id && y->movable; /* positional ones first */
+    if (xp != yp)
+        return xp ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+/* The plan's allocation made at pos as the ordinal-th there, or -1. */
+static int64_t lookup(const struct shim_plan *p, uint64_t pos, uint32_t ordinal)
+{
+    uint32_t lo = 0, hi = p->nallocs; /* plan_order holds the positional keys first */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const struct shim_plan_key *k = &p->keys[resid.plan_order[mid]];
+        if (k->by_id || !k->movable || k->pos > pos || (k->pos == pos && k->ordinal >= ordinal))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    if (lo < p->nallocs) {
+        const struct shim_plan_key *k = &p->keys[resid.plan_order[lo]];
+        if (!k->by_id && k->movable && k->pos == pos && k->ordinal == ordinal)
+            return resid.plan_order[lo];
+    }
+    return -1;
+}
+
+static void bind(struct resid_unit *u, int64_t a)
+{
+    struct resid_unit *old = resid.plan_units[a];
+    if (old && old != u)
+        old->plan_alloc = -1;
+    resid.plan_units[a] = u;
+    u->plan_alloc = a;
+    u->plan_out = false;
+}
+
+void resid_plan_bind(struct resid_unit *u, uint64_t seq, uint32_t ordinal)
+{
+    u->plan_alloc = -1;
+    const struct shim_plan *p = resid.plan;
+    if (!p || u->slab)
+        return;
+    int64_t a = lookup(p, position(seq, shim_steps_first(), p->step_len), ordinal);
+    if (a >= 0)
+        bind(u, a);
+}
+
+void resid_plan_unbind(struct resid_unit *u)
+{
+    if (resid.plan && u->plan_alloc >= 0 && resid.plan_units[u->plan_alloc] == u)
+        resid.plan_units[u->plan_alloc] = NULL;
+    u->plan_alloc = -1;
+}
+
+void resid_plan_departed(struct resid_unit *u)
+{
+    u->plan_out = false;
+    resid.planned.departures++;
+    SHIM_LOG_ONCE(SHIM_LOG_INFO, "planner: the program used an allocation before the plan "
+                                 "brought it back: restored on demand (counted as a departure)");
+}
+
+/* Forgets unit u's binding (for resid_each). */
+static void forget(struct resid_unit *u, void *ctx)
+{
+    (void)ctx;
+    u->plan_alloc = -1;
+    u->plan_out = false;
+}
+
+/* Removes the installed plan (lock held). */
+static void withdraw(void)
+{
+    atomic_store_explicit(&resid.plan_on, false, memory_order_relaxed);
+    resid_each(forget, NULL);
+    shim_plan_free(resid.plan);
+    free(resid.plan_units);
+    free(resid.plan_order);
+    resid.plan = NULL;
+    resid.plan_units = NULL;
+    resid.plan_order = NULL;
+    resid.plan_active = false;
+}
+
+void shim_resid_plan_withdraw(const char *why)
+{
+    if (!atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&resid.lock);
+    if (resid.plan)
+        shim_log(SHIM_LOG_INFO, "planner: plan withdrawn (%s): moves are reactive again", why);
+    withdraw();
+    pthread_mutex_unlock(&resid.lock);
+}
+
+void shim_resid_plan_install(struct shim_plan *p)
+{
+    uint32_t *order = malloc((p->nallocs + 1) * sizeof *order);
+    struct resid_unit **units = calloc(p->nallocs + 1, sizeof *units);
+    if (!order || !units) {
+        free(order);
+        free(units);
+        shim_plan_free(p);
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory installing the plan");
+        return;
+    }
+    for (uint32_t i = 0; i < p->nallocs; i++)
+        order[i] = i;
+    qsort_r(order, p->nallocs, sizeof *order, by_key, p->keys);
+    pthread_mutex_lock(&resid.lock);
+    withdraw();
+    if (shim_steps_length() != p->step_len) { /* the step changed while it was planned */
+        pthread_mutex_unlock(&resid.lock);
+        free(order);
+        free(units);
+        shim_plan_free(p);
+        return;
+    }
+    resid.plan = p;
+    resid.plan_units = units;
+    resid.plan_order = order;
+    for (uint32_t a = 0; a < p->nallocs; a++) {
+        const struct shim_plan_key *k = &p->keys[a];
+        struct resid_unit *u = k->by_id && k->movable ? resid_find(k->id) : NULL;
+        if (u && !u->slab)
+            bind(u, a);
+    }
+    resid.plan_armed_first = shim_steps_first();
+    resid.plan_active = false;
+    atomic_store_explicit(&resid.plan_on, true, memory_order_relaxed);
+    pthread_mutex_unlock(&resid.lock);
+}
+
+/* Counts a planned move that could not be made, and says why at debug level. */
+static void missed(const char *what, uint32_t a, uint64_t pos, const struct resid_unit *u)
+{
+    resid.planned.missing++;
+    shim_log(SHIM_LOG_DEBUG, "planner: %s of allocation %u before launch %llu of the step: %s",
+             what, a, (unsigned long long)pos,
+             !u         ? "not found"
+             : u->move  ? "moving"
+             : u->pins  ? "in use"
+             : u->graph ? "captured"
+                        : resid_state_name(u->state));
+}
+
+/* One planned eviction of allocation a. */
+static void evict(uint32_t a, uint64_t pos)
+{
+    struct resid_unit *u = resid.plan_units[a];
+    struct resid_cause why = {SHIM_REASON_PLANNED_EVICT, NULL, 0, UINT64_MAX};
+    if (u && u->state == RESID_DEVICE && resid_evict(u, &why) == 0) {
+        resid.planned.evictions++;
+        u->plan_out = true;
+    } else if (!u || u->state == RESID_DEVICE) {
+        missed("eviction", a, pos, u);
+    }
+}
+
+/* One planned prefetch of allocation a: its eviction first completes (it must, to restore). */
+static void prefetch(uint32_t a, uint64_t pos)
+{
+    struct resid_unit *u = resid.plan_units[a];
+    if (u && u->state == RESID_EVICTING && u->move)
+        resid_move_poll(u->move, true);
+    u = resid.plan_units[a]; /* the lock may have been dropped */
+    struct resid_cause why = {SHIM_REASON_PREFETCH, NULL, 0, UINT64_MAX};
+    if (u && u->state == RESID_HOST && resid_restore(u, &why) == 0) {
+        resid.planned.prefetches++;
+        u->plan_out = false;
+    } else if (!u || u->state != RESID_DEVICE) {
+        missed("prefetch", a, pos, u);
+    }
+}
+
+void resid_plan_advance(uint64_t next)
+{
+    struct shim_plan *p = resid.plan;
+    if (!p)
+        return;
+    uint64_t first = shim_steps_first(), len = p->step_len;
+    if (shim_steps_length() != len)
+        return; /* not in the steady state it was made for: the step detector withdraws it */
+    if (!resid.plan_active) {
+        if (first == resid.plan_armed_first)
+            return; /* from the next step boundary */
+        resid.plan_active = true;
+        resid.plan_done_seq = first;
+    }
+    if (next + 1 > resid.plan_done_seq + len) /* at most one step of catching up */
+        resid.plan_done_seq = next + 1 - len;
+    /* Claimed before it is applied: the lock may drop in a move, and another thread's launch
+       must not apply the same position again. */
+    while (resid.plan == p && resid.plan_done_seq <= next) {
+        uint64_t pos = position(resid.plan_done_seq++, first, len);
+        for (uint32_t i = p->act_first[pos]; i < p->act_first[pos + 1] && resid.plan == p; i++) {
+            struct shim_plan_act act = p->act[i];
+            if (act.kind == SHIM_PLAN_EVICT)
+                evict(act.alloc, pos);
+            else
+                prefetch(act.alloc, pos);
+        }
+    }
+}
+
+void shim_resid_plan_tick(void)
+{
+    pthread_mutex_lock(&resid.lock);
+    resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+    pthread_mutex_unlock(&resid.lock);
+}
+
+uint64_t shim_resid_plan_budget(void)
+{
+    return resid.budget > resid.slack ? resid.budget - resid.slack : 0;
+}
+
+uint64_t shim_resid_slab_max(void)
+{
+    return resid.gran / 2;
+}
+
+uint64_t shim_resid_granularity(void)
+{
+    return resid.gran;
+}
+
+bool shim_resid_started(void)
+{
+    return atomic_load_explicit(&resid.on, memory_order_acquire);
+}
+
+bool shim_resid_plan_on(void)
+{
+    return atomic_load_explicit(&resid.plan_on, memory_order_relaxed);
+}
