@@ -92,6 +92,9 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
 void shim_plan_unsteady(void);
 /* Stops the planner (process exit): waits briefly for a plan being made. */
 void shim_plan_stop(void);
+/* At a step boundary (step detector's lock held, no other): installs the plan made during the
+   step that just closed, waiting for it (at most a few seconds) if it is still being made. */
+void shim_plan_collect(void);
 
 /* shim_plan_make.c — the background planning of one recording. */
 struct plan_builder;

@@ -6,7 +6,12 @@
  * slabs: they get a touch at every operation they live through, so no plan moves them but
  * every plan counts their bytes), plans it with the scheduled planner for the budget, and
  * compiles the plan's entries into actions per launch position for the executor
- * (shim_resid_plan.c). Nothing here touches the driver or the program's threads. */
+ * (shim_resid_plan.c). Nothing here touches the driver or the program's threads.
+ *
+ * The plan is installed by the step detector at the boundary that ends the step during which
+ * it was made (shim_plan_collect), which waits for the planner if it is not done yet: a plan
+ * always starts at the same step of a run, whatever the threads' timing, so runs under the
+ * simulated device measure the same virtual time every time. */
 #include "shim_internal.h"
 #include "shim_plan.h"
 
@@ -15,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest a step boundary waits for the plan being made. */
+#define COLLECT_WAIT_S 2
 
 /* A model larger than this many touches once pinned is not planned (memory and time). */
 #define MAX_PINNED_TOUCHES ((uint64_t)1 << 25)
@@ -26,6 +34,10 @@ struct job {
 };
 
 static _Atomic int running; /* planning threads alive */
+static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
+static bool pending;            /* a plan is being made */
+static struct shim_plan *ready; /* made, not yet installed */
 
 void shim_plan_free(struct shim_plan *p)
 {
@@ -236,8 +248,13 @@ static void *planner_main(void *arg)
                  sp->evictions, sp->prefetches);
         shim_log(SHIM_LOG_INFO, "%s", text);
         shim_trace_note(text);
-        shim_resid_plan_install(sp);
     }
+    pthread_mutex_lock(&ready_lock);
+    shim_plan_free(ready);
+    ready = sp;
+    pending = false;
+    pthread_cond_broadcast(&ready_cond);
+    pthread_mutex_unlock(&ready_lock);
     plan_build_free(j->b);
     free(j->allocs);
     free(j);
@@ -253,6 +270,9 @@ bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_rec_alloc *al
     bool ok = false;
     if (j) {
         *j = (struct job){b, allocs, n};
+        pthread_mutex_lock(&ready_lock);
+        pending = true;
+        pthread_mutex_unlock(&ready_lock);
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         atomic_fetch_add(&running, 1);
@@ -260,6 +280,9 @@ bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_rec_alloc *al
         pthread_attr_destroy(&attr);
     }
     if (!ok) {
+        pthread_mutex_lock(&ready_lock);
+        pending = false;
+        pthread_mutex_unlock(&ready_lock);
         if (j)
             atomic_fetch_sub(&running, 1);
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: no planning thread: moves stay reactive");
@@ -276,4 +299,26 @@ void shim_plan_stop(void)
         struct timespec ms10 = {0, 10000000L};
         nanosleep(&ms10, NULL);
     }
+}
+
+void shim_plan_collect(void)
+{
+    pthread_mutex_lock(&ready_lock);
+    if (pending) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += COLLECT_WAIT_S;
+        while (pending && pthread_cond_timedwait(&ready_cond, &ready_lock, &until) == 0)
+            ;
+        if (pending)
+            SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                          "planner: the plan took longer than a step and %d s: "
+                          "it starts at a later step",
+                          COLLECT_WAIT_S);
+    }
+    struct shim_plan *sp = ready;
+    ready = NULL;
+    pthread_mutex_unlock(&ready_lock);
+    if (sp)
+        shim_resid_plan_install(sp);
 }

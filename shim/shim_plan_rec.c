@@ -140,6 +140,7 @@ void shim_plan_unsteady(void)
 
 void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
 {
+    shim_plan_collect(); /* before our lock: installing takes residency's */
     pthread_mutex_lock(&lock);
     if (!rec.b) {
         pthread_mutex_unlock(&lock);

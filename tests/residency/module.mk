@@ -1,10 +1,10 @@
 # tests/residency — the residency manager end to end: train_sim under budgets, fault injection
 # over every driver call libshim makes, random stream timing, small tensors, the moves report,
-# and threads_sim's many threads on their own streams (scripts; need train_sim, threads_sim and
-# libshim).
+# threads_sim's many threads on their own streams, and the in-process planner (scripts; need
+# train_sim, threads_sim and libshim).
 TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh \
 	tests/residency/test_jitter.sh tests/residency/test_small_tensors.sh \
-	tests/residency/test_moves.sh tests/residency/test_threads.sh
+	tests/residency/test_moves.sh tests/residency/test_threads.sh tests/residency/test_planner.sh
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam.
 tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf -Iplanner

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The in-process planner (planner = "scheduled", the default in auto mode) on train_sim, long
+# enough for the step to be detected (2 steps), profiled (profile.iterations = 3), recorded one
+# step more, planned and applied from the next boundary: 12 iterations leave 4 or more steps
+# under the plan. In each allocation mode, at 75% and 50% of the native peak, and once more with
+# random stream timing (SIMGPU_JITTER):
+#   - the plan is made and applied: the log gives its prediction, and the exit line counts
+#     planned evictions and prefetches (more than 0 of each);
+#   - the result is the native one (checksum), with no unmap hazard and no illegal access;
+#   - every iteration the plan drove keeps the budget (SIMGPU peak within it);
+#   - with planner = "reactive" no plan is made and nothing is planned.
+set -u
+source "$(dirname "$0")/resid_env.sh"
+ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
+# planned NAME: "E P" planned evictions and prefetches from the exit line, empty without one.
+planned() {
+    sed -n 's/.*info: residency: planned \([0-9]*\) evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
+        "$work/$1.err" | tail -n 1
+}
+for mode in exact async segments; do
+    native "native-$mode" --mode "$mode" "${ARGS[@]}"
+    want=$(checksum "native-$mode")
+    P=$(figure "native-$mode" peak_device_bytes)
+    check "$mode: native run: exit 0, checksum ${want:-none}, peak ${P:-none}" \
+        test "$(rc "native-$mode")" = 0 -a -n "$want" -a -n "$P"
+    [ -n "$P" ] || continue
+    for pct in 75 50; do
+        for jitter in 0 7; do
+            name="plan-$mode-$pct-$jitter"
+            SIMGPU_JITTER=$jitter SHIM_BUDGET=$((P * pct / 100)) \
+                shimmed "$name" --mode "$mode" "${ARGS[@]}"
+            read -r ev pf <<<"$(planned "$name")"
+            made=$(grep -c 'info: planner: step .* predicted' "$work/$name.err")
+            ok=false
+            [ "$(rc "$name")" = 0 ] && [ "$(checksum "$name")" = "$want" ] &&
+                is "$name" unmap_hazards -eq 0 && is "$name" illegal_accesses -eq 0 &&
+                [ "$made" -ge 1 ] && [ "${ev:-0}" -gt 0 ] && [ "${pf:-0}" -gt 0 ] && ok=true
+            check "$mode $pct% jitter $jitter: plan made ($made), ${ev:-no} planned evictions, ${pf:-no} prefetches, native checksum, no hazard (exit $(rc "$name"), checksum $(checksum "$name"))" $ok
+            $ok || tail_err "$name" 12
+        done
+    done
+    SHIM_PLANNER=reactive SHIM_BUDGET=$((P * 75 / 100)) shimmed "reactive-$mode" --mode "$mode" "${ARGS[@]}"
+    check "$mode 75%, planner = reactive: native checksum, no plan made, nothing planned" \
+        test "$(checksum "reactive-$mode")" = "$want" \
+        -a "$(grep -c 'info: planner:' "$work/reactive-$mode.err")" = 0 \
+        -a -z "$(planned "reactive-$mode")"
+done
+check_sanitizers 2>/dev/null || true
+[ "$failures" -eq 0 ]
