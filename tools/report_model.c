@@ -106,8 +106,8 @@ static const char *link_source(int measured)
     return measured ? "measured from the trace's moves" : "default";
 }
 
-/* Contract in report_trace.h. */
-void report_model_describe(FILE *out, const report_trace *t, const plan_build_info *info)
+/* The provenance of the model as comment lines ("# ..."). */
+static void describe(FILE *out, const report_trace *t, const plan_build_info *info)
 {
     fprintf(out, "# shim-report model: ");
     report_text_string(out, t->name);
@@ -138,7 +138,7 @@ static int write_model(const report_model_opts *o, const report_trace *t, const 
     FILE *f = o->output ? fopen(o->output, "w") : stdout;
     int ok = f != NULL;
     if (ok) {
-        report_model_describe(f, t, info);
+        describe(f, t, info);
         ok = fwrite(text, 1, len, f) == len;
     }
     if (f && f != stdout)
