@@ -44,6 +44,27 @@ static uint64_t step_end(const plan_bstep *s, size_t n, size_t i)
     return end;
 }
 
+/* The last of the steps s[0..n) (n > 0) that holds a kernel time, else the last one: each time
+ * is looked up among the steps by its launch index. */
+static size_t last_timed(const plan_builder *b, const plan_bstep *s, size_t n)
+{
+    size_t best = SIZE_MAX;
+    for (size_t t = 0; t < b->ntimes; t++) {
+        uint64_t seq = b->times[t].seq;
+        size_t lo = 0, hi = n; /* the first step beginning after seq */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s[mid].first_seq <= seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && seq < step_end(s, n, lo - 1) && (best == SIZE_MAX || lo - 1 > best))
+            best = lo - 1;
+    }
+    return best == SIZE_MAX ? n - 1 : best;
+}
+
 /* The index in s[0..n) of the step asked for, or SIZE_MAX with a message. */
 static size_t pick_step(const plan_builder *b, const plan_bstep *s, size_t n, int64_t step,
                         char *msg, size_t cap)
@@ -52,12 +73,8 @@ static size_t pick_step(const plan_builder *b, const plan_bstep *s, size_t n, in
         plan_msg(msg, cap, "no training step was detected (no step marks)");
         return SIZE_MAX;
     }
-    if (step == -1) {
-        for (size_t i = n; i > 0; i--)
-            if (plan_build_has_time(b, s[i - 1].first_seq, step_end(s, n, i - 1)))
-                return i - 1;
-        return n - 1;
-    }
+    if (step == -1)
+        return last_timed(b, s, n);
     for (size_t i = 0; step >= 0 && i < n; i++)
         if (s[i].step == (uint64_t)step)
             return i;
@@ -294,6 +311,14 @@ static plan_err build_step(const plan_builder *b, const plan_bstep *st, uint64_t
         plan_msg(msg, cap, "step %llu has %llu launches, more than a model holds",
                  (unsigned long long)st->step, (unsigned long long)(end - first));
         return PLAN_ERR_LIMIT;
+    }
+    /* Launch indices without a launch are filled in, but a step most of whose launches are
+       missing is no step: a stray index would otherwise stand for millions of operations. */
+    size_t recorded = plan_build_launches_in(b, first, end);
+    if (recorded < (end - first + 1) / 2) {
+        plan_msg(msg, cap, "step %llu: only %zu of its %llu launches were recorded",
+                 (unsigned long long)st->step, recorded, (unsigned long long)(end - first));
+        return PLAN_ERR_INVALID;
     }
     info->ops = (size_t)(end - first);
     size_t *launch_of = NULL;

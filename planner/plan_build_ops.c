@@ -129,6 +129,15 @@ bool plan_build_has_time(const plan_builder *b, uint64_t first, uint64_t end)
     return false;
 }
 
+/* Contract in plan_internal.h. */
+size_t plan_build_launches_in(const plan_builder *b, uint64_t first, uint64_t end)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->nlaunches; i++)
+        n += b->launches[i].seq >= first && b->launches[i].seq < end;
+    return n;
+}
+
 /* One operation: its launch (SIZE_MAX: no launch event), duration and stream. */
 static void one_op(const plan_builder *b, const tables *t, uint64_t seq, plan_op *op,
                    size_t *launch_of, uint64_t *seen, size_t *nseen, plan_build_info *info)

@@ -327,6 +327,10 @@ plan_err plan_build_ops(const plan_builder *b, uint64_t step, uint64_t first, ui
                         plan_op *ops, size_t *launch_of, plan_build_info *info, char *msg,
                         size_t cap);
 
+/* Launch events handed over for launches first .. end - 1 (a launch handed over twice counts
+ * twice). */
+size_t plan_build_launches_in(const plan_builder *b, uint64_t first, uint64_t end);
+
 /* Whether any of launches first .. end - 1 has a kernel time. */
 bool plan_build_has_time(const plan_builder *b, uint64_t first, uint64_t end);
 

@@ -65,22 +65,34 @@ static void override_link(plan_model *m, const report_model_opts *o)
 
 /* Contract in report_trace.h. */
 int report_model_build(const report_trace *t, const report_model_opts *o, plan_model *m,
-                       plan_build_info *info)
+                       plan_build_info *info, char *err, size_t errlen)
 {
     plan_builder *b = plan_build_new();
     plan_err e = b ? PLAN_OK : PLAN_ERR_NOMEM;
     uint64_t next = 0;
     for (size_t i = 0; i < t->n && !e; i++)
         e = feed(b, t, &t->recs[i], &next);
-    char msg[512] = "out of memory";
+    char msg[400] = "out of memory";
     if (!e)
         e = plan_build_model(b, o->step, m, info, msg, sizeof msg);
     plan_build_free(b);
     if (e) {
-        fprintf(stderr, "shim-report: %s: %s\n", t->name, msg);
+        snprintf(err, errlen, "%s: %s", t->name, msg);
         return 1;
     }
     override_link(m, o);
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_model_open(const report_trace *t, const report_model_opts *o, plan_model *m,
+                      plan_build_info *info)
+{
+    char err[600];
+    if (report_model_build(t, o, m, info, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: %s\n", err);
+        return 1;
+    }
     if (info->filled)
         fprintf(stderr,
                 "shim-report: %s: step %llu: %zu of %zu launches have no kernel time (%zu not "
@@ -94,8 +106,8 @@ static const char *link_source(int measured)
     return measured ? "measured from the trace's moves" : "default";
 }
 
-/* Contract in report_trace.h. */
-void report_model_describe(FILE *out, const report_trace *t, const plan_build_info *info)
+/* The provenance of the model as comment lines ("# ..."). */
+static void describe(FILE *out, const report_trace *t, const plan_build_info *info)
 {
     fprintf(out, "# shim-report model: ");
     report_text_string(out, t->name);
@@ -126,7 +138,7 @@ static int write_model(const report_model_opts *o, const report_trace *t, const 
     FILE *f = o->output ? fopen(o->output, "w") : stdout;
     int ok = f != NULL;
     if (ok) {
-        report_model_describe(f, t, info);
+        describe(f, t, info);
         ok = fwrite(text, 1, len, f) == len;
     }
     if (f && f != stdout)
@@ -158,7 +170,7 @@ int report_model_main(int argc, char **argv, char **envp)
     plan_model m;
     plan_build_info info;
     plan_model_init(&m);
-    int rc = report_model_build(&t, &o, &m, &info);
+    int rc = report_model_open(&t, &o, &m, &info);
     if (rc == 0)
         rc = write_model(&o, &t, &m, &info);
     plan_model_free(&m);

@@ -148,7 +148,7 @@ static int plan_trace(const report_trace *t, const report_model_opts *o, const c
     plan_model_init(&m);
     result r = {.kind = (plan_kind)o->kind, .has_budget = o->budget != NULL};
     plan_init(&r.p);
-    int rc = report_model_build(t, o, &m, &r.info);
+    int rc = report_model_open(t, o, &m, &r.info);
     if (rc == 0) {
         plan_err e = run(&m, o, budget, &r);
         if (e == PLAN_ERR_LIMIT)
@@ -181,9 +181,13 @@ int report_plan_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: bad --budget '%s': %s\n", o.budget, err);
         return 2;
     }
-    if (o.budget && budget.kind == CONF_SIZE_AUTO) {
-        fprintf(stderr, "shim-report: bad --budget 'auto': give a size or a share of the native "
-                        "peak (75%%)\n");
+    if (o.budget &&
+        (budget.kind == CONF_SIZE_AUTO ||
+         (budget.kind == CONF_SIZE_PERCENT && (budget.ppm == 0 || budget.ppm > 1000000)))) {
+        fprintf(stderr,
+                "shim-report: bad --budget '%s': a size, or a share of the native peak in (0%%, "
+                "100%%]\n",
+                o.budget);
         return 2;
     }
     report_trace t;

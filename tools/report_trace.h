@@ -312,21 +312,23 @@ typedef struct report_model_opts {
     size_t proposals;
 } report_model_opts;
 
-/* Parses the arguments of `model` (plan == 0: --step, -o, link options) or of `plan` (also
+/* Parses the arguments of `model` (for_plan == 0: --step, -o, link options) or of `plan` (also
    --budget, --planner, --proposals, --json; --budget or --proposals required). Returns 0, or 2
    after printing the problem and usage to stderr. */
-int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int plan);
+int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int for_plan);
 
 /* Feeds the records of t, in time order, to a step model builder and builds the model of step
-   (-1: the last with kernel times) into the initialised empty m, described in info; link figures
-   given in o replace the model's. 0, or 1 after printing "shim-report: TRACE: ..." to stderr (m
-   is then empty). */
+   o->step (-1: the last with kernel times) into the initialised empty m, described in info; link
+   figures given in o replace the model's. 0, or 1 with a one-line message naming the trace in
+   err (m is then empty). */
 int report_model_build(const report_trace *t, const report_model_opts *o, struct plan_model *m,
-                       struct plan_build_info *info);
+                       struct plan_build_info *info, char *err, size_t errlen);
 
-/* Writes the provenance of a model built by report_model_build as comment lines ("# ..."). */
-void report_model_describe(FILE *out, const report_trace *t, const struct plan_build_info *info);
+/* report_model_build, with its error, or the count of kernel times filled in, on stderr. */
+int report_model_open(const report_trace *t, const report_model_opts *o, struct plan_model *m,
+                      struct plan_build_info *info);
 
+/* `model` (report_model.c) and `plan` (report_plan.c): as report_fn in report.h. */
 int report_model_main(int argc, char **argv, char **envp);
 int report_plan_main(int argc, char **argv, char **envp);
 

@@ -419,6 +419,20 @@ static void test_errors(void **state)
     expect_error(b, -2, PLAN_ERR_INVALID, "bad step -2");
     assert_int_equal(plan_build_step(b, 4, 2), PLAN_OK); /* marked before any of its launches */
     expect_error(b, 4, PLAN_ERR_INVALID, "step 4 has no launches");
+    /* step 5: launches 2, 3 and 9: 3 of 8 recorded */
+    launch(b, 2, 1, 1, 0, NULL);
+    launch(b, 3, 1, 1, 0, NULL);
+    launch(b, 9, 1, 1, 0, NULL);
+    assert_int_equal(plan_build_step(b, 5, 2), PLAN_OK);
+    expect_error(b, 5, PLAN_ERR_INVALID, "step 5: only 3 of its 8 launches were recorded");
+    launch(b, 4, 1, 1, 0, NULL); /* 4 of 8: half, enough */
+    plan_model m;
+    plan_build_info info;
+    char msg[256];
+    plan_model_init(&m);
+    assert_int_equal(plan_build_model(b, 5, &m, &info, msg, sizeof msg), PLAN_OK);
+    assert_int_equal(info.unrecorded, 4);
+    plan_model_free(&m);
     assert_int_equal(plan_build_kernel_time(b, 0, NAN), PLAN_ERR_INVALID);
     assert_int_equal(plan_build_kernel_time(b, 0, -1), PLAN_ERR_INVALID);
     assert_int_equal(plan_build_kernel_time(b, 0, INFINITY), PLAN_ERR_INVALID);

@@ -1,9 +1,12 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
- * output of shim-report's trace subcommands (moves included) on whatever it accepted. Each input is
+ * output of shim-report's trace subcommands (moves and the step model included) on whatever it
+ * accepted. Each input is
  * read twice: as it is, and with every chunk's checksum made right, so that mutations reach the
  * payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
+
+#include "plan_build.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,33 @@ static void check_moves(const report_trace *t, const report_moves *m)
               (m->others[i].move == SIZE_MAX || m->others[i].move < m->nmoves));
 }
 
+/* The step model of whatever was read: valid when built, an error naming the trace otherwise;
+   written to the model format and read back. */
+static void check_model(const report_trace *t)
+{
+    report_model_opts o = {.step = -1, .h2d = -1, .d2h = -1, .remap = -1, .duplex = -1};
+    plan_model m, back;
+    plan_build_info info;
+    char err[600], msg[256], *text;
+    size_t len;
+    plan_model_init(&m);
+    plan_model_init(&back);
+    if (report_model_build(t, &o, &m, &info, err, sizeof err) != 0) {
+        CHECK(strncmp(err, "fuzz.trace: ", 12) == 0 && m.nops == 0 && m.nallocs == 0);
+        return;
+    }
+    CHECK(plan_model_check(&m, NULL, msg, sizeof msg) == PLAN_OK);
+    CHECK(info.ops == m.nops && info.timed + info.filled == m.nops && info.timed > 0);
+    CHECK(info.allocs == m.nallocs && info.cyclic <= m.nallocs);
+    if (plan_model_write(&m, &text, &len) == PLAN_OK) {
+        CHECK(plan_model_parse(text, len, "fuzz.model", &back, msg, sizeof msg) == PLAN_OK);
+        CHECK(back.nops == m.nops && back.nallocs == m.nallocs && back.ntouches == m.ntouches);
+        free(text);
+    }
+    plan_model_free(&back);
+    plan_model_free(&m);
+}
+
 static void one(const unsigned char *data, size_t size)
 {
     report_trace t;
@@ -118,6 +148,7 @@ static void one(const unsigned char *data, size_t size)
         }
         report_stats_free(&s);
     }
+    check_model(&t);
     report_trace_free(&t);
 }
 

@@ -24,9 +24,13 @@ TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
 # shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
 TESTS += tests/trace/test_report_model.sh
 
+# The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
-$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(TRACE_REPORT_SRCS) tools/report_trace.h \
-               shim/shim_trace_format.h
+FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_opts.c \
+                   $(PLANNER_SRCS)
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h \
+               shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -o $@ tests/trace/fuzz_trace.c $(TRACE_REPORT_SRCS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -o $@ tests/trace/fuzz_trace.c \
+		$(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)
