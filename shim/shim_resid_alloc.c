@@ -140,6 +140,10 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         shim_capture_active(stream, per_thread))
         return false;
     pthread_mutex_lock(&resid.lock);
+    /* The plan's moves due before the next launch come before its allocations, as in the
+       model (births at an operation's start, after the evictions that end the one before). */
+    if (resid.plan)
+        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
     int r = -1;
     /* A failed driver call may be transient: an unmanaged fallback could never move, and
        under a tight budget it would crowd out everything else. Try again first. */
@@ -269,6 +273,8 @@ int shim_resid_unmanaged_room(uint64_t bytes)
     if (!shim_resid_start())
         return 0;
     pthread_mutex_lock(&resid.lock);
+    if (resid.plan)
+        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
     int rc = resid_room_for_unmanaged(visible_bytes(bytes));
     if (rc != 0)
         explain_oom(visible_bytes(bytes));
