@@ -128,8 +128,6 @@ struct resid_move {
     bool cancelled;              /* a touch cancelled it, or its unit went away */
     bool ordered;                /* a restore whose range was remapped at once: chunks then
                                     holds the host chunks the copy reads, until it ends */
-    bool committed;              /* an eviction whose device chunks went to others (behind its
-                                    fence): it can no longer be cancelled or undone */
     bool finished;               /* completed or given up; freed by its last waiter */
     int waiters;                 /* threads waiting on done without the lock */
     int errors;                  /* failed queries of done */
@@ -385,10 +383,6 @@ bool resid_reap(bool wait);
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
 /* Starts restoring u (HOST); 0, or -1 with u unchanged (it stays readable on the host). */
 int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
-/* Hands the device chunks of the oldest eviction in flight to the pool, each behind the
-   eviction's fence (whoever writes them next waits for its copy on the device): room without a
-   host wait. The eviction is then committed. True if chunks were freed. */
-bool resid_commit_eviction(void);
 /* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
    stream first, wait for the copy until it is known done (u->reading), and its chunks'
    next owner too (their fences). */

@@ -308,7 +308,7 @@ void resid_fence_drop(struct resid_fence *f)
 
 void resid_chunk_fence(struct resid_chunk *c, struct resid_fence *f)
 {
-    if (!c || !f || (c->fence && c->fence->seq >= f->seq))
+    if (!f || (c->fence && c->fence->seq >= f->seq))
         return;
     resid_fence_drop(c->fence);
     c->fence = resid_fence_ref(f);
