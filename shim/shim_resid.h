@@ -185,6 +185,8 @@ struct resid_unit {
     int64_t plan_alloc;                /* the installed plan's allocation it is, or -1 */
     bool plan_out;                     /* the plan moved it out: a touch before its prefetch
                                           departs from the plan */
+    bool prefetching;                  /* a planned prefetch holds it across lock drops: a
+                                          free waits for it (prefetched) */
     struct resid_unit *hnext;
 };
 
@@ -249,10 +251,11 @@ struct resid_ctx {
     struct resid_unit *slabs;              /* newest first */
     struct resid_move *queue, *queue_tail; /* moves in flight, in submission order */
     bool mover_running;
-    bool stopping;      /* the process is exiting: the mover ends, no new one starts */
-    uint64_t fence_seq; /* last fence sequence number given */
-    uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
-    bool over_budget;   /* a restore that must happen even above the budget */
+    bool stopping;             /* the process is exiting: the mover ends, no new one starts */
+    uint64_t fence_seq;        /* last fence sequence number given */
+    uint64_t slack;            /* budget bytes kept for what the driver holds unseen */
+    bool over_budget;          /* a restore that must happen even above the budget */
+    pthread_cond_t prefetched; /* a prefetch let go of its unit (prefetching cleared) */
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */

@@ -215,11 +215,14 @@ int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
     }
     struct resid_fence *f = resid_take_fences(m->chunks, m->n);
     CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
-    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
     if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
+        for (uint32_t i = 0; i < m->n; i++) /* their next owner still waits for that copy */
+            resid_chunk_fence(m->chunks[i], f);
+        resid_fence_drop(f);
         abandon(m, resid.to_device);
         return -1;
     }
+    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
     start(u, m, RESID_EV_RESTORE);
     if (quiet)
         order_restore(u, m);

@@ -9,6 +9,7 @@
 struct resid_ctx resid = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
+    .prefetched = PTHREAD_COND_INITIALIZER,
     .policy = &resid_policy_reactive,
 };
 
@@ -308,7 +309,7 @@ void resid_fence_drop(struct resid_fence *f)
 
 void resid_chunk_fence(struct resid_chunk *c, struct resid_fence *f)
 {
-    if (!f || (c->fence && c->fence->seq >= f->seq))
+    if (!c || !f || (c->fence && c->fence->seq >= f->seq))
         return;
     resid_fence_drop(c->fence);
     c->fence = resid_fence_ref(f);
