@@ -79,8 +79,9 @@ fuzz: $(FUZZ_TARGETS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run_fuzz.sh $(FUZZ_TARGETS)
 
 # The main job: a training-like workload on the simulated device (no GPU needed), run under
-# libshim in recording mode, then the report's summary of the trace it wrote.
-DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 6
+# libshim (12 iterations: the in-process plan applies from the ninth), then the report's summary of
+# the trace it wrote and its first moves.
+DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 12
 DEMO_TRACE := $(BUILD)/demo.trace
 DEMO_MEMORY ?= 1536MiB
 demo: all
