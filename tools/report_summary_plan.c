@@ -3,6 +3,7 @@
  * what was done in it next to that prediction and the step's wall time (format 1.3 on). */
 #include "report_trace.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #define U(x) ((unsigned long long)(x))
@@ -143,7 +144,10 @@ static void json_plan(FILE *out, const report_plan *p)
     const double vals[] = {p->native_us, p->predicted_us, p->stall_us, p->bound_us};
     for (size_t i = 0; i < 4; i++) {
         fprintf(out, "\"%s\": ", keys[i]);
-        report_json_double(out, vals[i]);
+        if (isfinite(vals[i])) /* an infinite bound is not 0 */
+            report_json_double(out, vals[i]);
+        else
+            fprintf(out, "null");
         fprintf(out, ", ");
     }
     fprintf(out,
