@@ -9,10 +9,11 @@ TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_sum
                      tools/report_perfetto.c
 TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
 
+# trace_bytes.o: traces built byte by byte (trace_bytes.h), for the reader's tests.
 TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
-                    $(BUILD)/tests/trace/test_trace_moves
+                    $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
-                     $(BUILD)/shim/libshimtrace.a
+                     $(BUILD)/tests/trace/trace_bytes.o $(BUILD)/shim/libshimtrace.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
 # Writes traces with known contents (test_report.sh, the fuzz seeds).
