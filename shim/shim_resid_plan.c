@@ -13,7 +13,8 @@
  *
  * The trace gets the plan as installed (a plan record: its prediction) and, at each step
  * boundary under it, what it achieved in that step (a plan_step record: the differences of the
- * residency totals since the previous boundary), both with the move records (record.moves). */
+ * residency totals since the previous boundary). Both are written whatever trace.record says, as
+ * its description promises for plans: a few records per step. */
 #include "shim_resid.h"
 #include "shim_plan.h"
 
@@ -130,15 +131,12 @@ void shim_resid_plan_withdraw(const char *why)
 /* The totals a plan_step record counts from (lock held). */
 static struct resid_plan_mark mark_now(void)
 {
-    return (struct resid_plan_mark){resid.planned, resid.bytes_out, resid.bytes_in,
-                                    resid.stall_ns};
+    return (struct resid_plan_mark){resid.planned, resid.bytes_out, resid.bytes_in, resid.stall_ns};
 }
 
 /* The plan record of p, installed now (lock held). */
 static void trace_plan(const struct shim_plan *p)
 {
-    if (!(shim.record & CONF_RECORD_MOVES))
-        return;
     struct shim_trace_plan r = {
         .first_seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
         .model_step = p->model_step,
@@ -167,7 +165,7 @@ void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
         return;
     pthread_mutex_lock(&resid.lock);
     struct resid_plan_mark now = mark_now(), *was = &resid.plan_mark;
-    if (resid.plan_active && (shim.record & CONF_RECORD_MOVES)) {
+    if (resid.plan_active) {
         struct shim_trace_plan_step r = {
             .step = step,
             .first_seq = first_seq,
