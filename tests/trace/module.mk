@@ -25,6 +25,8 @@ ALL_TARGETS += $(TRACE_GEN)
 TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
 # shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
 TESTS += tests/trace/test_report_model.sh
+# The in-process plan and the steps under it in traces libshim wrote in auto mode.
+TESTS += tests/trace/test_report_plan.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
