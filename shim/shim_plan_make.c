@@ -162,6 +162,7 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
 {
     qsort(j->allocs, j->n, sizeof *j->allocs, by_id);
     plan_model m, pinned;
+    plan_model_init(&m);
     plan_model_init(&pinned);
     plan_build_info info;
     uint64_t *ids = NULL;

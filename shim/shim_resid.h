@@ -128,8 +128,6 @@ struct resid_move {
     bool cancelled;              /* a touch cancelled it, or its unit went away */
     bool ordered;                /* a restore whose range was remapped at once: chunks then
                                     holds the host chunks the copy reads, until it ends */
-    bool committed;              /* an eviction whose device chunks went to others (behind its
-                                    fence): it can no longer be cancelled or undone */
     bool finished;               /* completed or given up; freed by its last waiter */
     int waiters;                 /* threads waiting on done without the lock */
     int errors;                  /* failed queries of done */
@@ -187,6 +185,8 @@ struct resid_unit {
     int64_t plan_alloc;                /* the installed plan's allocation it is, or -1 */
     bool plan_out;                     /* the plan moved it out: a touch before its prefetch
                                           departs from the plan */
+    bool prefetching;                  /* a planned prefetch holds it across lock drops: a
+                                          free waits for it (prefetched) */
     struct resid_unit *hnext;
 };
 
@@ -251,10 +251,11 @@ struct resid_ctx {
     struct resid_unit *slabs;              /* newest first */
     struct resid_move *queue, *queue_tail; /* moves in flight, in submission order */
     bool mover_running;
-    bool stopping;      /* the process is exiting: the mover ends, no new one starts */
-    uint64_t fence_seq; /* last fence sequence number given */
-    uint64_t slack;     /* budget bytes kept for what the driver holds unseen */
-    bool over_budget;   /* a restore that must happen even above the budget */
+    bool stopping;             /* the process is exiting: the mover ends, no new one starts */
+    uint64_t fence_seq;        /* last fence sequence number given */
+    uint64_t slack;            /* budget bytes kept for what the driver holds unseen */
+    bool over_budget;          /* a restore that must happen even above the budget */
+    pthread_cond_t prefetched; /* a prefetch let go of its unit (prefetching cleared) */
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
@@ -390,10 +391,6 @@ bool resid_reap(bool wait);
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
 /* Starts restoring u (HOST); 0, or -1 with u unchanged (it stays readable on the host). */
 int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
-/* Hands the device chunks of the oldest eviction in flight to the pool, each behind the
-   eviction's fence (whoever writes them next waits for its copy on the device): room without a
-   host wait. The eviction is then committed. True if chunks were freed. */
-bool resid_commit_eviction(void);
 /* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
    stream first, wait for the copy until it is known done (u->reading), and its chunks'
    next owner too (their fences). */

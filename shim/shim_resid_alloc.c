@@ -247,7 +247,10 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
         pthread_mutex_unlock(&resid.lock);
         return CUDA_SUCCESS;
     }
-    resid_erase(u); /* first: no search may pick it while the lock is dropped below */
+    resid_erase(u);        /* first: no search may pick it while the lock is dropped below */
+    resid_plan_unbind(u);  /* nor the plan */
+    while (u->prefetching) /* a prefetch holds it across a lock drop: bounded, as its search */
+        pthread_cond_wait(&resid.prefetched, &resid.lock);
     resid_wait_move(u, SHIM_REASON_BUDGET); /* bounded: the move is over after it */
     if (u->move) { /* never: but if so, leave it all where it is rather than unmap it */
         u->move->cancelled = true;

@@ -282,8 +282,6 @@ static bool make_progress(void)
 {
     if (resid_reap(false))
         return true;
-    if (resid_commit_eviction()) /* room on the device's order, without waiting here */
-        return true;
     if (resid_wait_oldest())
         return true;
     if (resid.pending && resid_reap(true))

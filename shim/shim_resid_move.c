@@ -215,11 +215,14 @@ int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
     }
     struct resid_fence *f = resid_take_fences(m->chunks, m->n);
     CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
-    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
     if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
+        for (uint32_t i = 0; i < m->n; i++) /* their next owner still waits for that copy */
+            resid_chunk_fence(m->chunks[i], f);
+        resid_fence_drop(f);
         abandon(m, resid.to_device);
         return -1;
     }
+    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
     start(u, m, RESID_EV_RESTORE);
     if (quiet)
         order_restore(u, m);
@@ -251,41 +254,6 @@ static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
         shim_trace_move(m->dir, m->unit_id, m->bytes, m->start_ns, resid_now_ns(), reason);
 }
 
-/* Ends committed eviction m of u: its device chunks belong to others, so the data is in the
-   host chunks whatever happens, and the range goes onto them (or, if that cannot be mapped, u
-   is stuck: its next use maps them). u's users wait for the copy until it is known done. */
-static void settle_committed(struct resid_unit *u, struct resid_move *m)
-{
-    bool to_unmapped = resid.unmapped;
-    if (!u->stuck && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS)
-        resid.drv->unmap(u->va, u->mapped); /* what it mapped is another's now: try again */
-    for (uint32_t i = 0; i < u->n; i++) {
-        u->backing[i] = m->chunks[i];
-        m->chunks[i] = NULL;
-    }
-    u->stuck = !to_unmapped && resid_map(u->va, u->backing, u->n) != 0;
-    resid_fence_drop(u->ready);
-    u->ready = resid_fence_ref(m->done);
-    u->move = NULL;
-    resid_fsm(u, RESID_EV_COPY_DONE, &m->cause);
-    trace_move(m, m->cause.reason);
-}
-
-bool resid_commit_eviction(void)
-{
-    for (struct resid_move *m = resid.queue; m; m = m->next) {
-        if (m->cancelled || m->committed || m->dir != SHIM_MOVE_TO_HOST)
-            continue;
-        struct resid_unit *u = m->unit;
-        for (uint32_t i = 0; i < u->n; i++) /* its copy reads them: next writers wait for it */
-            resid_chunk_fence(u->backing[i], m->done);
-        resid_give_back(u->backing, u->n); /* still mapped at u's range until it settles */
-        m->committed = true;
-        return true;
-    }
-    return false;
-}
-
 /* Finishes m, whose copy is known complete (lock held). */
 static void complete(struct resid_move *m)
 {
@@ -300,10 +268,6 @@ static void complete(struct resid_move *m)
     if (m->ordered) { /* remapped already: the host chunks it read are free now */
         resid_give_back(m->chunks, m->n);
         trace_move(m, m->cause.reason);
-        return;
-    }
-    if (m->committed) {
-        settle_committed(u, m);
         return;
     }
     if (remap(u, m) != 0) {
@@ -332,11 +296,6 @@ static void give_up(struct resid_move *m, CUresult rc)
 {
     struct resid_unit *u = m->unit;
     resid_driver_failed(rc);
-    if (m->committed) { /* no way back: the device keeps the order, users wait for the copy */
-        u->unsettled = true;
-        settle_committed(u, m);
-        return;
-    }
     /* The copy may still write the destination, or read an ordered restore's source (in
        m->chunks either way): never reuse them. Otherwise the source holds the data and the
        range still maps it. */

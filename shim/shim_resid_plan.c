@@ -250,20 +250,29 @@ static void evict(uint32_t a, uint64_t pos)
     }
 }
 
-/* One planned prefetch of allocation a: its eviction first completes (it must, to restore). */
+/* One planned prefetch of allocation a: its eviction first completes (it must, to restore).
+   The lock may drop meanwhile (waits for moves or room): the unit is held (prefetching) so
+   that a free of it waits, and the plan may be withdrawn: only u is used after. */
 static void prefetch(uint32_t a, uint64_t pos)
 {
     struct resid_unit *u = resid.plan_units[a];
-    if (u && u->state == RESID_EVICTING && u->move)
+    if (!u || u->prefetching) {
+        if (!u)
+            missed("prefetch", a, pos, u);
+        return;
+    }
+    u->prefetching = true;
+    if (u->state == RESID_EVICTING && u->move)
         resid_move_poll(u->move, true);
-    u = resid.plan_units[a]; /* the lock may have been dropped */
     struct resid_cause why = {SHIM_REASON_PREFETCH, NULL, 0, UINT64_MAX};
-    if (u && u->state == RESID_HOST && resid_restore(u, &why) == 0) {
+    if (u->state == RESID_HOST && resid_restore(u, &why) == 0) {
         resid.planned.prefetches++;
         u->plan_out = false;
-    } else if (!u || u->state != RESID_DEVICE) {
+    } else if (u->state != RESID_DEVICE) {
         missed("prefetch", a, pos, u);
     }
+    u->prefetching = false;
+    pthread_cond_broadcast(&resid.prefetched);
 }
 
 void resid_plan_advance(uint64_t next)
@@ -286,7 +295,7 @@ void resid_plan_advance(uint64_t next)
        must not apply the same position again. */
     while (resid.plan == p && resid.plan_done_seq <= next) {
         uint64_t pos = position(resid.plan_done_seq++, first, len);
-        for (uint32_t i = p->act_first[pos]; i < p->act_first[pos + 1] && resid.plan == p; i++) {
+        for (uint32_t i = p->act_first[pos]; resid.plan == p && i < p->act_first[pos + 1]; i++) {
             struct shim_plan_act act = p->act[i];
             if (act.kind == SHIM_PLAN_EVICT)
                 evict(act.alloc, pos);

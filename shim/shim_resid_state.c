@@ -9,6 +9,7 @@
 struct resid_ctx resid = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .wake = PTHREAD_COND_INITIALIZER,
+    .prefetched = PTHREAD_COND_INITIALIZER,
     .policy = &resid_policy_reactive,
 };
 

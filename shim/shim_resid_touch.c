@@ -49,8 +49,6 @@ static CUresult make_resident(struct resid_unit *u, CUstream s)
     }
     if (u->plan_out && u->state != RESID_DEVICE)
         resid_plan_departed(u);
-    if (u->state == RESID_EVICTING && u->move && u->move->committed)
-        resid_wait_move(u, SHIM_REASON_DEMAND); /* its chunks are gone: it ends on the host */
     if (u->state == RESID_EVICTING && u->move)
         resid_cancel_eviction(u, s);
     struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};

@@ -45,10 +45,11 @@
 # nothing.
 #
 #   RESIDENCY_FAULT_ALL=1       every N, single and sticky, whatever the time
-#   RESIDENCY_FAULT_MODES=W     workloads, space-separated, of "exact async segments threads"
-#                               (default all four; under a sanitizer two of them, so that the
-#                               loop fits the suite's time limit: tsan "async threads", asan
-#                               "exact segments", ubsan all four)
+#   RESIDENCY_FAULT_MODES=W     workloads, space-separated, of "exact async segments threads
+#                               planned" (planned: async train_sim long enough for the
+#                               in-process plan to apply); default all five, under a sanitizer
+#                               fewer, so that the loop fits the suite's time limit: tsan
+#                               "async threads", asan "exact segments planned", ubsan all five
 #   RESIDENCY_FAULT_SECONDS=S   runs start for S seconds (default 170; 240 under a sanitizer)
 #   RESIDENCY_FAULT_TIMEOUT=S   time limit of one faulted run (default: see above)
 #   RESIDENCY_JOBS=J            runs at a time (default: the number of cores, at most 4)
@@ -62,12 +63,17 @@ for m in exact async segments; do
     PROG[$m]=$TRAIN WARGS[$m]="--mode $m $TARGS" SELF[$m]=libcudart WENV[$m]= SHARE[$m]=50
 done
 SHARE[threads]=75
+# planned: async train_sim long enough for the in-process plan to apply (step detected after 2
+# iterations, profiled for 3, recorded 1 more, installed at the next boundary: iterations 8-9).
+PROG[planned]=$TRAIN SELF[planned]=libcudart WENV[planned]= SHARE[planned]=50
+WARGS[planned]="--mode async $TARGS"
+WARGS[planned]=${WARGS[planned]/--iters 1/--iters 10}
 PROG[threads]=$THREADS SELF[threads]=threads_sim WENV[threads]=SHIM_MIN_MANAGED_BYTES=4KiB
 WARGS[threads]="--threads 8 --large-every 2 --large 4MiB --small 16KiB --launches 8 --rounds 2"
 case "${SAN:-}" in
-'' | ubsan) default_modes="exact async segments threads" ;;
+'' | ubsan) default_modes="exact async segments threads planned" ;;
 tsan) default_modes="async threads" ;;
-*) default_modes="exact segments" ;;
+*) default_modes="exact segments planned" ;;
 esac
 read -r -a MODES <<<"${RESIDENCY_FAULT_MODES:-$default_modes}"
 jobs=${RESIDENCY_JOBS:-$(nproc)}
@@ -99,7 +105,7 @@ slowest=0
 live=()
 for w in "${MODES[@]}"; do
     [ -n "${PROG[$w]:-}" ] || {
-        check "workload '$w' is one of exact async segments threads" false
+        check "workload '$w' is one of exact async segments threads planned" false
         continue
     }
     wrun native "native-$w" "$w"
@@ -121,6 +127,12 @@ for w in "${MODES[@]}"; do
     [ "$(rc "clean-$w")" = 0 ] && correct "clean-$w" "$w" && [ "${ev:-0}" -gt 0 ] &&
         { [ "$w" = threads ] || [ "${re:-0}" -gt 0 ]; } && is "clean-$w" illegal_accesses -eq 0 &&
         is "clean-$w" unmap_hazards -eq 0 && ok=true
+    if [ "$w" = planned ]; then # the plan applied: planned moves of both kinds
+        pl=$(sed -n 's/.*residency: planned \([0-9]*\) evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
+            "$work/clean-$w.err")
+        check "planned: clean run applies the plan (planned evictions and prefetches: ${pl:-none})" \
+            test "${pl%% *}" -gt 0 -a "${pl##* }" -gt 0 2>/dev/null
+    fi
     check "$w: clean run, SHIM_BUDGET=${budget[$w]} (${SHARE[$w]}% of P): exit 0, clean result, ${ev:-no} evictions, ${re:-no} restores, no illegal access, no unmap hazard (exit $(rc "clean-$w"), illegal_accesses $(figure "clean-$w" illegal_accesses), unmap_hazards $(figure "clean-$w" unmap_hazards), ${pace[$w]} ms)" $ok
     echo "# $w: again: LD_LIBRARY_PATH=$B/simgpu ${WENV[$w]} SIMGPU_FAIL_CALLER=libshim" \
         "SIMGPU_FAIL=ENTRY:N[:sticky] SHIM_BUDGET=${budget[$w]} SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info" \
