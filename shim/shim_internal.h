@@ -264,8 +264,14 @@ uint64_t shim_steps_first(void);
 /* shim_resid_plan.c — the in-process plan, seen from outside residency */
 struct shim_plan;
 /* Installs compiled plan p (taking it; any earlier plan goes): applied from the next step
-   boundary. Freed at once if the step changed meanwhile. */
+   boundary, and recorded in the trace (a plan record). Freed at once, and not recorded, if the
+   step changed meanwhile. */
 void shim_resid_plan_install(struct shim_plan *p);
+/* Step `step`, which began at launch first_seq, has closed (from the step detector, never
+   under the plan recorder's lock: this takes residency's). Under an active plan it records what
+   the plan achieved in that step (a plan_step record); with a plan installed it marks the
+   totals the next step's record counts from. Cheap without a plan. */
+void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq);
 /* Removes the installed plan, logging why; moves are reactive again. */
 void shim_resid_plan_withdraw(const char *why);
 /* Applies the plan's actions due before the next launch (launches touching no managed memory). */

@@ -12,7 +12,8 @@
  *   3. the residency manager applies them from the next step boundary: each launch position
  *      first issues the evictions planned after the previous launch, then the prefetches
  *      planned at it. The reactive policy stays the safety net, and every departure from the
- *      model is counted (and logged once).
+ *      model is counted (and logged once). The trace gets the installed plan's prediction
+ *      and, per step under it, what was done (plan and plan_step records).
  * Nothing here runs on the launch path but a relaxed load, unless a recording or a plan is on. */
 #ifndef SHIM_PLAN_H
 #define SHIM_PLAN_H

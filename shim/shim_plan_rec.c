@@ -140,7 +140,10 @@ void shim_plan_unsteady(void)
 
 void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
 {
-    shim_plan_collect(); /* before our lock: installing takes residency's */
+    /* Before our lock: both take residency's. What the plan in force achieved in the step
+       is recorded before a new plan may replace it. */
+    shim_resid_plan_step_closed(step, first_seq);
+    shim_plan_collect();
     pthread_mutex_lock(&lock);
     if (!rec.b) {
         pthread_mutex_unlock(&lock);

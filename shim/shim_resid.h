@@ -259,6 +259,7 @@ struct resid_ctx {
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
+    uint64_t bytes_out, bytes_in; /* totals: bytes of the evictions and restores started */
     /* The in-process plan (shim_resid_plan.c), all under the lock but plan_on. */
     struct shim_plan *plan;         /* installed, or NULL */
     _Atomic bool plan_on;           /* plan != NULL (read without the lock) */
@@ -273,6 +274,10 @@ struct resid_ctx {
         uint64_t departures;            /* touches of an allocation the plan had moved out */
         uint64_t reactive;              /* evictions for room while a plan was applied */
     } planned;
+    struct resid_plan_mark { /* the totals when the last step closed with a plan installed: */
+        struct resid_plan_counts planned; /* a plan_step record is the difference */
+        uint64_t bytes_out, bytes_in, stall_ns;
+    } plan_mark;
     uint64_t transitions[8][8]; /* [from][to], for tests */
 };
 

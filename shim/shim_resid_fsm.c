@@ -107,6 +107,8 @@ int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_caus
         resid.cancelled++;
     if (ev == RESID_EV_COPY_DONE || ev == RESID_EV_ORDERED)
         (*(to == RESID_HOST ? &resid.evictions : &resid.restores))++;
+    if (ev == RESID_EV_EVICT || ev == RESID_EV_RESTORE)
+        *(ev == RESID_EV_EVICT ? &resid.bytes_out : &resid.bytes_in) += moved_bytes(u, ev);
     trace(u, from, ev, cause);
     shim_log(SHIM_LOG_DEBUG, "residency: unit %llx %s -> %s on %s (reason %d)",
              (unsigned long long)u->id, resid_state_name(from),

@@ -9,7 +9,12 @@
  * touched the unit, like any eviction) and the prefetches planned at this one (restores,
  * which the touching operation waits for in stream order). The reactive policy stays the
  * safety net: a unit the plan moved out and the program touches early is restored on demand
- * (a departure), and a search for room still evicts what it must. All under resid.lock. */
+ * (a departure), and a search for room still evicts what it must. All under resid.lock.
+ *
+ * The trace gets the plan as installed (a plan record: its prediction) and, at each step
+ * boundary under it, what it achieved in that step (a plan_step record: the differences of the
+ * residency totals since the previous boundary). Both are written whatever trace.record says, as
+ * its description promises for plans: a few records per step. */
 #include "shim_resid.h"
 #include "shim_plan.h"
 
@@ -123,6 +128,62 @@ void shim_resid_plan_withdraw(const char *why)
     pthread_mutex_unlock(&resid.lock);
 }
 
+/* The totals a plan_step record counts from (lock held). */
+static struct resid_plan_mark mark_now(void)
+{
+    return (struct resid_plan_mark){resid.planned, resid.bytes_out, resid.bytes_in, resid.stall_ns};
+}
+
+/* The plan record of p, installed now (lock held). */
+static void trace_plan(const struct shim_plan *p)
+{
+    struct shim_trace_plan r = {
+        .first_seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
+        .model_step = p->model_step,
+        .model_first_seq = p->model_first_seq,
+        .step_len = p->step_len,
+        .budget_bytes = p->budget,
+        .predicted_peak_bytes = p->predicted_peak,
+        .native_peak_bytes = p->native_peak,
+        .floor_bytes = p->floor,
+        .native_us = p->native_us,
+        .predicted_us = p->predicted_us,
+        .stall_us = p->stall_us,
+        .bound_us = p->native_us + p->bound_us, /* the plan's bound is of the stall */
+        .bytes_to_host = p->bytes_to_host,
+        .bytes_to_device = p->bytes_to_device,
+        .evictions = p->evictions,
+        .prefetches = p->prefetches,
+        .feasible = p->feasible,
+    };
+    shim_trace_plan(&r);
+}
+
+void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
+{
+    if (!atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&resid.lock);
+    struct resid_plan_mark now = mark_now(), *was = &resid.plan_mark;
+    if (resid.plan_active) {
+        struct shim_trace_plan_step r = {
+            .step = step,
+            .first_seq = first_seq,
+            .evictions = now.planned.evictions - was->planned.evictions,
+            .prefetches = now.planned.prefetches - was->planned.prefetches,
+            .missing = now.planned.missing - was->planned.missing,
+            .departures = now.planned.departures - was->planned.departures,
+            .reactive_evictions = now.planned.reactive - was->planned.reactive,
+            .bytes_to_host = now.bytes_out - was->bytes_out,
+            .bytes_to_device = now.bytes_in - was->bytes_in,
+            .stall_ns = now.stall_ns - was->stall_ns,
+        };
+        shim_trace_plan_step(&r);
+    }
+    *was = now;
+    pthread_mutex_unlock(&resid.lock);
+}
+
 void shim_resid_plan_install(struct shim_plan *p)
 {
     uint32_t *order = malloc((p->nallocs + 1) * sizeof *order);
@@ -157,6 +218,8 @@ void shim_resid_plan_install(struct shim_plan *p)
     }
     resid.plan_armed_first = shim_steps_first();
     resid.plan_active = false;
+    resid.plan_mark = mark_now(); /* its first step counts from here */
+    trace_plan(p);
     atomic_store_explicit(&resid.plan_on, true, memory_order_relaxed);
     pthread_mutex_unlock(&resid.lock);
 }

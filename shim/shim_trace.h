@@ -18,6 +18,7 @@
 #ifndef SHIM_TRACE_H
 #define SHIM_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -99,6 +100,33 @@ struct shim_trace_transition {
     uint8_t from, to, event, reason;
 };
 
+/* An in-process plan when it was installed (the plan record). first_seq: the launch index at
+   installation (a step boundary: the first launch of the step it applies from, unless another
+   thread launched meanwhile); model_step, model_first_seq: the recorded step it was made from;
+   step_len: launches per step. The prediction is for one step at budget_bytes, in the model's
+   time: predicted_us of which stall_us stalled, native_us without a budget, bound_us a lower
+   bound of the step time; the peaks and floor in bytes; bytes each way, evictions and
+   prefetches per step; feasible: the plan keeps the budget. */
+struct shim_trace_plan {
+    uint64_t first_seq, model_step, model_first_seq, step_len;
+    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
+    double native_us, predicted_us, stall_us, bound_us;
+    uint64_t bytes_to_host, bytes_to_device;
+    uint32_t evictions, prefetches;
+    bool feasible;
+};
+
+/* What a plan achieved in one step (the plan_step record): step `step` began at launch
+   first_seq; the rest counts what happened between its start and its end boundary: planned
+   evictions and prefetches started, planned moves whose allocation was absent or busy
+   (missing), touches of an allocation the plan had moved out before its prefetch
+   (departures), evictions for room (reactive_evictions), bytes of every eviction and restore
+   the shim started, and nanoseconds the program's threads stalled on residency. */
+struct shim_trace_plan_step {
+    uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;
+    uint64_t bytes_to_host, bytes_to_device, stall_ns;
+};
+
 struct shim_trace_info { /* written once into the file header */
     int pid, rank;
     const char *command;     /* the program's command line, may be NULL */
@@ -163,6 +191,12 @@ void shim_trace_transition(const struct shim_trace_transition *t);
    live; its unit id moves as one. Recorded once when the slab is made (before its first
    transition); its members are the allocations recorded inside the range while they live. */
 void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes);
+/* An in-process plan was installed (struct shim_trace_plan above); p is not kept. A NULL p
+   records nothing. */
+void shim_trace_plan(const struct shim_trace_plan *p);
+/* A step closed under a plan (struct shim_trace_plan_step above); s is not kept. A NULL s
+   records nothing. */
+void shim_trace_plan_step(const struct shim_trace_plan_step *s);
 /* A free-form event worth showing in the report (degradations, warnings). */
 void shim_trace_note(const char *text);
 

@@ -1,4 +1,4 @@
-/* shim_trace_format.h — the trace file format (version 1.2), shared by the writer and the reader.
+/* shim_trace_format.h — the trace file format (version 1.3), shared by the writer and the reader.
  *
  * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
  * Every integer is little-endian. A file is:
@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         2          /* a reader accepts any minor; 1.2: transitions */
+#define SHIM_TRACE_MINOR         3          /* a reader accepts any minor; 1.3: plan records */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -88,9 +88,11 @@ enum shim_trace_kind {
     SHIM_TRACE_STALL = 14,      /* since 1.1 */
     SHIM_TRACE_TRANSITION = 15, /* since 1.2 */
     SHIM_TRACE_SLAB = 16,       /* since 1.2 */
+    SHIM_TRACE_PLAN = 17,       /* since 1.3 */
+    SHIM_TRACE_PLAN_STEP = 18,  /* since 1.3 */
 };
 
-/* Version 1.2's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
+/* Version 1.3's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
    (and fields); an id keeps its name and its fields for the life of the major version. */
 #define SHIM_TRACE_KIND_LIST(X)                                                                    \
     X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
@@ -108,9 +110,11 @@ enum shim_trace_kind {
     X(SHIM_TRACE_MOVE, "move", 40)                                                                 \
     X(SHIM_TRACE_STALL, "stall", 24)                                                               \
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
-    X(SHIM_TRACE_SLAB, "slab", 24)
+    X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
+    X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
+    X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)
 
-/* Version 1.2's fields: X(kind, field name, type, offset in the body). The body layouts below
+/* Version 1.3's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
 #define SHIM_TRACE_FIELD_LIST(X)                                                                   \
     X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
@@ -167,7 +171,34 @@ enum shim_trace_kind {
     X(SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, 51)                                          \
     X(SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, 0)                                               \
     X(SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, 8)                                                  \
-    X(SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, 16)
+    X(SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, 16)                                                \
+    X(SHIM_TRACE_PLAN, "first_seq", SHIM_TRACE_U64, 0)                                             \
+    X(SHIM_TRACE_PLAN, "model_step", SHIM_TRACE_U64, 8)                                            \
+    X(SHIM_TRACE_PLAN, "model_first_seq", SHIM_TRACE_U64, 16)                                      \
+    X(SHIM_TRACE_PLAN, "step_len", SHIM_TRACE_U64, 24)                                             \
+    X(SHIM_TRACE_PLAN, "budget_bytes", SHIM_TRACE_U64, 32)                                         \
+    X(SHIM_TRACE_PLAN, "predicted_peak_bytes", SHIM_TRACE_U64, 40)                                 \
+    X(SHIM_TRACE_PLAN, "native_peak_bytes", SHIM_TRACE_U64, 48)                                    \
+    X(SHIM_TRACE_PLAN, "floor_bytes", SHIM_TRACE_U64, 56)                                          \
+    X(SHIM_TRACE_PLAN, "native_us", SHIM_TRACE_F64, 64)                                            \
+    X(SHIM_TRACE_PLAN, "predicted_us", SHIM_TRACE_F64, 72)                                         \
+    X(SHIM_TRACE_PLAN, "stall_us", SHIM_TRACE_F64, 80)                                             \
+    X(SHIM_TRACE_PLAN, "bound_us", SHIM_TRACE_F64, 88)                                             \
+    X(SHIM_TRACE_PLAN, "bytes_to_host", SHIM_TRACE_U64, 96)                                        \
+    X(SHIM_TRACE_PLAN, "bytes_to_device", SHIM_TRACE_U64, 104)                                     \
+    X(SHIM_TRACE_PLAN, "evictions", SHIM_TRACE_U32, 112)                                           \
+    X(SHIM_TRACE_PLAN, "prefetches", SHIM_TRACE_U32, 116)                                          \
+    X(SHIM_TRACE_PLAN, "feasible", SHIM_TRACE_U8, 120)                                             \
+    X(SHIM_TRACE_PLAN_STEP, "step", SHIM_TRACE_U64, 0)                                             \
+    X(SHIM_TRACE_PLAN_STEP, "first_seq", SHIM_TRACE_U64, 8)                                        \
+    X(SHIM_TRACE_PLAN_STEP, "evictions", SHIM_TRACE_U64, 16)                                       \
+    X(SHIM_TRACE_PLAN_STEP, "prefetches", SHIM_TRACE_U64, 24)                                      \
+    X(SHIM_TRACE_PLAN_STEP, "missing", SHIM_TRACE_U64, 32)                                         \
+    X(SHIM_TRACE_PLAN_STEP, "departures", SHIM_TRACE_U64, 40)                                      \
+    X(SHIM_TRACE_PLAN_STEP, "reactive_evictions", SHIM_TRACE_U64, 48)                              \
+    X(SHIM_TRACE_PLAN_STEP, "bytes_to_host", SHIM_TRACE_U64, 56)                                   \
+    X(SHIM_TRACE_PLAN_STEP, "bytes_to_device", SHIM_TRACE_U64, 64)                                 \
+    X(SHIM_TRACE_PLAN_STEP, "stall_ns", SHIM_TRACE_U64, 72)
 
 /* Record bodies as the writer lays them out (no implicit padding on LP64). */
 struct shim_trace_body_alloc {
@@ -211,6 +242,18 @@ struct shim_trace_body_transition {
 };
 struct shim_trace_body_slab {
     uint64_t slab_id, addr, bytes;
+};
+struct shim_trace_body_plan {
+    uint64_t first_seq, model_step, model_first_seq, step_len;
+    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
+    double native_us, predicted_us, stall_us, bound_us;
+    uint64_t bytes_to_host, bytes_to_device;
+    uint32_t evictions, prefetches;
+    uint8_t feasible, zero[7];
+};
+struct shim_trace_body_plan_step {
+    uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;
+    uint64_t bytes_to_host, bytes_to_device, stall_ns;
 };
 
 /* ---- checksum: CRC-32 (IEEE 802.3, reflected, the value of zlib's crc32()) ---- */

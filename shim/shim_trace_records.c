@@ -26,6 +26,13 @@ _Static_assert(offsetof(struct shim_trace_body_transition, next_use) == 40, "nex
 _Static_assert(offsetof(struct shim_trace_body_transition, from) == 48, "from offset");
 _Static_assert(offsetof(struct shim_trace_body_transition, reason) == 51, "reason offset");
 _Static_assert(sizeof(struct shim_trace_body_slab) == 24, "slab body");
+_Static_assert(sizeof(struct shim_trace_body_plan) == 128, "plan body");
+_Static_assert(offsetof(struct shim_trace_body_plan, native_us) == 64, "native_us offset");
+_Static_assert(offsetof(struct shim_trace_body_plan, bytes_to_host) == 96, "plan bytes offset");
+_Static_assert(offsetof(struct shim_trace_body_plan, evictions) == 112, "evictions offset");
+_Static_assert(offsetof(struct shim_trace_body_plan, feasible) == 120, "feasible offset");
+_Static_assert(sizeof(struct shim_trace_body_plan_step) == 80, "plan_step body");
+_Static_assert(offsetof(struct shim_trace_body_plan_step, stall_ns) == 72, "stall_ns offset");
 _Static_assert(SHIM_TRACE_RECORD_HEADER + 8 + SHIM_TRACE_TEXT_MAX <= SHIM_TRACE_RECORD_MAX,
                "longest text record");
 _Static_assert(REC(32 + 8 * SHIM_TRACE_IDS_MAX) <= SHIM_TRACE_RECORD_MAX, "longest launch");
@@ -189,6 +196,42 @@ void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes)
 {
     struct shim_trace_body_slab body = {slab_id, addr, bytes};
     put_fixed(SHIM_TRACE_SLAB, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. Built field by field, as a transition is. */
+void shim_trace_plan(const struct shim_trace_plan *p)
+{
+    if (p == NULL)
+        return;
+    struct shim_trace_body_plan body = {.first_seq = p->first_seq,
+                                        .model_step = p->model_step,
+                                        .model_first_seq = p->model_first_seq,
+                                        .step_len = p->step_len,
+                                        .budget_bytes = p->budget_bytes,
+                                        .predicted_peak_bytes = p->predicted_peak_bytes,
+                                        .native_peak_bytes = p->native_peak_bytes,
+                                        .floor_bytes = p->floor_bytes,
+                                        .native_us = p->native_us,
+                                        .predicted_us = p->predicted_us,
+                                        .stall_us = p->stall_us,
+                                        .bound_us = p->bound_us,
+                                        .bytes_to_host = p->bytes_to_host,
+                                        .bytes_to_device = p->bytes_to_device,
+                                        .evictions = p->evictions,
+                                        .prefetches = p->prefetches,
+                                        .feasible = p->feasible ? 1 : 0};
+    put_fixed(SHIM_TRACE_PLAN, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_plan_step(const struct shim_trace_plan_step *s)
+{
+    if (s == NULL)
+        return;
+    struct shim_trace_body_plan_step body = {
+        s->step,       s->first_seq,          s->evictions,     s->prefetches,      s->missing,
+        s->departures, s->reactive_evictions, s->bytes_to_host, s->bytes_to_device, s->stall_ns};
+    put_fixed(SHIM_TRACE_PLAN_STEP, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. Notes longer than SHIM_TRACE_TEXT_MAX bytes are cut. */

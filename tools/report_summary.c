@@ -1,6 +1,6 @@
 /* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, the residency
- * budget, moves and stalls, top allocations and kernels of a trace, as text (one fact per line)
- * or as one JSON object. */
+ * budget, moves and stalls, in-process plans (report_summary_plan.c), top allocations and
+ * kernels of a trace, as text (one fact per line, then tables) or as one JSON object. */
 #include "report.h"
 #include "report_trace.h"
 
@@ -121,6 +121,7 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
                 U(st->peak_device_bytes), ms_since(t, st->t_start));
     }
     text_residency_steps(out, s);
+    report_summary_plan_text(out, t, s);
     size_t n;
     const report_alloc **v = top_allocs(s, &n, top);
     fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
@@ -250,6 +251,7 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
     if (json) {
         json_counts(out, t, s);
         json_residency(out, s);
+        report_summary_plan_json(out, t, s);
         json_lists(out, s, top);
     } else {
         text_counts(out, t, s);

@@ -25,7 +25,9 @@
      stall        c start_ns, d end_ns, sub2 reason
      transition   a unit_id, b bytes, c seq, d stream, e score, f next_use, sub event,
                   sub2 reason, sub3 from, sub4 to
-     slab         a slab_id, b addr, c bytes */
+     slab         a slab_id, b addr, c bytes
+     plan         a index in report_trace.plans (every field is there)
+     plan_step    a index in report_trace.plan_steps (every field is there) */
 typedef struct report_rec {
     uint64_t t_ns;
     uint64_t a, b, c, d, e, f;
@@ -40,6 +42,27 @@ typedef struct report_rec {
     uint64_t order; /* position in the file, to keep sorting stable */
 } report_rec;
 
+/* A plan record (since format 1.3): an in-process plan as libshim installed it, and its
+   prediction for one step at budget_bytes in the planner's model time (not the wall time of a
+   run on the simulated device). first_seq: the launch index at installation; bound_us: a lower
+   bound of the step time; the bytes and counts are per step; feasible is 0 or 1 as the writer
+   gave it (another value travels as it is). t_ns: the record's time. */
+typedef struct report_plan {
+    uint64_t t_ns;
+    uint64_t first_seq, model_step, model_first_seq, step_len;
+    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
+    double native_us, predicted_us, stall_us, bound_us;
+    uint64_t bytes_to_host, bytes_to_device, evictions, prefetches, feasible;
+} report_plan;
+
+/* A plan_step record (since format 1.3): what the plan in force did in step `step`, which
+   began at launch first_seq (see shim_trace.h's struct shim_trace_plan_step). */
+typedef struct report_plan_step {
+    uint64_t t_ns;
+    uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;
+    uint64_t bytes_to_host, bytes_to_device, stall_ns;
+} report_plan_step;
+
 typedef struct report_trace {
     const char *name; /* as given to the loader, for messages */
     uint16_t major, minor;
@@ -52,6 +75,10 @@ typedef struct report_trace {
     size_t text_len, text_cap;
     uint64_t *ids;
     size_t ids_len, ids_cap;
+    report_plan *plans; /* the plan records, in file order */
+    size_t nplans, plans_cap;
+    report_plan_step *plan_steps; /* the plan_step records, in file order */
+    size_t nplan_steps, plan_steps_cap;
     size_t chunks;          /* whole chunks read */
     size_t skipped_chunks;  /* of types this reader does not know */
     size_t skipped_records; /* of kinds this reader does not know */
@@ -274,11 +301,20 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
-   report_perfetto.c): *_main as in report.h; *_print writes the output for a loaded trace ---- */
+   report_perfetto.c; report_summary_plan.c is part of summary): *_main as in report.h; *_print
+   writes the output for a loaded trace ---- */
 
 int report_summary_main(int argc, char **argv, char **envp);
 void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
                           long top);
+
+/* report_summary_plan.c — the plan section of the summary (format 1.3 on). _text: each plan
+   and, per step with a plan_step record, what was done next to the plan in force (the latest
+   plan recorded before it) and the step's wall time; nothing when the trace has neither record.
+   _json: the "plans" and "plan_steps" keys (empty lists without them), each followed by ", ";
+   the keys are listed in tools/TRACE-FORMAT.md. */
+void report_summary_plan_text(FILE *out, const report_trace *t, const report_stats *s);
+void report_summary_plan_json(FILE *out, const report_trace *t, const report_stats *s);
 
 int report_kernels_main(int argc, char **argv, char **envp);
 void report_kernels_print(FILE *out, const report_stats *s, int json);

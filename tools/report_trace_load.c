@@ -292,6 +292,8 @@ void report_trace_free(report_trace *t)
     free(t->recs);
     free(t->text);
     free(t->ids);
+    free(t->plans);
+    free(t->plan_steps);
     free(t->command);
     free(t->config);
     free(t->writer);

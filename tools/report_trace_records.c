@@ -5,11 +5,44 @@
 #include "shim_trace_format.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Where a field goes in report_rec. */
-enum slot { S_A, S_B, S_C, S_D, S_E, S_F, S_SUB, S_SUB2, S_SUB3, S_SUB4, S_USEC, S_TEXT, S_IDS };
+/* Where a field goes in report_rec; from S_WIDE on: into the record's entry of a table of
+   report_trace (plans, plan_steps), for kinds with more fields than report_rec holds, at byte
+   8 * (slot - S_WIDE) of the entry (every member there is 8 bytes: a u64, or a double for an
+   f64 field). */
+enum slot {
+    S_A,
+    S_B,
+    S_C,
+    S_D,
+    S_E,
+    S_F,
+    S_SUB,
+    S_SUB2,
+    S_SUB3,
+    S_SUB4,
+    S_USEC,
+    S_TEXT,
+    S_IDS,
+    S_WIDE
+};
+
+/* A field of a plan or plan_step record, into the report_plan / report_plan_step member of the
+   same name. */
+#define PLAN(name, type)                                                                           \
+    {                                                                                              \
+        SHIM_TRACE_PLAN, #name, SHIM_TRACE_##type, S_WIDE + offsetof(report_plan, name) / 8        \
+    }
+#define PLAN_STEP(name)                                                                            \
+    {                                                                                              \
+        SHIM_TRACE_PLAN_STEP, #name, SHIM_TRACE_U64, S_WIDE + offsetof(report_plan_step, name) / 8 \
+    }
+_Static_assert(sizeof(report_plan) % 8 == 0 && sizeof(report_plan) / 8 + S_WIDE < 256,
+               "plan members are 8 bytes, and a slot holds their index");
+_Static_assert(sizeof(report_plan_step) % 8 == 0, "plan_step members are 8 bytes");
 
 /* The fields this reader needs, found by name in the file's schema. */
 static const struct want {
@@ -72,9 +105,36 @@ static const struct want {
     {SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, S_A},
     {SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, S_B},
     {SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, S_C},
+    PLAN(first_seq, U64),
+    PLAN(model_step, U64),
+    PLAN(model_first_seq, U64),
+    PLAN(step_len, U64),
+    PLAN(budget_bytes, U64),
+    PLAN(predicted_peak_bytes, U64),
+    PLAN(native_peak_bytes, U64),
+    PLAN(floor_bytes, U64),
+    PLAN(native_us, F64),
+    PLAN(predicted_us, F64),
+    PLAN(stall_us, F64),
+    PLAN(bound_us, F64),
+    PLAN(bytes_to_host, U64),
+    PLAN(bytes_to_device, U64),
+    PLAN(evictions, U32),
+    PLAN(prefetches, U32),
+    PLAN(feasible, U8),
+    PLAN_STEP(step),
+    PLAN_STEP(first_seq),
+    PLAN_STEP(evictions),
+    PLAN_STEP(prefetches),
+    PLAN_STEP(missing),
+    PLAN_STEP(departures),
+    PLAN_STEP(reactive_evictions),
+    PLAN_STEP(bytes_to_host),
+    PLAN_STEP(bytes_to_device),
+    PLAN_STEP(stall_ns),
 };
 #define NWANTS     (sizeof wants / sizeof wants[0])
-#define KIND_WANTS 10 /* the most wants of one kind (transition) */
+#define KIND_WANTS 17 /* the most wants of one kind (plan) */
 
 static const struct {
     uint16_t id;
@@ -91,7 +151,8 @@ typedef struct layout {
     uint8_t known, nf;
     struct {
         uint16_t off;
-        uint8_t type, slot;
+        uint8_t type;
+        uint16_t want; /* index in wants */
     } f[KIND_WANTS];
 } layout;
 
@@ -185,7 +246,7 @@ static int want_field(sparse *sp, uint16_t id, layout *k, const char *name, uint
                        type_name(type), type_name(wants[w].type));
         k->f[k->nf].off = off;
         k->f[k->nf].type = type;
-        k->f[k->nf].slot = wants[w].slot;
+        k->f[k->nf].want = (uint16_t)w;
         k->nf++;
     }
     return 0;
@@ -251,7 +312,7 @@ static int parse_kind(sparse *sp, report_schema *s, uint16_t pos)
     for (size_t w = 0; k->known && w < NWANTS; w++) {
         int found = 0;
         for (unsigned f = 0; f < k->nf; f++)
-            found |= wants[w].slot == k->f[f].slot;
+            found |= k->f[f].want == w;
         if (wants[w].kind == id && !found)
             return bad(sp->err, sp->errlen, sp->base + start,
                        "schema: kind '%s' lacks the field '%s' (%s)", kname, wants[w].field,
@@ -346,14 +407,47 @@ static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t
     return 0;
 }
 
+/* A new zeroed entry of the table that r's kind decodes into (its index in r->a), or NULL
+   when memory ran out; NULL with *none set for the kinds that have no table. */
+static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
+{
+    *none = 0;
+    if (r->kind == SHIM_TRACE_PLAN) {
+        if (grow((void **)&t->plans, &t->plans_cap, t->nplans, 1, sizeof *t->plans) != 0)
+            return NULL;
+        memset(&t->plans[t->nplans], 0, sizeof *t->plans);
+        t->plans[t->nplans].t_ns = r->t_ns;
+        r->a = t->nplans;
+        return (uint8_t *)&t->plans[t->nplans++];
+    }
+    if (r->kind == SHIM_TRACE_PLAN_STEP) {
+        if (grow((void **)&t->plan_steps, &t->plan_steps_cap, t->nplan_steps, 1,
+                 sizeof *t->plan_steps) != 0)
+            return NULL;
+        memset(&t->plan_steps[t->nplan_steps], 0, sizeof *t->plan_steps);
+        t->plan_steps[t->nplan_steps].t_ns = r->t_ns;
+        r->a = t->nplan_steps;
+        return (uint8_t *)&t->plan_steps[t->nplan_steps++];
+    }
+    *none = 1;
+    return NULL;
+}
+
 /* Fills r's slots from a body of len bytes (len >= the kind's fixed size). */
 static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t *body, size_t len,
                   uint64_t at, char *err, size_t errlen)
 {
+    int none;
+    uint8_t *wide = wide_entry(t, r, &none);
+    if (wide == NULL && !none)
+        return bad(err, errlen, at, "out of memory");
     for (unsigned i = 0; i < k->nf; i++) {
         const uint8_t *f = body + k->f[i].off;
-        uint8_t slot = k->f[i].slot;
-        if (slot == S_TEXT || slot == S_IDS) {
+        uint8_t slot = wants[k->f[i].want].slot;
+        if (slot >= S_WIDE) {
+            uint64_t v = get_le(f, type_size(k->f[i].type)); /* an f64's bits: 8 bytes */
+            memcpy(wide + 8 * (slot - S_WIDE), &v, sizeof v);
+        } else if (slot == S_TEXT || slot == S_IDS) {
             if (take_tail(t, r, slot, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
                 return -1;
         } else if (slot == S_USEC) {

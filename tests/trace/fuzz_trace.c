@@ -1,6 +1,6 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
  * output of shim-report's trace subcommands (moves and the step model included) on whatever it
- * accepted. Each input is
+ * accepted (the plan tables too). Each input is
  * read twice: as it is, and with every chunk's checksum made right, so that mutations reach the
  * payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
@@ -70,6 +70,24 @@ static void check_moves(const report_trace *t, const report_moves *m)
               (m->others[i].move == SIZE_MAX || m->others[i].move < m->nmoves));
 }
 
+/* Every plan and plan_step record has its own entry in its table, and the record points at it. */
+static void check_plans(const report_trace *t)
+{
+    size_t plans = 0, steps = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const report_rec *r = &t->recs[i];
+        if (r->kind == SHIM_TRACE_PLAN) {
+            CHECK(r->a < t->nplans && t->plans[r->a].t_ns == r->t_ns);
+            plans++;
+        } else if (r->kind == SHIM_TRACE_PLAN_STEP) {
+            CHECK(r->a < t->nplan_steps && t->plan_steps[r->a].t_ns == r->t_ns);
+            steps++;
+        }
+    }
+    CHECK(plans == t->nplans && steps == t->nplan_steps);
+    CHECK(t->nplans + t->nplan_steps <= t->n);
+}
+
 /* The step model of whatever was read: valid when built, an error naming the trace otherwise;
    written to the model format and read back. */
 static void check_model(const report_trace *t)
@@ -115,6 +133,7 @@ static void one(const unsigned char *data, size_t size)
     CHECK(!t.truncated || t.truncated_at <= size);
     for (size_t i = 1; i < t.n; i++)
         CHECK(t.recs[i - 1].t_ns <= t.recs[i].t_ns);
+    check_plans(&t);
     report_stats s;
     if (report_stats_compute(&s, &t) == 0) {
         CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);

@@ -4,14 +4,16 @@
 tests_trace_CFLAGS := -Ishim -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
+                     tools/report_summary_plan.c \
                      tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
                      tools/report_perfetto.c
 TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
 
+# trace_bytes.o: traces built byte by byte (trace_bytes.h), for the reader's tests.
 TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
-                    $(BUILD)/tests/trace/test_trace_moves
+                    $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
-                     $(BUILD)/shim/libshimtrace.a
+                     $(BUILD)/tests/trace/trace_bytes.o $(BUILD)/shim/libshimtrace.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
 # Writes traces with known contents (test_report.sh, the fuzz seeds).
@@ -23,6 +25,8 @@ ALL_TARGETS += $(TRACE_GEN)
 TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
 # shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
 TESTS += tests/trace/test_report_model.sh
+# The in-process plan and the steps under it in traces libshim wrote in auto mode.
+TESTS += tests/trace/test_report_plan.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace

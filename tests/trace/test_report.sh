@@ -2,7 +2,8 @@
 # End-to-end checks of shim-report's trace subcommands on traces written by the real writer
 # (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
 # allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; moves
-# (residency transitions paired into moves, slabs, totals) as text and JSON; perfetto
+# (residency transitions paired into moves, slabs, totals) as text and JSON; the in-process
+# plan and what it did per step (summary's plan section, text and JSON); perfetto
 # JSON parsed by python3; a trace of format 1.0; a truncated trace; a corrupt chunk; usage errors.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -206,6 +207,53 @@ done
 "$report" moves -o x "$tmp/mv.trace" 2>"$tmp/mv.usage"
 check "moves -o: not an option of moves, exit 2" [ $? -eq 2 ]
 check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$tmp/mv.usage"
+
+# ---- plan: the in-process plan and what it did (format 1.3), trace_gen's plan scenario ----
+"$gen" plan "$tmp/plan.trace"
+"$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"
+check "plan: summary exit 0" [ $? -eq 0 ]
+check "plan: nothing on stderr" [ ! -s "$tmp/plan.err" ]
+check "plan: a trace of format 1.3" has_line "$tmp/plan.sum" "format: 1.3"
+check "plan: the plan tables come after the steps and before the top allocations" sh -c \
+    "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$tmp/plan.sum' | cut -c1-9 | tr '\n' '|' \
+     | grep -qx 'steps:|plans (th|plan by s|top alloc|'"
+check "plan: one plan, installed at launch 5, made from step 1, 2 launches per step" \
+    sh -c "grep -A2 '^plans (' '$tmp/plan.sum' | tail -n 1 | grep -qE \
+    '^ +0 +5 +1 +2 +12582912 +380\.250 +150\.750 +300\.000 +210\.500 +2097152 +3145728 +3 +4 +yes$'"
+check "plan: a row for step 2 with the plan's prediction beside what was done" \
+    grep -qE '^ +2 +0 +[0-9]+\.[0-9]{3} +380\.250 +3 +4 +0 +1 +4 +2097152 +3145728 +2097152 +3145728 +250\.000$' \
+    "$tmp/plan.sum"
+check "plan: a row for step 3" \
+    grep -qE '^ +3 +0 +[0-9]+\.[0-9]{3} +380\.250 +3 +5 +1 +1 +4 +3145728 +3145728 +2097152 +3145728 +250\.000$' \
+    "$tmp/plan.sum"
+check "plan: two rows, no more" [ "$(sed -n '/^plan by step/,/^$/p' "$tmp/plan.sum" | grep -cE '^ +[0-9]+ ')" -eq 2 ]
+"$report" summary --json "$tmp/plan.trace" >"$tmp/plan.json"
+check "plan --json: the plan's fields" json "$tmp/plan.json" \
+    "d['plans'] == [{'first_seq': 5, 'model_step': 1, 'model_first_seq': 3, 'step_len': 2, \
+      'budget_bytes': 12582912, 'predicted_peak_bytes': 11534336, 'native_peak_bytes': 16777216, \
+      'floor_bytes': 9437184, 'native_us': 210.5, 'predicted_us': 380.25, 'stall_us': 150.75, \
+      'bound_us': 300.0, 'bytes_to_host': 2097152, 'bytes_to_device': 3145728, 'evictions': 3, \
+      'prefetches': 4, 'feasible': True}]"
+check "plan --json: steps 2 and 3 under plan 0, with their counts and bytes" json "$tmp/plan.json" \
+    "[(s['step'],s['first_seq'],s['plan'],s['evictions'],s['prefetches'],s['missing'], \
+       s['departures'],s['reactive_evictions'],s['bytes_to_host'],s['bytes_to_device'], \
+       s['stall_us'],s['predicted_us'],s['predicted_bytes_to_host'], \
+       s['predicted_bytes_to_device']) for s in d['plan_steps']] == \
+     [(2,5,0,3,4,0,1,4,2097152,3145728,250.0,380.25,2097152,3145728), \
+      (3,7,0,3,5,1,1,4,3145728,3145728,250.0,380.25,2097152,3145728)]"
+check "plan --json: each step's wall time is its window: at least the 2 ms it lasted" \
+    json "$tmp/plan.json" "all(2000 <= s['wall_us'] < 1e6 for s in d['plan_steps'])"
+text_walls=$(sed -n '/^plan by step/,/^$/p' "$tmp/plan.sum" | awk '$1 ~ /^[0-9]+$/ {print $3}' | tr '\n' ' ')
+check "plan: text and JSON give the same wall times ($text_walls)" json "$tmp/plan.json" \
+    "' '.join('%.3f' % s['wall_us'] for s in d['plan_steps']) + ' ' == '$text_walls'"
+for seed in synthetic:1.0 residency:1.1 moves:1.2; do
+    old=${seed%:*} version=${seed#*:}
+    "$report" summary "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.plan"
+    "$report" summary --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.plan.json"
+    check "plan: the $old seed (format $version) has no plan section and empty plan lists" sh -c \
+        "! grep -q '^plan' '$tmp/old.plan'" && check "plan --json: the $old seed's plan lists are empty" \
+        json "$tmp/old.plan.json" "d['format'] == '$version' and d['plans'] == [] and d['plan_steps'] == []"
+done
 
 # ---- perfetto ----
 "$report" perfetto -o "$tmp/p.json" "$tmp/syn.trace"

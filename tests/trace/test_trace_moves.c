@@ -106,7 +106,7 @@ static void written_and_read_back(void **state)
     report_trace t;
     if (report_trace_load(&t, path, err, sizeof err) != 0)
         fail_msg("%s", err);
-    assert_int_equal(t.minor, 2);
+    assert_int_equal(t.minor, SHIM_TRACE_MINOR);
     assert_int_equal(t.n, 4);
     assert_int_equal(t.skipped_records, 0);
     const report_rec *r = t.recs;

@@ -23,7 +23,7 @@
 
 #define THREADS 6
 #define ROUNDS  400
-#define KINDS   15 /* record kinds each round writes */
+#define KINDS   17 /* record kinds each round writes */
 
 static char dir[64];
 
@@ -88,6 +88,16 @@ static void *record_all(void *arg)
             (uint8_t)(1 + i % 6), (uint8_t)(1 + i % 7)};
         shim_trace_transition(&tr);
         shim_trace_slab(V(k, i, 31), V(k, i, 32), V(k, i, 33));
+        struct shim_trace_plan plan = {
+            V(k, i, 34),       V(k, i, 35), V(k, i, 36), V(k, i, 37),     V(k, i, 38),
+            V(k, i, 39),       V(k, i, 40), V(k, i, 41), (double)i + 0.5, (double)i + 0.25,
+            -(double)i,        (double)k,   V(k, i, 42), V(k, i, 43),     (uint32_t)(k * 1000 + i),
+            (uint32_t)(i + 7), i % 2 == 0};
+        shim_trace_plan(&plan);
+        struct shim_trace_plan_step ps = {V(k, i, 50), V(k, i, 51), V(k, i, 52), V(k, i, 53),
+                                          V(k, i, 54), V(k, i, 55), V(k, i, 56), V(k, i, 57),
+                                          V(k, i, 58), V(k, i, 59)};
+        shim_trace_plan_step(&ps);
     }
     return NULL;
 }
@@ -95,9 +105,13 @@ static void *record_all(void *arg)
 /* Checks record r as thread k's round i wrote it; returns the round. */
 static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_t *k_out)
 {
+    const report_plan *plan = r->kind == SHIM_TRACE_PLAN ? &t->plans[r->a] : NULL;
+    const report_plan_step *ps = r->kind == SHIM_TRACE_PLAN_STEP ? &t->plan_steps[r->a] : NULL;
     uint64_t key = r->kind == SHIM_TRACE_SYNC    ? r->d
                    : r->kind == SHIM_TRACE_STALL ? r->c
                    : r->kind == SHIM_TRACE_NOTE  ? 0
+                   : plan                        ? plan->first_seq
+                   : ps                          ? ps->step
                                                  : r->a;
     if (r->kind == SHIM_TRACE_NOTE) {
         unsigned long long kk, ii;
@@ -183,6 +197,31 @@ static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_
         assert_int_equal(r->b, V(k, i, 32));
         assert_int_equal(r->c, V(k, i, 33));
         break;
+    case SHIM_TRACE_PLAN: {
+        const uint64_t got[] = {
+            plan->model_step,   plan->model_first_seq,      plan->step_len,
+            plan->budget_bytes, plan->predicted_peak_bytes, plan->native_peak_bytes,
+            plan->floor_bytes};
+        for (uint64_t f = 0; f < 7; f++)
+            assert_int_equal(got[f], V(k, i, 35 + f));
+        assert_true(plan->native_us == (double)i + 0.5 && plan->predicted_us == (double)i + 0.25);
+        assert_true(plan->stall_us == -(double)i && plan->bound_us == (double)k);
+        assert_int_equal(plan->bytes_to_host, V(k, i, 42));
+        assert_int_equal(plan->bytes_to_device, V(k, i, 43));
+        assert_int_equal(plan->evictions, k * 1000 + i);
+        assert_int_equal(plan->prefetches, i + 7);
+        assert_int_equal(plan->feasible, i % 2 == 0);
+        assert_int_equal(plan->t_ns, r->t_ns);
+        break;
+    }
+    case SHIM_TRACE_PLAN_STEP: {
+        const uint64_t got[] = {ps->first_seq,     ps->evictions,       ps->prefetches,
+                                ps->missing,       ps->departures,      ps->reactive_evictions,
+                                ps->bytes_to_host, ps->bytes_to_device, ps->stall_ns};
+        for (uint64_t f = 0; f < 9; f++)
+            assert_int_equal(got[f], V(k, i, 51 + f));
+        break;
+    }
     default:
         fail_msg("unexpected record kind %u", r->kind);
     }
@@ -211,7 +250,9 @@ static void every_kind_from_threads(void **state)
     assert_int_equal(t.dropped, 0);
     assert_int_equal(t.n, (size_t)THREADS * ROUNDS * KINDS);
     assert_int_equal(t.major, 1);
-    assert_int_equal(t.minor, 2);
+    assert_int_equal(t.minor, 3);
+    assert_int_equal(t.nplans, (size_t)THREADS * ROUNDS);
+    assert_int_equal(t.nplan_steps, (size_t)THREADS * ROUNDS);
     assert_int_equal(t.end_records, t.n);
     assert_string_equal(t.command, "test_trace_writer");
     assert_string_equal(t.config, "a = 1\n");
@@ -236,7 +277,7 @@ static void every_kind_from_threads(void **state)
         for (int j = 0; j < k; j++)
             assert_int_not_equal(tid_of[j], tid_of[k]);
         for (int i = 0; i < ROUNDS; i++)
-            assert_int_equal(seen[k][i], 0x1f7fe); /* kinds 1..10 and 12..16 */
+            assert_int_equal(seen[k][i], 0x7f7fe); /* kinds 1..10 and 12..18 */
     }
     report_trace_free(&t);
 }

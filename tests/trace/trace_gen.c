@@ -12,6 +12,10 @@
  *                              allocations and a slab with every outcome, completions recorded
  *                              by a second thread as the mover does, transitions that end no
  *                              move, and slab members that come and go (see test_report.sh)
+ *   trace_gen plan PATH        the in-process plan (format 1.3): 4 steps of 2 launches, each
+ *                              at least 2 ms long; a plan installed at the boundary that
+ *                              closes step 1 and a plan_step record at the boundaries that
+ *                              close steps 2 and 3, in the shim's order (see test_report.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
  */
@@ -226,6 +230,43 @@ static void moves(void)
        0);
 }
 
+/* ---- plan: an in-process plan and what it did ---- */
+
+/* As the shim's step detector does at the boundary that closes step i: the step record, then
+   what the plan in force did in it, then a new plan, if one is ready. */
+static void plan_boundary(uint64_t i, uint64_t first)
+{
+    shim_trace_step(i, first);
+    if (i >= 2) {
+        struct shim_trace_plan_step ps = {i, first, 3,       2 + i,   i - 2,
+                                          1, 4,     i * MIB, 3 * MIB, 250000};
+        shim_trace_plan_step(&ps);
+    }
+    if (i == 1) {
+        struct shim_trace_plan p = {seq,      1,       3,     2,      12 * MIB, 11 * MIB,
+                                    16 * MIB, 9 * MIB, 210.5, 380.25, 150.75,   300.0,
+                                    2 * MIB,  3 * MIB, 3,     4,      true};
+        shim_trace_plan(&p);
+    }
+}
+
+static void plan_scenario(void)
+{
+    shim_trace_func_name(GEMM, "gemm");
+    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    launch(GEMM, 0, NULL, 0, 0);
+    shim_trace_sync(SHIM_SYNC_CTX, 0);
+    for (uint64_t i = 0; i < 4; i++) {
+        uint64_t first = seq, t = now_ns();
+        launch(GEMM, 0, NULL, 0, 100.0);
+        launch(GEMM, 0, NULL, 0, 100.0);
+        wait_until(t + 2000000);
+        shim_trace_sync(SHIM_SYNC_CTX, 0);
+        plan_boundary(i, first);
+    }
+    shim_trace_note("plan trace: done");
+}
+
 static void *thread_body(void *arg)
 {
     uint64_t base = (uint64_t)(uintptr_t)arg * 1000;
@@ -262,7 +303,7 @@ static void threads(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|threads|empty PATH\n");
+        fprintf(stderr, "usage: trace_gen synthetic|moves|plan|threads|empty PATH\n");
         return 2;
     }
     struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
@@ -275,6 +316,8 @@ int main(int argc, char **argv)
         synthetic();
     else if (strcmp(argv[1], "moves") == 0)
         moves();
+    else if (strcmp(argv[1], "plan") == 0)
+        plan_scenario();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
     else if (strcmp(argv[1], "empty") != 0) {
