@@ -267,7 +267,9 @@ struct resid_ctx {
     uint64_t plan_armed_first;      /* the step's first launch when it was installed */
     uint64_t plan_done_seq;         /* actions applied before launches up to this one */
     struct resid_unit **plan_units; /* [plan->nallocs]: the unit holding each one now */
-    uint32_t *plan_order;           /* keys found by (pos, ordinal): allocations sorted so */
+    uint32_t *plan_order;           /* the allocations whose keys are positional, sorted by
+                                       (pos, ordinal) */
+    uint32_t plan_npos;             /* how many */
     struct resid_plan_counts {
         uint64_t evictions, prefetches; /* planned moves started */
         uint64_t missing;               /* actions whose allocation was not there or not ready */

@@ -27,34 +27,40 @@ static uint64_t position(uint64_t seq, uint64_t first, uint64_t len)
     return (uint64_t)(d < 0 ? d + (int64_t)len : d);
 }
 
-static int by_key(const void *a, const void *b, void *keys)
+/* Whether key k finds its allocation by when it was made (not by id), and the plan may move it. */
+static bool positional(const struct shim_plan_key *k)
 {
-    const struct shim_plan_key *x = &((const struct shim_plan_key *)keys)[*(const uint32_t *)a];
-    const struct shim_plan_key *y = &((const struct shim_plan_key *)keys)[*(const uint32_t *)b];
-    bool xp = !x->by_id && x->movable, yp = !y->by_id && y->movable; /* positional ones first */
-    if (xp != yp)
-        return xp ? -1 : 1;
-    if (x->pos != y->pos)
-        return x->pos < y->pos ? -1 : 1;
-    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+    return k->movable && !k->by_id;
 }
 
-/* The plan's allocation made at pos as the ordinal-th there, or -1. */
+/* Orders keys by (position, ordinal). */
+static int cmp_key(const struct shim_plan_key *x, uint64_t pos, uint32_t ordinal)
+{
+    if (x->pos != pos)
+        return x->pos < pos ? -1 : 1;
+    return x->ordinal < ordinal ? -1 : x->ordinal > ordinal;
+}
+
+static int by_key(const void *a, const void *b, void *keys)
+{
+    const struct shim_plan_key *k = keys, *y = &k[*(const uint32_t *)b];
+    return cmp_key(&k[*(const uint32_t *)a], y->pos, y->ordinal);
+}
+
+/* The plan's allocation made at pos as the ordinal-th there, or -1 (a binary search of the
+   positional keys, resid.plan_order). */
 static int64_t lookup(const struct shim_plan *p, uint64_t pos, uint32_t ordinal)
 {
-    uint32_t lo = 0, hi = p->nallocs; /* plan_order holds the positional keys first */
+    uint32_t lo = 0, hi = resid.plan_npos;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        const struct shim_plan_key *k = &p->keys[resid.plan_order[mid]];
-        if (k->by_id || !k->movable || k->pos > pos || (k->pos == pos && k->ordinal >= ordinal))
-            hi = mid;
-        else
+        int c = cmp_key(&p->keys[resid.plan_order[mid]], pos, ordinal);
+        if (c == 0)
+            return resid.plan_order[mid];
+        if (c < 0)
             lo = mid + 1;
-    }
-    if (lo < p->nallocs) {
-        const struct shim_plan_key *k = &p->keys[resid.plan_order[lo]];
-        if (!k->by_id && k->movable && k->pos == pos && k->ordinal == ordinal)
-            return resid.plan_order[lo];
+        else
+            hi = mid;
     }
     return -1;
 }
@@ -114,6 +120,7 @@ static void withdraw(void)
     resid.plan = NULL;
     resid.plan_units = NULL;
     resid.plan_order = NULL;
+    resid.plan_npos = 0;
     resid.plan_active = false;
 }
 
@@ -195,9 +202,11 @@ void shim_resid_plan_install(struct shim_plan *p)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory installing the plan");
         return;
     }
+    uint32_t npos = 0;
     for (uint32_t i = 0; i < p->nallocs; i++)
-        order[i] = i;
-    qsort_r(order, p->nallocs, sizeof *order, by_key, p->keys);
+        if (positional(&p->keys[i]))
+            order[npos++] = i;
+    qsort_r(order, npos, sizeof *order, by_key, p->keys);
     pthread_mutex_lock(&resid.lock);
     withdraw();
     if (shim_steps_length() != p->step_len) { /* the step changed while it was planned */
@@ -210,6 +219,7 @@ void shim_resid_plan_install(struct shim_plan *p)
     resid.plan = p;
     resid.plan_units = units;
     resid.plan_order = order;
+    resid.plan_npos = npos;
     for (uint32_t a = 0; a < p->nallocs; a++) {
         const struct shim_plan_key *k = &p->keys[a];
         struct resid_unit *u = k->by_id && k->movable ? resid_find(k->id) : NULL;
