@@ -79,6 +79,18 @@ static struct resid_unit *unit_of(CUdeviceptr p)
     return u;
 }
 
+/* Starts the eviction of the unit holding p (its slab for a small allocation), as budget
+   pressure would. */
+static void evict_by_hand(CUdeviceptr p)
+{
+    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
+    pthread_mutex_lock(&resid.lock);
+    struct resid_unit *u = resid_find(id_of(p));
+    struct resid_member *m = u ? NULL : resid_member_find(id_of(p));
+    assert_int_equal(resid_evict(u ? u : m->slab, &why), 0);
+    pthread_mutex_unlock(&resid.lock);
+}
+
 static void budget_chunks(uint64_t n)
 {
     resid.budget = n * FAKE_GRAN;
@@ -193,10 +205,7 @@ static void test_restore_is_ordered_on_the_device(void **state)
     budget_chunks(4);
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 7);
-    pthread_mutex_lock(&resid.lock);
-    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
-    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
-    pthread_mutex_unlock(&resid.lock);
+    evict_by_hand(a);
     settle();
     assert_true(fake_on_host(a));
     uint64_t ordered = resid.transitions[RESID_RESTORING][RESID_DEVICE];
@@ -222,12 +231,11 @@ static void test_restore_is_ordered_on_the_device(void **state)
 
     /* Touched on the host (zero-copy) while evicted: that work may still read the host
        mapping, so the range changes only once the copy is known done. */
-    pthread_mutex_lock(&resid.lock);
-    assert_int_equal(resid_evict(u, &why), 0);
-    pthread_mutex_unlock(&resid.lock);
+    evict_by_hand(a);
     settle();
     pthread_mutex_lock(&resid.lock);
     u->streams[u->nstreams++] = STREAM; /* what a launch reading it on the host notes */
+    struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
     assert_int_equal(resid_restore(u, &why), 0);
     assert_int_equal(u->state, RESID_RESTORING);
     pthread_mutex_unlock(&resid.lock);
@@ -354,10 +362,7 @@ static void test_cancelled_copy_fences_freed_chunks(void **state)
     fill(a, 3 * MiB, 9);
     CUdeviceptr b = alloc(2 * MiB + 4096);
     fake_hold_events(true);
-    pthread_mutex_lock(&resid.lock);
-    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
-    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
-    pthread_mutex_unlock(&resid.lock);
+    evict_by_hand(a);
     touch(a); /* cancels: the copy is still running */
     assert_int_equal(unit_of(a)->state, RESID_DEVICE);
     /* An asynchronous free whose event cannot be recorded waits for the program's stream
@@ -472,10 +477,9 @@ static void test_cancelled_slab_copy_fences_every_member(void **state)
     assert_true(p / FAKE_GRAN == q / FAKE_GRAN);
     fake_hold_events(true);
     pthread_mutex_lock(&resid.lock);
-    struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
     struct resid_unit *slab = resid_member_find(id_of(p))->slab;
-    assert_int_equal(resid_evict(slab, &why), 0);
     pthread_mutex_unlock(&resid.lock);
+    evict_by_hand(p);
     uint64_t waits = fake.waits_on_pending;
     touch(p); /* cancels */
     assert_int_equal(slab->state, RESID_DEVICE);
