@@ -105,9 +105,8 @@ static struct shim_plan_key *make_keys(const struct job *j, const uint64_t *ids,
         k[i].movable = a->movable;
         k[i].by_id = a->before;
         k[i].id = a->id;
-        /* Positions of earlier steps fold onto this one: steps repeat. */
-        uint64_t back = a->seq < first ? (first - a->seq + step_len - 1) / step_len : 0;
-        k[i].pos = (a->seq + back * step_len - first) % step_len;
+        /* (seq - first) modulo the step: earlier steps' positions fold onto this one. */
+        k[i].pos = (a->seq % step_len + step_len - first % step_len) % step_len;
         k[i].ordinal = a->ordinal;
         *movable += a->movable;
     }
