@@ -131,11 +131,17 @@ typedef struct conf_size {
 #define CONF_MS  ((int64_t)1000000)
 #define CONF_SEC ((int64_t)1000000000)
 
-/* Parses "auto", "<n>%" (0 < n <= 100, up to 4 decimals), "<n>[ ]<unit>" (B, KiB, MiB, GiB,
-   TiB, PiB; KB, MB, GB, TB, PB are powers of 1000; units are case-insensitive; n may have up
-   to 9 decimals, bytes are rounded down) or plain decimal digits (bytes). Returns 0, or -1
-   with a reason written into err (NUL-terminated, errlen bytes at most). */
+/* Parses "auto", "<n>[ ]%" (up to 4 decimals; an option's range check wants 0 < n <= 100) or a
+   number of bytes in the one size grammar of conf_bytes.h (conf_bytes_parse: plain digits, or
+   "<n>[ ]<unit>" with K, Ki, KiB ... P, Pi, PiB powers of 1024 and KB ... PB powers of 1000,
+   case-insensitive; up to 9 decimals, rounded down to a byte). Returns 0, or -1 with a reason
+   written into err (NUL-terminated, errlen bytes at most). */
 int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, size_t errlen);
+
+/* A --budget on the tools' command lines (shim-plan, shim-report plan): conf_size_parse's
+   bytes, or a share of the model's native peak in (0%, 100%]; not auto. Returns 0, or -1 with
+   a reason in err, as conf_size_parse. */
+int conf_budget_parse(const char *text, conf_size *out, char *err, size_t errlen);
 
 /* Parses "<n>[ ]<unit>" with unit ns, us, ms, s or min (n may have decimals) into
    nanoseconds, at most INT64_MAX. Same contract as conf_size_parse. */
@@ -205,7 +211,8 @@ typedef enum {
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \
     X(TRACE_PATH, "trace.path", STRING, "shim-%p.trace", 0, 0, 0, "", "path",                      \
-      "Trace file, created exclusively; %p: process id, %r: rank; empty: no trace")                \
+      "Trace file, created exclusively; %p: process id, %r: rank ($RANK, else 0); empty: no "      \
+      "trace")                                                                                     \
     X(TRACE_RECORD, "trace.record", FLAGS, "all", 0, 0, 0,                                         \
       "allocs|launches|kernels|copies|syncs|moves", "",                                            \
       "Record kinds written to the trace (\"all\" or a list); iteration marks, plans and "         \
@@ -214,10 +221,12 @@ typedef enum {
       "", "time", "How often the background writer moves per-thread buffers to the trace file")    \
     X(PROFILE_ITERATIONS, "profile.iterations", INT, "3", 1, 1000, 0, "", "iterations",            \
       "Iterations whose kernels are timed with events once the training step is detected")         \
-    X(LOG_LEVEL, "log.level", ENUM, "warn", 0, 0, 0, "off|error|warn|info|debug", "",              \
-      "Least severe message written to the log")                                                   \
+    X(LOG_LEVEL, "log.level", ENUM, "info", 0, 0, 0, "off|error|warn|info|debug", "",              \
+      "Least severe message written to the log; info, the default, adds a few lines a run: the "   \
+      "step detected, each plan applied with its predicted slowdown, a summary at exit")           \
     X(LOG_FILE, "log.file", STRING, "", 0, 0, 0, "", "path",                                       \
-      "Log file, appended to; %p: process id, %r: rank; empty: standard error")
+      "Log file, appended to (never through a symbolic link, never another user's file); %p: "     \
+      "process id, %r: rank ($RANK, else 0); empty or unusable: standard error")
 
 typedef enum {
 #define CONF_X_ID(id, ...) CONF_##id,

@@ -1,4 +1,5 @@
 /* conf_units.c — sizes ("40GiB", "60%", "auto", bytes) and durations ("50ms"): parse, format. */
+#include "conf_bytes.h"
 #include "conf_internal.h"
 
 #include <stdio.h>
@@ -9,6 +10,7 @@ typedef struct unit {
     uint64_t scale;
 } unit;
 
+/* The units a size is written with (conf_size_format); what it is read with is conf_bytes.c's. */
 static const unit size_units[] = {
     {"B", 1},
     {"KiB", (uint64_t)CONF_KIB},
@@ -16,11 +18,6 @@ static const unit size_units[] = {
     {"GiB", (uint64_t)CONF_GIB},
     {"TiB", (uint64_t)CONF_TIB},
     {"PiB", (uint64_t)CONF_PIB},
-    {"KB", 1000},
-    {"MB", 1000000},
-    {"GB", 1000000000},
-    {"TB", 1000000000000},
-    {"PB", 1000000000000000},
 };
 
 static const unit time_units[] = {
@@ -32,13 +29,6 @@ static const unit time_units[] = {
     {"h", 3600 * (uint64_t)CONF_SEC},
 };
 
-/* A decimal number "123" or "1.25": whole part, fraction digits (at most 9) as an integer. */
-typedef struct number {
-    uint64_t whole;
-    uint64_t frac;     /* the fraction digits as an integer: .25 -> 25 */
-    uint64_t frac_div; /* 10^(fraction digits): .25 -> 100; 1 when there are none */
-} number;
-
 /* Writes msg with an excerpt of the offending text. */
 static int fail(char *err, size_t errlen, const char *msg, const char *text, size_t len)
 {
@@ -46,47 +36,6 @@ static int fail(char *err, size_t errlen, const char *msg, const char *text, siz
     conf_excerpt(text, len, shown, sizeof shown);
     snprintf(err, errlen, msg, (int)strlen(shown), shown);
     return -1;
-}
-
-/* Reads the number at text[*i]; -1 when there is none or it is too long. */
-static int read_number(const char *text, size_t len, size_t *i, number *out)
-{
-    *out = (number){.frac_div = 1};
-    size_t start = *i;
-    for (; *i < len && text[*i] >= '0' && text[*i] <= '9'; (*i)++) {
-        uint64_t d = (uint64_t)(text[*i] - '0');
-        if (out->whole > (UINT64_MAX - d) / 10)
-            return -1;
-        out->whole = out->whole * 10 + d;
-    }
-    if (*i == start)
-        return -1;
-    if (*i < len && text[*i] == '.') {
-        size_t f = ++(*i);
-        for (; *i < len && text[*i] >= '0' && text[*i] <= '9'; (*i)++) {
-            if (*i - f >= 9)
-                return -1;
-            out->frac = out->frac * 10 + (uint64_t)(text[*i] - '0');
-            out->frac_div *= 10;
-        }
-        if (*i == f)
-            return -1;
-    }
-    return 0;
-}
-
-/* number * scale, rounded down; -1 on overflow of limit. */
-static int scale_number(const number *n, uint64_t scale, uint64_t limit, uint64_t *out)
-{
-    if (n->whole != 0 && scale > limit / n->whole)
-        return -1;
-    uint64_t v = n->whole * scale;
-    uint64_t q = scale / n->frac_div, r = scale % n->frac_div;
-    uint64_t f = q * n->frac + r * n->frac / n->frac_div;
-    if (f > limit - v)
-        return -1;
-    *out = v + f;
-    return 0;
 }
 
 static const unit *find_unit(const unit *units, size_t count, const char *s, size_t len)
@@ -104,41 +53,51 @@ static size_t skip_spaces(const char *text, size_t len, size_t i)
     return i;
 }
 
-/* Contract in conf.h: 0, or -1 with the reason in err. */
+/* Contract in conf.h: 0, or -1 with the reason in err. Bytes are conf_bytes_parse's. */
 int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, size_t errlen)
 {
-    const char *bad = "invalid size \"%.*s\": expected a number of bytes with a unit (B, KiB, "
-                      "MiB, GiB, TiB, PiB, KB, MB, GB, TB, PB), a percentage, or auto";
+    const char *bad = "invalid size \"%.*s\": expected a number of bytes, alone or with a unit "
+                      "(" CONF_BYTES_UNITS "), a percentage, or auto";
     if (len == 4 && conf_ascii_ieq(text, "auto", 4)) {
         *out = (conf_size){.kind = CONF_SIZE_AUTO};
         return 0;
     }
     size_t i = 0;
-    number n;
-    if (read_number(text, len, &i, &n) < 0)
-        return fail(err, errlen, bad, text, len);
-    size_t u = skip_spaces(text, len, i);
+    conf_decimal n;
     uint64_t v;
-    if (u == len && i == len && n.frac_div == 1) {
-        *out = (conf_size){.kind = CONF_SIZE_BYTES, .bytes = n.whole};
-        return 0;
+    if (conf_decimal_read(text, len, &i, &n) == 0) {
+        size_t u = skip_spaces(text, len, i);
+        if (u + 1 == len && text[u] == '%') {
+            if (n.frac_div > 10000)
+                return fail(err, errlen,
+                            "invalid size \"%.*s\": at most 4 decimals in a percentage", text, len);
+            if (conf_decimal_scale(&n, 10000, UINT32_MAX, &v) < 0)
+                return fail(err, errlen, "invalid size \"%.*s\": percentage too large", text, len);
+            *out = (conf_size){.kind = CONF_SIZE_PERCENT, .ppm = (uint32_t)v};
+            return 0;
+        }
     }
-    if (u + 1 == len && text[u] == '%') {
-        if (n.frac_div > 10000)
-            return fail(err, errlen, "invalid size \"%.*s\": at most 4 decimals in a percentage",
-                        text, len);
-        if (scale_number(&n, 10000, UINT32_MAX, &v) < 0)
-            return fail(err, errlen, "invalid size \"%.*s\": percentage too large", text, len);
-        *out = (conf_size){.kind = CONF_SIZE_PERCENT, .ppm = (uint32_t)v};
-        return 0;
-    }
-    const unit *un =
-        find_unit(size_units, sizeof size_units / sizeof size_units[0], text + u, len - u);
-    if (un == NULL)
+    int rc = conf_bytes_parse(text, len, &v, err, errlen);
+    if (rc == CONF_BYTES_SYNTAX)
         return fail(err, errlen, bad, text, len);
-    if (scale_number(&n, un->scale, UINT64_MAX, &v) < 0)
-        return fail(err, errlen, "invalid size \"%.*s\": more than 2^64 bytes", text, len);
+    if (rc != CONF_BYTES_OK)
+        return -1;
     *out = (conf_size){.kind = CONF_SIZE_BYTES, .bytes = v};
+    return 0;
+}
+
+/* Contract in conf.h. */
+int conf_budget_parse(const char *text, conf_size *out, char *err, size_t errlen)
+{
+    size_t len = strlen(text);
+    if (conf_size_parse(text, len, out, err, errlen) != 0)
+        return -1;
+    if (out->kind == CONF_SIZE_AUTO ||
+        (out->kind == CONF_SIZE_PERCENT && (out->ppm == 0 || out->ppm > 1000000)))
+        return fail(err, errlen,
+                    "invalid budget \"%.*s\": a size, or a share of the native peak in (0%%, "
+                    "100%%]",
+                    text, len);
     return 0;
 }
 
@@ -148,8 +107,8 @@ int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, si
     const char *bad = "invalid duration \"%.*s\": expected a number with a unit (ns, us, ms, "
                       "s, min, h)";
     size_t i = 0;
-    number n;
-    if (read_number(text, len, &i, &n) < 0)
+    conf_decimal n;
+    if (conf_decimal_read(text, len, &i, &n) < 0)
         return fail(err, errlen, bad, text, len);
     size_t u = skip_spaces(text, len, i);
     const unit *un =
@@ -157,7 +116,7 @@ int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, si
     uint64_t v;
     if (un == NULL)
         return fail(err, errlen, bad, text, len);
-    if (scale_number(&n, un->scale, INT64_MAX, &v) < 0)
+    if (conf_decimal_scale(&n, un->scale, INT64_MAX, &v) < 0)
         return fail(err, errlen, "invalid duration \"%.*s\": too long", text, len);
     *ns = (int64_t)v;
     return 0;

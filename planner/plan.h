@@ -108,9 +108,10 @@ plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_m
  * bytes. plan_model_parse reads it back to an identical model. PLAN_ERR_NOMEM. */
 plan_err plan_model_write(const plan_model *m, char **out, size_t *len);
 
-/* Parses a size: plain bytes ("1048576") or a number with a unit (B, KB, MB, GB, TB: powers of
- * 1000; KiB, MiB, GiB, TiB: powers of 1024; K/M/G/T mean the binary units), fractions allowed
- * ("1.5GiB"), rounded down to a byte. PLAN_ERR_PARSE on anything else or above 2^63. */
+/* Parses a size in the one size grammar libshim's options use (conf/conf_bytes.h): plain bytes
+ * ("1048576") or a number with a unit (K, Ki, KiB ... P, Pi, PiB: powers of 1024, so 40G is
+ * 40 GiB; KB ... PB: powers of 1000), case-insensitive, fractions allowed ("1.5GiB"), rounded
+ * down to a byte. PLAN_ERR_PARSE on anything else or from 2^64 bytes on. */
 plan_err plan_parse_size(const char *s, uint64_t *out);
 
 /* ---- Plans -------------------------------------------------------------------------------- */

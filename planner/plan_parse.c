@@ -3,6 +3,8 @@
  * checked against the model limits, and every error names FILE:LINE. */
 #include "plan_internal.h"
 
+#include "conf_bytes.h"
+
 #include <locale.h>
 #include <math.h>
 #include <stdarg.h>
@@ -87,65 +89,10 @@ bool plan_parse_i64(const char *s, size_t len, int64_t *out)
     return true;
 }
 
-/* Multiplier of a size unit (case-insensitive), 0 when unknown. */
-static uint64_t unit_mult(const char *u, size_t len)
-{
-    static const struct {
-        const char *name;
-        uint64_t mult;
-    } units[] = {
-        {"", 1},
-        {"b", 1},
-        {"k", 1ull << 10},
-        {"kib", 1ull << 10},
-        {"kb", 1000ull},
-        {"m", 1ull << 20},
-        {"mib", 1ull << 20},
-        {"mb", 1000000ull},
-        {"g", 1ull << 30},
-        {"gib", 1ull << 30},
-        {"gb", 1000000000ull},
-        {"t", 1ull << 40},
-        {"tib", 1ull << 40},
-        {"tb", 1000000000000ull},
-    };
-    char low[4];
-    if (len > 3)
-        return 0;
-    for (size_t i = 0; i < len; i++)
-        low[i] = (char)((u[i] >= 'A' && u[i] <= 'Z') ? u[i] + 32 : u[i]);
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (strlen(units[i].name) == len && memcmp(units[i].name, low, len) == 0)
-            return units[i].mult;
-    return 0;
-}
-
+/* Sizes are read by the one size grammar shared with conf/ (conf/conf_bytes.h). */
 plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out)
 {
-    size_t nl = scan_decimal(s, len);
-    if (nl == 0 || s[0] == '-' || s[0] == '+')
-        return PLAN_ERR_PARSE;
-    uint64_t mult = unit_mult(s + nl, len - nl);
-    if (mult == 0)
-        return PLAN_ERR_PARSE;
-    size_t digits = 0;
-    while (digits < nl && s[digits] >= '0' && s[digits] <= '9')
-        digits++;
-    if (digits == nl) { /* plain digits: exact integer arithmetic */
-        int64_t iv;
-        if (!plan_parse_i64(s, nl, &iv) || (uint64_t)iv > (UINT64_C(1) << 63) / mult)
-            return PLAN_ERR_PARSE;
-        *out = (uint64_t)iv * mult;
-        return PLAN_OK;
-    }
-    double v;
-    if (!convert_c(s, nl, &v) || v < 0)
-        return PLAN_ERR_PARSE;
-    double bytes = v * (double)mult;
-    if (!(bytes <= 9223372036854775808.0))
-        return PLAN_ERR_PARSE;
-    *out = (uint64_t)bytes; /* truncation: rounds down, bytes >= 0 */
-    return PLAN_OK;
+    return conf_bytes_parse(s, len, out, NULL, 0) == CONF_BYTES_OK ? PLAN_OK : PLAN_ERR_PARSE;
 }
 
 plan_err plan_parse_size(const char *s, uint64_t *out)

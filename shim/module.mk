@@ -3,7 +3,7 @@
 # and exports only the hooks (cu*) and dlsym (shim/shim.map).
 
 shim_CFLAGS := $(CUDA_INC) -Ishim -Iconf -Iplanner -fvisibility=hidden
-SHIM_SRCS := $(filter-out shim/shim_trace_%,$(sort $(wildcard shim/shim_*.c)))
+SHIM_SRCS := $(filter-out shim/shim_trace_% shim/shim_path.c,$(sort $(wildcard shim/shim_*.c)))
 SHIM_OBJS := $(SHIM_SRCS:%.c=$(BUILD)/%.o)
 SHIM_LIB := $(BUILD)/libshim.so
 

@@ -9,14 +9,14 @@
 #include "shim_plan.h"
 
 void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
-                      CUstream stream)
+                      CUstream stream, bool per_thread)
 {
     bool plan = shim_plan_recording();
     if (!(shim.record & CONF_RECORD_COPIES) && !plan)
         return;
     uint64_t d = dst ? shim_registry_find(dst) : 0, s = src ? shim_registry_find(src) : 0;
     if (shim.record & CONF_RECORD_COPIES)
-        shim_trace_copy(dir, d, s, bytes, (uint64_t)(uintptr_t)stream);
+        shim_trace_copy(dir, d, s, bytes, shim_stream_id(stream, per_thread));
     if (plan)
         shim_plan_rec_copy(d, s);
 }
@@ -56,9 +56,9 @@ static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, C
             shim_resid_leave(ids_, nids_);                                                         \
         if (rc == CUDA_SUCCESS && shim_active()) {                                                 \
             shim_record_copy(dir, (uint64_t)(uintptr_t)(dst), (uint64_t)(uintptr_t)(src), n,       \
-                             stream);                                                              \
+                             stream, PER_THREAD(sym));                                             \
             if (sync)                                                                              \
-                shim_record_sync(SHIM_SYNC_COPY, stream);                                          \
+                shim_record_sync(SHIM_SYNC_COPY, stream, PER_THREAD(sym));                         \
         }                                                                                          \
         return rc;                                                                                 \
     }
@@ -74,7 +74,7 @@ static enum shim_copy_dir unified_dir(CUdeviceptr dst, CUdeviceptr src)
 COPY_HOOK(cuMemcpy, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
           unified_dir(dst, src), dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpy_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
-          unified_dir(dst, src), dst, src, n, CU_STREAM_PER_THREAD, true)
+          unified_dir(dst, src), dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
           (dst, src, n, hStream), unified_dir(dst, src), dst, src, n, hStream, false)
 COPY_HOOK(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream),
@@ -82,15 +82,15 @@ COPY_HOOK(cuMemcpyAsync_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstr
 COPY_HOOK(cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),
           SHIM_COPY_H2D, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyHtoD_v2_ptds, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n),
-          SHIM_COPY_H2D, dst, src, n, CU_STREAM_PER_THREAD, true)
+          SHIM_COPY_H2D, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),
           SHIM_COPY_D2H, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyDtoH_v2_ptds, (void *dst, CUdeviceptr src, size_t n), (dst, src, n),
-          SHIM_COPY_D2H, dst, src, n, CU_STREAM_PER_THREAD, true)
+          SHIM_COPY_D2H, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyDtoD_v2, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
           SHIM_COPY_D2D, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyDtoD_v2_ptds, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n),
-          SHIM_COPY_D2D, dst, src, n, CU_STREAM_PER_THREAD, true)
+          SHIM_COPY_D2D, dst, src, n, NULL, true)
 COPY_HOOK(cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
           (dst, src, n, hStream), SHIM_COPY_H2D, dst, src, n, hStream, false)
 COPY_HOOK(cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dst, const void *src, size_t n, CUstream hStream),
@@ -106,11 +106,11 @@ COPY_HOOK(cuMemcpyDtoDAsync_v2_ptsz, (CUdeviceptr dst, CUdeviceptr src, size_t n
 COPY_HOOK(cuMemsetD8_v2, (CUdeviceptr dst, unsigned char v, size_t n), (dst, v, n),
           SHIM_COPY_MEMSET, dst, 0, n, NULL, false)
 COPY_HOOK(cuMemsetD8_v2_ptds, (CUdeviceptr dst, unsigned char v, size_t n), (dst, v, n),
-          SHIM_COPY_MEMSET, dst, 0, n, CU_STREAM_PER_THREAD, false)
+          SHIM_COPY_MEMSET, dst, 0, n, NULL, false)
 COPY_HOOK(cuMemsetD32_v2, (CUdeviceptr dst, unsigned int v, size_t n), (dst, v, n),
           SHIM_COPY_MEMSET, dst, 0, 4 * n, NULL, false)
 COPY_HOOK(cuMemsetD32_v2_ptds, (CUdeviceptr dst, unsigned int v, size_t n), (dst, v, n),
-          SHIM_COPY_MEMSET, dst, 0, 4 * n, CU_STREAM_PER_THREAD, false)
+          SHIM_COPY_MEMSET, dst, 0, 4 * n, NULL, false)
 COPY_HOOK(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream hStream),
           (dst, v, n, hStream), SHIM_COPY_MEMSET, dst, 0, n, hStream, false)
 COPY_HOOK(cuMemsetD8Async_ptsz, (CUdeviceptr dst, unsigned char v, size_t n, CUstream hStream),

@@ -1,10 +1,10 @@
 /* shim_hook_sync.c — synchronisations, stream capture, graph launches and cuInit. */
 #include "shim_internal.h"
 
-void shim_record_sync(enum shim_sync_kind kind, CUstream stream)
+void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread)
 {
     if (shim.record & CONF_RECORD_SYNCS)
-        shim_trace_sync(kind, (uint64_t)(uintptr_t)stream);
+        shim_trace_sync(kind, shim_stream_id(stream, per_thread));
     shim_timing_collect();
     shim_steps_host_sync();
 }
@@ -20,7 +20,7 @@ CUresult CUDAAPI cuCtxSynchronize(void)
     SHIM_NEED_REAL(cuCtxSynchronize);
     CUresult rc = shim.real.cuCtxSynchronize();
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_CTX, NULL);
+        shim_record_sync(SHIM_SYNC_CTX, NULL, false);
     return rc;
 }
 
@@ -29,7 +29,7 @@ CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
     SHIM_NEED_REAL(cuStreamSynchronize);
     CUresult rc = shim.real.cuStreamSynchronize(hStream);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_STREAM, hStream);
+        shim_record_sync(SHIM_SYNC_STREAM, hStream, false);
     return rc;
 }
 
@@ -38,7 +38,7 @@ CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
     SHIM_NEED_REAL(cuStreamSynchronize_ptsz);
     CUresult rc = shim.real.cuStreamSynchronize_ptsz(hStream);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_STREAM, hStream ? hStream : CU_STREAM_PER_THREAD);
+        shim_record_sync(SHIM_SYNC_STREAM, hStream, true);
     return rc;
 }
 
@@ -47,7 +47,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
     SHIM_NEED_REAL(cuEventSynchronize);
     CUresult rc = shim.real.cuEventSynchronize(hEvent);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_EVENT, NULL);
+        shim_record_sync(SHIM_SYNC_EVENT, NULL, false);
     return rc;
 }
 
@@ -92,7 +92,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     SHIM_NEED_REAL(cuGraphLaunch);
     CUresult rc = shim.real.cuGraphLaunch(hGraphExec, hStream);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hStream);
+        shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, shim_stream_id(hStream, false));
     return rc;
 }
 

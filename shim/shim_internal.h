@@ -85,7 +85,10 @@ int shim_real_resid_missing(char *buf, size_t size);
 
 /* shim_log.c — allocation-free, rate-limited */
 enum shim_log_level { SHIM_LOG_ERROR = 1, SHIM_LOG_WARN, SHIM_LOG_INFO, SHIM_LOG_DEBUG };
-void shim_log_open(int level, const char *path);
+/* Sets the level (0: off) and, unless off, opens log.file's pattern (NULL or empty: standard
+   error) with %p and %r (rank) expanded; a file that cannot be used is reported once on
+   standard error, which the log then keeps. */
+void shim_log_open(int level, const char *pattern, int rank);
 void shim_log(enum shim_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Logs at most once per call site (pass a static flag). */
@@ -122,6 +125,9 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out);
 /* Removes every allocation inside [addr, addr+size) of the given kind; calls fn on each. */
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *));
+/* The most bytes of device allocations (every kind but pinned host memory, as the program asked
+   for them) live at once so far: what `shim-report summary` calls peak_device_bytes. */
+uint64_t shim_registry_device_peak(void);
 /* Calls fn(record, ctx) for every live allocation, under the registry's lock (fn must not call
    the registry). */
 void shim_registry_each(void (*fn)(const struct shim_alloc *, void *), void *ctx);
@@ -256,6 +262,8 @@ void shim_steps_launch(uint64_t seq, uint64_t func_id);
 void shim_steps_host_sync(void);
 /* Launches per training step while the job is in steady state, 0 otherwise. */
 uint64_t shim_steps_length(void);
+/* Steps closed so far, which is also the number of the step in progress (steps count from 0). */
+uint64_t shim_steps_closed(void);
 /* Whether launches now belong to a profiled step (kernels are timed). */
 bool shim_steps_profiling(void);
 /* The first launch index of the current step while steady (the step after the last one closed). */
@@ -336,8 +344,18 @@ void shim_resid_leave(uint64_t *ids, uint32_t n);
 /* At exit: ends the mover thread (it must not call the driver while the process and the
    driver tear down); moves still in flight are abandoned. */
 void shim_resid_stop(void);
-/* Logs the residency totals (at exit). */
-void shim_resid_exit_log(void);
+/* Residency's totals since it started, for the exit line. */
+struct shim_resid_totals {
+    uint64_t budget;               /* bytes */
+    uint64_t evictions, cancelled; /* evictions started, and how many were cancelled */
+    uint64_t restores, errors;     /* restores started; moves that failed */
+    uint64_t bytes_to_host, bytes_to_device, stall_ns;
+    bool planned; /* a plan was installed or planned moves were made */
+    uint64_t planned_evictions, planned_prefetches, planned_missing, departures;
+    uint64_t reactive_evictions; /* evictions for room while a plan was applied */
+};
+/* Fills t (zeroes when residency never started, then returns false). */
+bool shim_resid_totals(struct shim_resid_totals *t);
 
 /* Hook helpers shared by hook files */
 /* Returns from the hook with an error when the real function is not available
@@ -356,18 +374,27 @@ void shim_resid_exit_log(void);
 /* Registers and records a new allocation; returns its id (0 if untracked). */
 uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
                            uint64_t stream);
-/* Records a copy (or memset, src 0) between addresses; host addresses map to 0. */
+/* Records a copy (or memset, src 0) between addresses on stream (as the entry point named it:
+   per_thread for _ptsz/_ptds; shim_stream_id); host addresses map to 0. */
 void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
-                      CUstream stream);
-/* A host synchronisation point: kernel times, step detection, trace record. */
-void shim_record_sync(enum shim_sync_kind kind, CUstream stream);
+                      CUstream stream, bool per_thread);
+/* A host synchronisation point: kernel times, step detection, trace record (stream as in
+   shim_record_copy). */
+void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread);
 
-/* The stream as the trace writes it: the handle value, NULL meaning the legacy
-   (or, for per-thread variants, the per-thread) default stream. */
+/* THE stream normaliser: the id of the stream a hook's stream argument names, as the trace and
+   the planner record it and capture tracking matches it. `per_thread` is whether the entry point
+   called is a per-thread-stream variant (_ptsz, _ptds): there NULL is the calling thread's
+   per-thread default stream; in the other variants NULL is the legacy default stream.
+   CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name those streams in every variant. Ids: 0 for the
+   legacy stream, CU_STREAM_PER_THREAD's value (2) for the per-thread stream, the handle value
+   for any other stream (tools/TRACE-FORMAT.md). Every hook records streams through this. */
 static inline uint64_t shim_stream_id(CUstream s, bool per_thread)
 {
     if (!s)
         return per_thread ? (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD : 0;
+    if (s == CU_STREAM_LEGACY)
+        return 0;
     return (uint64_t)(uintptr_t)s;
 }
 

@@ -1,19 +1,32 @@
 /* shim_log.c — the shim's log: one line per message, no allocation, rate-limited, never re-entrant.
  *
- * Lines read "libshim[PID]: LEVEL: message". They go to standard error or to
- * the configured file (opened once, appended). At most 100 messages per second
- * are written; the rest are counted and the count is reported with the next
- * line that gets through. */
+ * Lines read "libshim[PID]: LEVEL: message", always one line (control characters in a message
+ * become spaces or '?'). They go to standard error or to the configured file (log.file: the
+ * pattern expanded by shim_path_expand, opened once and appended to). At most 100 messages per
+ * second are written; the rest are counted and the count is reported with the next line that
+ * gets through.
+ *
+ * The log file is opened so that it never writes into something else: a symbolic link as the
+ * last component is refused (O_NOFOLLOW), and so is anything but a regular file owned by this
+ * user (a FIFO is not waited on: O_NONBLOCK). A new file gets mode 0600; an existing one is
+ * appended to, never truncated. When the file cannot be used, one error on standard error says
+ * which path and why, and the log stays on standard error. */
 #include "shim_internal.h"
+#include "shim_path.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LOG_PER_SECOND 100
+/* Longest part of a path a message shows (a line is at most 1 KiB). */
+#define PATH_SHOWN 400
 
 static int log_fd = 2;
 static int log_level = SHIM_LOG_WARN;
@@ -24,26 +37,56 @@ static __thread int in_log;
 
 static const char *const level_names[] = {"", "error", "warning", "info", "debug"};
 
-void shim_log_open(int level, const char *path)
+/* Opens the expanded log path; the descriptor, or -1 with why written into err. */
+static int open_log(const char *name, char *err, size_t errlen)
+{
+    int shown = (int)(strlen(name) > PATH_SHOWN ? PATH_SHOWN : strlen(name));
+    const char *more = strlen(name) > PATH_SHOWN ? "..." : "";
+    int fd = open(
+        name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+    if (fd < 0) {
+        int e = errno;
+        snprintf(err, errlen, "log.file: cannot open '%.*s%s': %s", shown, name, more,
+                 e == ELOOP ? "it is a symbolic link (not followed)" : strerror(e));
+        return -1;
+    }
+    struct stat st;
+    const char *why = NULL;
+    char owner[64];
+    if (fstat(fd, &st) != 0) {
+        why = strerror(errno);
+    } else if (!S_ISREG(st.st_mode)) {
+        why = "not a regular file";
+    } else if (st.st_uid != geteuid()) {
+        snprintf(owner, sizeof owner, "it belongs to uid %u, not to this user",
+                 (unsigned)st.st_uid);
+        why = owner;
+    }
+    if (why != NULL) {
+        snprintf(err, errlen, "log.file: cannot use '%.*s%s': %s", shown, name, more, why);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+void shim_log_open(int level, const char *pattern, int rank)
 {
     log_level = level; /* CONF_LEVEL_* uses the same numbering, 0 = off */
-    if (path && *path) {
-        char name[4096];
-        const char *p = path;
-        size_t n = 0;
-        for (; *p && n + 24 < sizeof name; p++) {
-            if (p[0] == '%' && p[1] == 'p') {
-                n += (size_t)snprintf(name + n, sizeof name - n, "%d", (int)getpid());
-                p++;
-            } else {
-                name[n++] = *p;
-            }
-        }
-        name[n] = '\0';
-        int fd = open(name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (fd >= 0)
-            log_fd = fd;
-    }
+    if (level == 0 || pattern == NULL || pattern[0] == '\0')
+        return;
+    char name[PATH_MAX], err[PATH_SHOWN + 200];
+    int fd = -1;
+    if (shim_path_expand("log.file", pattern, (int)getpid(), rank, name, sizeof name, err,
+                         sizeof err) == 0)
+        fd = open_log(name, err, sizeof err);
+    if (fd >= 0)
+        log_fd = fd;
+    else
+        shim_log(SHIM_LOG_ERROR, "%s; logging to standard error", err);
 }
 
 static bool admit(void)
@@ -76,6 +119,9 @@ void shim_log(enum shim_log_level level, const char *fmt, ...)
     if (n > 0) {
         if ((size_t)n >= sizeof buf - 1)
             n = (int)sizeof buf - 2;
+        for (int i = 0; i < n; i++) /* one line, whatever the arguments held */
+            if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
+                buf[i] = buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : '?';
         buf[n++] = '\n';
         ssize_t w = write(log_fd, buf, (size_t)n);
         (void)w;

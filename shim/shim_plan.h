@@ -94,8 +94,10 @@ void shim_plan_unsteady(void);
 /* Stops the planner (process exit): waits briefly for a plan being made. */
 void shim_plan_stop(void);
 /* At a step boundary (step detector's lock held, no other): installs the plan made during the
-   step that just closed, waiting for it (at most a few seconds) if it is still being made. */
-void shim_plan_collect(void);
+   step that just closed, waiting for it (at most a few seconds) if it is still being made; it
+   applies from `step`, the step beginning now, and says so in one info line with its predicted
+   slowdown against the step's native time. */
+void shim_plan_collect(uint64_t step);
 
 /* shim_plan_make.c — the background planning of one recording. */
 struct plan_builder;

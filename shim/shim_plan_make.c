@@ -246,7 +246,7 @@ static void *planner_main(void *arg)
                  (unsigned long long)(sp->predicted_peak >> 20),
                  sp->feasible ? "" : " (over the budget: the reactive policy makes up the rest)",
                  sp->evictions, sp->prefetches);
-        shim_log(SHIM_LOG_INFO, "%s", text);
+        shim_log(SHIM_LOG_DEBUG, "%s", text); /* said at info once it applies (collect) */
         shim_trace_note(text);
     }
     pthread_mutex_lock(&ready_lock);
@@ -301,7 +301,41 @@ void shim_plan_stop(void)
     }
 }
 
-void shim_plan_collect(void)
+/* A duration for a person: microseconds, milliseconds or seconds. */
+static void duration(char *buf, size_t n, double us)
+{
+    if (us < 1000)
+        snprintf(buf, n, "%.0f us", us);
+    else if (us < 1e6)
+        snprintf(buf, n, "%.2f ms", us / 1e3);
+    else
+        snprintf(buf, n, "%.2f s", us / 1e6);
+}
+
+/* The progress line of plan p, applied from step `step`: its predicted step time against the
+   step's native time (the planner's model of the step with nothing moved), the stall, the
+   lower bound on it, the budget and the moves per step. */
+static void applied_line(const struct shim_plan *p, uint64_t step, char *text, size_t n)
+{
+    char pred[32], native[32], stall[32];
+    duration(pred, sizeof pred, p->predicted_us);
+    duration(native, sizeof native, p->native_us);
+    duration(stall, sizeof stall, p->stall_us);
+    char slowdown[64] = "no native time to compare with";
+    if (p->native_us > 0)
+        snprintf(slowdown, sizeof slowdown, "%+.1f%%, at least %+.1f%% for any plan",
+                 100.0 * (p->predicted_us / p->native_us - 1), 100.0 * p->bound_us / p->native_us);
+    snprintf(text, n,
+             "planner: plan applied from step %llu: predicted %s per step against %s native (%s), "
+             "%s stalled, budget %llu MiB, peak %llu MiB%s, %u evictions and %u prefetches per "
+             "step",
+             (unsigned long long)step, pred, native, slowdown, stall,
+             (unsigned long long)(p->budget >> 20), (unsigned long long)(p->predicted_peak >> 20),
+             p->feasible ? "" : " (over the budget: the reactive policy makes up the rest)",
+             p->evictions, p->prefetches);
+}
+
+void shim_plan_collect(uint64_t step)
 {
     pthread_mutex_lock(&ready_lock);
     if (pending) {
@@ -319,6 +353,11 @@ void shim_plan_collect(void)
     struct shim_plan *sp = ready;
     ready = NULL;
     pthread_mutex_unlock(&ready_lock);
-    if (sp)
-        shim_resid_plan_install(sp);
+    if (!sp)
+        return;
+    char text[512];
+    applied_line(sp, step, text, sizeof text); /* sp is residency's (or freed) after install */
+    shim_resid_plan_install(sp);
+    if (shim_resid_plan_on()) /* installed: it applies from the step beginning now */
+        shim_log(SHIM_LOG_INFO, "%s", text);
 }

@@ -143,7 +143,7 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
     /* Before our lock: both take residency's. What the plan in force achieved in the step
        is recorded before a new plan may replace it. */
     shim_resid_plan_step_closed(step, first_seq);
-    shim_plan_collect();
+    shim_plan_collect(step + 1);
     pthread_mutex_lock(&lock);
     if (!rec.b) {
         pthread_mutex_unlock(&lock);

@@ -10,7 +10,9 @@
  * large. Small managed allocations live in slabs, whose whole range is placed
  * once with a map from 512-byte blocks to the member that owns them
  * (shim_registry_add_slab), so a touch of any member finds that member, at any
- * size. Updates take one mutex. */
+ * size. Updates take one mutex, which also keeps the bytes of live device allocations (every
+ * kind but pinned host memory, as the program asked for them) and their peak, for the exit
+ * line. */
 #include "shim_internal.h"
 
 #include <stdlib.h>
@@ -22,6 +24,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* By start address: open addressing, protected by lock. */
 static struct shim_alloc **by_addr;
 static size_t cap, used, live;
+static uint64_t device_bytes, device_peak; /* live device allocations' bytes, and their peak */
 #define TOMB ((struct shim_alloc *)1)
 
 static size_t hash(uint64_t a, size_t n)
@@ -122,6 +125,8 @@ static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
         used++;
     by_addr[j] = r;
     live++;
+    if (kind != SHIM_ALLOC_HOST && (device_bytes += size) > device_peak)
+        device_peak = device_bytes;
     if (placed && size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory for the address table: some launches will "
                                      "not show the allocations they touch");
@@ -198,6 +203,8 @@ static struct shim_alloc *take(size_t j)
     struct shim_alloc *r = by_addr[j];
     by_addr[j] = TOMB;
     live--;
+    if (r->kind != SHIM_ALLOC_HOST)
+        device_bytes -= r->size;
     if (r->size >= SHIM_REG_MIN_TRACKED && r->addr)
         place(r, false);
     return r;
@@ -219,6 +226,14 @@ bool shim_registry_remove(uint64_t addr, struct shim_alloc *out)
     *out = *r;
     free(r); /* readers never see records: the address table holds copies */
     return true;
+}
+
+uint64_t shim_registry_device_peak(void)
+{
+    pthread_mutex_lock(&lock);
+    uint64_t peak = device_peak;
+    pthread_mutex_unlock(&lock);
+    return peak;
 }
 
 void shim_registry_each(void (*fn)(const struct shim_alloc *, void *), void *ctx)

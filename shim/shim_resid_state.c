@@ -328,25 +328,29 @@ void resid_driver_failed(CUresult rc)
              (int)rc);
 }
 
-void shim_resid_exit_log(void)
+bool shim_resid_totals(struct shim_resid_totals *t)
 {
+    *t = (struct shim_resid_totals){0};
     if (!atomic_load(&resid.on))
-        return;
+        return false;
     pthread_mutex_lock(&resid.lock);
-    shim_log(SHIM_LOG_INFO,
-             "residency: %llu evictions (%llu cancelled), %llu restores, %llu errors, %.1f ms "
-             "stalled, budget %llu MiB",
-             (unsigned long long)resid.evictions, (unsigned long long)resid.cancelled,
-             (unsigned long long)resid.restores, (unsigned long long)resid.errors,
-             (double)resid.stall_ns / 1e6, (unsigned long long)(resid.budget >> 20));
     const struct resid_plan_counts *p = &resid.planned;
-    if (p->evictions || p->prefetches || resid.plan)
-        shim_log(SHIM_LOG_INFO,
-                 "residency: planned %llu evictions and %llu prefetches; %llu planned moves "
-                 "found their allocation absent or busy, %llu departures (used before the plan "
-                 "brought it back), %llu evictions for room while a plan was applied",
-                 (unsigned long long)p->evictions, (unsigned long long)p->prefetches,
-                 (unsigned long long)p->missing, (unsigned long long)p->departures,
-                 (unsigned long long)p->reactive);
+    *t = (struct shim_resid_totals){
+        .budget = resid.budget,
+        .evictions = resid.evictions,
+        .cancelled = resid.cancelled,
+        .restores = resid.restores,
+        .errors = resid.errors,
+        .bytes_to_host = resid.bytes_out,
+        .bytes_to_device = resid.bytes_in,
+        .stall_ns = resid.stall_ns,
+        .planned = p->evictions || p->prefetches || resid.plan,
+        .planned_evictions = p->evictions,
+        .planned_prefetches = p->prefetches,
+        .planned_missing = p->missing,
+        .departures = p->departures,
+        .reactive_evictions = p->reactive,
+    };
     pthread_mutex_unlock(&resid.lock);
+    return true;
 }

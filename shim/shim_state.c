@@ -7,6 +7,7 @@
  * A configuration error is logged and leaves the shim in pass-through: it
  * never stops the program. */
 #include "shim_internal.h"
+#include "shim_path.h"
 #include "shim_plan.h"
 
 #include "conf.h"
@@ -25,6 +26,7 @@ static char trace_pattern[CONF_MAX_STRING + 1];
 static unsigned trace_flush_ms;
 static char config_text[8192]; /* the effective configuration, for the trace's header */
 static size_t config_len;
+static int rank; /* what %r stands for: $RANK, or 0 (see load_rank) */
 
 extern char **environ;
 
@@ -37,6 +39,10 @@ static void log_diags(const conf_diags *d)
         shim_log(SHIM_LOG_ERROR, "%zu more configuration diagnostics not shown", d->dropped);
 }
 
+/* What pytorch_backend did, said at the first CUDA call (the preload reaches every process of a
+   job, most of which never use CUDA: their logs stay quiet at the default level). */
+static enum { BACKEND_UNTOUCHED, BACKEND_SET, BACKEND_JOBS_OWN } backend_note;
+
 static void pytorch_backend(const conf_config *cfg)
 {
     if (!conf_get_bool(cfg, CONF_PYTORCH_ASYNC_BACKEND) || shim.mode == CONF_MODE_OFF)
@@ -44,12 +50,22 @@ static void pytorch_backend(const conf_config *cfg)
     const char *cur = getenv("PYTORCH_CUDA_ALLOC_CONF");
     if (cur && *cur) {
         if (!strstr(cur, "backend:cudaMallocAsync"))
-            shim_log(SHIM_LOG_INFO, "PYTORCH_CUDA_ALLOC_CONF=%s is the job's own: left as is", cur);
+            backend_note = BACKEND_JOBS_OWN;
         return;
     }
     setenv("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync", 0);
-    shim_log(SHIM_LOG_INFO, "set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (per-tensor "
-                            "lifetimes; pytorch.async_backend = false to keep PyTorch's default)");
+    backend_note = BACKEND_SET;
+}
+
+static void log_backend_note(void)
+{
+    if (backend_note == BACKEND_JOBS_OWN)
+        shim_log(SHIM_LOG_INFO, "PYTORCH_CUDA_ALLOC_CONF=%s is the job's own: left as is",
+                 getenv("PYTORCH_CUDA_ALLOC_CONF") ? getenv("PYTORCH_CUDA_ALLOC_CONF") : "");
+    else if (backend_note == BACKEND_SET)
+        shim_log(SHIM_LOG_INFO, "set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync (per-tensor "
+                                "lifetimes; pytorch.async_backend = false to keep PyTorch's "
+                                "default)");
 }
 
 static void add_config_line(void *ctx, const char *line)
@@ -77,12 +93,31 @@ static void apply(const conf_config *cfg)
     pytorch_backend(cfg);
 }
 
+/* The process's rank, for %r in trace.path and log.file and the trace's header: $RANK (the
+   global rank torchrun and the other PyTorch launchers set), strictly decimal. Unset: 0. Not a
+   rank: 0, and one warning naming the variable and its value (once the log is open). LOCAL_RANK
+   is not used: it repeats on every node, so files of different nodes' ranks would share a name.
+   Returns whether the value was bad. */
+static bool load_rank(const char **value)
+{
+    *value = getenv(SHIM_PATH_RANK_VAR);
+    return shim_path_rank(*value, &rank) == SHIM_RANK_BAD;
+}
+
 __attribute__((constructor)) static void shim_load(void)
 {
     conf_config cfg;
     conf_diags diags = {0};
     int rc = conf_config_load(&cfg, environ, NULL, &diags);
-    shim_log_open((int)conf_get_choice(&cfg, CONF_LOG_LEVEL), conf_get_string(&cfg, CONF_LOG_FILE));
+    const char *rank_text;
+    bool bad_rank = load_rank(&rank_text);
+    shim_log_open((int)conf_get_choice(&cfg, CONF_LOG_LEVEL), conf_get_string(&cfg, CONF_LOG_FILE),
+                  rank);
+    if (bad_rank)
+        shim_log(SHIM_LOG_WARN,
+                 "%s=\"%.64s%s\" is not a rank (decimal digits, at most 2147483647): %%r and the "
+                 "trace's rank are 0",
+                 SHIM_PATH_RANK_VAR, rank_text, strlen(rank_text) > 64 ? "..." : "");
     log_diags(&diags);
     if (rc == 0) {
         apply(&cfg);
@@ -113,11 +148,8 @@ static void start_trace(void)
     if (!trace_pattern[0])
         return;
     char err[256], cmd[1024];
-    struct shim_trace_info info = {(int)getpid(), 0, command_line(cmd, sizeof cmd), config_text,
+    struct shim_trace_info info = {(int)getpid(), rank, command_line(cmd, sizeof cmd), config_text,
                                    trace_flush_ms};
-    const char *rank = getenv("RANK");
-    if (rank)
-        info.rank = atoi(rank);
     if (shim_trace_start(trace_pattern, &info, err, sizeof err) != 0)
         shim_log(SHIM_LOG_ERROR, "no trace: %s", err);
 }
@@ -130,13 +162,50 @@ static void on_fork_child(void)
         atomic_store(&shim.state, SHIM_PASSTHROUGH);
 }
 
+static double mib(uint64_t bytes)
+{
+    return (double)bytes / (1 << 20);
+}
+
+/* The one line at exit: steps, the device peak, what residency moved and what the plan did. */
+static void exit_line(void)
+{
+    struct shim_resid_totals t;
+    char moves[640];
+    if (!shim_resid_totals(&t)) {
+        snprintf(moves, sizeof moves, "nothing moved (%s)",
+                 shim.mode == CONF_MODE_RECORD ? "mode = record" : "residency did not start");
+    } else {
+        int n = snprintf(moves, sizeof moves,
+                         "residency: %llu evictions (%llu cancelled), %llu restores, %llu errors, "
+                         "%.1f MiB to host, %.1f MiB to device, %.1f ms stalled, budget %llu MiB",
+                         (unsigned long long)t.evictions, (unsigned long long)t.cancelled,
+                         (unsigned long long)t.restores, (unsigned long long)t.errors,
+                         mib(t.bytes_to_host), mib(t.bytes_to_device), (double)t.stall_ns / 1e6,
+                         (unsigned long long)(t.budget >> 20));
+        if (t.planned && n > 0 && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; plan: %llu planned evictions and %llu prefetches, %llu missed (allocation "
+                     "absent or busy), %llu departures (used before the plan brought it back), "
+                     "%llu evictions for room",
+                     (unsigned long long)t.planned_evictions,
+                     (unsigned long long)t.planned_prefetches,
+                     (unsigned long long)t.planned_missing, (unsigned long long)t.departures,
+                     (unsigned long long)t.reactive_evictions);
+    }
+    uint64_t steps = shim_steps_closed();
+    shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device; %s",
+             (unsigned long long)steps, steps == 1 ? "" : "s", mib(shim_registry_device_peak()),
+             moves);
+}
+
 static void at_exit(void)
 {
     if (atomic_load(&shim.state) == SHIM_READY) {
         shim_timing_collect();
         shim_plan_stop();
         shim_resid_stop();
-        shim_resid_exit_log();
+        exit_line();
         shim_trace_stop();
     }
 }
@@ -166,6 +235,7 @@ static void resolve(void)
         atomic_store(&shim.state, SHIM_PASSTHROUGH);
         return;
     }
+    log_backend_note();
     check_residency();
     start_trace();
     pthread_atfork(NULL, NULL, on_fork_child);

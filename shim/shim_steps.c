@@ -32,7 +32,7 @@ static struct segment hist[HISTORY]; /* ring, protected by lock */
 static unsigned nseg;
 static unsigned period;             /* 0: not in steady state */
 static unsigned phase;              /* segments of the current step seen */
-static uint64_t step_no;            /* next step number to write */
+static _Atomic uint64_t step_no;    /* next step number to write (read without the lock) */
 static _Atomic uint64_t step_first; /* first launch of the current step */
 static int profile_left;            /* steps still to profile */
 static _Atomic uint64_t step_len;   /* launches per step while steady, else 0 */
@@ -61,6 +61,11 @@ uint64_t shim_steps_first(void)
 uint64_t shim_steps_length(void)
 {
     return atomic_load_explicit(&step_len, memory_order_relaxed);
+}
+
+uint64_t shim_steps_closed(void)
+{
+    return atomic_load_explicit(&step_no, memory_order_relaxed);
 }
 
 bool shim_steps_profiling(void)
@@ -92,10 +97,11 @@ static unsigned find_period(void)
 
 static void step_done(uint64_t first)
 {
-    shim_trace_step(step_no, first);
+    uint64_t step = atomic_fetch_add(&step_no, 1);
+    shim_trace_step(step, first);
     if (profile_left > 0 && --profile_left == 0)
         atomic_store(&profiling, 0);
-    shim_plan_step_closed(step_no++, first, profile_left);
+    shim_plan_step_closed(step, first, profile_left);
 }
 
 static void start_profiling(void)
@@ -133,9 +139,14 @@ static void close_segment(const struct segment *s)
     step_done(back(p - 1)->start);
     step_first = s->start + s->count;
     atomic_store(&step_len, s->start + s->count - back(p - 1)->start);
-    shim_log(SHIM_LOG_INFO, "training step detected: %u segment(s), %llu launches", p,
-             (unsigned long long)(s->start + s->count - back(p - 1)->start));
     start_profiling();
+    shim_log(SHIM_LOG_INFO,
+             "training step detected: %llu launches per step (%u segment%s between host "
+             "synchronisations), step %llu begins at launch %llu; kernels are timed for %d "
+             "step%s",
+             (unsigned long long)(s->start + s->count - back(p - 1)->start), p, p == 1 ? "" : "s",
+             (unsigned long long)shim_steps_closed(), (unsigned long long)(s->start + s->count),
+             profile_left, profile_left == 1 ? "" : "s");
 }
 
 void shim_steps_host_sync(void)

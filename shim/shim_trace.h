@@ -134,9 +134,10 @@ struct shim_trace_info { /* written once into the file header */
     unsigned flush_ms;       /* how often the writer drains the buffers; 0: every 10 ms */
 };
 
-/* Opens the trace file: pattern with %p (pid) and %r (rank) expanded, created
-   exclusively with mode 0600 (an existing file is never overwritten), and
-   starts the writer thread. Returns 0, or -1 with a one-line reason in err. */
+/* Opens the trace file: pattern with %p (pid) and %r (rank) expanded by shim_path_expand
+   (shim_path.h; at most PATH_MAX - 1 bytes, never cut short), created exclusively with mode
+   0600 (an existing file or symbolic link is never overwritten or followed), and starts the
+   writer thread. Returns 0, or -1 with a one-line reason in err. */
 int shim_trace_start(const char *pattern, const struct shim_trace_info *info, char *err,
                      size_t errlen);
 

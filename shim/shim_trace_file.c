@@ -1,5 +1,4 @@
-/* shim_trace_file.c — the trace file: path pattern, chunk framing, the INFO, SCHEMA and END chunks.
- */
+/* shim_trace_file.c — the trace file: chunk framing, the INFO, SCHEMA and END chunks. */
 #include "shim_trace_internal.h"
 
 #include <errno.h>
@@ -8,43 +7,6 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
-
-/* Contract in shim_trace_internal.h. */
-int shim_trace_path_expand(const char *pattern, int pid, int rank, char *out, size_t outlen,
-                           char *err, size_t errlen)
-{
-    if (pattern == NULL || pattern[0] == '\0') {
-        snprintf(err, errlen, "trace: empty path pattern");
-        return -1;
-    }
-    size_t n = 0;
-    for (const char *p = pattern; *p != '\0' && n < outlen; p++) {
-        if (*p != '%') {
-            out[n++] = *p;
-            continue;
-        }
-        p++;
-        int w;
-        if (*p == 'p')
-            w = snprintf(out + n, outlen - n, "%d", pid);
-        else if (*p == 'r')
-            w = snprintf(out + n, outlen - n, "%d", rank);
-        else if (*p == '%')
-            w = snprintf(out + n, outlen - n, "%%");
-        else {
-            snprintf(err, errlen, "trace: path pattern '%s': unknown '%%%.1s' (use %%p, %%r, %%%%)",
-                     pattern, p);
-            return -1;
-        }
-        n += (size_t)w;
-    }
-    if (n >= outlen) {
-        snprintf(err, errlen, "trace: path pattern '%s' expands past %zu bytes", pattern, outlen);
-        return -1;
-    }
-    out[n] = '\0';
-    return 0;
-}
 
 /* Writes every byte of iov, resuming after short writes and signals. */
 static int write_all(int fd, struct iovec *iov, int cnt)

@@ -174,10 +174,6 @@ static inline void shim_trace_commit(const struct shim_trace_slot *s)
 
 /* ---- shim_trace_file.c: the file ---- */
 
-/* Expands %p, %r and %% of pattern into out (outlen bytes). 0, or -1 with a reason in err. */
-int shim_trace_path_expand(const char *pattern, int pid, int rank, char *out, size_t outlen,
-                           char *err, size_t errlen);
-
 /* Writes a chunk (header with CRC, then payload) at the file's end. 0, or -1 with errno set. */
 int shim_trace_write_chunk(int fd, uint32_t type, const void *payload, uint32_t len);
 

@@ -1,4 +1,5 @@
 /* shim_trace_writer.c — the trace session: start, stop, fork, and the one writer thread. */
+#include "shim_path.h"
 #include "shim_trace_internal.h"
 
 #include <errno.h>
@@ -221,7 +222,8 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
         return fail(err, errlen, "trace: %s", "cannot initialise the writer's condition", 0);
     if (info == NULL)
         info = &none;
-    if (shim_trace_path_expand(pattern, info->pid, info->rank, path, sizeof path, err, errlen))
+    if (shim_path_expand("trace.path", pattern, info->pid, info->rank, path, sizeof path, err,
+                         errlen))
         return -1;
     pthread_mutex_lock(&g->ctl_lock);
     if (g->running && g->owner_pid != getpid()) { /* a fork child that did not forget */

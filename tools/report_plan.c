@@ -177,17 +177,8 @@ int report_plan_main(int argc, char **argv, char **envp)
         return 2;
     conf_size budget = {0};
     char err[512];
-    if (o.budget && conf_size_parse(o.budget, strlen(o.budget), &budget, err, sizeof err) != 0) {
-        fprintf(stderr, "shim-report: bad --budget '%s': %s\n", o.budget, err);
-        return 2;
-    }
-    if (o.budget &&
-        (budget.kind == CONF_SIZE_AUTO ||
-         (budget.kind == CONF_SIZE_PERCENT && (budget.ppm == 0 || budget.ppm > 1000000)))) {
-        fprintf(stderr,
-                "shim-report: bad --budget '%s': a size, or a share of the native peak in (0%%, "
-                "100%%]\n",
-                o.budget);
+    if (o.budget && conf_budget_parse(o.budget, &budget, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: bad --budget: %s\n", err);
         return 2;
     }
     report_trace t;

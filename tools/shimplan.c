@@ -6,9 +6,11 @@
  *   shim-plan --generate SPEC [-o FILE]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
- * bytes, a size with a unit (512MiB, 40GiB, 1.5GB) or a percentage of the model's native peak
- * (75%). Exit status: 0 planned (whether or not the budget holds: see "feasible"), 1 bad input or
- * planning error, 2 usage. */
+ * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
+ * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
+ * theirs (conf_budget_parse). Exit status: 0 planned (whether or not the budget holds: see
+ * "feasible"), 1 bad input or planning error, 2 usage. */
+#include "conf.h"
 #include "plan.h"
 
 #include <errno.h>
@@ -33,7 +35,7 @@ static void usage(FILE *f)
     fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
           "                 [--proposals N] [--json] [--entries]\n"
           "       shim-plan --generate SPEC [-o FILE]\n"
-          "SIZE: bytes, 512MiB, 40GiB, 1.5GB, or 75% of the native peak.\n"
+          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n",
           f);
 }
@@ -174,21 +176,6 @@ static int generate(const options *o)
     return 0;
 }
 
-/* --budget: a size, or a percentage of the native peak. */
-static bool parse_budget(const char *s, uint64_t native, uint64_t *out)
-{
-    size_t n = strlen(s);
-    if (n > 1 && s[n - 1] == '%') {
-        char *end;
-        double pct = strtod(s, &end);
-        if (end != s + n - 1 || !(pct >= 0 && pct <= 1000))
-            return false;
-        *out = (uint64_t)((double)native * pct / 100.0);
-        return true;
-    }
-    return plan_parse_size(s, out) == PLAN_OK;
-}
-
 typedef struct result {
     const char *model;
     plan_kind kind;
@@ -286,10 +273,14 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
     if (e)
         return e;
     r->budget = r->native;
-    if (o->budget && !parse_budget(o->budget, r->native, &r->budget)) {
-        fprintf(stderr, "shim-plan: bad --budget '%s' (bytes, 512MiB, 40GiB, 75%%)\n", o->budget);
+    conf_size budget;
+    char err[256];
+    if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-plan: bad --budget: %s\n", err);
         return PLAN_ERR_PARSE;
     }
+    if (o->budget)
+        r->budget = conf_size_resolve(&budget, r->native, r->native);
     if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
         (e = plan_lower_bound(m, r->budget, &r->lb)))
         return e;

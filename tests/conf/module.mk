@@ -13,7 +13,7 @@ $(CONF_UNIT_TESTS): $(BUILD)/tests/conf/%: $(BUILD)/tests/conf/%.o $(CONF_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka
 
 TESTS += $(CONF_UNIT_TESTS) tests/conf/toml-test-valid.sh tests/conf/toml-test-invalid.sh \
-         tests/conf/readme_options.sh tests/conf/report_config.sh
+         tests/conf/readme_options.sh tests/conf/report_config.sh tests/conf/size_grammar.sh
 
 # make docs: rewrites the README's option reference from the table (readme_options.sh checks it).
 .PHONY: docs docs-conf

@@ -110,7 +110,7 @@ static void defaults(void **state)
     assert_int_equal(conf_get_flags(&cfg, CONF_TRACE_RECORD), 0x3f);
     assert_int_equal(conf_get_duration_ns(&cfg, CONF_TRACE_FLUSH_INTERVAL), 100 * CONF_MS);
     assert_int_equal(conf_get_int(&cfg, CONF_PROFILE_ITERATIONS), 3);
-    assert_int_equal(conf_get_choice(&cfg, CONF_LOG_LEVEL), CONF_LEVEL_WARN);
+    assert_int_equal(conf_get_choice(&cfg, CONF_LOG_LEVEL), CONF_LEVEL_INFO);
     assert_string_equal(conf_get_string(&cfg, CONF_LOG_FILE), "");
     for (int i = 0; i < CONF_OPTION_COUNT; i++)
         expect_source(&cfg, i, "default");
@@ -311,7 +311,8 @@ static void must_show_out_of_range_size(void **state)
                      "job.toml:1:21: error: min_managed_bytes: a size cannot be negative");
     expect_one_error("budget = \"40 apples\"\n",
                      "job.toml:1:10: error: budget: invalid size \"40 apples\": expected a number "
-                     "of bytes with a unit (B, KiB, MiB, GiB, TiB, PiB, KB, MB, GB, TB, PB), a "
+                     "of bytes, alone or with a unit (B; K, Ki, KiB, M, Mi, MiB, G, Gi, GiB, T, "
+                     "Ti, TiB, P, Pi, PiB: powers of 1024; KB, MB, GB, TB, PB: powers of 1000), a "
                      "percentage, or auto");
 }
 

@@ -1,5 +1,8 @@
-/* test_conf_units.c — unit tests of the size and duration parsers, formatters and resolution. */
+/* test_conf_units.c — unit tests of the size and duration parsers, formatters and resolution,
+ * and of the one size grammar (conf_bytes.h) that conf_size_parse reads bytes with. */
 #include "conf.h"
+#include "conf_bytes.h"
+#include "size_cases.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -41,6 +44,15 @@ static void sizes_with_units(void **state)
     expect_bytes("4GB", 4000000000ull);
     expect_bytes("15TB", 15000000000000ull);
     expect_bytes("16383PiB", 16383ull << 50);
+    /* K, M, G, T, P alone or with i are the binary units, as in the planner's model format */
+    expect_bytes("40G", 40ull << 30);
+    expect_bytes("40g", 40ull << 30);
+    expect_bytes("40Gi", 40ull << 30);
+    expect_bytes("2K", 2048);
+    expect_bytes("1.5M", 3ull << 19);
+    expect_bytes("3T", 3ull << 40);
+    expect_bytes("1P", 1ull << 50);
+    expect_bytes("1PB", 1000000000000000ull);
 }
 
 static void sizes_plain_bytes(void **state)
@@ -78,9 +90,10 @@ static void expect_size_error(const char *text, const char *message)
 static void size_errors(void **state)
 {
     (void)state;
-    expect_size_error("40XB",
-                      "invalid size \"40XB\": expected a number of bytes with a unit (B, "
-                      "KiB, MiB, GiB, TiB, PiB, KB, MB, GB, TB, PB), a percentage, or auto");
+    expect_size_error("40XB", "invalid size \"40XB\": expected a number of bytes, alone or with a "
+                              "unit (B; K, Ki, KiB, M, Mi, MiB, G, Gi, GiB, T, Ti, TiB, P, Pi, "
+                              "PiB: powers of 1024; KB, MB, GB, TB, PB: powers of 1000), a "
+                              "percentage, or auto");
     expect_size_error("", NULL);
     expect_size_error("GiB", NULL);
     expect_size_error("-1GiB", NULL);
@@ -89,13 +102,56 @@ static void size_errors(void **state)
     expect_size_error(".5GiB", NULL);
     expect_size_error("1GiBs", NULL);
     expect_size_error(" 1GiB", NULL);
-    expect_size_error("1G", NULL); /* ambiguous: not accepted */
+    expect_size_error("1e3", NULL);
+    expect_size_error("+1GiB", NULL);
+    expect_size_error("1GiB ", NULL);
     expect_size_error("18446744073709551616", NULL);
     expect_size_error("16384PiB", "invalid size \"16384PiB\": more than 2^64 bytes");
     expect_size_error("1.00001%", "invalid size \"1.00001%\": at most 4 decimals in a percentage");
     expect_size_error("1.1234567891GiB", NULL);
     expect_size_error("5000000%", "invalid size \"5000000%\": percentage too large");
     expect_size_error("1\x01GiB", NULL);
+}
+
+/* The one size grammar: conf_bytes_parse on every case, and conf_size_parse reading bytes the
+   same way (same count, or refused with an "invalid size" reason). */
+static void bytes_grammar(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof size_cases / sizeof size_cases[0]; i++) {
+        const struct size_case *c = &size_cases[i];
+        uint64_t v = 12345;
+        char err[512] = "", err2[512] = "";
+        int rc = conf_bytes_parse(c->text, strlen(c->text), &v, err, sizeof err);
+        if (rc != c->rc || (rc == CONF_BYTES_OK && v != c->bytes))
+            fail_msg("conf_bytes_parse(\"%s\"): %d, %llu (%s); want %d, %llu", c->text, rc,
+                     (unsigned long long)v, err, c->rc, (unsigned long long)c->bytes);
+        if (rc != CONF_BYTES_OK && strncmp(err, "invalid size \"", 14) != 0)
+            fail_msg("conf_bytes_parse(\"%s\"): reason \"%s\"", c->text, err);
+        conf_size s = {0};
+        int rc2 = conf_size_parse(c->text, strlen(c->text), &s, err2, sizeof err2);
+        if ((rc2 == 0) != (rc == CONF_BYTES_OK) ||
+            (rc2 == 0 && (s.kind != CONF_SIZE_BYTES || s.bytes != c->bytes)) ||
+            (rc2 != 0 && strncmp(err2, "invalid size \"", 14) != 0))
+            fail_msg("conf_size_parse(\"%s\") disagrees: %d (%s)", c->text, rc2, err2);
+    }
+    uint64_t v = 99;
+    char err[256];
+    assert_int_equal(conf_bytes_parse("1.5", 3, &v, err, sizeof err), CONF_BYTES_SYNTAX);
+    assert_string_equal(err,
+                        "invalid size \"1.5\": a byte count is whole (a fraction needs a unit)");
+    assert_int_equal(v, 99); /* untouched on failure */
+    assert_int_equal(conf_bytes_parse("16384PiB", 8, &v, NULL, 0), CONF_BYTES_RANGE);
+    assert_int_equal(conf_bytes_parse("40X", 3, &v, err, sizeof err), CONF_BYTES_SYNTAX);
+    assert_string_equal(err,
+                        "invalid size \"40X\": expected a number of bytes, alone or with a unit "
+                        "(" CONF_BYTES_UNITS ")");
+    /* a size's text is cut at 64 bytes in the reason */
+    char long_text[100];
+    memset(long_text, '9', sizeof long_text);
+    assert_int_equal(conf_bytes_parse(long_text, sizeof long_text, &v, err, sizeof err),
+                     CONF_BYTES_SYNTAX);
+    assert_non_null(strstr(err, "999...\": "));
 }
 
 static void size_error_excerpt_is_printable(void **state)
@@ -221,6 +277,7 @@ int main(void)
         cmocka_unit_test(sizes_plain_bytes),
         cmocka_unit_test(sizes_percent_and_auto),
         cmocka_unit_test(size_errors),
+        cmocka_unit_test(bytes_grammar),
         cmocka_unit_test(size_error_excerpt_is_printable),
         cmocka_unit_test(size_format),
         cmocka_unit_test(size_format_truncates),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "size_cases.h"
 
 static plan_err parse(const char *text, plan_model *m, char *msg, size_t cap)
 {
@@ -106,36 +107,22 @@ static void test_parse_embedded_nul(void **state)
     assert_string_equal(msg, "n:2: error: control character 0x00");
 }
 
+/* plan_parse_size is the one size grammar (conf/conf_bytes.h): the cases every parser of sizes
+   is tested with (tests/conf/size_cases.h), out of range included. */
 static void test_sizes(void **state)
 {
     (void)state;
-    static const struct {
-        const char *s;
-        uint64_t v;
-    } ok[] = {{"0", 0},
-              {"1048576", 1048576},
-              {"512MiB", 512ull << 20},
-              {"40GiB", 40ull << 30},
-              {"40gib", 40ull << 30},
-              {"1.5GiB", 3ull << 29},
-              {"1GB", 1000000000},
-              {"2K", 2048},
-              {"7B", 7},
-              {"1TiB", 1ull << 40}};
-    static const char *const no[] = {
-        "",      "-1",    "+5", "1.5.2", "12XB", "MiB", "1e400", "inf", "9223372036854775809",
-        "16EiB", "10 MiB"};
-    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        uint64_t v = 1;
-        assert_int_equal(plan_parse_size(ok[i].s, &v), PLAN_OK);
-        if (v != ok[i].v)
-            fail_msg("%s: got %llu", ok[i].s, (unsigned long long)v);
+    for (size_t i = 0; i < sizeof(size_cases) / sizeof(size_cases[0]); i++) {
+        const struct size_case *c = &size_cases[i];
+        uint64_t v = 12345;
+        plan_err e = plan_parse_size(c->text, &v);
+        if ((e == PLAN_OK) != (c->rc == CONF_BYTES_OK) || (e == PLAN_OK && v != c->bytes))
+            fail_msg("plan_parse_size(\"%s\"): %d, %llu; want %s %llu", c->text, (int)e,
+                     (unsigned long long)v, c->rc == CONF_BYTES_OK ? "bytes" : "an error",
+                     (unsigned long long)c->bytes);
     }
-    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++) {
-        uint64_t v;
-        if (plan_parse_size(no[i], &v) != PLAN_ERR_PARSE)
-            fail_msg("'%s' accepted", no[i]);
-    }
+    uint64_t v;
+    assert_int_equal(plan_parse_size(NULL, &v), PLAN_ERR_PARSE);
 }
 
 /* parse(write(m)) == m, field by field. */

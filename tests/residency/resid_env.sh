@@ -1,7 +1,7 @@
 # resid_env.sh — sourced by the residency tests: train_sim and threads_sim runs with and without
 # the shim, each under a time limit ($RUN_TIMEOUT; exit 124 or 137 when a run reached it), and
 # readers for what a run left (checksum, SIMGPU_STATS figures, the shim's exit line
-# "residency: E evictions (C cancelled), R restores, ...").
+# "exit: S steps, ...; residency: E evictions (C cancelled), R restores, ..., budget B MiB...").
 # Every run is named; its files are $work/NAME.out, .err, .json and .rc.
 source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
 TRAIN="$B/train_sim"
@@ -61,11 +61,11 @@ except Exception:
     pass' "$work/$1.json" "$2"
 }
 # evictions NAME: E from the shim's exit line, empty when the run printed none.
-evictions() { sed -n 's/.*info: residency: \([0-9]*\) evictions .*/\1/p' "$work/$1.err" | tail -n 1; }
+evictions() { sed -n 's/.*info: exit: .*; residency: \([0-9]*\) evictions .*/\1/p' "$work/$1.err" | tail -n 1; }
 # restores NAME: R from the shim's exit line, empty when the run printed none.
-restores() { sed -n 's/.*info: residency: .* \([0-9]*\) restores,.*/\1/p' "$work/$1.err" | tail -n 1; }
+restores() { sed -n 's/.*info: exit: .*; residency: .* \([0-9]*\) restores,.*/\1/p' "$work/$1.err" | tail -n 1; }
 # budget_mib NAME: B from the shim's exit line, empty when the run printed none.
-budget_mib() { sed -n 's/.*info: residency: .*, budget \([0-9]*\) MiB$/\1/p' "$work/$1.err" | tail -n 1; }
+budget_mib() { sed -n 's/.*info: exit: .*; residency: .*, budget \([0-9]*\) MiB\(;.*\)\{0,1\}$/\1/p' "$work/$1.err" | tail -n 1; }
 # is NAME KEY OP VALUE: a stats figure compared with a number (false when the figure is missing).
 is() {
     local v
@@ -92,7 +92,7 @@ for name in sys.argv[2:]:
     except Exception:
         st = {}
     sums = re.findall(r"^checksum=([0-9a-f]+)$", read(base + ".out"), re.M)
-    ev = re.findall(r"info: residency: (\d+) evictions", read(base + ".err"))
+    ev = re.findall(r"info: exit: .*; residency: (\d+) evictions", read(base + ".err"))
     print(name, read(base + ".rc").strip() or "-", sums[-1] if sums else "-",
           st.get("illegal_accesses", "-"), st.get("unmap_hazards", "-"), ev[-1] if ev else "-")
 PY

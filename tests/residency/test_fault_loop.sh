@@ -128,7 +128,7 @@ for w in "${MODES[@]}"; do
         { [ "$w" = threads ] || [ "${re:-0}" -gt 0 ]; } && is "clean-$w" illegal_accesses -eq 0 &&
         is "clean-$w" unmap_hazards -eq 0 && ok=true
     if [ "$w" = planned ]; then # the plan applied: planned moves of both kinds
-        pl=$(sed -n 's/.*residency: planned \([0-9]*\) evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
+        pl=$(sed -n 's/.*; plan: \([0-9]*\) planned evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
             "$work/clean-$w.err")
         check "planned: clean run applies the plan (planned evictions and prefetches: ${pl:-none})" \
             test "${pl%% *}" -gt 0 -a "${pl##* }" -gt 0 2>/dev/null

@@ -14,7 +14,7 @@ source "$(dirname "$0")/resid_env.sh"
 ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
 # planned NAME: "E P" planned evictions and prefetches from the exit line, empty without one.
 planned() {
-    sed -n 's/.*info: residency: planned \([0-9]*\) evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
+    sed -n 's/.*info: exit: .*; plan: \([0-9]*\) planned evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
         "$work/$1.err" | tail -n 1
 }
 for mode in exact async segments; do
@@ -30,7 +30,7 @@ for mode in exact async segments; do
             SIMGPU_JITTER=$jitter SHIM_BUDGET=$((P * pct / 100)) \
                 shimmed "$name" --mode "$mode" "${ARGS[@]}"
             read -r ev pf <<<"$(planned "$name")"
-            made=$(grep -c 'info: planner: step .* predicted' "$work/$name.err")
+            made=$(grep -c 'info: planner: plan applied from step [0-9]*: predicted' "$work/$name.err")
             ok=false
             [ "$(rc "$name")" = 0 ] && [ "$(checksum "$name")" = "$want" ] &&
                 is "$name" unmap_hazards -eq 0 && is "$name" illegal_accesses -eq 0 &&

@@ -122,7 +122,7 @@ for line in open(f"{work}/draws"):
     m = re.findall(r"^threads_sim: (\d+) wrong of \d+, (\d+) with a CUDA error$",
                    read(base + ".out"), re.M)
     wrong, errors = (int(m[-1][0]), int(m[-1][1])) if m else (None, None)
-    ev = re.findall(r"info: residency: (\d+) evictions", read(base + ".err"))
+    ev = re.findall(r"info: exit: .*; residency: (\d+) evictions", read(base + ".err"))
     ill, haz = st.get("illegal_accesses"), st.get("unmap_hazards")
     why = []
     if rc in ("124", "137"):

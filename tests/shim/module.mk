@@ -12,7 +12,7 @@ $(BUILD)/tests/shim/libnext_%.so: tests/shim/next_%.c
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl $(LDFLAGS_ALL)
 
 $(BUILD)/tests/shim/shim_prog: $(BUILD)/tests/shim/shim_prog.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread $(LDFLAGS_ALL)
+	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread -ldl $(LDFLAGS_ALL)
 
 $(BUILD)/tests/shim/launch_prog: $(BUILD)/tests/shim/launch_prog.o $(BUILD)/simgpu/libcuda.so.1
 	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda $(LDFLAGS_ALL)
@@ -23,11 +23,17 @@ $(BUILD)/tests/shim/next_prog: $(BUILD)/tests/shim/next_prog.o $(BUILD)/tests/sh
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)
 TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh \
+	tests/shim/test_log_file.sh tests/shim/test_progress.sh \
 	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh tests/shim/test_module_reuse.sh
 
 # The launch scan against an oracle, with the shim's own objects; malloc failures are injected
 # with --wrap=malloc (test_scan.c's __wrap_malloc).
 $(BUILD)/tests/shim/test_scan: $(BUILD)/tests/shim/test_scan.o $(BUILD)/shim/shim_scan.o \
-		$(BUILD)/shim/shim_registry.o $(BUILD)/shim/shim_log.o
+		$(BUILD)/shim/shim_registry.o $(BUILD)/shim/shim_log.o $(BUILD)/shim/shim_path.o
 	$(CC) -o $@ $^ -Wl,--wrap=malloc -lcmocka -lpthread $(LDFLAGS_ALL)
 TESTS += $(BUILD)/tests/shim/test_scan
+
+# The path expander (trace.path, log.file) and the rank parser: pure functions.
+$(BUILD)/tests/shim/test_path: $(BUILD)/tests/shim/test_path.o $(BUILD)/shim/shim_path.o
+	$(CC) -o $@ $^ -lcmocka $(LDFLAGS_ALL)
+TESTS += $(BUILD)/tests/shim/test_path

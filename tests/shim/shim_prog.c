@@ -5,10 +5,17 @@
  *                       launches again: both must finish normally
  *   shim_prog threads N N threads launch concurrently on their own streams
  *   shim_prog kinds     one allocation of every kind (plain, async, VMM mapping, pinned host),
- *                       each touched by one launch where it is device memory, then freed */
+ *                       each touched by one launch where it is device memory, then freed
+ *   shim_prog streams   copies and memsets through the driver's per-thread-stream variants
+ *                       (_ptsz, _ptds, found by name as a program built with per-thread
+ *                       default streams would call them) and the legacy ones, on the NULL
+ *                       stream, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD; each has its own
+ *                       byte count (printed with the stream it ran on) so that a trace's copy
+ *                       records can be told apart */
 #include "simgpu.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +147,58 @@ static int do_kinds(void)
     return 0;
 }
 
+typedef CUresult (*htod_async_fn)(CUdeviceptr, const void *, size_t, CUstream);
+typedef CUresult (*htod_fn)(CUdeviceptr, const void *, size_t);
+typedef CUresult (*memset_async_fn)(CUdeviceptr, unsigned int, size_t, CUstream);
+typedef CUresult (*memset_fn)(CUdeviceptr, unsigned char, size_t);
+
+/* The entry point named name, as the dynamic linker finds it (the shim's when preloaded). */
+static void *entry(const char *name)
+{
+    void *f = dlsym(RTLD_DEFAULT, name);
+    if (!f)
+        fprintf(stderr, "no %s\n", name);
+    return f;
+}
+
+static int do_streams(void)
+{
+    htod_async_fn htod_async = (htod_async_fn)entry("cuMemcpyHtoDAsync_v2"),
+                  htod_async_ptsz = (htod_async_fn)entry("cuMemcpyHtoDAsync_v2_ptsz");
+    htod_fn htod_ptds = (htod_fn)entry("cuMemcpyHtoD_v2_ptds");
+    memset_async_fn memset_ptsz = (memset_async_fn)entry("cuMemsetD32Async_ptsz");
+    memset_fn memset8_ptds = (memset_fn)entry("cuMemsetD8_v2_ptds");
+    static char host[1 << 16];
+    CUdeviceptr d;
+    if (!htod_async || !htod_async_ptsz || !htod_ptds || !memset_ptsz || !memset8_ptds ||
+        cuMemAlloc(&d, sizeof host))
+        return 1;
+    static const struct {
+        const char *call, *stream;
+        size_t bytes;
+    } plan[] = {
+        {"cuMemcpyHtoDAsync_v2_ptsz", "per-thread", 12345},
+        {"cuMemcpyHtoDAsync_v2", "legacy", 23456},
+        {"cuMemcpyHtoDAsync_v2_ptsz(CU_STREAM_LEGACY)", "legacy", 34567},
+        {"cuMemcpyHtoDAsync_v2(CU_STREAM_PER_THREAD)", "per-thread", 45678},
+        {"cuMemcpyHtoD_v2_ptds", "per-thread", 56789},
+        {"cuMemsetD32Async_ptsz", "per-thread", 4 * 1111},
+        {"cuMemsetD8_v2_ptds", "per-thread", 2222},
+    };
+    CUresult rc = htod_async_ptsz(d, host, plan[0].bytes, NULL);
+    rc = rc ? rc : htod_async(d, host, plan[1].bytes, NULL);
+    rc = rc ? rc : htod_async_ptsz(d, host, plan[2].bytes, CU_STREAM_LEGACY);
+    rc = rc ? rc : htod_async(d, host, plan[3].bytes, CU_STREAM_PER_THREAD);
+    rc = rc ? rc : htod_ptds(d, host, plan[4].bytes);
+    rc = rc ? rc : memset_ptsz(d, 0, plan[5].bytes / 4, NULL);
+    rc = rc ? rc : memset8_ptds(d, 0, plan[6].bytes);
+    rc = rc ? rc : cuCtxSynchronize();
+    rc = rc ? rc : cuMemFree(d);
+    for (size_t i = 0; !rc && i < sizeof plan / sizeof plan[0]; i++)
+        printf("%s bytes=%zu stream=%s\n", plan[i].call, plan[i].bytes, plan[i].stream);
+    return rc != CUDA_SUCCESS;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || setup())
@@ -153,6 +212,8 @@ int main(int argc, char **argv)
         return do_fork();
     if (strcmp(argv[1], "kinds") == 0)
         return do_kinds();
+    if (strcmp(argv[1], "streams") == 0)
+        return do_streams();
     if (strcmp(argv[1], "threads") == 0)
         return do_threads(argc > 2 ? atoi(argv[2]) : 2);
     return 2;

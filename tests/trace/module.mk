@@ -33,8 +33,8 @@ FUZZ_TRACE := $(BUILD)/fuzz_trace
 FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_opts.c \
                    $(PLANNER_SRCS)
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h \
-               shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h
+               shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h conf/conf_bytes.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -o $@ tests/trace/fuzz_trace.c \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c \
 		$(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

@@ -142,10 +142,10 @@ check "model --step 9: out of range" \
 check "plan --step 9: out of range" \
     fails_with 1 "no step 9: the steps recorded are 0..5" "$REPORT" plan "$T" --budget 50% --step 9
 check "model --step -1: usage" fails_with 2 "--step takes a step number" "$REPORT" model "$T" --step -1
-check "plan: bad budget" fails_with 2 "bad --budget '12 parsecs'" "$REPORT" plan "$T" --budget "12 parsecs"
-check "plan: budget above 100%" fails_with 2 "bad --budget '150%'" "$REPORT" plan "$T" --budget 150%
-check "plan: budget 0%" fails_with 2 "bad --budget '0%'" "$REPORT" plan "$T" --budget 0%
-check "plan: budget auto" fails_with 2 "bad --budget 'auto'" "$REPORT" plan "$T" --budget auto
+check "plan: bad budget" fails_with 2 'bad --budget: invalid size "12 parsecs"' "$REPORT" plan "$T" --budget "12 parsecs"
+check "plan: budget above 100%" fails_with 2 'bad --budget: invalid budget "150%"' "$REPORT" plan "$T" --budget 150%
+check "plan: budget 0%" fails_with 2 'bad --budget: invalid budget "0%"' "$REPORT" plan "$T" --budget 0%
+check "plan: budget auto" fails_with 2 'bad --budget: invalid budget "auto"' "$REPORT" plan "$T" --budget auto
 check "plan: no budget" fails_with 2 "--budget or --proposals is required" "$REPORT" plan "$T"
 check "plan: unknown planner" fails_with 2 "unknown planner 'magic'" "$REPORT" plan "$T" --budget 1GiB --planner magic
 check "plan: exact planner on a model too large for it" \

@@ -38,7 +38,7 @@ sys.exit(0 if ($2) else 1)" "$work/$1.sum.json" 2>/dev/null
 }
 # planned NAME: "E P" planned evictions and prefetches from the exit line, empty without one.
 planned() {
-    sed -n 's/.*info: residency: planned \([0-9]*\) evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
+    sed -n 's/.*info: exit: .*; plan: \([0-9]*\) planned evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
         "$work/$1.err" | tail -n 1
 }
 
