@@ -301,6 +301,25 @@ void shim_capture_begin(CUstream stream, bool per_thread);
 void shim_capture_end(CUstream stream, bool per_thread);
 bool shim_capture_active(CUstream stream, bool per_thread);
 
+/* shim_streams.c — the program's streams (libshim waits for the program's work alone) */
+/* Lists stream s, which the program created. */
+void shim_streams_created(CUstream s);
+/* Forgets s, which the program destroys (its work may still run: the next wait is a full one). */
+void shim_streams_destroyed(CUstream s);
+/* Notes that the calling thread queues work on its per-thread default stream. */
+void shim_streams_note_per_thread(void);
+/* Notes work queued on stream (per_thread: through a _ptsz/_ptds entry point, where NULL names
+   the per-thread stream); cheap after a thread's first per-thread use. */
+static inline void shim_streams_note(CUstream stream, bool per_thread)
+{
+    if ((per_thread && !stream) || stream == CU_STREAM_PER_THREAD)
+        shim_streams_note_per_thread();
+}
+/* Waits until the program's queued work is done, but not libshim's own copies where the
+   program's streams can be told apart (else it synchronises the context). CUDA_SUCCESS, or the
+   driver's error (a sticky one is returned as the device reports it). */
+CUresult shim_streams_sync_program(void);
+
 /* shim_resid_*.c — the residency manager (its own state is in shim_resid.h) */
 /* Starts residency on first use (device facts, budget, streams); whether it is on. */
 bool shim_resid_start(void);

@@ -24,9 +24,10 @@ int resid_fence(struct resid_unit *u, CUstream stream)
              resid.drv->wait_event(stream, e) == CUDA_SUCCESS;
         resid_event_put(e); /* the wait holds the record it saw: the event may be reused */
     }
-    /* A stream we cannot name (per-thread, destroyed, or too many): wait for everything. */
+    /* A stream we cannot name (per-thread, destroyed, or too many): wait for all the program's
+       work (its touches come from the program's streams). */
     if (!ok) {
-        CUresult rc = resid.drv->ctx_sync();
+        CUresult rc = resid.drv->program_sync();
         if (rc != CUDA_SUCCESS) {
             resid_driver_failed(rc);
             return -1;

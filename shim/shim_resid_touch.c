@@ -194,6 +194,7 @@ static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread
 
 bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, CUresult *refuse)
 {
+    shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
     if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire)) {
         if (atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
             shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
