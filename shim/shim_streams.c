@@ -91,8 +91,8 @@ CUresult shim_streams_sync_program(void)
     if (!shim.real.cuCtxSynchronize)
         return CUDA_ERROR_NOT_SUPPORTED;
     CUresult rc = CUDA_SUCCESS;
-    bool named = shim.real.cuStreamSynchronize && !atomic_load(&retired) &&
-                 !atomic_load(&per_thread_many);
+    bool named =
+        shim.real.cuStreamSynchronize && !atomic_load(&retired) && !atomic_load(&per_thread_many);
     uint64_t user = atomic_load(&per_thread_user);
     named = named && (!user || user == thread_no);
     if (named) {

@@ -323,8 +323,8 @@ static CUresult host_free(void *p)
 }
 
 const struct resid_driver fake_driver = {
-    device,       attribute,    granularity, mem_info,  stream_create, reserve,
-    address_free, create,       release,     map,       unmap,         set_access,
-    copy,         event_create, record,      query,     event_sync,    wait_event,
+    device,       attribute,    granularity,  mem_info,   stream_create, reserve,
+    address_free, create,       release,      map,        unmap,         set_access,
+    copy,         event_create, record,       query,      event_sync,    wait_event,
     stream_sync,  ctx_sync,     program_sync, host_alloc, host_free,
 };

@@ -29,7 +29,7 @@
     do {                                                                                           \
         CUresult rc_ = (call);                                                                     \
         if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)rc_);         \
+            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)rc_);        \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
