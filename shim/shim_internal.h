@@ -291,7 +291,13 @@ bool shim_resid_plan_on(void);
 int shim_timing_begin(CUstream stream, bool per_thread);
 /* Records the closing event of slot after the launch of seq. */
 void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq);
-/* Gives slot back when its launch failed. */
+/* Records an event before one of the residency manager's copies on its stream while the step
+   model is recorded (shim_plan_recording), for the first 64 copies each way (to_device: a
+   restore); returns a slot to close, or -1. */
+int shim_timing_copy_begin(CUstream stream, bool to_device);
+/* Records the closing event of slot after a copy of bytes (to_device: a restore). */
+void shim_timing_copy_end(int slot, CUstream stream, bool to_device, uint64_t bytes);
+/* Gives slot back when its launch (or copy) failed. */
 void shim_timing_cancel(int slot);
 /* Emits the durations of completed timed launches (called at host syncs). */
 void shim_timing_collect(void);

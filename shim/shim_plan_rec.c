@@ -208,6 +208,14 @@ void shim_plan_rec_copy(uint64_t dst, uint64_t src)
     pthread_mutex_unlock(&lock);
 }
 
+void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b)
+        check(plan_build_move(rec.b, to_device, bytes, usec));
+    pthread_mutex_unlock(&lock);
+}
+
 void shim_plan_rec_kernel_time(uint64_t seq, double usec)
 {
     pthread_mutex_lock(&lock);

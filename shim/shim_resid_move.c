@@ -72,6 +72,8 @@ static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
 {
     struct resid_unit *u = m->unit;
     CUresult rc = CUDA_SUCCESS;
+    int timed = shim_timing_copy_begin(
+        s, m->dir == SHIM_MOVE_TO_DEVICE); /* the link's speed, for the planner */
     for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
         uint64_t off = (uint64_t)i * resid.gran;
         uint64_t len = u->size - off < resid.gran ? u->size - off : resid.gran;
@@ -82,6 +84,10 @@ static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
         m->done = resid_fence_new(e); /* numbered now: in the stream's order */
     else
         resid_event_put(e);
+    if (m->done)
+        shim_timing_copy_end(timed, s, m->dir == SHIM_MOVE_TO_DEVICE, u->size);
+    else
+        shim_timing_cancel(timed);
     resid_driver_failed(rc);
     return m->done ? 0 : -1;
 }
