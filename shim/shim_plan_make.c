@@ -208,8 +208,8 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
             sp->bytes_to_device = st.bytes_to_device;
             sp->feasible = st.feasible;
             snprintf(msg, cap,
-                     "step %llu (%zu launches, %zu allocations, %zu movable; link %.1f GB/s to "
-                     "the device%s, %.1f GB/s to the host%s)",
+                     "step %llu (%zu launches, %zu allocations, %zu movable; link %.3f GB/s to "
+                     "the device%s, %.3f GB/s to the host%s)",
                      (unsigned long long)info.step, m.nops, m.nallocs, movable, m.hw.h2d_gbps,
                      info.measured_h2d ? " measured" : " assumed", m.hw.d2h_gbps,
                      info.measured_d2h ? " measured" : " assumed");

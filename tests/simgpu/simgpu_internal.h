@@ -340,6 +340,8 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c);
 /* Blocks until c completes, then advances the host clock and what the host
    knows complete. Lock held (released while waiting). */
 void sim_host_wait(struct sim_cmd *c);
+/* Whether the host, at its virtual time, sees c complete (a query; lock held). */
+bool sim_host_sees_done(struct sim_cmd *c);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);
 /* Marks commands up to seq of s (and what they waited for) known complete. */
