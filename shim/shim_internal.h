@@ -353,8 +353,11 @@ void shim_resid_mem_info(size_t *free_bytes, size_t *total);
    the residency lock at most once, and only when an id is managed. *refuse is set to an error
    when a range could not be made usable (a remap the driver keeps refusing, an unmapped
    eviction that cannot come back): the operation must then not be submitted, and the program
-   gets that error instead of a fault; it is left alone otherwise. */
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread,
+   gets that error instead of a fault; it is left alone otherwise. launch: the operation is a
+   kernel launch, and the plan's moves due before it are started first; a copy or memset leaves
+   them to the next launch or allocation, so that planned evictions queue on the link behind
+   the program's own copies (such as the loss read that ends a step), not ahead of them. */
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, bool launch,
                       CUresult *refuse);
 /* After the operation was submitted: unpins (lock-free) and restores ids. */
 void shim_resid_leave(uint64_t *ids, uint32_t n);

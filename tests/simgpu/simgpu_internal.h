@@ -240,6 +240,7 @@ struct sim_state {
     unsigned long caller_calls[SIM_E_COUNT]; /* calls matching fail_caller since it was set */
     _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
+    FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
 
 extern struct sim_state sim;

@@ -114,6 +114,8 @@ static void read_environment(void)
                  SIM_CALLER_MAX);
     if ((s = getenv("SIMGPU_STATS")) && *s)
         sim.stats_path = strdup(s);
+    if ((s = getenv("SIMGPU_TIMELINE")) && *s && !(sim.timeline = fopen(s, "we")))
+        sim_diag("ignoring SIMGPU_TIMELINE=%s: cannot open it", s);
 }
 
 static void on_fork_child(void)

@@ -421,9 +421,28 @@ static double start_time(const struct sim_stream *s, const struct sim_cmd *c)
     return t;
 }
 
+/* SIMGPU_TIMELINE: what ran where and when, in virtual microseconds (lock held):
+   KIND STREAM ENGINE START END DETAIL (a kernel's name, a copy's bytes). */
+static void timeline(const struct sim_stream *s, const struct sim_cmd *c)
+{
+    static const char *const kinds[] = {"kernel", "copy", "memset", "mark", "free", "hostfn"};
+    if (c->kind == CMD_MARK || c->kind == CMD_FREE)
+        return;
+    fprintf(sim.timeline, "%s %u %d %.3f %.3f ", kinds[c->kind], s->id, c->engine, c->vstart,
+            c->vend);
+    if (c->kind == CMD_KERNEL)
+        fprintf(sim.timeline, "%s\n", c->u.k.fn->name);
+    else if (c->kind == CMD_COPY)
+        fprintf(sim.timeline, "%zu\n", c->u.c.bytes);
+    else
+        fputc('\n', sim.timeline);
+}
+
 static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
 {
     c->vend = c->vstart + cost;
+    if (sim.timeline)
+        timeline(s, c);
     s->vt_tail = c->vend;
     if (c->engine != ENG_NONE) {
         sim.engine[c->engine].vfree = c->vend;
