@@ -27,4 +27,11 @@ for c in destroyed other-ptds; do
     check "libshim $c: the free waited for the kernel, through a context synchronisation ($out)" \
         grep -q "^$c done=1 ctx_syncs=1 real_frees=0$" <<<"$out"
 done
+# The simulator's timeline (SIMGPU_TIMELINE) shows the slow kernel on its engine with its cost.
+tl=$(mktemp)
+SIMGPU_TIMELINE="$tl" "$prog" created >/dev/null 2>&1
+line=$(grep ' slow$' "$tl" | head -n 1)
+check "SIMGPU_TIMELINE: the slow kernel ran on the compute engine for 10000 us (${line:-none})" \
+    awk '$1 == "kernel" && $3 == 0 && $5 - $4 == 10000 { ok = 1 } END { exit !ok }' <<<"$line"
+rm -f "$tl"
 [ "$failures" -eq 0 ]
