@@ -201,6 +201,9 @@ typedef enum {
       "How auto mode decides moves. reactive: evict when room is needed, restore on use; "         \
       "scheduled: plan the detected training step in the process (evict after last use, "          \
       "prefetch ahead) and apply the plan from the next step, the reactive policy as safety net")  \
+    X(LINK_DUPLEX, "link_duplex", ENUM, "full", 0, 0, 0, "full|shared", "",                        \
+      "What the planner assumes of the host link when copies run both ways at once. full: each "   \
+      "direction at its own measured speed; shared: one direction at a time (half duplex)")        \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \
@@ -229,6 +232,7 @@ typedef enum {
 /* Values of ENUM options and bits of FLAGS options, in the order of their choices. */
 enum { CONF_MODE_OFF, CONF_MODE_RECORD, CONF_MODE_AUTO };
 enum { CONF_PLANNER_REACTIVE, CONF_PLANNER_SCHEDULED };
+enum { CONF_LINK_FULL, CONF_LINK_SHARED };
 enum { CONF_LEVEL_OFF, CONF_LEVEL_ERROR, CONF_LEVEL_WARN, CONF_LEVEL_INFO, CONF_LEVEL_DEBUG };
 enum {
     CONF_RECORD_ALLOCS = 1u << 0,   /* allocations and frees */

@@ -41,6 +41,7 @@ struct shim_ctx {
     conf_size budget, host_budget; /* as configured; resolved when residency starts */
     bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
     int planner;                   /* CONF_PLANNER_* */
+    bool link_shared;              /* link_duplex = "shared": the planner's link is half duplex */
     _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };

@@ -209,10 +209,11 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
             sp->feasible = st.feasible;
             snprintf(msg, cap,
                      "step %llu (%zu launches, %zu allocations, %zu movable; link %.3f GB/s to "
-                     "the device%s, %.3f GB/s to the host%s)",
+                     "the device%s, %.3f GB/s to the host%s, %s)",
                      (unsigned long long)info.step, m.nops, m.nallocs, movable, m.hw.h2d_gbps,
                      info.measured_h2d ? " measured" : " assumed", m.hw.d2h_gbps,
-                     info.measured_d2h ? " measured" : " assumed");
+                     info.measured_d2h ? " measured" : " assumed",
+                     m.hw.duplex ? "both at once" : "one way at a time");
         } else {
             snprintf(msg, cap, "%s", e ? plan_strerror(e) : "out of memory");
             e = e ? e : PLAN_ERR_NOMEM;

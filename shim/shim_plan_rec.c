@@ -161,6 +161,7 @@ void shim_plan_steady(void)
     drop();
     if ((rec.b = plan_build_new()) != NULL) {
         check(plan_build_rounding(rec.b, shim_resid_granularity(), 4096));
+        check(plan_build_duplex(rec.b, !shim.link_shared));
         add_live();
         atomic_store_explicit(&shim_plan_rec_on, true, memory_order_relaxed);
     } else {

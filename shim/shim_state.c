@@ -71,6 +71,7 @@ static void apply(const conf_config *cfg)
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
+    shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_config_describe(cfg, add_config_line, NULL);

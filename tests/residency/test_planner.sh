@@ -56,5 +56,13 @@ link=$(grep -o 'link [0-9.]* GB/s to the device measured, [0-9.]* GB/s to the ho
     "$work/link.err" | tail -n 1)
 check "link measured from libshim's copies: 12 GB/s to the device, 40 to the host (${link:-none})" \
     test "$link" = "link 12.000 GB/s to the device measured, 40.000 GB/s to the host measured"
+# A link that runs one way at a time (SIMGPU_LINK_SHARED): with link_duplex = "shared" the
+# planner's model says so, and the result is still the native one.
+want=$(checksum native-link)
+SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared SHIM_BUDGET=$((${P:-0} * 75 / 100)) \
+    shimmed shared --mode async "${ARGS[@]}"
+check "link_duplex = shared: the plan's link is one way at a time, native checksum (exit $(rc shared))" \
+    test "$(rc shared)" = 0 -a "$(checksum shared)" = "$want" \
+    -a "$(grep -c 'GB/s to the host measured, one way at a time' "$work/shared.err")" -ge 1
 check_sanitizers 2>/dev/null || true
 [ "$failures" -eq 0 ]

@@ -276,7 +276,7 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
     c->seq = ++s->next_seq;
     c->host_vt = sim.host_vt;
     if (c->engine != ENG_NONE)
-        c->ticket = sim.engine[c->engine].next_ticket++;
+        c->ticket = sim.engine[sim_engine_queue(c->engine)].next_ticket++;
     log_touches(s, c);
     log_waits(s, c);
     if (s->tail)
@@ -396,7 +396,7 @@ static bool runnable(const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (!c->deps[i]->done)
             return false;
-    return c->engine == ENG_NONE || sim.engine[c->engine].serving == c->ticket;
+    return c->engine == ENG_NONE || sim.engine[sim_engine_queue(c->engine)].serving == c->ticket;
 }
 
 static void jitter(struct sim_stream *s)
@@ -416,8 +416,8 @@ static double start_time(const struct sim_stream *s, const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (c->deps[i]->vend > t)
             t = c->deps[i]->vend;
-    if (c->engine != ENG_NONE && sim.engine[c->engine].vfree > t)
-        t = sim.engine[c->engine].vfree;
+    if (c->engine != ENG_NONE && sim.engine[sim_engine_queue(c->engine)].vfree > t)
+        t = sim.engine[sim_engine_queue(c->engine)].vfree;
     return t;
 }
 
@@ -445,8 +445,8 @@ static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
         timeline(s, c);
     s->vt_tail = c->vend;
     if (c->engine != ENG_NONE) {
-        sim.engine[c->engine].vfree = c->vend;
-        sim.engine[c->engine].serving++;
+        sim.engine[sim_engine_queue(c->engine)].vfree = c->vend;
+        sim.engine[sim_engine_queue(c->engine)].serving++;
     }
     if (c->vend > sim.stats.device_time_us)
         sim.stats.device_time_us = c->vend;
