@@ -16,10 +16,16 @@ make -s build/libshim.so build/train_sim
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH="$root/build/simgpu" SIMGPU_QUIET=1
-links=${RESIDENCY_BENCH_GBPS:-25 50} # the link's speed each way (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS)
+# The link's speed each way (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS); "25-shared": one direction at a
+# time (SIMGPU_LINK_SHARED=1), which the planner is told (SHIM_LINK_DUPLEX=shared).
+links=${RESIDENCY_BENCH_GBPS:-25 50 25-shared}
 
 for gbps in $links; do
-    export SIMGPU_H2D_GBPS=$gbps SIMGPU_D2H_GBPS=$gbps
+    export SIMGPU_H2D_GBPS=${gbps%-shared} SIMGPU_D2H_GBPS=${gbps%-shared}
+    case $gbps in
+    *-shared) export SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared ;;
+    *) export SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full ;;
+    esac
     mkdir -p "$work/$gbps"
     for mode in segments async exact; do
         SIMGPU_STATS="$work/$gbps/native-$mode.json" build/train_sim --mode "$mode" "${args[@]}" \
@@ -73,7 +79,7 @@ for link in links:
         ok = "yes" if ok else f"NO (checksums {s}, {re_sum}; hazards {st['unmap_hazards']}, {re_st['unmap_hazards']})"
         f = lambda v: f"{v:.0f}" if v is not None else "no plan"
         r = lambda a, b: f"{a / b:.2f}x" if b else "-"
-        print(f"| {link} GB/s | {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | "
+        print(f"| {link.replace('-shared', ' GB/s, shared') if 'shared' in link else link + ' GB/s'} | {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | "
               f"{us:.0f} | {f(pred)} | {f(bound)} | {r(us, pred)} | {r(us, bound)} | "
               f"{us / nat_us:.2f}x | {100 * spread:.1f}% | {moves} | {ok} |")
 PY
@@ -85,7 +91,8 @@ echo "$table"
     echo "Command: \`tests/bench/residency_bench.sh ${args[*]}\` ($(date -u +%Y-%m-%d), $(nproc) cores,"
     echo "$(uname -m); libshim at $(git rev-parse --short HEAD)$(git diff --quiet -- shim || echo ' with uncommitted changes in shim/'))."
     echo "train_sim on the simulated device at each link speed (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS ="
-    echo "$links GB/s; the two directions do not slow each other), without libshim, then under it"
+    echo "$links GB/s; the two directions do not slow each other, except in the \"shared\" rows where"
+    echo "they queue on one engine and the planner is told so), without libshim, then under it"
     echo "with SHIM_BUDGET at 100%, 75% and 50% of the mode's native peak, once"
     echo "with \`planner = reactive\` and once with \`planner = scheduled\` (the default), all in one run."
     echo
