@@ -112,4 +112,8 @@ echo "$table"
     echo "  simulator saw no unmap hazard."
     echo
     echo "$table"
-} >tests/bench/RESULTS-residency.md
+    # The analysis written by hand below the marker is kept across runs.
+    echo
+    sed -n '/^<!-- analysis -->$/,$p' tests/bench/RESULTS-residency.md 2>/dev/null
+} >"$work/results.md"
+mv "$work/results.md" tests/bench/RESULTS-residency.md
