@@ -67,7 +67,8 @@ typedef struct report_trace {
     const char *name; /* as given to the loader, for messages */
     uint16_t major, minor;
     int pid, rank;
-    uint64_t start_ns; /* INFO start_ns, else the first record's time */
+    uint64_t start_ns;          /* INFO start_ns, else the first record's time */
+    uint64_t start_realtime_ns; /* INFO start_realtime_ns: CLOCK_REALTIME at start_ns; 0: none */
     char *command, *config, *writer;
     report_rec *recs; /* sorted by time, then file order */
     size_t n, cap;
@@ -278,6 +279,10 @@ void report_map_free(report_map *m);
 
 /* ---- report_trace_out.c: output helpers ---- */
 
+/* Length of the valid multi-byte UTF-8 sequence at s (2..4), or 0 when s does not start one
+   (ASCII included; overlong forms, surrogates and code points past U+10FFFF are not valid). */
+int report_utf8_len(const unsigned char *s);
+
 /* Writes s as a JSON string (quoted, escaped; invalid UTF-8 becomes U+FFFD). */
 void report_json_string(FILE *out, const char *s);
 
@@ -301,8 +306,8 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
-   report_perfetto.c; report_summary_plan.c is part of summary): *_main as in report.h; *_print
-   writes the output for a loaded trace ---- */
+   report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as in
+   report.h; *_print writes the output for a loaded trace ---- */
 
 int report_summary_main(int argc, char **argv, char **envp);
 void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
@@ -328,8 +333,19 @@ int report_moves_main(int argc, char **argv, char **envp);
 void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
 
 int report_perfetto_main(int argc, char **argv, char **envp);
-/* Chrome trace JSON (torch.profiler's layout). 0, or -1 when memory ran out. */
+/* Chrome trace JSON (torch.profiler's layout) of n traces (1..256), each one rank: a host
+   process and a GPU process each, times aligned on their wall-clock starts. 0, or -1 when memory
+   ran out (or n is out of range). */
+int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
+                                const report_stats *const *s, size_t n);
+/* The same for one trace. */
 int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
+
+int report_memviz_main(int argc, char **argv, char **envp);
+/* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
+   of t's device allocations: the keys and what maps to what are in README.md ("Memory
+   snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
+int report_memviz_print(FILE *out, const report_trace *t);
 
 /* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
    of a trace, and what-if planning on it ---- */

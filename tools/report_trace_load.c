@@ -128,6 +128,8 @@ static void on_info(void *ctx, const char *key, const char *value)
         t->rank = atoi(value);
     else if (strcmp(key, "start_ns") == 0)
         t->start_ns = strtoull(value, NULL, 10);
+    else if (strcmp(key, "start_realtime_ns") == 0)
+        t->start_realtime_ns = strtoull(value, NULL, 10);
 }
 
 static void on_end(void *ctx, const char *key, const char *value)

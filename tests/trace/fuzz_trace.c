@@ -1,8 +1,8 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
- * output of shim-report's trace subcommands (moves and the step model included) on whatever it
- * accepted (the plan tables too). Each input is
- * read twice: as it is, and with every chunk's checksum made right, so that mutations reach the
- * payload parsers instead of stopping at the checksum. */
+ * output of shim-report's trace subcommands (moves, memviz and the step model included) on
+ * whatever it accepted (the plan tables too). Each input is read twice: as it is, and with every
+ * chunk's checksum made right, so that mutations reach the payload parsers instead of stopping at
+ * the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -115,6 +115,21 @@ static void check_model(const report_trace *t)
     plan_model_free(&m);
 }
 
+/* The memory_viz snapshot: a whole pickle (PROTO 2 ... STOP), every container closed. */
+static void check_memviz(const report_trace *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return;
+    int rc = report_memviz_print(f, t);
+    CHECK(fclose(f) == 0);
+    CHECK(rc == 0 && len >= 3 && (unsigned char)buf[0] == 0x80 && buf[1] == 2 &&
+          buf[len - 1] == '.');
+    free(buf);
+}
+
 static void one(const unsigned char *data, size_t size)
 {
     report_trace t;
@@ -158,6 +173,10 @@ static void one(const unsigned char *data, size_t size)
         report_allocs_print(sink, &t, &s, 0);
         report_allocs_print(sink, &t, &s, 1);
         report_perfetto_print(sink, &t, &s);
+        const report_trace *two_t[2] = {&t, &t};
+        const report_stats *two_s[2] = {&s, &s};
+        report_perfetto_print_ranks(sink, two_t, two_s, 2);
+        check_memviz(&t);
         report_moves m;
         if (report_moves_compute(&m, &t, &s) == 0) {
             check_moves(&t, &m);

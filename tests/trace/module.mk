@@ -6,12 +6,13 @@ tests_trace_CFLAGS := -Ishim -Itools
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
                      tools/report_summary_plan.c \
                      tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
-                     tools/report_perfetto.c
+                     tools/report_perfetto.c tools/report_memviz.c tools/report_pickle.c
 TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
 
 # trace_bytes.o: traces built byte by byte (trace_bytes.h), for the reader's tests.
 TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
-                    $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan
+                    $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan \
+                    $(BUILD)/tests/trace/test_pickle
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
                      $(BUILD)/tests/trace/trace_bytes.o $(BUILD)/shim/libshimtrace.a
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
@@ -27,12 +28,16 @@ TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
 TESTS += tests/trace/test_report_model.sh
 # The in-process plan and the steps under it in traces libshim wrote in auto mode.
 TESTS += tests/trace/test_report_plan.sh
+# shim-report memviz (memory_viz snapshots, checked by memviz_check.py) and perfetto (the Chrome
+# trace event format, checked by chrome_trace_check.py) on generated traces and on traces of
+# train_sim recorded by libshim.
+TESTS += tests/trace/test_report_memviz.sh tests/trace/test_report_perfetto.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
 FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_opts.c \
                    $(PLANNER_SRCS)
-$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h \
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h tools/report_pickle.h \
                shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -o $@ tests/trace/fuzz_trace.c \

@@ -16,6 +16,11 @@
  *                              at least 2 ms long; a plan installed at the boundary that
  *                              closes step 1 and a plan_step record at the boundaries that
  *                              close steps 2 and 3, in the shim's order (see test_report.sh)
+ *   trace_gen memviz PATH      allocations for `shim-report memviz`: plain, pinned host, async,
+ *                              a VMM mapping whose id is allocated again, a zero-byte one, an
+ *                              unmatched free, and two slabs at one address: the first freed
+ *                              while a member lives, the second live at the end with gaps
+ *                              between its members (see test_report_memviz.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
  */
@@ -230,6 +235,47 @@ static void moves(void)
        0);
 }
 
+/* ---- memviz: allocations as segments and blocks ---- */
+
+/* The free transition of unit id (a slab's end, or an allocation's, which memviz ignores). */
+static void unit_freed(uint64_t id)
+{
+    tr_t t = {.unit_id = id,
+              .stream = S_MAIN,
+              .next_use = UNKNOWN,
+              .from = SHIM_RS_DEVICE,
+              .to = SHIM_RS_NONE,
+              .event = SHIM_EV_FREE,
+              .reason = SHIM_REASON_FREED};
+    shim_trace_transition(&t);
+}
+
+static void memviz(void)
+{
+    const uint64_t base = 0x7f0000000000ull;
+    shim_trace_alloc(1, base, 4 * MIB, SHIM_ALLOC_PLAIN, 0); /* live at the end */
+    shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
+    shim_trace_alloc(3, base + 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, S_MAIN);
+    shim_trace_free(3, S_MAIN);
+    shim_trace_slab(100, SLAB_ADDR, 2 * MIB);
+    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(12, SLAB_ADDR + 64 * KIB, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_free(11, S_MAIN);
+    unit_freed(SLAB); /* while 12 lives: the segment goes with it */
+    shim_trace_free(12, S_MAIN);
+    shim_trace_slab(101, SLAB_ADDR, 2 * MIB); /* the same range again */
+    shim_trace_alloc(13, SLAB_ADDR + 128 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(14, SLAB_ADDR + 1 * MIB, 256 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(20, base + 8 * MIB, 0, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_free(20, 0);
+    shim_trace_free(999, 0);
+    shim_trace_alloc(30, base + 0x3000000000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
+    shim_trace_alloc(30, base + 0x3000200000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
+    shim_trace_alloc(40, base + 0x2000000000ull, 6 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    unit_freed(40);
+    shim_trace_free(40, S_MAIN);
+}
+
 /* ---- plan: an in-process plan and what it did ---- */
 
 /* As the shim's step detector does at the boundary that closes step i: the step record, then
@@ -303,7 +349,7 @@ static void threads(void)
 int main(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|plan|threads|empty PATH\n");
+        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|empty PATH\n");
         return 2;
     }
     struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
@@ -318,6 +364,8 @@ int main(int argc, char **argv)
         moves();
     else if (strcmp(argv[1], "plan") == 0)
         plan_scenario();
+    else if (strcmp(argv[1], "memviz") == 0)
+        memviz();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
     else if (strcmp(argv[1], "empty") != 0) {
