@@ -58,8 +58,8 @@ const char *report_resid_event_name(uint32_t event)
     return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
+/* Contract in report_trace.h. */
+int report_utf8_len(const unsigned char *s)
 {
     int n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
             : s[0] >= 0xe0 && s[0] <= 0xef ? 3
@@ -87,7 +87,7 @@ void report_json_string(FILE *out, const char *s)
         else if (*p < 0x80)
             fputc(*p++, out);
         else {
-            int n = utf8_len(p);
+            int n = report_utf8_len(p);
             if (n == 0) {
                 fputs("\\ufffd", out);
                 p++;
