@@ -24,8 +24,8 @@ static int by_bytes(const void *pa, const void *pb)
     return a->t_alloc < b->t_alloc ? -1 : a->t_alloc > b->t_alloc;
 }
 
-/* The largest allocations, at most top of them (a sorted array of pointers; free it). */
-static const report_alloc **top_allocs(const report_stats *s, size_t *n, long top)
+/* Contract in report_trace.h. */
+const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top)
 {
     const report_alloc **v = malloc((s->nallocs + 1) * sizeof *v);
     if (v == NULL) {
@@ -123,7 +123,7 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
     text_residency_steps(out, s);
     report_summary_plan_text(out, t, s);
     size_t n;
-    const report_alloc **v = top_allocs(s, &n, top);
+    const report_alloc **v = report_top_allocs(s, &n, top);
     fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
             "bytes", "kind", "born_ms", "freed_ms", "touches");
     for (size_t i = 0; i < n; i++) {
@@ -218,10 +218,15 @@ static void json_lists(FILE *out, const report_stats *s, long top)
                 U(x->evictions), U(x->cancelled_evictions), U(x->restores), U(x->bytes_to_host),
                 U(x->bytes_to_device));
         report_json_double(out, (double)x->stall_ns / 1e3);
+        fprintf(out, ", \"wall_us\": ");
+        if (report_step_wall_us(st) >= 0)
+            report_json_double(out, report_step_wall_us(st));
+        else
+            fprintf(out, "null");
         fputc('}', out);
     }
     size_t n;
-    const report_alloc **v = top_allocs(s, &n, top);
+    const report_alloc **v = report_top_allocs(s, &n, top);
     fprintf(out, "], \"top_allocations\": [");
     for (size_t i = 0; i < n; i++)
         fprintf(out,

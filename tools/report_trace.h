@@ -162,6 +162,14 @@ typedef struct report_step {
     report_residency residency; /* moves and stalls that started in [t_start, t_end) */
 } report_step;
 
+/* Device bytes held after an alloc or free record that changed them (pinned host memory
+   excluded): the walk the peak comes from, so the largest device value is peak_device_bytes. */
+typedef struct report_held {
+    uint64_t t_ns;
+    size_t rec; /* index in report_trace.recs */
+    uint64_t device;
+} report_held;
+
 typedef struct report_stats {
     uint64_t launches, allocations, frees, copies, syncs, graph_launches, notes, kernel_times;
     uint64_t warmup_launches, launches_per_iteration, allocations_per_iteration;
@@ -179,6 +187,8 @@ typedef struct report_stats {
     size_t nkernels;
     report_alloc *allocs; /* in the order they were made */
     size_t nallocs;
+    report_held *held; /* in record order */
+    size_t nheld;
     char **names; /* owned names of unnamed functions */
     size_t nnames;
 } report_stats;
@@ -187,6 +197,10 @@ typedef struct report_stats {
 int report_stats_compute(report_stats *s, const report_trace *t);
 
 void report_stats_free(report_stats *s);
+
+/* The step's wall time: its time window's length in microseconds, or -1 when the window ends
+   before it starts. */
+double report_step_wall_us(const report_step *st);
 
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
@@ -312,6 +326,10 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o);
 int report_summary_main(int argc, char **argv, char **envp);
 void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
                           long top);
+/* The summary's top allocations: every allocation by bytes (largest first, then the earliest
+   made), of which the first *n (at most top) are the top ones. A sorted array of pointers to
+   free, or NULL (and *n 0) when memory ran out. */
+const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top);
 
 /* report_summary_plan.c — the plan section of the summary (format 1.3 on). _text: each plan
    and, per step with a plan_step record, what was done next to the plan in force (the latest
@@ -320,6 +338,20 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
    the keys are listed in tools/TRACE-FORMAT.md. */
 void report_summary_plan_text(FILE *out, const report_trace *t, const report_stats *s);
 void report_summary_plan_json(FILE *out, const report_trace *t, const report_stats *s);
+
+/* One plan_step record and what the summary sets it against. */
+typedef struct report_plan_row {
+    const report_plan_step *ps;
+    size_t plan;             /* index in t->plans of the plan in force, SIZE_MAX: none */
+    const report_step *step; /* the step of the same number and first launch, or NULL */
+} report_plan_row;
+
+/* The summary's rows: one per plan_step record of t, in launch order (t->nplan_steps of them;
+   free the array), or NULL (none, or memory ran out). */
+report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
+
+/* The row's step's wall time in microseconds (report_step_wall_us), or -1 without a step. */
+double report_plan_row_wall_us(const report_plan_row *r);
 
 int report_kernels_main(int argc, char **argv, char **envp);
 void report_kernels_print(FILE *out, const report_stats *s, int json);
@@ -331,6 +363,8 @@ int report_moves_main(int argc, char **argv, char **envp);
 /* One row per move and a totals line, or (json) an object of moves, other transitions and
    totals: the keys are listed in tools/TRACE-FORMAT.md. */
 void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
+/* The "totals" object of `moves --json` (no key before it, no newline after). */
+void report_moves_totals_json(FILE *out, const report_moves *m);
 
 int report_perfetto_main(int argc, char **argv, char **envp);
 /* Chrome trace JSON (torch.profiler's layout) of n traces (1..256), each one rank: a host
@@ -346,6 +380,10 @@ int report_memviz_main(int argc, char **argv, char **envp);
    of t's device allocations: the keys and what maps to what are in README.md ("Memory
    snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
 int report_memviz_print(FILE *out, const report_trace *t);
+/* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
+   of the summary's top allocations and kernels cut at top. 0, or -1 when memory ran out. */
+int report_html_main(int argc, char **argv, char **envp);
+int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top);
 
 /* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
    of a trace, and what-if planning on it ---- */

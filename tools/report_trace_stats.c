@@ -19,7 +19,7 @@ typedef struct ctx {
     report_map func;      /* func_id -> kernel index */
     report_map by_name;   /* hash of a kernel name -> kernel index */
     report_map live;      /* alloc_id -> allocation index, or FREED */
-    size_t kcap, acap, scap, ycap;
+    size_t kcap, acap, scap, ycap, hcap;
     uint64_t *sync_t; /* times of the synchronisation records, sorted in step_pass */
     size_t nsyncs;
 } ctx;
@@ -380,6 +380,7 @@ static int memory_pass(ctx *c)
         if (h.step >= 0 && r->t_ns >= s->steps[h.step].t_end)
             h.step = -1; /* past the end of the steady state */
         int rc = 0;
+        uint64_t before = h.device;
         if (r->kind == SHIM_TRACE_ALLOC)
             rc = on_alloc(c, r, &h);
         else if (r->kind == SHIM_TRACE_FREE)
@@ -388,6 +389,11 @@ static int memory_pass(ctx *c)
             on_launch(c, r);
         else
             on_other(s, r);
+        if (rc == 0 && h.device != before) {
+            rc = push((void **)&s->held, &c->hcap, s->nheld, sizeof *s->held);
+            if (rc == 0)
+                s->held[s->nheld++] = (report_held){r->t_ns, i, h.device};
+        }
         if (rc != 0)
             return -1;
     }
@@ -505,6 +511,12 @@ int report_stats_compute(report_stats *s, const report_trace *t)
 }
 
 /* Contract in report_trace.h. */
+double report_step_wall_us(const report_step *st)
+{
+    return st->t_end >= st->t_start ? (double)(st->t_end - st->t_start) / 1e3 : -1.0;
+}
+
+/* Contract in report_trace.h. */
 int report_alloc_on_device(uint32_t kind)
 {
     return kind != SHIM_ALLOC_HOST;
@@ -519,5 +531,6 @@ void report_stats_free(report_stats *s)
     free(s->steps);
     free(s->kernels);
     free(s->allocs);
+    free(s->held);
     memset(s, 0, sizeof *s);
 }

@@ -1,8 +1,8 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
- * output of shim-report's trace subcommands (moves, memviz and the step model included) on
- * whatever it accepted (the plan tables too). Each input is read twice: as it is, and with every
- * chunk's checksum made right, so that mutations reach the payload parsers instead of stopping at
- * the checksum. */
+ * output of shim-report's trace subcommands (moves, memviz, the step model and the HTML page
+ * included) on whatever it accepted (the plan tables too). Each input is read twice: as it is, and
+ * with every chunk's checksum made right, so that mutations reach the payload parsers instead of
+ * stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -184,6 +184,7 @@ static void one(const unsigned char *data, size_t size)
             report_moves_print(sink, &t, &m, 1);
             report_moves_free(&m);
         }
+        report_html_print(sink, &t, &s, 3);
         report_stats_free(&s);
     }
     check_model(&t);

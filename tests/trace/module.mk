@@ -32,12 +32,18 @@ TESTS += tests/trace/test_report_plan.sh
 # trace event format, checked by chrome_trace_check.py) on generated traces and on traces of
 # train_sim recorded by libshim.
 TESTS += tests/trace/test_report_memviz.sh tests/trace/test_report_perfetto.sh
+# shim-report html of the demo workload (and of generated traces), rendered in headless
+# Chromium: the charts drew, the page's numbers are summary --json's, no script error
+# (tests/trace/check_report_html.py reads the DOM). Skips the browser checks without chromium.
+TESTS += tests/trace/test_report_html.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
+# So is the HTML page (shim-report html), with its style sheet and script as built.
 FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_opts.c \
-                   $(PLANNER_SRCS)
-$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h tools/report_pickle.h \
+                   $(PLANNER_SRCS) $(sort $(wildcard tools/report_html*.c)) $(HTML_ASSETS_C)
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h tools/report_html.h \
+               tools/report_pickle.h \
                shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -o $@ tests/trace/fuzz_trace.c \
