@@ -30,3 +30,14 @@ $(BUILD)/tools/html_assets.o: $(HTML_ASSETS_C)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 ALL_TARGETS += $(SHIM_REPORT)
+
+# shim-run, the launcher (tools/shimrun*.c): runs a command under the libshim.so beside it and
+# summarises its traces with the shim-report beside it. It reads the configuration with conf/.
+SHIM_RUN := $(BUILD)/shim-run
+SHIM_RUN_OBJS := $(BUILD)/tools/shimrun.o $(BUILD)/tools/shimrun_traces.o
+$(SHIM_RUN_OBJS): tools_CFLAGS += -Iconf
+
+$(SHIM_RUN): $(SHIM_RUN_OBJS) $(CONF_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^
+
+ALL_TARGETS += $(SHIM_RUN)

@@ -9,8 +9,9 @@
 static const report_command commands[] = {
     {"config", report_config_main, "[--file F] [--reference]",
      "effective configuration and the source of each value"},
-    {"summary", report_summary_main, "[--json] [--top N] TRACE",
-     "steps, launches, allocations, peak device bytes, top allocations and kernels"},
+    {"summary", report_summary_main, "[--json] [--top N] TRACE...",
+     "steps, launches, allocations, peak device bytes, top allocations and kernels; several "
+     "traces (ranks): side by side"},
     {"kernels", report_kernels_main, "[--json] TRACE", "every kernel: launches and measured time"},
     {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
     {"moves", report_moves_main, "[--json] TRACE",

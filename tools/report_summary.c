@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "summary [--json] [--top N] TRACE"
+#define USAGE "summary [--json] [--top N] TRACE..."
 
 static double ms_since(const report_trace *t, uint64_t ns)
 {
@@ -246,7 +246,16 @@ static void json_lists(FILE *out, const report_stats *s, long top)
         report_json_double(out, k->total_us);
         fputc('}', out);
     }
-    fprintf(out, "]}\n");
+    fprintf(out, "]}");
+}
+
+/* Contract in report_trace.h. */
+void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top)
+{
+    json_counts(out, t, s);
+    json_residency(out, s);
+    report_summary_plan_json(out, t, s);
+    json_lists(out, s, top);
 }
 
 /* Contract in report_trace.h. */
@@ -254,10 +263,8 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
                           long top)
 {
     if (json) {
-        json_counts(out, t, s);
-        json_residency(out, s);
-        report_summary_plan_json(out, t, s);
-        json_lists(out, s, top);
+        report_summary_json(out, t, s, top);
+        fputc('\n', out);
     } else {
         text_counts(out, t, s);
         text_residency(out, s);
@@ -265,20 +272,54 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
     }
 }
 
-/* `summary [--json] [--top N] TRACE`. Exit status: 0, 1 when the trace cannot be read, 2 bad
-   usage. A truncated trace is summarised up to its last whole chunk, with a note on stderr. */
+/* Loads each trace of o (error or truncation notes on stderr) into t[k], s[k]; *n counts those
+   loaded. Returns 0, or 1 when one could not be read (the others are loaded anyway). */
+static int open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
+{
+    int rc = 0;
+    *n = 0;
+    for (size_t i = 0; i < o->ntraces; i++) {
+        report_opts one = *o;
+        one.trace = o->traces[i];
+        if (report_open(&t[*n], &s[*n], &one) != 0)
+            rc = 1;
+        else
+            (*n)++;
+    }
+    return rc;
+}
+
+/* `summary [--json] [--top N] TRACE...`. Exit status: 0, 1 when a trace cannot be read (the
+   others are summarised side by side all the same), 2 bad usage. A truncated trace is
+   summarised up to its last whole chunk, with a note on stderr. One trace: its summary; several:
+   report_summary_ranks_print. */
 int report_summary_main(int argc, char **argv, char **envp)
 {
     (void)envp;
     report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    report_summary_print(stdout, &t, &s, o.json, o.top);
-    report_stats_free(&s);
-    report_trace_free(&t);
-    return 0;
+    int rc = report_opts_parse_many(&o, argc, argv, USAGE, 1, 0);
+    if (rc != 0)
+        return rc == 1 ? 1 : 2;
+    report_trace *t = calloc(o.ntraces, sizeof *t);
+    report_stats *s = calloc(o.ntraces, sizeof *s);
+    size_t n = 0;
+    if (t == NULL || s == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        rc = 1;
+    } else
+        rc = open_all(&o, t, s, &n);
+    if (o.ntraces == 1 && n == 1)
+        report_summary_print(stdout, &t[0], &s[0], o.json, o.top);
+    else if (n > 0 && report_summary_ranks_print(stdout, t, s, n, o.json, o.top) != 0) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        rc = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+    report_opts_free(&o);
+    return rc;
 }

@@ -312,9 +312,19 @@ typedef struct report_opts {
     const char *trace, *output;
     int json;
     long top;
+    const char **traces; /* report_opts_parse_many: every trace path, in order (trace: the first) */
+    size_t ntraces;
 } report_opts;
 int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
                       int allow_output);
+
+/* The same with one or more trace paths, in o->traces (free it with report_opts_free). Returns
+   0, 2 after printing usage to stderr, or 1 when memory ran out (o then owns nothing). */
+int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                           int allow_output);
+
+/* Frees what report_opts_parse_many made. */
+void report_opts_free(report_opts *o);
 
 /* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
@@ -330,6 +340,16 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
    made), of which the first *n (at most top) are the top ones. A sorted array of pointers to
    free, or NULL (and *n 0) when memory ran out. */
 const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top);
+/* The JSON object of report_summary_print alone, with no newline after it. */
+void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top);
+
+/* report_summary_ranks.c — the summary of n traces (the ranks of one job) side by side, one
+   column per trace, ordered by the rank in each trace's header, then pid, then given order:
+   the traces, totals, and per-step tables keyed by step number. json: {"ranks": [...],
+   "traces": [...]}, each trace's object as report_summary_print writes it, in that order.
+   0, or -1 when memory ran out (nothing is written then). */
+int report_summary_ranks_print(FILE *out, const report_trace *t, const report_stats *s, size_t n,
+                               int json, long top);
 
 /* report_summary_plan.c — the plan section of the summary (format 1.3 on). _text: each plan
    and, per step with a plan_step record, what was done next to the plan in force (the latest

@@ -28,6 +28,8 @@ ALL_TARGETS += $(SHIM_TEST_PROGS)
 TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh \
 	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh tests/shim/test_module_reuse.sh \
 	tests/shim/test_free_wait.sh
+# shim-run, the launcher (tools/shimrun*.c), on train_sim and on small shell commands.
+TESTS += tests/shim/test_shim_run.sh
 
 # The launch scan against an oracle, with the shim's own objects; malloc failures are injected
 # with --wrap=malloc (test_scan.c's __wrap_malloc).

@@ -1,8 +1,8 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
  * output of shim-report's trace subcommands (moves, memviz, the step model and the HTML page
- * included) on whatever it accepted (the plan tables too). Each input is read twice: as it is, and
- * with every chunk's checksum made right, so that mutations reach the payload parsers instead of
- * stopping at the checksum. */
+ * included) on whatever it accepted (the plan tables too, and the summary of several traces: this
+ * one twice). Each input is read twice: as it is, and with every chunk's checksum made right, so
+ * that mutations reach the payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -168,6 +168,10 @@ static void one(const unsigned char *data, size_t size)
         CHECK(stalls <= x->stalls);
         report_summary_print(sink, &t, &s, 0, 10);
         report_summary_print(sink, &t, &s, 1, 3);
+        report_trace tt[2] = {t, t}; /* the same trace as two ranks, side by side */
+        report_stats ss[2] = {s, s};
+        CHECK(report_summary_ranks_print(sink, tt, ss, 2, 0, 10) == 0);
+        CHECK(report_summary_ranks_print(sink, tt, ss, 2, 1, 3) == 0);
         report_kernels_print(sink, &s, 0);
         report_kernels_print(sink, &s, 1);
         report_allocs_print(sink, &t, &s, 0);

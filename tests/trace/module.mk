@@ -4,6 +4,7 @@
 tests_trace_CFLAGS := -Ishim -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
+                     tools/report_summary_ranks.c \
                      tools/report_summary_plan.c \
                      tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
                      tools/report_perfetto.c tools/report_memviz.c tools/report_pickle.c
@@ -24,6 +25,8 @@ $(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(BUILD)/shim/libshimtrace.a
 ALL_TARGETS += $(TRACE_GEN)
 
 TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
+# shim-report summary of several traces: the ranks side by side.
+TESTS += tests/trace/test_report_ranks.sh
 # shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
 TESTS += tests/trace/test_report_model.sh
 # The in-process plan and the steps under it in traces libshim wrote in auto mode.

@@ -23,11 +23,14 @@
  *                              between its members (see test_report_memviz.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
+ *
+ * The header's pid is 4242 and its rank 3, or TRACE_GEN_RANK when set (the ranks of one job).
  */
 #include "shim_trace.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -353,6 +356,9 @@ int main(int argc, char **argv)
         return 2;
     }
     struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
+    const char *rank = getenv("TRACE_GEN_RANK");
+    if (rank)
+        info.rank = atoi(rank);
     char err[256];
     if (shim_trace_start(argv[2], &info, err, sizeof err) != 0) {
         fprintf(stderr, "trace_gen: %s\n", err);
