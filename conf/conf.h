@@ -215,6 +215,9 @@ typedef enum {
       "names are always written")                                                                  \
     X(TRACE_FLUSH_INTERVAL, "trace.flush_interval", DURATION, "100ms", CONF_MS, 60 * CONF_SEC, 0,  \
       "", "time", "How often the background writer moves per-thread buffers to the trace file")    \
+    X(TRACE_MAX_BYTES, "trace.max_bytes", SIZE, "1GiB", 0, CONF_PIB, 0, "", "bytes",               \
+      "Most bytes the trace file may take (0: no limit); near it, each later step is written as "  \
+      "one summary record (its counts, peak, moves and stalls) instead of in detail")              \
     X(PROFILE_ITERATIONS, "profile.iterations", INT, "3", 1, 1000, 0, "", "iterations",            \
       "Iterations whose kernels are timed with events once the training step is detected")         \
     X(LOG_LEVEL, "log.level", ENUM, "warn", 0, 0, 0, "off|error|warn|info|debug", "",              \

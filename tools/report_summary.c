@@ -41,6 +41,51 @@ const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long to
 
 #define U(x) ((unsigned long long)(x))
 
+/* The last detailed step of a bounded trace: the END chunk's, else the step before the first
+   summarised one. Returns 0 when there is none to name. */
+static int last_detail_step(const report_trace *t, const report_stats *s, uint64_t *step)
+{
+    if (t->have_detail_end && t->detail_steps > 0) {
+        *step = t->last_detail_step;
+        return 1;
+    }
+    if (s->summarised_steps > 0 && s->first_summarised_step > 0) {
+        *step = s->first_summarised_step - 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* What a bounded trace (format 1.4) left out, one "note:" line each: records lost after a
+   write error, the steps summarised past the size limit, records lost at the limit. Nothing
+   for a trace that lost nothing and has no summaries. */
+static void text_limits(FILE *out, const report_trace *t, const report_stats *s)
+{
+    if (t->write_error[0] != '\0') {
+        fprintf(out, "note: trace: %llu records lost (write error: ", U(t->lost_error));
+        report_text_string(out, t->write_error);
+        fprintf(out, ")\n");
+    }
+    if (s->summaries > 0) {
+        uint64_t step;
+        fprintf(out, "note: trace truncated at limit");
+        if (t->max_bytes)
+            fprintf(out, " (%llu bytes)", U(t->max_bytes));
+        if (last_detail_step(t, s, &step))
+            fprintf(out, " after step %llu", U(step));
+        fprintf(out,
+                ": later steps summarised (%llu steps in %llu summary records, %llu records "
+                "folded)\n",
+                U(s->summarised_steps), U(s->summaries), U(s->summarised_records));
+    }
+    if (t->lost_limit > 0) {
+        fprintf(out, "note: trace: %llu records lost at the size limit", U(t->lost_limit));
+        if (t->lost_steps > 0)
+            fprintf(out, " (the summaries of %llu steps, not counted above)", U(t->lost_steps));
+        fputc('\n', out);
+    }
+}
+
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "trace: ");
@@ -52,9 +97,10 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
         fputc('\n', out);
     }
     fprintf(out, "status: %s\n", t->truncated ? t->note : "complete");
+    text_limits(out, t, s);
     fprintf(out, "records: %zu\ndropped_records: %llu\nduration_ms: %.3f\n", t->n, U(t->dropped),
             (double)(s->last_ns - s->first_ns) / 1e6);
-    fprintf(out, "iterations: %zu\nwarmup_launches: %llu\nlaunches: %llu\n", s->nsteps,
+    fprintf(out, "iterations: %llu\nwarmup_launches: %llu\nlaunches: %llu\n", U(s->iterations),
             U(s->warmup_launches), U(s->launches));
     fprintf(out,
             "launches_per_iteration: %llu\nallocations: %llu\nallocations_per_iteration: "
@@ -92,6 +138,15 @@ static void text_residency(FILE *out, const report_stats *s)
             U(x->bytes_to_host), mib(x->bytes_to_host), U(x->bytes_to_device),
             mib(x->bytes_to_device));
     fprintf(out, "stalls: %llu\nstall_us: %.3f\n", U(x->stalls), (double)x->stall_ns / 1e3);
+    if (x->evictions + x->cancelled_evictions + x->restores == 0)
+        return;
+    fprintf(out, "moves_by_reason:");
+    for (uint32_t r = 1; r < 8; r++)
+        if (s->moves_by_reason[r])
+            fprintf(out, " %s %llu", report_move_reason_name(r), U(s->moves_by_reason[r]));
+    if (s->moves_by_reason[0])
+        fprintf(out, " other %llu", U(s->moves_by_reason[0]));
+    fputc('\n', out);
 }
 
 /* Moves and stalls of each step, when the trace has any. */
@@ -112,13 +167,20 @@ static void text_residency_steps(FILE *out, const report_stats *s)
 
 static void text_tables(FILE *out, const report_trace *t, const report_stats *s, long top)
 {
-    fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s\n", "step", "first_seq", "launches",
-            "allocations", "frees", "peak_device_bytes", "start_ms");
+    /* a bounded trace's table says which rows are summaries, and of how many steps */
+    fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s%s\n", "step", "first_seq", "launches",
+            "allocations", "frees", "peak_device_bytes", "start_ms",
+            s->summaries ? "  summary" : "");
     for (size_t i = 0; i < s->nsteps; i++) {
         const report_step *st = &s->steps[i];
-        fprintf(out, "  %6llu %10llu %9llu %11llu %7llu %18llu %12.3f\n", U(st->step),
+        fprintf(out, "  %6llu %10llu %9llu %11llu %7llu %18llu %12.3f", U(st->step),
                 U(st->first_seq), U(st->launches), U(st->allocations), U(st->frees),
                 U(st->peak_device_bytes), ms_since(t, st->t_start));
+        if (s->summaries && st->summary)
+            fprintf(out, "  %llu step%s", U(st->covers), st->covers == 1 ? "" : "s");
+        else if (s->summaries)
+            fprintf(out, "  -");
+        fputc('\n', out);
     }
     text_residency_steps(out, s);
     report_summary_plan_text(out, t, s);
@@ -152,6 +214,29 @@ static void json_u(FILE *out, const char *key, uint64_t v)
     fprintf(out, "\"%s\": %llu, ", key, U(v));
 }
 
+/* The keys of a bounded trace (format 1.4); zeros, false and null for any other trace. */
+static void json_limits(FILE *out, const report_trace *t, const report_stats *s)
+{
+    uint64_t step;
+    json_u(out, "max_bytes", t->max_bytes);
+    json_u(out, "summary_records", s->summaries);
+    json_u(out, "summarised_steps", s->summarised_steps);
+    json_u(out, "summarised_records", s->summarised_records);
+    if (s->summaries > 0 && last_detail_step(t, s, &step))
+        json_u(out, "last_detail_step", step);
+    else
+        fprintf(out, "\"last_detail_step\": null, ");
+    json_u(out, "lost_at_limit", t->lost_limit);
+    json_u(out, "steps_lost_at_limit", t->lost_steps);
+    json_u(out, "lost_after_write_error", t->lost_error);
+    fprintf(out, "\"write_error\": ");
+    if (t->write_error[0] != '\0')
+        report_json_string(out, t->write_error);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", ");
+}
+
 static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "{\"trace\": ");
@@ -166,7 +251,7 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     fprintf(out, ", ");
     json_u(out, "records", t->n);
     json_u(out, "dropped_records", t->dropped);
-    json_u(out, "iterations", s->nsteps);
+    json_u(out, "iterations", s->iterations);
     json_u(out, "warmup_launches", s->warmup_launches);
     json_u(out, "launches", s->launches);
     json_u(out, "launches_per_iteration", s->launches_per_iteration);
@@ -181,6 +266,7 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
     json_u(out, "device_bytes_at_end", s->end_device_bytes);
     json_u(out, "unmatched_frees", s->unmatched_frees);
+    json_limits(out, t, s);
 }
 
 /* The residency keys: all 0 without budget, move or stall records. */
@@ -198,7 +284,10 @@ static void json_residency(FILE *out, const report_stats *s)
     json_u(out, "stalls", x->stalls);
     fprintf(out, "\"stall_us\": ");
     report_json_double(out, (double)x->stall_ns / 1e3);
-    fprintf(out, ", ");
+    fprintf(out, ", \"moves_by_reason\": {");
+    for (uint32_t r = 1; r < 8; r++)
+        fprintf(out, "\"%s\": %llu, ", report_move_reason_name(r), U(s->moves_by_reason[r]));
+    fprintf(out, "\"other\": %llu}, ", U(s->moves_by_reason[0]));
 }
 
 static void json_lists(FILE *out, const report_stats *s, long top)
@@ -209,9 +298,11 @@ static void json_lists(FILE *out, const report_stats *s, long top)
         const report_residency *x = &st->residency;
         fprintf(out,
                 "%s{\"step\": %llu, \"first_seq\": %llu, \"launches\": %llu, "
-                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu, ",
+                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu, "
+                "\"summary\": %s, \"covers\": %llu, ",
                 i ? ", " : "", U(st->step), U(st->first_seq), U(st->launches), U(st->allocations),
-                U(st->frees), U(st->peak_device_bytes));
+                U(st->frees), U(st->peak_device_bytes), st->summary ? "true" : "false",
+                U(st->covers));
         fprintf(out,
                 "\"evictions\": %llu, \"cancelled_evictions\": %llu, \"restores\": %llu, "
                 "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_us\": ",

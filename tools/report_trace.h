@@ -27,7 +27,8 @@
                   sub2 reason, sub3 from, sub4 to
      slab         a slab_id, b addr, c bytes
      plan         a index in report_trace.plans (every field is there)
-     plan_step    a index in report_trace.plan_steps (every field is there) */
+     plan_step    a index in report_trace.plan_steps (every field is there)
+     step_summary a index in report_trace.summaries (every field is there) */
 typedef struct report_rec {
     uint64_t t_ns;
     uint64_t a, b, c, d, e, f;
@@ -63,6 +64,23 @@ typedef struct report_plan_step {
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
 } report_plan_step;
 
+/* A step_summary record (since format 1.4): what a bounded trace's writer folded, past the
+   detail, into one record: `steps` steps from `step` on, the first of which began at launch
+   first_seq (steps == 0: what came after the last step, or between steps, in no step), in the
+   window [start_ns, end_ns]. Counts of the records folded, the most device and pinned host
+   bytes held in the window and the device bytes at its end, the residency moves and stalls
+   (as report_residency counts them), and moves by reason (index 0: reasons the format does
+   not define). Fields a writer did not give are 0. t_ns: the record's time. */
+typedef struct report_summary {
+    uint64_t t_ns;
+    uint64_t step, steps, first_seq, start_ns, end_ns, records;
+    uint64_t launches, allocations, frees, copies, syncs, graph_launches, kernel_times;
+    uint64_t peak_device_bytes, device_bytes, peak_host_bytes;
+    uint64_t evictions, cancelled_evictions, restores, bytes_to_host, bytes_to_device;
+    uint64_t cancelled_bytes, stalls, stall_ns;
+    uint64_t moves_by_reason[8];
+} report_summary;
+
 typedef struct report_trace {
     const char *name; /* as given to the loader, for messages */
     uint16_t major, minor;
@@ -80,12 +98,21 @@ typedef struct report_trace {
     size_t nplans, plans_cap;
     report_plan_step *plan_steps; /* the plan_step records, in file order */
     size_t nplan_steps, plan_steps_cap;
+    report_summary *summaries; /* the step_summary records, in file order */
+    size_t nsummaries, summaries_cap;
     size_t chunks;          /* whole chunks read */
     size_t skipped_chunks;  /* of types this reader does not know */
     size_t skipped_records; /* of kinds this reader does not know */
     uint64_t dropped;       /* sum of the dropped records */
     int complete;           /* the END chunk was read */
     uint64_t end_records, end_dropped;
+    /* END keys of a bounded writer (1.4; 0 or empty when absent): the limit, records lost at
+       it and after a write error (whose text is write_error), and the detail's last step. */
+    uint64_t max_bytes, lost_limit, lost_error;
+    uint64_t lost_steps; /* steps whose summaries were lost at the limit (not in iterations) */
+    uint64_t detail_steps, last_detail_step; /* have_detail_end: the END chunk gave them */
+    int have_detail_end;
+    char write_error[120];
     int truncated;         /* the file stops inside a chunk, or without an END chunk */
     uint64_t truncated_at; /* byte offset where the whole chunks end */
     char note[200];        /* why it is truncated, one line */
@@ -156,6 +183,9 @@ typedef struct report_residency {
 
 typedef struct report_step {
     uint64_t step, first_seq, t_start;
+    uint64_t covers; /* steps this row stands for: 1, or a step_summary record's steps */
+    int summary;     /* from a step_summary record (format 1.4): its figures are the record's
+                        plus those of any detailed record in its window */
     uint64_t t_mark;         /* when the step's mark was written (the step had closed) */
     uint64_t end_seq, t_end; /* first launch after the step (UINT64_MAX: none), its end time */
     uint64_t launches, allocations, frees, peak_device_bytes;
@@ -183,6 +213,12 @@ typedef struct report_stats {
     uint64_t odd_moves;         /* moves of a direction the format does not define: not counted */
     report_step *steps;         /* by first_seq */
     size_t nsteps;
+    /* Steps in all: nsteps, plus what summary rows cover beyond one step each. */
+    uint64_t iterations;
+    /* Bounded traces (format 1.4): step_summary records, the steps they cover, the records
+       folded into them; the first summarised step (valid when summarised_steps > 0). */
+    uint64_t summaries, summarised_steps, summarised_records, first_summarised_step;
+    uint64_t moves_by_reason[8]; /* every move (detailed or summarised) by reason; 0: other */
     report_kernel *kernels; /* by total time, then launches, then name */
     size_t nkernels;
     report_alloc *allocs; /* in the order they were made */

@@ -27,6 +27,7 @@ enum slot {
     S_USEC,
     S_TEXT,
     S_IDS,
+    S_REASONS, /* step_summary's moves_by_reason tail */
     S_WIDE
 };
 
@@ -43,6 +44,16 @@ enum slot {
 _Static_assert(sizeof(report_plan) % 8 == 0 && sizeof(report_plan) / 8 + S_WIDE < 256,
                "plan members are 8 bytes, and a slot holds their index");
 _Static_assert(sizeof(report_plan_step) % 8 == 0, "plan_step members are 8 bytes");
+/* A field of a step_summary record (the format's list: u64 fields at 8 times their position,
+   then the moves_by_reason tail), into the report_summary member of the same name: the
+   members follow t_ns in the body's order. */
+#define SUMMARY(kid, name, type, off)                                                              \
+    {kid, name, type, (type) == SHIM_TRACE_U64_LIST ? S_REASONS : S_WIDE + 1 + (off) / 8},
+_Static_assert(sizeof(report_summary) % 8 == 0 && sizeof(report_summary) / 8 + S_WIDE < 256,
+               "summary members are 8 bytes, and a slot holds their index");
+_Static_assert(offsetof(report_summary, step) == 8 && offsetof(report_summary, stall_ns) == 192 &&
+                   offsetof(report_summary, moves_by_reason) == 200,
+               "report_summary follows the step_summary body");
 
 /* The fields this reader needs, found by name in the file's schema. */
 static const struct want {
@@ -132,9 +143,10 @@ static const struct want {
     PLAN_STEP(bytes_to_host),
     PLAN_STEP(bytes_to_device),
     PLAN_STEP(stall_ns),
+    SHIM_TRACE_SUMMARY_FIELDS(SUMMARY)
 };
 #define NWANTS     (sizeof wants / sizeof wants[0])
-#define KIND_WANTS 17 /* the most wants of one kind (plan) */
+#define KIND_WANTS 25 /* the most wants of one kind (step_summary) */
 
 static const struct {
     uint16_t id;
@@ -429,8 +441,33 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         r->a = t->nplan_steps;
         return (uint8_t *)&t->plan_steps[t->nplan_steps++];
     }
+    if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
+        if (grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries, 1,
+                 sizeof *t->summaries) != 0)
+            return NULL;
+        memset(&t->summaries[t->nsummaries], 0, sizeof *t->summaries);
+        t->summaries[t->nsummaries].t_ns = r->t_ns;
+        r->a = t->nsummaries;
+        return (uint8_t *)&t->summaries[t->nsummaries++];
+    }
     *none = 1;
     return NULL;
+}
+
+/* A step_summary's moves_by_reason tail into its entry: reasons past the table count as
+   index 0 (other). */
+static int take_reasons(uint8_t *wide, const uint8_t *tail, size_t n, uint64_t at, char *err,
+                        size_t errlen)
+{
+    if (n % 8 != 0)
+        return bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8", n);
+    report_summary *s = (report_summary *)(void *)wide;
+    size_t table = sizeof s->moves_by_reason / sizeof s->moves_by_reason[0];
+    for (size_t i = 0; i < n / 8; i++) {
+        uint64_t v = get_le(tail + 8 * i, 8), *slot = &s->moves_by_reason[i < table ? i : 0];
+        *slot = *slot + v < *slot ? UINT64_MAX : *slot + v;
+    }
+    return 0;
 }
 
 /* Fills r's slots from a body of len bytes (len >= the kind's fixed size). */
@@ -447,6 +484,9 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
         if (slot >= S_WIDE) {
             uint64_t v = get_le(f, type_size(k->f[i].type)); /* an f64's bits: 8 bytes */
             memcpy(wide + 8 * (slot - S_WIDE), &v, sizeof v);
+        } else if (slot == S_REASONS) {
+            if (take_reasons(wide, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
+                return -1;
         } else if (slot == S_TEXT || slot == S_IDS) {
             if (take_tail(t, r, slot, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
                 return -1;

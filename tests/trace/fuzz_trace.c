@@ -1,8 +1,8 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
  * output of shim-report's trace subcommands (moves, memviz, the step model and the HTML page
- * included) on whatever it accepted (the plan tables too, and the summary of several traces: this
- * one twice). Each input is read twice: as it is, and with every chunk's checksum made right, so
- * that mutations reach the payload parsers instead of stopping at the checksum. */
+ * included) on whatever it accepted (the plan tables, step summaries, and the summary of several
+ * traces: this one twice). Each input is read twice: as it is, and with every chunk's checksum
+ * made right, so that mutations reach the payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -73,7 +73,7 @@ static void check_moves(const report_trace *t, const report_moves *m)
 /* Every plan and plan_step record has its own entry in its table, and the record points at it. */
 static void check_plans(const report_trace *t)
 {
-    size_t plans = 0, steps = 0;
+    size_t plans = 0, steps = 0, summaries = 0;
     for (size_t i = 0; i < t->n; i++) {
         const report_rec *r = &t->recs[i];
         if (r->kind == SHIM_TRACE_PLAN) {
@@ -82,10 +82,13 @@ static void check_plans(const report_trace *t)
         } else if (r->kind == SHIM_TRACE_PLAN_STEP) {
             CHECK(r->a < t->nplan_steps && t->plan_steps[r->a].t_ns == r->t_ns);
             steps++;
+        } else if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
+            CHECK(r->a < t->nsummaries && t->summaries[r->a].t_ns == r->t_ns);
+            summaries++;
         }
     }
-    CHECK(plans == t->nplans && steps == t->nplan_steps);
-    CHECK(t->nplans + t->nplan_steps <= t->n);
+    CHECK(plans == t->nplans && steps == t->nplan_steps && summaries == t->nsummaries);
+    CHECK(t->nplans + t->nplan_steps + t->nsummaries <= t->n);
 }
 
 /* The step model of whatever was read: valid when built, an error naming the trace otherwise;
@@ -151,21 +154,29 @@ static void one(const unsigned char *data, size_t size)
     check_plans(&t);
     report_stats s;
     if (report_stats_compute(&s, &t) == 0) {
-        CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
         CHECK(s.warmup_launches <= s.launches);
+        CHECK(s.summaries == t.nsummaries && s.iterations >= s.nsteps);
         const report_residency *x = &s.residency;
-        CHECK(x->evictions + x->cancelled_evictions + x->restores + s.odd_moves + x->stalls +
-                  s.budgets <=
-              t.n);
-        uint64_t moves = 0, stalls = 0; /* each move or stall is in one step at most */
-        for (size_t i = 0; i < s.nsteps; i++) {
+        for (size_t i = 0; i < s.nsteps; i++) { /* saturating sums: no step above the total */
             const report_residency *y = &s.steps[i].residency;
-            moves += y->evictions + y->cancelled_evictions + y->restores;
-            stalls += y->stalls;
             CHECK(y->bytes_to_host <= x->bytes_to_host && y->stall_ns <= x->stall_ns);
+            CHECK(s.steps[i].covers >= 1 && (s.steps[i].covers == 1 || s.steps[i].summary));
         }
-        CHECK(moves <= x->evictions + x->cancelled_evictions + x->restores);
-        CHECK(stalls <= x->stalls);
+        if (t.nsummaries == 0) { /* every count is of records; step summaries (1.4) carry any */
+            CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
+            CHECK(x->evictions + x->cancelled_evictions + x->restores + s.odd_moves + x->stalls +
+                      s.budgets <=
+                  t.n);
+            uint64_t moves = 0, stalls = 0; /* each move or stall is in one step at most */
+            for (size_t i = 0; i < s.nsteps; i++) {
+                const report_residency *y = &s.steps[i].residency;
+                moves += y->evictions + y->cancelled_evictions + y->restores;
+                stalls += y->stalls;
+            }
+            CHECK(moves <= x->evictions + x->cancelled_evictions + x->restores);
+            CHECK(stalls <= x->stalls);
+            CHECK(s.iterations == s.nsteps);
+        }
         report_summary_print(sink, &t, &s, 0, 10);
         report_summary_print(sink, &t, &s, 1, 3);
         report_trace tt[2] = {t, t}; /* the same trace as two ranks, side by side */

@@ -1,5 +1,6 @@
 # tests/trace — the trace writer (shim/shim_trace_*.c) and reader (tools/report_trace_*.c): unit
-# tests, the shim-report end-to-end test on generated traces, and the reader's fuzz target.
+# tests, the shim-report end-to-end tests on generated and recorded traces (bounded ones too),
+# and the reader's fuzz target.
 # (This fragment is read before tools/*.mk, so it names the reader's sources itself.)
 tests_trace_CFLAGS := -Ishim -Itools
 
@@ -39,6 +40,9 @@ TESTS += tests/trace/test_report_memviz.sh tests/trace/test_report_perfetto.sh
 # Chromium: the charts drew, the page's numbers are summary --json's, no script error
 # (tests/trace/check_report_html.py reads the DOM). Skips the browser checks without chromium.
 TESTS += tests/trace/test_report_html.sh
+# Bounded traces (trace.max_bytes): 10,000 train_sim steps within 4 MiB, summarised steps'
+# figures against train_sim's, libshim's exit line and an unbounded trace, a file size limit.
+TESTS += tests/trace/test_trace_bounded.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace

@@ -23,10 +23,23 @@
  *                              between its members (see test_report_memviz.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
+ *   trace_gen steps PATH [N [MAX_BYTES]]
+ *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
+ *                              steps (default 2000) as the detector marks them, each with a
+ *                              2 MiB activation, 3 launches, a copy and the closing sync;
+ *                              every 4th step (i % 4 == 1) an 8 MiB temporary as well (peak
+ *                              14 MiB, else 6 MiB); every 2nd (even i) a budget eviction and a
+ *                              prefetch of the activation, 1 MiB each; every 3rd (i % 3 == 0) a
+ *                              1 us stall; every 32 steps it waits for the writer to catch
+ *                              up (nothing is dropped); the trace limited to MAX_BYTES
+ *                              (default 0: none).
+ *                              What the writer says (its log callback) goes to stderr as
+ *                              "trace_gen: log LEVEL: MESSAGE".
  *
  * The header's pid is 4242 and its rank 3, or TRACE_GEN_RANK when set (the ranks of one job).
  */
 #include "shim_trace.h"
+#include "shim_trace_internal.h" /* the thread's ring: steps waits for the writer */
 
 #include <pthread.h>
 #include <stdio.h>
@@ -340,6 +353,58 @@ static void *thread_body(void *arg)
     return NULL;
 }
 
+/* Returns once the writer has read everything this thread recorded. */
+static void wait_drained(void)
+{
+    struct shim_trace_ring *r = shim_trace_tls_ring;
+    struct timespec pause = {0, 200000};
+    while (r != NULL && atomic_load(&r->tail) != atomic_load(&r->head))
+        nanosleep(&pause, NULL);
+}
+
+/* The `steps` scenario: n steps of known contents (see the top of the file). */
+static void steps(uint64_t n)
+{
+    const uint64_t stream = 0x5000;
+    shim_trace_func_name(GEMM, "gemm");
+    shim_trace_func_name(RELU, "relu");
+    shim_trace_budget(64 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
+    launch(GEMM, stream, NULL, 0, 0); /* warm-up */
+    shim_trace_sync(SHIM_SYNC_CTX, 0);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t act = 1000 + i, first = seq, both[2] = {1, act}, t = now_ns();
+        shim_trace_alloc(act, 0x7f0000000000ull + (i % 64) * 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC,
+                         stream);
+        launch(GEMM, stream, both, 2, 0);
+        if (i % 4 == 1) {
+            shim_trace_alloc(1000000 + i, 0x7e0000000000ull, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+            shim_trace_free(1000000 + i, 0);
+        }
+        launch(RELU, stream, &act, 1, 0);
+        if (i % 2 == 0) { /* moves and stalls start in the step (at t), whatever they last */
+            shim_trace_move(SHIM_MOVE_TO_HOST, act, 1 * MIB, t, t + 500, SHIM_REASON_BUDGET);
+            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, 1 * MIB, t + 1, t + 900,
+                            SHIM_REASON_PREFETCH);
+        }
+        if (i % 3 == 0)
+            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND);
+        launch(GEMM, stream, both, 2, 0);
+        shim_trace_copy(SHIM_COPY_D2H, 0, act, 4096, stream);
+        shim_trace_free(act, stream);
+        shim_trace_sync(SHIM_SYNC_STREAM, stream);
+        shim_trace_step(i, first);
+        if (i % 32 == 31) /* about 13 KiB of records: let the writer catch up (no drops) */
+            wait_drained();
+    }
+    shim_trace_free(1, 0); /* teardown: after the last step */
+}
+
+static void say(int level, const char *msg)
+{
+    fprintf(stderr, "trace_gen: log %d: %s\n", level, msg);
+}
+
 static void threads(void)
 {
     pthread_t th[4];
@@ -351,14 +416,24 @@ static void threads(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|empty PATH\n");
+    int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
+    if (argc != 3 && !(is_steps && argc <= 5)) {
+        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|empty PATH\n"
+                        "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
-    struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
+    struct shim_trace_info info = {4242, 3,   "trace_gen --synthetic", "budget = \"1GiB\"\n", 0,
+                                   0,    NULL};
     const char *rank = getenv("TRACE_GEN_RANK");
     if (rank)
         info.rank = atoi(rank);
+    uint64_t n = 2000;
+    if (is_steps) {
+        n = argc >= 4 ? strtoull(argv[3], NULL, 10) : n;
+        info.max_bytes = argc >= 5 ? strtoull(argv[4], NULL, 10) : 0;
+        info.log = say;
+        info.flush_ms = 10;
+    }
     char err[256];
     if (shim_trace_start(argv[2], &info, err, sizeof err) != 0) {
         fprintf(stderr, "trace_gen: %s\n", err);
@@ -374,6 +449,8 @@ int main(int argc, char **argv)
         memviz();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
+    else if (is_steps)
+        steps(n);
     else if (strcmp(argv[1], "empty") != 0) {
         fprintf(stderr, "trace_gen: unknown scenario '%s'\n", argv[1]);
         shim_trace_stop();
