@@ -24,7 +24,7 @@ static bool config_ok;
 static char trace_pattern[CONF_MAX_STRING + 1];
 static unsigned trace_flush_ms;
 static uint64_t trace_max_bytes; /* 0: no limit */
-static char config_text[8192]; /* the effective configuration, for the trace's header */
+static char config_text[8192];   /* the effective configuration, for the trace's header */
 static size_t config_len;
 
 extern char **environ;

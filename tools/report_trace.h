@@ -186,7 +186,7 @@ typedef struct report_step {
     uint64_t covers; /* steps this row stands for: 1, or a step_summary record's steps */
     int summary;     /* from a step_summary record (format 1.4): its figures are the record's
                         plus those of any detailed record in its window */
-    uint64_t t_mark;         /* when the step's mark was written (the step had closed) */
+    uint64_t t_mark; /* when the step's mark was written (the step had closed) */
     uint64_t end_seq, t_end; /* first launch after the step (UINT64_MAX: none), its end time */
     uint64_t launches, allocations, frees, peak_device_bytes;
     report_residency residency; /* moves and stalls that started in [t_start, t_end) */
@@ -219,7 +219,7 @@ typedef struct report_stats {
        folded into them; the first summarised step (valid when summarised_steps > 0). */
     uint64_t summaries, summarised_steps, summarised_records, first_summarised_step;
     uint64_t moves_by_reason[8]; /* every move (detailed or summarised) by reason; 0: other */
-    report_kernel *kernels; /* by total time, then launches, then name */
+    report_kernel *kernels;      /* by total time, then launches, then name */
     size_t nkernels;
     report_alloc *allocs; /* in the order they were made */
     size_t nallocs;

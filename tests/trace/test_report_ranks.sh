@@ -36,7 +36,7 @@ check "three traces: the count" has_line "$tmp/sum" "traces: 3, side by side by 
 check "three traces: listed in rank order" sh -c "sed -n '2,4p' '$tmp/sum' | cut -d: -f1 | \
     tr -d ' ' | tr '\n' ,  | grep -qx 'rank0,rank1,rank2,'"
 check "three traces: rank 1 is the moves trace" \
-    has_line "$tmp/sum" "  rank 1: $tmp/r1.trace (pid 4242, format 1.3, complete)"
+    has_line "$tmp/sum" "  rank 1: $tmp/r1.trace (pid 4242, format 1.4, complete)"
 check "totals: columns in rank order" \
     has_line "$tmp/sum" "                                   rank 0         rank 1         rank 2"
 for line in \

@@ -142,7 +142,7 @@ if [ -n "$P" ]; then
     # program exits may be counted in the exit line and have no record.
     exact_auto "evictions and restores: the exit line's (${E:-?}, ${R:-?}), less at most 16 in flight at exit" \
         js "$work/auto.sum.json" "0 <= ${E:-0} - d['evictions'] <= 16 and \
-            0 <= ${R:-0} - d['restores'] <= 16 and d['evictions'] > 5000"
+            0 <= ${R:-0} - d['restores'] <= 16 and d['evictions'] > 1000"
     exact_auto "stall time: the exit line's (${MS:-?} ms)" \
         js "$work/auto.sum.json" "abs(d['stall_us'] / 1000 - ${MS:-0}) <= 0.06 and d['stalls'] > 0"
     check "moves by reason add up to the moves" \
