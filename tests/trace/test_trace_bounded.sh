@@ -50,7 +50,9 @@ case "${SAN:-}" in
 esac
 for try in 1 2 3; do
     rm -f "$work/long.trace"
+    # The writer drains every 5 ms (not 100): its rings hold a few ms of this fast loop.
     SHIM_MODE=record SHIM_TRACE_MAX_BYTES=$LIMIT_TEXT SHIM_TRACE_PATH="$work/long.trace" \
+        SHIM_TRACE_FLUSH_INTERVAL=5ms \
         SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/long.json" LD_PRELOAD="$PRELOAD" \
         timeout -k 5 $((RUN_TIMEOUT * 4)) "$TRAIN" "${SMALL[@]}" --iters "$N" \
         >"$work/long.out" 2>"$work/long.err"
