@@ -343,6 +343,39 @@ const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long to
 /* The JSON object of report_summary_print alone, with no newline after it. */
 void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top);
 
+/* ---- report_ranks.c: several traces as the ranks of one job (summary and html) ---- */
+
+/* One trace among several. */
+typedef struct report_rank {
+    const report_trace *t;
+    const report_stats *s;
+    size_t given;                /* its index in the arrays given to report_ranks_make */
+    char label[64];              /* "rank R", or "rank R pid P" for all when ranks repeat */
+    const report_step **by_step; /* s->steps sorted by step number */
+    double median_step_ms;       /* of the steps' wall times (their windows); -1: no step */
+} report_rank;
+
+typedef struct report_ranks {
+    report_rank *r; /* ordered by the rank in each trace's header, then pid, then given order */
+    size_t n;
+    uint64_t *steps; /* the step numbers of every rank, sorted, each once */
+    size_t nsteps;
+} report_ranks;
+
+/* The n traces t[i] (s[i]: report_stats_compute of it) as ranks, into rk (free it with
+   report_ranks_free; t and s must outlive it). 0, or -1 when memory ran out (rk is then
+   empty). */
+int report_ranks_make(report_ranks *rk, const report_trace *t, const report_stats *s, size_t n);
+
+void report_ranks_free(report_ranks *rk);
+
+/* The step numbered `step` of rank r, or NULL when r has none. */
+const report_step *report_ranks_step(const report_rank *r, uint64_t step);
+
+/* The step's wall time (its window) in ms, or -1 for NULL or a window that ends before it
+   starts. */
+double report_ranks_step_ms(const report_step *st);
+
 /* report_summary_ranks.c — the summary of n traces (the ranks of one job) side by side, one
    column per trace, ordered by the rank in each trace's header, then pid, then given order:
    the traces, totals, and per-step tables keyed by step number. json: {"ranks": [...],

@@ -4,7 +4,7 @@
 tests_trace_CFLAGS := -Ishim -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
-                     tools/report_summary_ranks.c \
+                     tools/report_summary_ranks.c tools/report_ranks.c \
                      tools/report_summary_plan.c \
                      tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
                      tools/report_perfetto.c tools/report_memviz.c tools/report_pickle.c
