@@ -16,7 +16,7 @@ static const report_command commands[] = {
     {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
     {"moves", report_moves_main, "[--json] TRACE",
      "every residency move: unit, direction, bytes, reason, outcome, times"},
-    {"html", report_html_main, "[--top N] [-o FILE] TRACE",
+    {"html", report_html_main, "[--top N] [-o FILE] TRACE...",
      "one self-contained HTML page: memory, steps, moves, plan, tables, configuration"},
     {"perfetto", report_perfetto_main, "[-o FILE] TRACE...",
      "Chrome trace JSON for Perfetto (torch.profiler's layout), one process per rank and GPU"},

@@ -94,8 +94,8 @@ static void totals_of(column *c)
 {
     const report_stats *s = c->s;
     const report_residency *x = &s->residency;
-    cell median = c->r->median_step_ms < 0 ? (cell){CELL_NONE, 0, 0.0}
-                                           : figure_cell(c->r->median_step_ms);
+    cell median =
+        c->r->median_step_ms < 0 ? (cell){CELL_NONE, 0, 0.0} : figure_cell(c->r->median_step_ms);
     cell all[] = {figure_cell((double)(s->last_ns - s->first_ns) / 1e6),
                   count_cell(s->nsteps),
                   median,

@@ -329,6 +329,11 @@ void report_opts_free(report_opts *o);
 /* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
+/* Loads each of o->traces in turn (report_open: an error or truncation note on stderr) into
+   t[k], s[k] (arrays of o->ntraces); *n counts those loaded. 0, or 1 when one could not be
+   read (the others are loaded all the same). */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n);
+
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as in
    report.h; *_print writes the output for a loaded trace ---- */
@@ -437,6 +442,11 @@ int report_memviz_print(FILE *out, const report_trace *t);
    of the summary's top allocations and kernels cut at top. 0, or -1 when memory ran out. */
 int report_html_main(int argc, char **argv, char **envp);
 int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top);
+/* report_html_ranks.c: the page of n traces t[i] (s[i] their stats), the ranks of one job: the
+   ranks side by side (summary TRACE...'s figures), then each rank's part as the page of one
+   trace has it, one rank shown at a time. 0, or -1 when memory ran out. */
+int report_html_print_ranks(FILE *out, const report_trace *t, const report_stats *s, size_t n,
+                            long top);
 
 /* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
    of a trace, and what-if planning on it ---- */
