@@ -39,6 +39,9 @@ TESTS += tests/trace/test_report_memviz.sh tests/trace/test_report_perfetto.sh
 # Chromium: the charts drew, the page's numbers are summary --json's, no script error
 # (tests/trace/check_report_html.py reads the DOM). Skips the browser checks without chromium.
 TESTS += tests/trace/test_report_html.sh
+# shim-report html of four ranks (trace_gen, TRACE_GEN_RANK 0 to 3): the ranks side by side and
+# each rank's part, against summary --json TRACE... and each trace's own (check_report_html.py).
+TESTS += tests/trace/test_report_html_ranks.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
