@@ -1,10 +1,11 @@
-/* report_html.c — `shim-report html [--top N] [-o FILE] TRACE`: one self-contained HTML page of
+/* report_html.c — `shim-report html [--top N] [-o FILE] TRACE...`: one self-contained HTML page of
  * a trace (no network: inline style, script and SVG; a Content-Security-Policy forbids the
  * rest). This file writes the page's skeleton: the header, the headline figures, the sections
  * (charts from report_html_svg.c, tables from report_html_tables.c), the configuration the
  * trace recorded, and the data block <script type="application/json" id="shim-data">, which
  * holds summary --json's object as it is (report_summary_print), moves --json's totals, and
- * the memory series drawn. */
+ * the memory series drawn. Several traces (the ranks of a job) make the page of
+ * report_html_ranks.c, from the parts here. */
 #include "report.h"
 #include "report_html.h"
 
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "html [--top N] [-o FILE] TRACE"
+#define USAGE "html [--top N] [-o FILE] TRACE..."
 #define U(x)  ((unsigned long long)(x))
 
 /* Contract in report_html.h. */
@@ -107,8 +108,8 @@ static void script_json(FILE *out, const char *json, size_t len)
     }
 }
 
-/* The memory series in the data block: parallel arrays. */
-static void json_series(FILE *out, const html_page *p)
+/* Contract in report_html.h. The memory series: parallel arrays. */
+void html_json_memory(FILE *out, const html_page *p)
 {
     const html_series *h = &p->mem;
     fprintf(out,
@@ -147,12 +148,12 @@ static void json_series(FILE *out, const html_page *p)
     fprintf(out, "]}");
 }
 
-/* The data block: what the page shows, for programs. -1 when memory ran out. */
-static int data_block(html_page *p)
+/* The data block of one trace's page, in *json (free it): what the page shows, for programs.
+   0, or -1 when memory ran out. */
+static int data_json(html_page *p, char **json, size_t *len)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
+    *json = NULL;
+    FILE *mem = open_memstream(json, len);
     if (mem == NULL)
         return -1;
     fprintf(mem, "{\"generator\": \"shim-report html\", \"top\": %ld, \"summary\": ", p->top);
@@ -160,16 +161,13 @@ static int data_block(html_page *p)
     fprintf(mem, ", \"moves_totals\": ");
     report_moves_totals_json(mem, p->m);
     fprintf(mem, ", \"memory\": ");
-    json_series(mem, p);
+    html_json_memory(mem, p);
     fprintf(mem, "}");
     if (fclose(mem) != 0) {
-        free(buf);
+        free(*json);
+        *json = NULL;
         return -1;
     }
-    fprintf(p->out, "<script type=\"application/json\" id=\"shim-data\">");
-    script_json(p->out, buf, len);
-    fprintf(p->out, "</script>\n");
-    free(buf);
     return 0;
 }
 
@@ -197,7 +195,7 @@ static void figures(html_page *p)
 {
     const report_stats *s = p->s;
     const report_residency *x = &s->residency;
-    fprintf(p->out, "<section id=\"figures\" class=\"figures\">\n");
+    fprintf(p->out, "<section id=\"%sfigures\" class=\"figures\">\n", p->pfx);
     figure_u(p, "peak_device_bytes", "peak device bytes (allocated)", s->peak_device_bytes, 1);
     figure_u(p, "budget_bytes", s->budgets ? "budget" : "budget (none recorded)", s->budget_bytes,
              1);
@@ -230,8 +228,16 @@ static void header(html_page *p)
     fprintf(p->out, "%zu records &middot; ", t->n);
     html_duration_us(p->out, (double)(p->s->last_ns - p->s->first_ns) / 1e3);
     fprintf(p->out, " recorded</p>\n");
+    html_trace_warnings(p);
+    fprintf(p->out, "</header>\n");
+}
+
+/* Contract in report_html.h. */
+void html_trace_warnings(html_page *p)
+{
+    const report_trace *t = p->t;
     if (t->truncated) {
-        fprintf(p->out, "<p class=\"warn\" id=\"truncated\">Truncated trace: ");
+        fprintf(p->out, "<p class=\"warn\" id=\"%struncated\">Truncated trace: ", p->pfx);
         html_text(p->out, t->note);
         fprintf(p->out, ". Everything below is of its whole chunks.</p>\n");
     }
@@ -240,12 +246,11 @@ static void header(html_page *p)
                 "<p class=\"warn\">%llu records were dropped by the writer: counts may be "
                 "low.</p>\n",
                 U(t->dropped));
-    fprintf(p->out, "</header>\n");
 }
 
 static void section(html_page *p, const char *id, const char *title, const char *blurb)
 {
-    fprintf(p->out, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+    fprintf(p->out, "<section id=\"%s%s\"><h2>%s</h2>\n", p->pfx, id, title);
     if (blurb)
         fprintf(p->out, "<p class=\"note\">%s</p>\n", blurb);
 }
@@ -261,11 +266,12 @@ static void config(html_page *p)
             "As libshim recorded it at start (<code>shim-report config</code> format: each "
             "option, its value and where the value came from).");
     if (p->t->config && *p->t->config) {
-        fprintf(p->out, "<pre id=\"config-text\">");
+        fprintf(p->out, "<pre id=\"%sconfig-text\">", p->pfx);
         html_text(p->out, p->t->config);
         fprintf(p->out, "</pre>\n");
     } else {
-        fprintf(p->out, "<p id=\"config-text\" class=\"empty\">Not recorded in this trace.</p>\n");
+        fprintf(p->out, "<p id=\"%sconfig-text\" class=\"empty\">Not recorded in this trace.</p>\n",
+                p->pfx);
     }
     if (p->t->writer) {
         fprintf(p->out, "<p class=\"note\">Written by ");
@@ -275,7 +281,8 @@ static void config(html_page *p)
     end_section(p);
 }
 
-static void body(html_page *p)
+/* Contract in report_html.h. */
+void html_sections(html_page *p)
 {
     figures(p);
     section(p, "memory", "Device memory over time",
@@ -315,23 +322,46 @@ static void body(html_page *p)
     config(p);
 }
 
-/* Contract in report_trace.h. */
-int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top)
+/* Contract in report_html.h. */
+int html_page_open(html_page *p, FILE *out, const report_trace *t, const report_stats *s, long top,
+                   const char *pfx)
 {
-    report_moves m;
-    if (report_moves_compute(&m, t, s) != 0)
+    report_moves *m = malloc(sizeof *m);
+    *p = (html_page){.out = out, .t = t, .s = s, .m = m, .top = top, .pfx = pfx};
+    if (m == NULL)
         return -1;
-    html_page p = {.out = out, .t = t, .s = s, .m = &m, .top = top};
-    if (html_series_compute(&p.mem, t, s, HTML_PLOT_W) != 0) {
-        report_moves_free(&m);
+    if (report_moves_compute(m, t, s) != 0) {
+        free(m);
+        p->m = NULL;
         return -1;
     }
+    if (html_series_compute(&p->mem, t, s, HTML_PLOT_W) != 0) {
+        html_page_close(p);
+        return -1;
+    }
+    return 0;
+}
+
+/* Contract in report_html.h. */
+void html_page_close(html_page *p)
+{
+    html_series_free(&p->mem);
+    if (p->m != NULL) {
+        report_moves_free((report_moves *)p->m);
+        free((report_moves *)p->m);
+    }
+    p->m = NULL;
+}
+
+/* Contract in report_html.h. */
+void html_begin(FILE *out, const char *title)
+{
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                  "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
                  "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                  "<title>shim-report: ");
-    html_text(out, t->name);
+    html_text(out, title);
     /* First of all, before anything else can fail: uncaught errors and console.error calls
        are counted on <html data-errors> and listed in #shim-errors (see report_html.js). */
     fprintf(out, "</title>\n<script>window.shimErrors=[];(function(){function note(m){"
@@ -343,54 +373,86 @@ int report_html_print(FILE *out, const report_trace *t, const report_stats *s, l
                  "return ce.apply(console,arguments);};})();</script>\n<style>\n");
     fputs(report_html_css, out);
     fprintf(out, "</style>\n</head>\n<body>\n<div id=\"shim-errors\" hidden></div>\n");
-    header(&p);
-    fprintf(out, "<main>\n");
-    body(&p);
+}
+
+/* Contract in report_html.h. */
+void html_end(FILE *out, const char *json, size_t len, long top)
+{
     fprintf(out,
-            "</main>\n<footer>Made by <code>shim-report html</code> from the trace alone. "
+            "<footer>Made by <code>shim-report html</code> from the trace alone. "
             "Charts show at most a few samples per pixel column; tables and figures are "
             "exact (the numbers of <code>shim-report summary --json --top %ld</code>, also "
             "in this page's <code>#shim-data</code> block).</footer>\n",
             top);
-    int rc = data_block(&p);
-    fprintf(out, "<script>\n");
+    fprintf(out, "<script type=\"application/json\" id=\"shim-data\">");
+    script_json(out, json, len);
+    fprintf(out, "</script>\n<script>\n");
     fputs(report_html_js, out);
     fprintf(out, "</script>\n</body></html>\n");
-    html_series_free(&p.mem);
-    report_moves_free(&m);
+}
+
+/* Contract in report_trace.h. */
+int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top)
+{
+    html_page p;
+    if (html_page_open(&p, out, t, s, top, "") != 0)
+        return -1;
+    html_begin(out, t->name);
+    header(&p);
+    fprintf(out, "<main>\n");
+    html_sections(&p);
+    fprintf(out, "</main>\n");
+    char *json;
+    size_t len;
+    int rc = data_json(&p, &json, &len);
+    html_end(out, rc == 0 ? json : "{}", rc == 0 ? len : 2, top);
+    free(json);
+    html_page_close(&p);
     return rc;
 }
 
-/* `html [--top N] [-o FILE] TRACE`: the page on stdout or in FILE. Exit status as in
-   report.h. */
+/* `html [--top N] [-o FILE] TRACE...`: the page on stdout or in FILE; several traces: the page
+   of the ranks (report_html_ranks.c). Exit status as in report.h; a trace that cannot be read
+   among several: 1, and the page of the others. */
 int report_html_main(int argc, char **argv, char **envp)
 {
     (void)envp;
     report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 1) != 0)
-        return 2;
+    int rc = report_opts_parse_many(&o, argc, argv, USAGE, 1, 1); /* 1: --top (and --json) */
+    if (rc != 0)
+        return rc == 1 ? 1 : 2;
     if (o.json) {
         fprintf(stderr, "usage: shim-report %s\n", USAGE);
+        report_opts_free(&o);
         return 2;
     }
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    FILE *out = o.output ? fopen(o.output, "w") : stdout;
-    int rc = 0;
-    if (out == NULL) {
+    report_trace *t = calloc(o.ntraces, sizeof *t);
+    report_stats *s = calloc(o.ntraces, sizeof *s);
+    size_t n = 0;
+    if (t == NULL || s == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        rc = 1;
+    } else
+        rc = report_open_all(&o, t, s, &n);
+    FILE *out = n == 0 ? NULL : o.output ? fopen(o.output, "w") : stdout;
+    if (n > 0 && out == NULL) {
         fprintf(stderr, "shim-report: cannot write %s\n", o.output);
         rc = 1;
-    } else if (report_html_print(out, &t, &s, o.top) != 0) {
-        fprintf(stderr, "shim-report: %s: out of memory\n", o.trace);
+    } else if (n > 0 && (o.ntraces == 1 ? report_html_print(out, &t[0], &s[0], o.top)
+                                        : report_html_print_ranks(out, t, s, n, o.top)) != 0) {
+        fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
     }
     if (out != NULL && out != stdout && fclose(out) != 0) {
         fprintf(stderr, "shim-report: cannot write %s\n", o.output);
         rc = 1;
     }
-    report_stats_free(&s);
-    report_trace_free(&t);
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+    report_opts_free(&o);
     return rc;
 }

@@ -3,6 +3,8 @@
  *   report_html_tables.c  the sortable tables (steps, plans, allocations, kernels, moves)
  *   report_html_svg.c     the charts, drawn here as inline SVG
  *   report_html_series.c  device memory over time by residency state, downsampled for the view
+ *   report_html_axis.c    what the charts share: axes, grid, legends, bar counts
+ *   report_html_ranks.c   the page of several traces (ranks): the ranks side by side, then each
  * and the page's style sheet and script (tools/report_html.css, tools/report_html.js), which the
  * build turns into C strings (html_assets.c in the build folder; see tools/module.mk).
  *
@@ -44,7 +46,7 @@ int html_series_compute(html_series *out, const report_trace *t, const report_st
                         size_t buckets);
 void html_series_free(html_series *h);
 
-/* What the page is made of. */
+/* What the page (or, with several traces, one rank's part of it) is made of. */
 typedef struct html_page {
     FILE *out;
     const report_trace *t;
@@ -52,6 +54,7 @@ typedef struct html_page {
     const report_moves *m;
     html_series mem;
     long top;
+    const char *pfx; /* before every element id: "" for one trace, "rK-" for the K-th rank */
 } html_page;
 
 /* Geometry shared by the time charts (SVG user units; the charts scale to the page's width),
@@ -79,6 +82,69 @@ void html_duration_us(FILE *out, double us);
 /* The time axis of the trace, in milliseconds since its start (INFO start_ns). */
 double html_ms(const report_trace *t, uint64_t ns);
 
+/* ---- report_html.c: the page's parts, for report_html_ranks.c ---- */
+
+/* Fills p for trace t (s: report_stats_compute of t): its moves and memory series. 0, or -1
+   when memory ran out (p then owns nothing). */
+int html_page_open(html_page *p, FILE *out, const report_trace *t, const report_stats *s, long top,
+                   const char *pfx);
+void html_page_close(html_page *p);
+
+/* From <!DOCTYPE html> to the <body>'s error box, the page titled `title`. */
+void html_begin(FILE *out, const char *title);
+
+/* The trace's warnings (truncated, dropped records), the headline figures and every section,
+   element ids prefixed with p->pfx. */
+void html_trace_warnings(html_page *p);
+void html_sections(html_page *p);
+
+/* The footer, the data block holding len bytes of JSON at json (made safe for a <script>), the
+   page's script, and the end of the page. */
+void html_end(FILE *out, const char *json, size_t len, long top);
+
+/* The memory series of p as the data block's "memory" object. */
+void html_json_memory(FILE *out, const html_page *p);
+
+/* ---- report_html_axis.c: what the charts share ---- */
+
+#define HTML_MAX_BARS   240 /* bars in one chart at most */
+#define HTML_BAR_H      240 /* a bar chart's height, and where its plot starts and ends */
+#define HTML_BAR_TOP    14
+#define HTML_BAR_BOTTOM (HTML_BAR_H - 34)
+
+/* A value axis from 0 to max (in units of `unit`, named uname), ticks every step. */
+typedef struct html_axis {
+    double max, step, unit;
+    const char *uname;
+} html_axis;
+
+/* 1, 2 or 5 times a power of ten, at least x / 5 (1 when x is not above 0). */
+double html_nice_step(double x);
+
+/* Axes whose top is at least max: in B, KiB, MiB or GiB; in us, ms or s. */
+html_axis html_axis_bytes(double max);
+html_axis html_axis_us(double max);
+
+/* The y of value v (in base units) on axis a, for a plot from y_bottom up h units (clipped to
+   a little above the top). */
+double html_y_of(const html_axis *a, double v, double y_bottom, double h);
+
+/* Horizontal grid lines of a from x0 to x1, with their labels left of x0. */
+void html_grid_y(FILE *out, const html_axis *a, double x0, double x1, double y_bottom, double h);
+
+/* A <figcaption> of n swatches (CSS classes cls, "sw" added) and their labels. */
+void html_legend(FILE *out, const char *const *cls, const char *const *labels, size_t n);
+
+/* How `entries` bars fit in at most max_bars: per entries to a bar (the mean of consecutive
+   ones, the last bar may have fewer), n bars. */
+typedef struct html_bars {
+    size_t n, per;
+} html_bars;
+html_bars html_bars_make(size_t entries, size_t max_bars);
+
+/* x labels under nbars bars w wide from x0: every k-th, about 20 of them. */
+void html_bar_labels(FILE *out, size_t nbars, double x0, double w, const uint64_t *labels);
+
 /* ---- report_html_svg.c: the charts, each a <figure> with data-* attributes ---- */
 
 void html_chart_memory(html_page *p);
@@ -95,6 +161,9 @@ void html_table_plan_steps(html_page *p);
 void html_table_allocs(html_page *p);
 void html_table_kernels(html_page *p);
 void html_table_moves(html_page *p);
+/* The ranks side by side (id ranks-table): per rank, summary TRACE...'s totals (steps, median
+   step, peak, moves, bytes each way, stalls), one row per rank in rk's order. */
+void html_table_ranks(FILE *out, const report_ranks *rk);
 
 /* ---- html_assets.c (generated from tools/report_html.css and tools/report_html.js) ---- */
 

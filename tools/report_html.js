@@ -1,8 +1,10 @@
 /* report_html.js — the script of `shim-report html` pages, embedded in each page (the build
    turns it into a C string: tools/module.mk). The charts are SVG the page already holds; this
    adds sorting to the tables (click a header; numbers first sort descending, text ascending,
-   a second click reverses), the memory chart's hover readout, and, when the page's address
-   ends in #selftest, a check of both whose result is written to <body data-selftest>. When it
+   a second click reverses), the memory charts' hover readout, on a page of several ranks the
+   rank selector (one rank's part shown at a time; #rank-select, or a click on a row of the
+   ranks table), and, when the page's address ends in #selftest, a check of all three whose
+   result is written to <body data-selftest>. When it
    has run, <body data-ready="1">. Errors are caught by the handler the page's head installs
    (window.shimErrors, <html data-errors>) and listed in #shim-errors. */
 (function () {
@@ -86,9 +88,10 @@
     return (u === 0 ? b.toFixed(0) : b.toFixed(2)) + " " + units[u];
   }
 
-  function memoryHover(data) {
-    var fig = document.getElementById("memory-chart");
-    if (!fig || !data || !data.memory || data.memory.t_ms.length === 0) {
+  /* The readout of one memory chart (fig) of the series mem; null when there is nothing to
+     read. */
+  function memoryHover(fig, mem) {
+    if (!fig || !mem || mem.t_ms.length === 0) {
       return null;
     }
     var svg = fig.querySelector("svg");
@@ -100,7 +103,6 @@
     var x1 = parseFloat(svg.getAttribute("data-x1"));
     var t0 = parseFloat(svg.getAttribute("data-t0-ms"));
     var t1 = parseFloat(svg.getAttribute("data-t1-ms"));
-    var mem = data.memory;
     var budgets = mem.budget || [];
 
     function indexAt(ms) { /* the last sample at or before ms */
@@ -159,7 +161,64 @@
     return { show: show, hit: hit, group: g, text: text };
   }
 
-  /* ---- #selftest: click every header twice, move over the memory chart ---- */
+  /* Every memory chart with its series, and the index of the rank it belongs to (0 on the
+     page of one trace). */
+  function memoryHovers(data) {
+    var out = [];
+    if (!data) {
+      return out;
+    }
+    var parts = data.ranks ? data.ranks : [{ id_prefix: "", memory: data.memory }];
+    parts.forEach(function (part, k) {
+      var h = memoryHover(document.getElementById(part.id_prefix + "memory-chart"), part.memory);
+      if (h) {
+        h.rank = k;
+        out.push(h);
+      }
+    });
+    return out;
+  }
+
+  /* ---- the rank selector (pages of several traces) ---- */
+
+  function rankParts() {
+    return Array.prototype.slice.call(document.querySelectorAll("section.rank"));
+  }
+
+  /* Shows the part of the rank at index `which` ("all": every part). */
+  function showRank(which) {
+    var key = String(which);
+    rankParts().forEach(function (sec) {
+      sec.hidden = key !== "all" && sec.getAttribute("data-rank-index") !== key;
+    });
+    var nav = document.getElementById("rank-select");
+    Array.prototype.forEach.call(nav ? nav.querySelectorAll("button") : [], function (b) {
+      b.setAttribute("aria-pressed", b.getAttribute("data-rank-index") === key ? "true" : "false");
+    });
+    document.body.setAttribute("data-rank-shown", key);
+  }
+
+  function rankSelector() {
+    var nav = document.getElementById("rank-select");
+    if (!nav) {
+      return false;
+    }
+    Array.prototype.forEach.call(nav.querySelectorAll("button"), function (b) {
+      b.addEventListener("click", function () {
+        showRank(b.getAttribute("data-rank-index"));
+      });
+    });
+    var table = document.getElementById("ranks-table");
+    Array.prototype.forEach.call(table ? table.tBodies[0].rows : [], function (row) {
+      row.addEventListener("click", function () {
+        showRank(row.getAttribute("data-rank-index"));
+      });
+    });
+    showRank(0);
+    return true;
+  }
+
+  /* ---- #selftest: click every header twice, pick every rank, move over each memory chart ---- */
 
   function ordered(table, col, dir) {
     var num = isNum(table.tHead.rows[0].cells[col]);
@@ -173,7 +232,16 @@
     return true;
   }
 
-  function selftest(tables, hover) {
+  /* The rank parts shown, as a list of their indexes. */
+  function shownRanks() {
+    return rankParts().filter(function (sec) {
+      return !sec.hidden && sec.getBoundingClientRect().height > 0;
+    }).map(function (sec) {
+      return sec.getAttribute("data-rank-index");
+    });
+  }
+
+  function selftest(tables, hovers, ranked) {
     var fails = [], checks = 0;
     tables.forEach(function (table) {
       var ths = table.tHead.rows[0].cells;
@@ -194,14 +262,30 @@
         }
       }
     });
-    if (hover) {
+    if (ranked) {
+      rankParts().forEach(function (sec) {
+        var k = sec.getAttribute("data-rank-index");
+        document.querySelector("#rank-select button[data-rank-index=\"" + k + "\"]").click();
+        checks++;
+        if (shownRanks().join(",") !== k) {
+          fails.push("rank selector: " + k + " shows [" + shownRanks().join(",") + "]");
+        }
+      });
+    }
+    hovers.forEach(function (hover) {
+      if (ranked) {
+        showRank(hover.rank);
+      }
       var r = hover.hit.getBoundingClientRect();
       hover.show(r.left + r.width * 0.6, r.top + r.height / 2);
       checks++;
       if (hover.group.getAttribute("visibility") !== "visible" ||
           hover.text.textContent.indexOf("on device") < 0) {
-        fails.push("memory chart: no readout");
+        fails.push("memory chart " + hover.rank + ": no readout");
       }
+    });
+    if (ranked) {
+      showRank(0);
     }
     document.body.setAttribute("data-selftest-checks", String(checks));
     document.body.setAttribute("data-selftest", fails.length ? "fail: " + fails.join("; ") : "ok");
@@ -219,9 +303,10 @@
   var data = parseData();
   var tables = Array.prototype.slice.call(document.querySelectorAll("table.sortable"));
   tables.forEach(makeSortable);
-  var hover = memoryHover(data);
+  var hovers = memoryHovers(data);
+  var ranked = rankSelector();
   if (window.location.hash === "#selftest") {
-    selftest(tables, hover);
+    selftest(tables, hovers, ranked);
   }
   document.body.setAttribute("data-sortable-tables", String(tables.length));
   document.body.setAttribute("data-ready", "1");

@@ -4,7 +4,7 @@
  *
  * Long traces stay light: the memory chart draws html_series (a few samples per pixel column),
  * the moves timeline merges the moves of a lane that touch within a pixel into one bar (with
- * their count), and the bar charts show at most MAX_BARS bars (means of consecutive steps
+ * their count), and the bar charts show at most HTML_MAX_BARS bars (means of consecutive steps
  * beyond that). Tables keep every row (report_html_tables.c). */
 #include "report_html.h"
 
@@ -15,72 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define U(x)     ((unsigned long long)(x))
-#define MAX_BARS 240
-
-/* ---- axes ---- */
-
-/* A value axis from 0 to max (in units of `unit`, named uname), ticks every step. */
-typedef struct axis {
-    double max, step, unit;
-    const char *uname;
-} axis;
-
-/* 1, 2 or 5 times a power of ten, at least x / 5. */
-static double nice_step(double x)
-{
-    if (!(x > 0))
-        return 1;
-    double raw = x / 5, p = pow(10, floor(log10(raw))), f = raw / p;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
-}
-
-static axis make_axis(double max, double unit, const char *uname)
-{
-    axis a = {.unit = unit, .uname = uname};
-    double m = max / unit;
-    a.step = nice_step(m > 0 ? m : 1);
-    a.max = ceil((m > 0 ? m : 1) / a.step - 1e-9) * a.step;
-    if (a.max <= 0)
-        a.max = a.step;
-    return a;
-}
-
-static axis bytes_axis(double max)
-{
-    return max >= 1073741824.0 ? make_axis(max, 1073741824.0, "GiB")
-           : max >= 1048576.0  ? make_axis(max, 1048576.0, "MiB")
-           : max >= 1024.0     ? make_axis(max, 1024.0, "KiB")
-                               : make_axis(max, 1.0, "B");
-}
-
-static axis us_axis(double max)
-{
-    return max >= 2e6   ? make_axis(max, 1e6, "s")
-           : max >= 2e3 ? make_axis(max, 1e3, "ms")
-                        : make_axis(max, 1.0, "us");
-}
-
-/* The y of value v (in base units) on axis a, for a plot from y_bottom up h units. */
-static double y_of(const axis *a, double v, double y_bottom, double h)
-{
-    double f = v / a->unit / a->max;
-    f = f < 0 ? 0 : f > 1.02 ? 1.02 : f;
-    return y_bottom - f * h;
-}
-
-/* Horizontal grid lines with their labels left of x0. */
-static void y_grid(FILE *out, const axis *a, double x0, double x1, double y_bottom, double h)
-{
-    fprintf(out, "<g class=\"grid y\">");
-    for (int i = 0; i * a->step <= a->max * (1 + 1e-9) && i < 50; i++) {
-        double v = i * a->step, y = y_bottom - v / a->max * h;
-        fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>", x0, x1, y, y);
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g %s</text>", x0 - 6, y + 4,
-                v, a->uname);
-    }
-    fprintf(out, "</g>\n");
-}
+#define U(x) ((unsigned long long)(x))
 
 /* The time axis shared by the memory chart and the moves timeline. */
 typedef struct taxis {
@@ -105,7 +40,7 @@ static void x_grid(FILE *out, const taxis *x, double y_top, double y_bottom)
 {
     double span = x->hi_ms - x->lo_ms, unit = span >= 5000 ? 1000 : 1;
     const char *uname = unit == 1000 ? "s" : "ms";
-    double step = nice_step(span / unit * 5 / 8) * unit; /* about 8 ticks */
+    double step = html_nice_step(span / unit * 5 / 8) * unit; /* about 8 ticks */
     fprintf(out, "<g class=\"grid x\">");
     for (double v = ceil(x->lo_ms / step) * step; v <= x->hi_ms + 1e-9; v += step) {
         double px = HTML_LEFT + (v - x->lo_ms) / (span > 0 ? span : 1) * HTML_PLOT_W;
@@ -158,14 +93,15 @@ static double layer(const html_point *pt, int k)
 
 /* The band between cumulative layers k-1 and k as a step function (each sample holds until the
    next; the last until the axis ends). */
-static void band(FILE *out, const html_page *p, const taxis *x, const axis *a, int k,
+static void band(FILE *out, const html_page *p, const taxis *x, const html_axis *a, int k,
                  const char *cls, const char *label)
 {
     const html_series *h = &p->mem;
     double hgt = MEM_BOTTOM - MEM_TOP;
     fprintf(out, "<path class=\"area %s\" data-layer=\"%s\" d=\"", cls, label);
     for (size_t i = 0; i < h->n; i++) {
-        double px = x_of(x, h->pts[i].t_ns), py = y_of(a, layer(&h->pts[i], k), MEM_BOTTOM, hgt);
+        double px = x_of(x, h->pts[i].t_ns),
+               py = html_y_of(a, layer(&h->pts[i], k), MEM_BOTTOM, hgt);
         if (i == 0)
             fprintf(out, "M%.1f %.1f", px, py);
         else
@@ -174,13 +110,13 @@ static void band(FILE *out, const html_page *p, const taxis *x, const axis *a, i
     fprintf(out, "H%.1f", (double)(HTML_LEFT + HTML_PLOT_W));
     for (size_t i = h->n; i-- > 0;) {
         double px = x_of(x, h->pts[i].t_ns);
-        fprintf(out, "V%.1fH%.1f", y_of(a, layer(&h->pts[i], k - 1), MEM_BOTTOM, hgt), px);
+        fprintf(out, "V%.1fH%.1f", html_y_of(a, layer(&h->pts[i], k - 1), MEM_BOTTOM, hgt), px);
     }
     fprintf(out, "Z\"><title>%s</title></path>\n", label);
 }
 
 /* The budget as a step line from its first record (nothing when the trace has none). */
-static void budget_line(FILE *out, const html_page *p, const taxis *x, const axis *a)
+static void budget_line(FILE *out, const html_page *p, const taxis *x, const html_axis *a)
 {
     const report_trace *t = p->t;
     double hgt = MEM_BOTTOM - MEM_TOP, last_y = 0;
@@ -189,7 +125,7 @@ static void budget_line(FILE *out, const html_page *p, const taxis *x, const axi
         const report_rec *r = &t->recs[i];
         if (r->kind != SHIM_TRACE_BUDGET)
             continue;
-        double px = x_of(x, r->t_ns), py = y_of(a, (double)r->a, MEM_BOTTOM, hgt);
+        double px = x_of(x, r->t_ns), py = html_y_of(a, (double)r->a, MEM_BOTTOM, hgt);
         if (!any)
             fprintf(out, "<path class=\"budget\" d=\"M%.1f %.1f", px, py);
         else
@@ -206,27 +142,19 @@ static void budget_line(FILE *out, const html_page *p, const taxis *x, const axi
     fprintf(out, "</text>\n");
 }
 
-static void peak_mark(FILE *out, const html_page *p, const taxis *x, const axis *a)
+static void peak_mark(FILE *out, const html_page *p, const taxis *x, const html_axis *a)
 {
     const report_stats *s = p->s;
     if (s->peak_device_bytes == 0)
         return;
     double px = x_of(x, s->peak_t_ns);
-    double py = y_of(a, (double)s->peak_device_bytes, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
+    double py = html_y_of(a, (double)s->peak_device_bytes, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
     int left = px > HTML_LEFT + HTML_PLOT_W * 0.7;
     fprintf(out, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", px, py);
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak ", px + (left ? -8 : 8),
             py - 6 < MEM_TOP + 10 ? py + 16 : py - 6, left ? "end" : "start");
     html_bytes(out, s->peak_device_bytes);
     fprintf(out, " at %.3f s</text></g>\n", html_ms(p->t, s->peak_t_ns) / 1e3);
-}
-
-static void legend(FILE *out, const char *const *cls, const char *const *labels, size_t n)
-{
-    fprintf(out, "<figcaption class=\"legend\">");
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "<span><i class=\"sw %s\"></i>%s</span>", cls[i], labels[i]);
-    fprintf(out, "</figcaption>\n");
 }
 
 /* Contract in report_html.h. */
@@ -239,8 +167,8 @@ void html_chart_memory(html_page *p)
     for (size_t i = 0; i < p->mem.n; i++)
         top = fmax(top, layer(&p->mem.pts[i], 3));
     top = fmax(top, (double)s->budget_bytes);
-    axis a = bytes_axis(top * 1.05);
-    fprintf(out, "<figure class=\"chart\" id=\"memory-chart\" data-peak-bytes=\"%llu\" ",
+    html_axis a = html_axis_bytes(top * 1.05);
+    fprintf(out, "<figure class=\"chart\" id=\"%smemory-chart\" data-peak-bytes=\"%llu\" ", p->pfx,
             U(s->peak_device_bytes));
     fprintf(out, "data-peak-ms=\"");
     html_double(out, html_ms(p->t, s->peak_t_ns));
@@ -255,7 +183,7 @@ void html_chart_memory(html_page *p)
     fprintf(out, "\" data-t1-ms=\"");
     html_double(out, x.hi_ms);
     fprintf(out, "\" data-y-max-bytes=\"%.0f\">\n", a.max * a.unit);
-    y_grid(out, &a, HTML_LEFT, HTML_LEFT + HTML_PLOT_W, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
+    html_grid_y(out, &a, HTML_LEFT, HTML_LEFT + HTML_PLOT_W, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
     x_grid(out, &x, MEM_TOP, MEM_BOTTOM);
     step_marks(out, p, &x, MEM_TOP, MEM_BOTTOM);
     if (p->mem.n > 0) {
@@ -275,7 +203,7 @@ void html_chart_memory(html_page *p)
     static const char *const cls[] = {"device", "moving", "host", "budget", "peak"};
     static const char *const labels[] = {"on device", "moving (evicting, restoring)", "on host",
                                          "budget", "peak of the allocations"};
-    legend(out, cls, labels, 5);
+    html_legend(out, cls, labels, 5);
     fprintf(out, "</figure>\n");
     if (p->t->major == 1 && p->t->minor < 2)
         fprintf(out, "<p class=\"note\">This trace is older than format 1.2 (no residency "
@@ -283,37 +211,6 @@ void html_chart_memory(html_page *p)
 }
 
 /* ---- bar charts (steps, plan) ---- */
-
-/* Bars i of n drawn from index first to last (inclusive) of the data: when n exceeds MAX_BARS,
-   each bar is the mean of consecutive entries. */
-typedef struct bars {
-    size_t n, per; /* bars, entries per bar (the last may have fewer) */
-} bars;
-
-static bars make_bars(size_t entries)
-{
-    bars b = {entries, 1};
-    if (entries > MAX_BARS) {
-        b.per = (entries + MAX_BARS - 1) / MAX_BARS;
-        b.n = (entries + b.per - 1) / b.per;
-    }
-    return b;
-}
-
-#define BAR_H      240
-#define BAR_TOP    14
-#define BAR_BOTTOM (BAR_H - 34)
-
-/* x labels under the bars: every k-th, about 20 of them. */
-static void bar_labels(FILE *out, size_t nbars, double x0, double w, const uint64_t *labels)
-{
-    size_t every = nbars > 20 ? (nbars + 19) / 20 : 1;
-    fprintf(out, "<g class=\"grid x\">");
-    for (size_t i = 0; i < nbars; i += every)
-        fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>",
-                x0 + (i + 0.5) * w, BAR_BOTTOM + 16, U(labels[i]));
-    fprintf(out, "</g>\n");
-}
 
 /* Contract in report_html.h. Per step: the stall at the bottom, the rest of the wall time
    above it. */
@@ -323,7 +220,7 @@ void html_chart_steps(html_page *p)
     const report_stats *s = p->s;
     if (s->nsteps == 0)
         return;
-    bars b = make_bars(s->nsteps);
+    html_bars b = html_bars_make(s->nsteps, HTML_MAX_BARS);
     double *wall = calloc(b.n, sizeof *wall), *stall = calloc(b.n, sizeof *stall);
     uint64_t *label = calloc(b.n, sizeof *label);
     if (!wall || !stall || !label) {
@@ -343,22 +240,23 @@ void html_chart_steps(html_page *p)
         label[k] = s->steps[from].step;
         top = fmax(top, fmax(wall[k], stall[k]));
     }
-    axis a = us_axis(top * 1.05);
+    html_axis a = html_axis_us(top * 1.05);
     double w = (double)HTML_PLOT_W / (double)b.n, gap = w > 6 ? w * 0.18 : 0;
     fprintf(out,
-            "<figure class=\"chart\" id=\"steps-chart\" data-steps=\"%zu\" data-bars=\"%zu\" "
+            "<figure class=\"chart\" id=\"%ssteps-chart\" data-steps=\"%zu\" data-bars=\"%zu\" "
             "data-per-bar=\"%zu\">\n",
-            s->nsteps, b.n, b.per);
+            p->pfx, s->nsteps, b.n, b.per);
     fprintf(out,
             "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"per step: stall and the "
             "rest of the wall time\">\n",
-            HTML_W, BAR_H);
-    y_grid(out, &a, HTML_LEFT, HTML_LEFT + HTML_PLOT_W, BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
+            HTML_W, HTML_BAR_H);
+    html_grid_y(out, &a, HTML_LEFT, HTML_LEFT + HTML_PLOT_W, HTML_BAR_BOTTOM,
+                HTML_BAR_BOTTOM - HTML_BAR_TOP);
     for (size_t k = 0; k < b.n; k++) {
         double x0 = HTML_LEFT + k * w + gap / 2, bw = w - gap;
         double st = fmin(stall[k], wall[k]); /* threads may stall at once: clipped to the wall */
-        double y_stall = y_of(&a, st, BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
-        double y_wall = y_of(&a, wall[k], BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
+        double y_stall = html_y_of(&a, st, HTML_BAR_BOTTOM, HTML_BAR_BOTTOM - HTML_BAR_TOP);
+        double y_wall = html_y_of(&a, wall[k], HTML_BAR_BOTTOM, HTML_BAR_BOTTOM - HTML_BAR_TOP);
         if (b.per == 1) {
             const report_step *sp = &s->steps[k];
             fprintf(out, "<g class=\"bar\" data-step=\"%llu\" data-wall-us=\"", U(sp->step));
@@ -382,19 +280,19 @@ void html_chart_steps(html_page *p)
         fprintf(out, "<rect class=\"run\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/>",
                 x0, y_wall, bw, y_stall - y_wall);
         fprintf(out, "<rect class=\"stall\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\"/>",
-                x0, y_stall, bw, BAR_BOTTOM - y_stall);
+                x0, y_stall, bw, HTML_BAR_BOTTOM - y_stall);
         fprintf(out, "</g>\n");
     }
-    bar_labels(out, b.n, HTML_LEFT, w, label);
+    html_bar_labels(out, b.n, HTML_LEFT, w, label);
     fprintf(out,
             "<text class=\"axis-title\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">step%s</text>",
-            HTML_LEFT + HTML_PLOT_W / 2, BAR_H - 2,
+            HTML_LEFT + HTML_PLOT_W / 2, HTML_BAR_H - 2,
             b.per > 1 ? " (bars: means of consecutive steps)" : "");
     fprintf(out, "</svg>\n");
     static const char *const cls[] = {"stall", "run"};
     static const char *const labels[] = {"stalled on residency",
                                          "the rest of the step (compute, launch, host work)"};
-    legend(out, cls, labels, 2);
+    html_legend(out, cls, labels, 2);
     fprintf(out, "</figure>\n");
     free(wall), free(stall), free(label);
 }
@@ -482,8 +380,8 @@ void html_chart_moves(html_page *p)
     taxis x = time_axis(p);
     int top = 14, h = top + (int)nl * LANE_H + 30;
     fprintf(out,
-            "<figure class=\"chart\" id=\"moves-chart\" data-moves=\"%zu\" data-lanes=\"%zu\">\n",
-            m->nmoves, nl);
+            "<figure class=\"chart\" id=\"%smoves-chart\" data-moves=\"%zu\" data-lanes=\"%zu\">\n",
+            p->pfx, m->nmoves, nl);
     fprintf(out,
             "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"residency moves on a "
             "timeline, by reason\">\n",
@@ -507,11 +405,11 @@ void html_chart_moves(html_page *p)
     static const char *const cls[] = {"to-host", "to-device"};
     static const char *const labels[] = {"eviction (to host), upper row",
                                          "restore (to device), lower row"};
-    legend(out, cls, labels, 2);
+    html_legend(out, cls, labels, 2);
     fprintf(out,
-            "<p class=\"note\" id=\"moves-drawn\" data-rects=\"%zu\">%zu moves drawn as %zu "
+            "<p class=\"note\" id=\"%smoves-drawn\" data-rects=\"%zu\">%zu moves drawn as %zu "
             "bars.</p>\n",
-            rects, m->nmoves, rects);
+            p->pfx, rects, m->nmoves, rects);
     fprintf(out, "</figure>\n");
 }
 
@@ -523,7 +421,7 @@ void html_chart_moves(html_page *p)
 static void pair_panel(FILE *out, const report_plan_row *v, size_t n, const report_trace *t,
                        double x0, double width, int bytes)
 {
-    bars b = make_bars(n);
+    html_bars b = html_bars_make(n, HTML_MAX_BARS);
     double *pred = calloc(b.n, sizeof *pred), *done = calloc(b.n, sizeof *done);
     uint64_t *label = calloc(b.n, sizeof *label);
     if (!pred || !done || !label) {
@@ -549,19 +447,19 @@ static void pair_panel(FILE *out, const report_plan_row *v, size_t n, const repo
         label[k] = v[from].ps->step;
         top = fmax(top, fmax(pred[k], done[k]));
     }
-    axis a = bytes ? bytes_axis(top * 1.05) : us_axis(top * 1.05);
-    y_grid(out, &a, x0, x0 + width, BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
+    html_axis a = bytes ? html_axis_bytes(top * 1.05) : html_axis_us(top * 1.05);
+    html_grid_y(out, &a, x0, x0 + width, HTML_BAR_BOTTOM, HTML_BAR_BOTTOM - HTML_BAR_TOP);
     double w = width / (double)b.n, gap = w > 8 ? w * 0.2 : 0, bw = (w - gap) / 2;
     for (size_t k = 0; k < b.n; k++) {
         double bx = x0 + k * w + gap / 2;
-        double yp = y_of(&a, pred[k], BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
-        double yd = y_of(&a, done[k], BAR_BOTTOM, BAR_BOTTOM - BAR_TOP);
+        double yp = html_y_of(&a, pred[k], HTML_BAR_BOTTOM, HTML_BAR_BOTTOM - HTML_BAR_TOP);
+        double yd = html_y_of(&a, done[k], HTML_BAR_BOTTOM, HTML_BAR_BOTTOM - HTML_BAR_TOP);
         fprintf(out, "<g class=\"pair\" data-step=\"%llu\"%s>", U(label[k]),
                 b.per > 1 ? " data-mean=\"1\"" : "");
         fprintf(out,
                 "<rect class=\"predicted\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
                 "height=\"%.1f\"><title>step %llu: predicted ",
-                bx, yp, bw, BAR_BOTTOM - yp, U(label[k]));
+                bx, yp, bw, HTML_BAR_BOTTOM - yp, U(label[k]));
         if (bytes)
             html_bytes(out, (uint64_t)pred[k]);
         else
@@ -569,17 +467,17 @@ static void pair_panel(FILE *out, const report_plan_row *v, size_t n, const repo
         fprintf(out,
                 "</title></rect><rect class=\"achieved\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
                 "height=\"%.1f\"><title>step %llu: %s ",
-                bx + bw, yd, bw, BAR_BOTTOM - yd, U(label[k]), bytes ? "moved" : "wall");
+                bx + bw, yd, bw, HTML_BAR_BOTTOM - yd, U(label[k]), bytes ? "moved" : "wall");
         if (bytes)
             html_bytes(out, (uint64_t)done[k]);
         else
             html_duration_us(out, done[k]);
         fprintf(out, "</title></rect></g>\n");
     }
-    bar_labels(out, b.n, x0, w, label);
+    html_bar_labels(out, b.n, x0, w, label);
     fprintf(out,
             "<text class=\"axis-title\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
-            x0 + width / 2, BAR_H - 2,
+            x0 + width / 2, HTML_BAR_H - 2,
             bytes ? "bytes moved per step (to host + to device)" : "step time");
     free(pred), free(done), free(label);
 }
@@ -596,13 +494,13 @@ void html_chart_plan(html_page *p)
         return;
     size_t n = t->nplan_steps;
     fprintf(out,
-            "<figure class=\"chart\" id=\"plan-chart\" data-plan-steps=\"%zu\" "
+            "<figure class=\"chart\" id=\"%splan-chart\" data-plan-steps=\"%zu\" "
             "data-plans=\"%zu\">\n",
-            n, t->nplans);
+            p->pfx, n, t->nplans);
     fprintf(out,
             "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"predicted against "
             "achieved per step under the plan\">\n",
-            HTML_W, BAR_H);
+            HTML_W, HTML_BAR_H);
     double width = (HTML_PLOT_W - PANEL_GAP) / 2.0;
     pair_panel(out, v, n, t, HTML_LEFT, width, 0);
     pair_panel(out, v, n, t, HTML_LEFT + width + PANEL_GAP, width, 1);
@@ -610,7 +508,7 @@ void html_chart_plan(html_page *p)
     static const char *const cls[] = {"predicted", "achieved"};
     static const char *const labels[] = {"predicted by the plan (model time)",
                                          "achieved (wall time, host clock)"};
-    legend(out, cls, labels, 2);
+    html_legend(out, cls, labels, 2);
     fprintf(out, "</figure>\n");
     free(v);
 }

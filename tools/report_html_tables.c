@@ -16,12 +16,14 @@ typedef struct col {
     int num, extra;
 } col;
 
-static void open_table(FILE *out, const char *id, size_t rows, const col *cols, size_t ncols)
+/* The table's id is pfx then id. */
+static void open_table(FILE *out, const char *pfx, const char *id, size_t rows, const col *cols,
+                       size_t ncols)
 {
     fprintf(out,
-            "<div class=\"table-wrap\"><table class=\"sortable\" id=\"%s\" data-rows=\"%zu\">"
+            "<div class=\"table-wrap\"><table class=\"sortable\" id=\"%s%s\" data-rows=\"%zu\">"
             "<thead><tr>",
-            id, rows);
+            pfx, id, rows);
     for (size_t i = 0; i < ncols; i++) {
         fprintf(out, "<th data-key=\"%s\" data-type=\"%s\"%s%s", cols[i].key,
                 cols[i].num ? "num" : "text", cols[i].num ? "" : " class=\"text\"",
@@ -92,9 +94,9 @@ static void td_text(FILE *out, const char *s)
     fprintf(out, "</td>");
 }
 
-static void empty(FILE *out, const char *id, const char *what)
+static void empty(FILE *out, const char *pfx, const char *id, const char *what)
 {
-    fprintf(out, "<p class=\"empty\" id=\"%s\">%s</p>\n", id, what);
+    fprintf(out, "<p class=\"empty\" id=\"%s%s\">%s</p>\n", pfx, id, what);
 }
 
 #define NCOLS(a) (sizeof(a) / sizeof(a)[0])
@@ -120,11 +122,11 @@ void html_table_steps(html_page *p)
     FILE *out = p->out;
     const report_stats *s = p->s;
     if (s->nsteps == 0) {
-        empty(out, "steps-table", "No training step was detected in this trace.");
+        empty(out, p->pfx, "steps-table", "No training step was detected in this trace.");
         return;
     }
     fprintf(out, "<details open><summary>%zu steps</summary>\n", s->nsteps);
-    open_table(out, "steps-table", s->nsteps, cols, NCOLS(cols));
+    open_table(out, p->pfx, "steps-table", s->nsteps, cols, NCOLS(cols));
     for (size_t i = 0; i < s->nsteps; i++) {
         const report_step *st = &s->steps[i];
         const report_residency *x = &st->residency;
@@ -174,13 +176,13 @@ void html_table_plans(html_page *p)
     FILE *out = p->out;
     const report_trace *t = p->t;
     if (t->nplans == 0) {
-        empty(out, "plans-table",
+        empty(out, p->pfx, "plans-table",
               "No in-process plan ran (a reactive run, a trace older than format 1.3, or a run "
               "too short for the step to be planned).");
         return;
     }
     fprintf(out, "<h3>Plans (the planner's prediction for one step)</h3>\n");
-    open_table(out, "plans-table", t->nplans, cols, NCOLS(cols));
+    open_table(out, p->pfx, "plans-table", t->nplans, cols, NCOLS(cols));
     for (size_t i = 0; i < t->nplans; i++) {
         const report_plan *pl = &t->plans[i];
         fprintf(out, "<tr>");
@@ -234,7 +236,7 @@ void html_table_plan_steps(html_page *p)
     if (v == NULL)
         return;
     fprintf(out, "<h3>Steps under a plan</h3>\n");
-    open_table(out, "plan-steps-table", t->nplan_steps, cols, NCOLS(cols));
+    open_table(out, p->pfx, "plan-steps-table", t->nplan_steps, cols, NCOLS(cols));
     for (size_t i = 0; i < t->nplan_steps; i++) {
         const report_plan_step *ps = v[i].ps;
         const report_plan *pl = v[i].plan == SIZE_MAX ? NULL : &t->plans[v[i].plan];
@@ -286,11 +288,11 @@ void html_table_allocs(html_page *p)
     size_t n;
     const report_alloc **v = report_top_allocs(p->s, &n, p->top);
     if (n == 0) {
-        empty(out, "allocations-table", "No allocation was recorded.");
+        empty(out, p->pfx, "allocations-table", "No allocation was recorded.");
         free(v);
         return;
     }
-    open_table(out, "allocations-table", n, cols, NCOLS(cols));
+    open_table(out, p->pfx, "allocations-table", n, cols, NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
         const report_alloc *a = v[i];
         fprintf(out, "<tr>");
@@ -323,10 +325,10 @@ void html_table_kernels(html_page *p)
     const report_stats *s = p->s;
     size_t n = s->nkernels < (size_t)p->top ? s->nkernels : (size_t)p->top;
     if (n == 0) {
-        empty(out, "kernels-table", "No kernel launch was recorded.");
+        empty(out, p->pfx, "kernels-table", "No kernel launch was recorded.");
         return;
     }
-    open_table(out, "kernels-table", n, cols, NCOLS(cols));
+    open_table(out, p->pfx, "kernels-table", n, cols, NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
         const report_kernel *k = &s->kernels[i];
         fprintf(out, "<tr>");
@@ -355,14 +357,14 @@ void html_table_moves(html_page *p)
     FILE *out = p->out;
     const report_moves *m = p->m;
     if (m->nmoves == 0) {
-        empty(out, "moves-empty",
+        empty(out, p->pfx, "moves-empty",
               p->t->major == 1 && p->t->minor < 2
                   ? "This trace is older than format 1.2: it has no residency transitions."
                   : "No residency move was recorded.");
         return;
     }
     fprintf(out, "<div class=\"side\">\n");
-    open_table(out, "moves-by-reason", REPORT_REASONS, rcols, NCOLS(rcols));
+    open_table(out, p->pfx, "moves-by-reason", REPORT_REASONS, rcols, NCOLS(rcols));
     for (uint32_t i = 1; i <= REPORT_REASONS; i++) { /* "other" (0) last, as moves --json */
         uint32_t r = i % REPORT_REASONS;
         fprintf(out, "<tr>");
@@ -371,7 +373,7 @@ void html_table_moves(html_page *p)
         fprintf(out, "</tr>\n");
     }
     close_table(out);
-    open_table(out, "moves-by-outcome", REPORT_OUTCOMES, ocols, NCOLS(ocols));
+    open_table(out, p->pfx, "moves-by-outcome", REPORT_OUTCOMES, ocols, NCOLS(ocols));
     for (uint32_t i = 0; i < REPORT_OUTCOMES; i++) {
         fprintf(out, "<tr>");
         td_text(out, report_outcome_name(i));
@@ -385,4 +387,45 @@ void html_table_moves(html_page *p)
     html_bytes(out, m->bytes_to_device);
     fprintf(out, " to the device. <code>shim-report moves</code> lists each with its unit, "
                  "bytes, times and, for budget evictions, the victim's score.</p>\n");
+}
+
+/* Contract in report_html.h. */
+void html_table_ranks(FILE *out, const report_ranks *rk)
+{
+    static const col cols[] = {
+        {"rank", "rank", NULL, 1, 0},
+        {"pid", "pid", NULL, 1, 0},
+        {"iterations", "steps", NULL, 1, 0},
+        {"median_step_ms", "median step", "the median of the steps' wall times, ms", 1, 0},
+        {"peak_device_bytes", "peak device", NULL, 1, 0},
+        {"evictions", "evictions", NULL, 1, 0},
+        {"cancelled_evictions", "cancelled", NULL, 1, 0},
+        {"restores", "restores", NULL, 1, 0},
+        {"bytes_to_host", "to host", NULL, 1, 0},
+        {"bytes_to_device", "to device", NULL, 1, 0},
+        {"stalls", "stalls", NULL, 1, 0},
+        {"stall_us", "stalled", "time the program stalled on residency", 1, 0},
+        {"trace", "trace", NULL, 0, 0},
+    };
+    open_table(out, "", "ranks-table", rk->n, cols, NCOLS(cols));
+    for (size_t i = 0; i < rk->n; i++) {
+        const report_rank *r = &rk->r[i];
+        const report_residency *x = &r->s->residency;
+        fprintf(out, "<tr data-rank-index=\"%zu\"><td data-value=\"%d\">%d</td>", i, r->t->rank,
+                r->t->rank);
+        fprintf(out, "<td data-value=\"%d\">%d</td>", r->t->pid, r->t->pid);
+        td_u(out, r->s->nsteps);
+        td_ms(out, r->median_step_ms, r->median_step_ms >= 0);
+        td_bytes(out, r->s->peak_device_bytes);
+        td_u(out, x->evictions);
+        td_u(out, x->cancelled_evictions);
+        td_u(out, x->restores);
+        td_bytes(out, x->bytes_to_host);
+        td_bytes(out, x->bytes_to_device);
+        td_u(out, x->stalls);
+        td_us(out, (double)x->stall_ns / 1e3, 1);
+        td_text(out, r->t->name);
+        fprintf(out, "</tr>\n");
+    }
+    close_table(out);
 }

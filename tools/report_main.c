@@ -16,8 +16,9 @@ static const report_command commands[] = {
     {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
     {"moves", report_moves_main, "[--json] TRACE",
      "every residency move: unit, direction, bytes, reason, outcome, times"},
-    {"html", report_html_main, "[--top N] [-o FILE] TRACE",
-     "one self-contained HTML page: memory, steps, moves, plan, tables, configuration"},
+    {"html", report_html_main, "[--top N] [-o FILE] TRACE...",
+     "one self-contained HTML page: memory, steps, moves, plan, tables, configuration; several "
+     "traces (ranks): side by side, then each"},
     {"perfetto", report_perfetto_main, "[-o FILE] TRACE...",
      "Chrome trace JSON for Perfetto (torch.profiler's layout), one process per rank and GPU"},
     {"memviz", report_memviz_main, "[-o FILE] TRACE",

@@ -363,23 +363,6 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
     }
 }
 
-/* Loads each trace of o (error or truncation notes on stderr) into t[k], s[k]; *n counts those
-   loaded. Returns 0, or 1 when one could not be read (the others are loaded anyway). */
-static int open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
-{
-    int rc = 0;
-    *n = 0;
-    for (size_t i = 0; i < o->ntraces; i++) {
-        report_opts one = *o;
-        one.trace = o->traces[i];
-        if (report_open(&t[*n], &s[*n], &one) != 0)
-            rc = 1;
-        else
-            (*n)++;
-    }
-    return rc;
-}
-
 /* `summary [--json] [--top N] TRACE...`. Exit status: 0, 1 when a trace cannot be read (the
    others are summarised side by side all the same), 2 bad usage. A truncated trace is
    summarised up to its last whole chunk, with a note on stderr. One trace: its summary; several:
@@ -398,7 +381,7 @@ int report_summary_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
     } else
-        rc = open_all(&o, t, s, &n);
+        rc = report_open_all(&o, t, s, &n);
     if (o.ntraces == 1 && n == 1)
         report_summary_print(stdout, &t[0], &s[0], o.json, o.top);
     else if (n > 0 && report_summary_ranks_print(stdout, t, s, n, o.json, o.top) != 0) {

@@ -42,14 +42,11 @@ typedef struct cell {
     double figure;
 } cell;
 
-/* One trace: its place on the command line, its column's label, its steps by number and its
-   totals. */
+/* One trace (report_ranks.c orders and labels them) and its totals. */
 typedef struct column {
+    const report_rank *r;
     const report_trace *t;
     const report_stats *s;
-    size_t given;
-    char label[64];
-    const report_step **by_step; /* s->steps sorted by step number */
     cell totals[TOTALS];
 } column;
 
@@ -73,40 +70,12 @@ static void print_cell(FILE *out, cell c, int width)
         fprintf(out, " %*s", width, "-");
 }
 
-static int by_rank(const void *pa, const void *pb)
+/* The columns' width: at least MIN_WIDTH, and one more than the widest label. */
+static int column_width(const column *c, size_t n)
 {
-    const column *a = pa, *b = pb;
-    if (a->t->rank != b->t->rank)
-        return a->t->rank < b->t->rank ? -1 : 1;
-    if (a->t->pid != b->t->pid)
-        return a->t->pid < b->t->pid ? -1 : 1;
-    return a->given < b->given ? -1 : a->given > b->given;
-}
-
-static int by_number(const void *pa, const void *pb)
-{
-    const report_step *a = *(const report_step *const *)pa, *b = *(const report_step *const *)pb;
-    return a->step < b->step ? -1 : a->step > b->step;
-}
-
-static int by_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Labels "rank R", or "rank R pid P" for every column when two traces share a rank (a job
-   whose processes did not set RANK). Returns the columns' width: at least MIN_WIDTH, and one
-   more than the widest label. */
-static int label_columns(column *c, size_t n)
-{
-    int shared = 0, width = MIN_WIDTH;
-    for (size_t i = 1; i < n; i++)
-        shared |= c[i].t->rank == c[i - 1].t->rank;
+    int width = MIN_WIDTH;
     for (size_t i = 0; i < n; i++) {
-        int len = shared ? snprintf(c[i].label, sizeof c[i].label, "rank %d pid %d", c[i].t->rank,
-                                    c[i].t->pid)
-                         : snprintf(c[i].label, sizeof c[i].label, "rank %d", c[i].t->rank);
+        int len = (int)strlen(c[i].r->label);
         if (len + 1 > width)
             width = len + 1; /* two spaces between labels */
     }
@@ -116,45 +85,17 @@ static int label_columns(column *c, size_t n)
 /* The step's wall time (its window) in ms, or nothing without a window. */
 static cell step_ms(const report_step *st)
 {
-    if (st == NULL || st->t_end < st->t_start)
-        return (cell){CELL_NONE, 0, 0.0};
-    return figure_cell((double)(st->t_end - st->t_start) / 1e6);
+    double ms = report_ranks_step_ms(st);
+    return ms < 0 ? (cell){CELL_NONE, 0, 0.0} : figure_cell(ms);
 }
 
-static int by_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* The median of the steps' wall times (nothing without steps) in *out; -1 when memory ran out. */
-static int median_step_ms(const report_stats *s, cell *out)
-{
-    double *v = malloc((s->nsteps + 1) * sizeof *v);
-    if (v == NULL)
-        return -1;
-    size_t m = 0;
-    for (size_t i = 0; i < s->nsteps; i++) {
-        cell c = step_ms(&s->steps[i]);
-        if (c.kind == CELL_FIGURE)
-            v[m++] = c.figure;
-    }
-    qsort(v, m, sizeof *v, by_double);
-    *out = (cell){CELL_NONE, 0, 0.0};
-    if (m > 0)
-        *out = figure_cell(m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2);
-    free(v);
-    return 0;
-}
-
-/* Fills c->totals; -1 when memory ran out. */
-static int totals_of(column *c)
+/* Fills c->totals. */
+static void totals_of(column *c)
 {
     const report_stats *s = c->s;
     const report_residency *x = &s->residency;
-    cell median;
-    if (median_step_ms(s, &median) != 0)
-        return -1;
+    cell median =
+        c->r->median_step_ms < 0 ? (cell){CELL_NONE, 0, 0.0} : figure_cell(c->r->median_step_ms);
     cell all[] = {figure_cell((double)(s->last_ns - s->first_ns) / 1e6),
                   count_cell(s->nsteps),
                   median,
@@ -177,14 +118,13 @@ static int totals_of(column *c)
                   count_cell(c->t->dropped)};
     _Static_assert(sizeof all / sizeof all[0] == TOTALS, "a cell for every totals row");
     memcpy(c->totals, all, sizeof all);
-    return 0;
 }
 
 static void text_traces(FILE *out, const column *c, size_t n)
 {
     fprintf(out, "traces: %zu, side by side by rank\n", n);
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "  %s: ", c[i].label);
+        fprintf(out, "  %s: ", c[i].r->label);
         report_text_string(out, c[i].t->name);
         fprintf(out, " (pid %d, format %u.%u, ", c[i].t->pid, c[i].t->major, c[i].t->minor);
         report_text_string(out, c[i].t->truncated ? c[i].t->note : "complete");
@@ -197,7 +137,7 @@ static void text_header(FILE *out, const char *title, const char *first, int fir
 {
     fprintf(out, "\n%s:\n  %-*s", title, first_width, first);
     for (size_t i = 0; i < n; i++)
-        fprintf(out, " %*s", width, c[i].label);
+        fprintf(out, " %*s", width, c[i].r->label);
     fputc('\n', out);
 }
 
@@ -210,15 +150,6 @@ static void text_totals(FILE *out, const column *c, size_t n, int width)
             print_cell(out, c[i].totals[r], width);
         fputc('\n', out);
     }
-}
-
-/* The step numbered `step` of a column, or NULL. */
-static const report_step *find_step(const column *c, uint64_t step)
-{
-    report_step key = {.step = step};
-    const report_step *k = &key;
-    const report_step **hit = bsearch(&k, c->by_step, c->s->nsteps, sizeof *c->by_step, by_number);
-    return hit ? *hit : NULL;
 }
 
 /* What the per-step tables show of a step. */
@@ -248,7 +179,7 @@ static void text_per_step(FILE *out, const char *title, int what, const column *
     for (size_t k = 0; k < nsteps; k++) {
         fprintf(out, "  %6llu", U(steps[k]));
         for (size_t i = 0; i < n; i++)
-            print_cell(out, per_step(find_step(&c[i], steps[k]), what), width);
+            print_cell(out, per_step(report_ranks_step(c[i].r, steps[k]), what), width);
         fputc('\n', out);
     }
 }
@@ -264,9 +195,9 @@ static int any_residency(const column *c, size_t n)
     return 0;
 }
 
-static void text_print(FILE *out, column *c, size_t n, const uint64_t *steps, size_t nsteps)
+static void text_print(FILE *out, const column *c, size_t n, const uint64_t *steps, size_t nsteps)
 {
-    int width = label_columns(c, n);
+    int width = column_width(c, n);
     text_traces(out, c, n);
     text_totals(out, c, n, width);
     text_per_step(out, "step_ms by step (wall time)", PER_STEP_MS, c, n, width, steps, nsteps);
@@ -292,75 +223,27 @@ static void json_print(FILE *out, const column *c, size_t n, long top)
     fprintf(out, "]}\n");
 }
 
-/* The step numbers of every trace, sorted, each once, into *steps (free it); -1 when memory
-   ran out. */
-static int union_steps(const column *c, size_t n, uint64_t **steps, size_t *nsteps)
-{
-    size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += c[i].s->nsteps;
-    uint64_t *v = malloc((total + 1) * sizeof *v);
-    if (v == NULL)
-        return -1;
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < c[i].s->nsteps; k++)
-            v[m++] = c[i].s->steps[k].step;
-    qsort(v, m, sizeof *v, by_u64);
-    size_t u = 0;
-    for (size_t k = 0; k < m; k++)
-        if (u == 0 || v[u - 1] != v[k])
-            v[u++] = v[k];
-    *steps = v;
-    *nsteps = u;
-    return 0;
-}
-
-static void free_columns(column *c, size_t n)
-{
-    for (size_t i = 0; c && i < n; i++)
-        free(c[i].by_step);
-    free(c);
-}
-
-/* The columns in rank order, each with its steps by number and its totals; NULL when memory
-   ran out. */
-static column *make_columns(const report_trace *t, const report_stats *s, size_t n)
-{
-    column *c = calloc(n, sizeof *c);
-    if (c == NULL)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        c[i] = (column){.t = &t[i], .s = &s[i], .given = i};
-        c[i].by_step = malloc((s[i].nsteps + 1) * sizeof *c[i].by_step);
-        if (c[i].by_step == NULL || totals_of(&c[i]) != 0) {
-            free_columns(c, n);
-            return NULL;
-        }
-        for (size_t k = 0; k < s[i].nsteps; k++)
-            c[i].by_step[k] = &s[i].steps[k];
-        qsort(c[i].by_step, s[i].nsteps, sizeof *c[i].by_step, by_number);
-    }
-    qsort(c, n, sizeof *c, by_rank);
-    return c;
-}
-
 /* Contract in report_trace.h. */
 int report_summary_ranks_print(FILE *out, const report_trace *t, const report_stats *s, size_t n,
                                int json, long top)
 {
-    column *c = make_columns(t, s, n);
-    uint64_t *steps = NULL;
-    size_t nsteps = 0;
-    if (c == NULL || union_steps(c, n, &steps, &nsteps) != 0) {
-        free_columns(c, n);
+    report_ranks rk;
+    if (report_ranks_make(&rk, t, s, n) != 0)
         return -1;
+    column *c = calloc(n + 1, sizeof *c);
+    if (c == NULL) {
+        report_ranks_free(&rk);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        c[i] = (column){.r = &rk.r[i], .t = rk.r[i].t, .s = rk.r[i].s};
+        totals_of(&c[i]);
     }
     if (json)
         json_print(out, c, n, top);
     else
-        text_print(out, c, n, steps, nsteps);
-    free_columns(c, n);
-    free(steps);
+        text_print(out, c, n, rk.steps, rk.nsteps);
+    free(c);
+    report_ranks_free(&rk);
     return 0;
 }

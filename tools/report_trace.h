@@ -365,6 +365,11 @@ void report_opts_free(report_opts *o);
 /* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
+/* Loads each of o->traces in turn (report_open: an error or truncation note on stderr) into
+   t[k], s[k] (arrays of o->ntraces); *n counts those loaded. 0, or 1 when one could not be
+   read (the others are loaded all the same). */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n);
+
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as in
    report.h; *_print writes the output for a loaded trace ---- */
@@ -378,6 +383,39 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
 const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top);
 /* The JSON object of report_summary_print alone, with no newline after it. */
 void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top);
+
+/* ---- report_ranks.c: several traces as the ranks of one job (summary and html) ---- */
+
+/* One trace among several. */
+typedef struct report_rank {
+    const report_trace *t;
+    const report_stats *s;
+    size_t given;                /* its index in the arrays given to report_ranks_make */
+    char label[64];              /* "rank R", or "rank R pid P" for all when ranks repeat */
+    const report_step **by_step; /* s->steps sorted by step number */
+    double median_step_ms;       /* of the steps' wall times (their windows); -1: no step */
+} report_rank;
+
+typedef struct report_ranks {
+    report_rank *r; /* ordered by the rank in each trace's header, then pid, then given order */
+    size_t n;
+    uint64_t *steps; /* the step numbers of every rank, sorted, each once */
+    size_t nsteps;
+} report_ranks;
+
+/* The n traces t[i] (s[i]: report_stats_compute of it) as ranks, into rk (free it with
+   report_ranks_free; t and s must outlive it). 0, or -1 when memory ran out (rk is then
+   empty). */
+int report_ranks_make(report_ranks *rk, const report_trace *t, const report_stats *s, size_t n);
+
+void report_ranks_free(report_ranks *rk);
+
+/* The step numbered `step` of rank r, or NULL when r has none. */
+const report_step *report_ranks_step(const report_rank *r, uint64_t step);
+
+/* The step's wall time (its window) in ms, or -1 for NULL or a window that ends before it
+   starts. */
+double report_ranks_step_ms(const report_step *st);
 
 /* report_summary_ranks.c — the summary of n traces (the ranks of one job) side by side, one
    column per trace, ordered by the rank in each trace's header, then pid, then given order:
@@ -440,6 +478,11 @@ int report_memviz_print(FILE *out, const report_trace *t);
    of the summary's top allocations and kernels cut at top. 0, or -1 when memory ran out. */
 int report_html_main(int argc, char **argv, char **envp);
 int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top);
+/* report_html_ranks.c: the page of n traces t[i] (s[i] their stats), the ranks of one job: the
+   ranks side by side (summary TRACE...'s figures), then each rank's part as the page of one
+   trace has it, one rank shown at a time. 0, or -1 when memory ran out. */
+int report_html_print_ranks(FILE *out, const report_trace *t, const report_stats *s, size_t n,
+                            long top);
 
 /* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
    of a trace, and what-if planning on it ---- */

@@ -189,3 +189,19 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o)
     }
     return 0;
 }
+
+/* Contract in report_trace.h. */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
+{
+    int rc = 0;
+    *n = 0;
+    for (size_t i = 0; i < o->ntraces; i++) {
+        report_opts one = *o;
+        one.trace = o->traces[i];
+        if (report_open(&t[*n], &s[*n], &one) != 0)
+            rc = 1;
+        else
+            (*n)++;
+    }
+    return rc;
+}

@@ -4,7 +4,8 @@
 # the environment it gives the command (LD_PRELOAD with libshim first, SHIM_BUDGET,
 # SHIM_CONFIG, SHIM_TRACE_PATH); exit statuses (the command's, 128+N for a signal, 126/127,
 # 2 for bad usage or configuration); signals sent to shim-run reach the command; four ranks
-# started by one script, as torchrun starts them, summarised side by side; --trace as a folder
+# started by one script, as torchrun starts them, summarised side by side (and --report: one page
+# of the four); --trace as a folder
 # and as a pattern, the configuration's trace.path, no trace; --report with and without
 # `shim-report html`.
 set -u
@@ -156,8 +157,8 @@ for r in 0 1 2 3; do RANK=\$r "$TRAIN" ${ARGS[*]} >"$work/ranks/out.\$r" & done
 wait
 EOF
 chmod +x "$work/launch.sh"
-SIMGPU_MEMORY=$cap shim_run --budget "$budget" --trace "$work/ranks" -- "$work/launch.sh" \
-    >/dev/null 2>"$work/ranks.err"
+SIMGPU_MEMORY=$cap shim_run --budget "$budget" --trace "$work/ranks" --report "$work/ranks.html" \
+    -- "$work/launch.sh" >/dev/null 2>"$work/ranks.err"
 check "four ranks: exit 0" [ $? -eq 0 ]
 check "four ranks: each the native checksum" \
     [ "$(cat "$work"/ranks/out.* | grep -cx "checksum=$C")" -eq 4 ]
@@ -172,6 +173,11 @@ check "four ranks: four iterations each" grep -qxE '  iterations( +4){4}' "$work
 check "four ranks: each within --budget" grep -qxE "  budget_bytes( +$bytes){4}" "$work/ranks.err"
 check "four ranks: steps 0 to 3 of each rank" \
     [ "$(sed -n '/^peak_device_bytes by step:$/,/^$/p' "$work/ranks.err" | grep -cE '^ +[0-3]( +[0-9]+){4}$')" -eq 4 ]
+check "four ranks: --report, one page of the four traces (a part per rank, ranks 0 to 3)" python3 -c "
+import re, sys
+page = open(sys.argv[1], encoding='utf-8').read()
+parts = re.findall(r'<section class=\"rank\" id=\"r[0-9]+-section\" data-rank=\"([0-9]+)\"', page)
+sys.exit(0 if parts == ['0', '1', '2', '3'] else 1)" "$work/ranks.html"
 "$B/shim-report" summary --json $(cat "$work/ranks.list") >"$work/ranks.json"
 check "four ranks: --json lists ranks 0 to 3" python3 -c "
 import json, sys

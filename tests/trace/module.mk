@@ -5,7 +5,7 @@
 tests_trace_CFLAGS := -Ishim -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
-                     tools/report_summary_ranks.c \
+                     tools/report_summary_ranks.c tools/report_ranks.c \
                      tools/report_summary_plan.c \
                      tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
                      tools/report_perfetto.c tools/report_memviz.c tools/report_pickle.c
@@ -43,6 +43,9 @@ TESTS += tests/trace/test_report_html.sh
 # Bounded traces (trace.max_bytes): 10,000 train_sim steps within 4 MiB, summarised steps'
 # figures against train_sim's, libshim's exit line and an unbounded trace, a file size limit.
 TESTS += tests/trace/test_trace_bounded.sh
+# shim-report html of four ranks (trace_gen, TRACE_GEN_RANK 0 to 3): the ranks side by side and
+# each rank's part, against summary --json TRACE... and each trace's own (check_report_html.py).
+TESTS += tests/trace/test_report_html_ranks.sh
 
 # The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
 FUZZ_TRACE := $(BUILD)/fuzz_trace
