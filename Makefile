@@ -48,6 +48,9 @@ CONF_LIB := $(BUILD)/conf/libconf.a
 PLANNER_LIB := $(BUILD)/planner/libplanner.a
 SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
 SHIM_TRACE_LIB := $(BUILD)/shim/libshimtrace.a
+# shim-report html's style sheet and script as C strings, generated from tools/report_html.css
+# and tools/report_html.js (tools/module.mk); the reader's fuzz target builds them too.
+HTML_ASSETS_C := $(BUILD)/tools/html_assets.c
 
 ALL_TARGETS :=
 TESTS :=
@@ -80,7 +83,7 @@ fuzz: $(FUZZ_TARGETS)
 
 # The main job: a training-like workload on the simulated device (no GPU needed), run under
 # libshim (12 iterations: the in-process plan applies from the ninth), then the report's summary of
-# the trace it wrote and its first moves.
+# the trace it wrote and its first moves, and the whole report as a page ($(BUILD)/demo.html).
 DEMO_ARGS ?= --mode segments --layers 8 --hidden 1024 --batch 4 --iters 12
 DEMO_TRACE := $(BUILD)/demo.trace
 DEMO_MEMORY ?= 1536MiB
@@ -97,6 +100,8 @@ demo: all
 	@echo "== shim-report moves $(DEMO_TRACE): the first moves, each with its reason (all: run it) =="
 	@$(BUILD)/shim-report moves $(DEMO_TRACE) | head -n 12
 	@$(BUILD)/shim-report moves $(DEMO_TRACE) | tail -n 1
+	@echo "== shim-report html $(DEMO_TRACE): the whole report as one page, to open in a browser =="
+	$(BUILD)/shim-report html -o $(BUILD)/demo.html $(DEMO_TRACE)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:

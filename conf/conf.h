@@ -207,6 +207,9 @@ typedef enum {
       "How auto mode decides moves. reactive: evict when room is needed, restore on use; "         \
       "scheduled: plan the detected training step in the process (evict after last use, "          \
       "prefetch ahead) and apply the plan from the next step, the reactive policy as safety net")  \
+    X(LINK_DUPLEX, "link_duplex", ENUM, "full", 0, 0, 0, "full|shared", "",                        \
+      "What the planner assumes of the host link when copies run both ways at once. full: each "   \
+      "direction at its own measured speed; shared: one direction at a time (half duplex)")        \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \
@@ -219,6 +222,9 @@ typedef enum {
       "names are always written")                                                                  \
     X(TRACE_FLUSH_INTERVAL, "trace.flush_interval", DURATION, "100ms", CONF_MS, 60 * CONF_SEC, 0,  \
       "", "time", "How often the background writer moves per-thread buffers to the trace file")    \
+    X(TRACE_MAX_BYTES, "trace.max_bytes", SIZE, "1GiB", 0, CONF_PIB, 0, "", "bytes",               \
+      "Most bytes the trace file may take (0: no limit); near it, each later step is written as "  \
+      "one summary record (its counts, peak, moves and stalls) instead of in detail")              \
     X(PROFILE_ITERATIONS, "profile.iterations", INT, "3", 1, 1000, 0, "", "iterations",            \
       "Iterations whose kernels are timed with events once the training step is detected")         \
     X(LOG_LEVEL, "log.level", ENUM, "info", 0, 0, 0, "off|error|warn|info|debug", "",              \
@@ -238,6 +244,7 @@ typedef enum {
 /* Values of ENUM options and bits of FLAGS options, in the order of their choices. */
 enum { CONF_MODE_OFF, CONF_MODE_RECORD, CONF_MODE_AUTO };
 enum { CONF_PLANNER_REACTIVE, CONF_PLANNER_SCHEDULED };
+enum { CONF_LINK_FULL, CONF_LINK_SHARED };
 enum { CONF_LEVEL_OFF, CONF_LEVEL_ERROR, CONF_LEVEL_WARN, CONF_LEVEL_INFO, CONF_LEVEL_DEBUG };
 enum {
     CONF_RECORD_ALLOCS = 1u << 0,   /* allocations and frees */

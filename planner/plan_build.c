@@ -157,6 +157,14 @@ plan_err plan_build_link(plan_builder *b, double h2d_gbps, double d2h_gbps, int 
     return PLAN_OK;
 }
 
+plan_err plan_build_duplex(plan_builder *b, int duplex)
+{
+    if (duplex != 0 && duplex != 1)
+        return PLAN_ERR_INVALID;
+    b->link.duplex = duplex;
+    return PLAN_OK;
+}
+
 plan_err plan_build_move(plan_builder *b, int to_device, uint64_t bytes, double usec)
 {
     if (!isfinite(usec))

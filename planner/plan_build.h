@@ -105,6 +105,10 @@ plan_err plan_build_step(plan_builder *b, uint64_t step, uint64_t first_seq);
 plan_err plan_build_link(plan_builder *b, double h2d_gbps, double d2h_gbps, int duplex,
                          double remap_us);
 
+/* Whether the link of every model from now on runs both directions at once (1, the default) or
+ * one at a time (0); kept by plan_build_link's figures too. PLAN_ERR_INVALID for another value. */
+plan_err plan_build_duplex(plan_builder *b, int duplex);
+
 /* One copy of the shim's own between device and host (an eviction: to_device 0, a restore:
  * to_device 1) of bytes that took usec from submission to remap. Without plan_build_link, each
  * direction's bandwidth is its bytes over its time, summed over its moves (remap included).

@@ -38,7 +38,7 @@ static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, C
         ids[(*n)++] = d;
     if (s && s != d)
         ids[(*n)++] = s;
-    return shim_resid_enter(ids, *n, stream, per_thread, refuse);
+    return shim_resid_enter(ids, *n, stream, per_thread, false, refuse);
 }
 
 /* One copy hook: residency, real call, then the record (and a host sync when synchronous). */

@@ -48,7 +48,7 @@ static inline void scan(struct touched *t, const struct launch_args *a, const st
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "a kernel's parameter layout is unknown to the driver: its "
                                      "launches show no touched allocations");
     if (shim.mode == CONF_MODE_AUTO) /* record mode never starts residency */
-        t->pinned = shim_resid_enter(t->s.ids, t->s.n, a->stream, a->per_thread, &t->refuse);
+        t->pinned = shim_resid_enter(t->s.ids, t->s.n, a->stream, a->per_thread, true, &t->refuse);
 }
 
 /* After the real launch: unpin; if it succeeded, number it, feed the step detector, record it. */

@@ -91,6 +91,7 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
     SHIM_NEED_REAL(cuGraphLaunch);
     CUresult rc = shim.real.cuGraphLaunch(hGraphExec, hStream);
+    shim_streams_note(hStream, false);
     if (rc == CUDA_SUCCESS && shim_active())
         shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, shim_stream_id(hStream, false));
     return rc;
@@ -100,6 +101,7 @@ CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
     SHIM_NEED_REAL(cuGraphLaunch_ptsz);
     CUresult rc = shim.real.cuGraphLaunch_ptsz(hGraphExec, hStream);
+    shim_streams_note(hStream, true);
     if (rc == CUDA_SUCCESS && shim_active())
         shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, shim_stream_id(hStream, true));
     return rc;

@@ -92,6 +92,10 @@
     X(cuGraphLaunch, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
     X(cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream)) \
     X(cuMemGetInfo_v2, (size_t *free, size_t *total), (free, total)) \
+    X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags)) \
+    X(cuStreamCreateWithPriority, (CUstream *phStream, unsigned int flags, int priority), \
+      (phStream, flags, priority)) \
+    X(cuStreamDestroy_v2, (CUstream hStream), (hStream)) \
     X(cuModuleUnload, (CUmodule hmod), (hmod)) \
     X(cuLibraryUnload, (CUlibrary library), (library))
 /* clang-format on */
@@ -122,7 +126,6 @@
     X(cuMemRelease, (CUmemGenericAllocationHandle handle), (handle)) \
     X(cuMemSetAccess, (CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count), \
       (ptr, size, desc, count)) \
-    X(cuStreamCreate, (CUstream *phStream, unsigned int Flags), (phStream, Flags)) \
     X(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags))
 /* clang-format on */
 

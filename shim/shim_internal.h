@@ -41,6 +41,7 @@ struct shim_ctx {
     conf_size budget, host_budget; /* as configured; resolved when residency starts */
     bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
     int planner;                   /* CONF_PLANNER_* */
+    bool link_shared;              /* link_duplex = "shared": the planner's link is half duplex */
     _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };
@@ -299,7 +300,13 @@ bool shim_resid_plan_on(void);
 int shim_timing_begin(CUstream stream, bool per_thread);
 /* Records the closing event of slot after the launch of seq. */
 void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq);
-/* Gives slot back when its launch failed. */
+/* Records an event before one of the residency manager's copies on its stream while the step
+   model is recorded (shim_plan_recording), for the first 64 copies each way (to_device: a
+   restore); returns a slot to close, or -1. */
+int shim_timing_copy_begin(CUstream stream, bool to_device);
+/* Records the closing event of slot after a copy of bytes (to_device: a restore). */
+void shim_timing_copy_end(int slot, CUstream stream, bool to_device, uint64_t bytes);
+/* Gives slot back when its launch (or copy) failed. */
 void shim_timing_cancel(int slot);
 /* Emits the durations of completed timed launches (called at host syncs). */
 void shim_timing_collect(void);
@@ -308,6 +315,25 @@ void shim_timing_collect(void);
 void shim_capture_begin(CUstream stream, bool per_thread);
 void shim_capture_end(CUstream stream, bool per_thread);
 bool shim_capture_active(CUstream stream, bool per_thread);
+
+/* shim_streams.c — the program's streams (libshim waits for the program's work alone) */
+/* Lists stream s, which the program created. */
+void shim_streams_created(CUstream s);
+/* Forgets s, which the program destroys (its work may still run: the next wait is a full one). */
+void shim_streams_destroyed(CUstream s);
+/* Notes that the calling thread queues work on its per-thread default stream. */
+void shim_streams_note_per_thread(void);
+/* Notes work queued on stream (per_thread: through a _ptsz/_ptds entry point, where NULL names
+   the per-thread stream); cheap after a thread's first per-thread use. */
+static inline void shim_streams_note(CUstream stream, bool per_thread)
+{
+    if ((per_thread && !stream) || stream == CU_STREAM_PER_THREAD)
+        shim_streams_note_per_thread();
+}
+/* Waits until the program's queued work is done, but not libshim's own copies where the
+   program's streams can be told apart (else it synchronises the context). CUDA_SUCCESS, or the
+   driver's error (a sticky one is returned as the device reports it). */
+CUresult shim_streams_sync_program(void);
 
 /* shim_resid_*.c — the residency manager (its own state is in shim_resid.h) */
 /* Starts residency on first use (device facts, budget, streams); whether it is on. */
@@ -336,8 +362,11 @@ void shim_resid_mem_info(size_t *free_bytes, size_t *total);
    the residency lock at most once, and only when an id is managed. *refuse is set to an error
    when a range could not be made usable (a remap the driver keeps refusing, an unmapped
    eviction that cannot come back): the operation must then not be submitted, and the program
-   gets that error instead of a fault; it is left alone otherwise. */
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread,
+   gets that error instead of a fault; it is left alone otherwise. launch: the operation is a
+   kernel launch, and the plan's moves due before it are started first; a copy or memset leaves
+   them to the next launch or allocation, so that planned evictions queue on the link behind
+   the program's own copies (such as the loss read that ends a step), not ahead of them. */
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, bool launch,
                       CUresult *refuse);
 /* After the operation was submitted: unpins (lock-free) and restores ids. */
 void shim_resid_leave(uint64_t *ids, uint32_t n);

@@ -54,6 +54,9 @@ struct shim_plan {
     uint64_t bytes_to_host, bytes_to_device;
     uint32_t evictions, prefetches; /* per step */
     bool feasible;
+    /* The link it was planned for, for the log: "link X GB/s to the device measured, Y GB/s to
+       the host assumed, both at once". */
+    char link[128];
 };
 
 /* Frees a compiled plan (NULL is fine). */
@@ -83,6 +86,10 @@ void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const ui
 void shim_plan_rec_copy(uint64_t dst, uint64_t src);
 /* The measured duration of launch seq. */
 void shim_plan_rec_kernel_time(uint64_t seq, double usec);
+/* One of the residency manager's copies (to_device: a restore) of bytes took usec on its copy
+   stream (timed with events: the copy alone, not its wait for the program). The link of the
+   models built from now on is each direction's bytes over its time. */
+void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec);
 
 /* From the step detector (shim_steps.c), under its lock. */
 /* The step was detected and its profiled steps begin: a new recording starts. */

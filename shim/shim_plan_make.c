@@ -207,8 +207,13 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
             sp->bytes_to_host = st.bytes_to_host;
             sp->bytes_to_device = st.bytes_to_device;
             sp->feasible = st.feasible;
-            snprintf(msg, cap, "step %llu (%zu launches, %zu allocations, %zu movable)",
-                     (unsigned long long)info.step, m.nops, m.nallocs, movable);
+            snprintf(sp->link, sizeof sp->link,
+                     "link %.3f GB/s to the device%s, %.3f GB/s to the host%s, %s", m.hw.h2d_gbps,
+                     info.measured_h2d ? " measured" : " assumed", m.hw.d2h_gbps,
+                     info.measured_d2h ? " measured" : " assumed",
+                     m.hw.duplex ? "both at once" : "one way at a time");
+            snprintf(msg, cap, "step %llu (%zu launches, %zu allocations, %zu movable; %s)",
+                     (unsigned long long)info.step, m.nops, m.nallocs, movable, sp->link);
         } else {
             snprintf(msg, cap, "%s", e ? plan_strerror(e) : "out of memory");
             e = e ? e : PLAN_ERR_NOMEM;
@@ -314,7 +319,7 @@ static void duration(char *buf, size_t n, double us)
 
 /* The progress line of plan p, applied from step `step`: its predicted step time against the
    step's native time (the planner's model of the step with nothing moved), the stall, the
-   lower bound on it, the budget and the moves per step. */
+   lower bound on it, the budget, the moves per step and the link it was planned for. */
 static void applied_line(const struct shim_plan *p, uint64_t step, char *text, size_t n)
 {
     char pred[32], native[32], stall[32];
@@ -328,11 +333,11 @@ static void applied_line(const struct shim_plan *p, uint64_t step, char *text, s
     snprintf(text, n,
              "planner: plan applied from step %llu: predicted %s per step against %s native (%s), "
              "%s stalled, budget %llu MiB, peak %llu MiB%s, %u evictions and %u prefetches per "
-             "step",
+             "step; %s",
              (unsigned long long)step, pred, native, slowdown, stall,
              (unsigned long long)(p->budget >> 20), (unsigned long long)(p->predicted_peak >> 20),
              p->feasible ? "" : " (over the budget: the reactive policy makes up the rest)",
-             p->evictions, p->prefetches);
+             p->evictions, p->prefetches, p->link);
 }
 
 void shim_plan_collect(uint64_t step)

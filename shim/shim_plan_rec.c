@@ -104,14 +104,53 @@ static bool movable(uint64_t bytes, int kind)
     return kind == SHIM_ALLOC_MANAGED && bytes > shim_resid_slab_max();
 }
 
-static void add_live(const struct shim_alloc *a, void *ctx)
+/* The live device allocations when the recording starts, gathered to be handed over in the
+   order they were made (by id): the registry's own order follows addresses, which differ from run
+   to run, and the planner breaks ties by the model's allocation order. */
+struct live_set {
+    struct shim_alloc *a;
+    size_t n, cap;
+    bool failed;
+};
+
+static void gather_live(const struct shim_alloc *a, void *ctx)
 {
-    (void)ctx;
-    if (a->kind == SHIM_ALLOC_HOST)
+    struct live_set *s = ctx;
+    if (a->kind == SHIM_ALLOC_HOST || s->failed)
         return;
-    check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0,
-                           atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
-    note_alloc(a->id, movable(a->size, a->kind), true, 0);
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        struct shim_alloc *g = realloc(s->a, cap * sizeof *g);
+        if (!g) {
+            s->failed = true;
+            return;
+        }
+        s->a = g;
+        s->cap = cap;
+    }
+    s->a[s->n++] = *a;
+}
+
+static int by_alloc_id(const void *x, const void *y)
+{
+    uint64_t a = ((const struct shim_alloc *)x)->id, b = ((const struct shim_alloc *)y)->id;
+    return (a > b) - (a < b);
+}
+
+static void add_live(void)
+{
+    struct live_set s = {0};
+    shim_registry_each(gather_live, &s);
+    if (s.failed)
+        check(PLAN_ERR_NOMEM);
+    qsort(s.a, s.n, sizeof *s.a, by_alloc_id);
+    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    for (size_t i = 0; i < s.n && !s.failed; i++) {
+        const struct shim_alloc *a = &s.a[i];
+        check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
+        note_alloc(a->id, movable(a->size, a->kind), true, 0);
+    }
+    free(s.a);
 }
 
 void shim_plan_steady(void)
@@ -122,7 +161,8 @@ void shim_plan_steady(void)
     drop();
     if ((rec.b = plan_build_new()) != NULL) {
         check(plan_build_rounding(rec.b, shim_resid_granularity(), 4096));
-        shim_registry_each(add_live, NULL);
+        check(plan_build_duplex(rec.b, !shim.link_shared));
+        add_live();
         atomic_store_explicit(&shim_plan_rec_on, true, memory_order_relaxed);
     } else {
         check(PLAN_ERR_NOMEM);
@@ -205,6 +245,14 @@ void shim_plan_rec_copy(uint64_t dst, uint64_t src)
     if (rec.b)
         check(plan_build_copy(rec.b, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
                               dst, src));
+    pthread_mutex_unlock(&lock);
+}
+
+void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec)
+{
+    pthread_mutex_lock(&lock);
+    if (rec.b)
+        check(plan_build_move(rec.b, to_device, bytes, usec));
     pthread_mutex_unlock(&lock);
 }
 

@@ -87,6 +87,9 @@ struct resid_driver {
     CUresult (*wait_event)(CUstream s, CUevent e);
     CUresult (*stream_sync)(CUstream s);
     CUresult (*ctx_sync)(void);
+    /* Waits for the program's queued work, not necessarily for the residency manager's copies
+       (shim_streams_sync_program); what cuMemFree's implicit synchronisation stands for. */
+    CUresult (*program_sync)(void);
     CUresult (*host_alloc)(void **p, size_t n);
     CUresult (*host_free)(void *p);
 };

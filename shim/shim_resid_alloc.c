@@ -166,11 +166,14 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
     return false;
 }
 
-/* Waits until the device is idle (a failed call is tried again); false if it never was. */
+/* Waits until the program's queued work is done, as cuMemFree does (a failed call is tried
+   again); false if it never was. The residency manager's copies need not be: a unit being freed
+   has no move left (shim_resid_free waits for it), and its chunks carry the fences of earlier
+   copies (resid_chunk_fence). */
 static bool device_idle(void)
 {
     for (int i = 0; i < 3; i++) {
-        CUresult rc = resid.drv->ctx_sync();
+        CUresult rc = resid.drv->program_sync();
         if (rc == CUDA_SUCCESS)
             return true;
         if (resid_sticky_error(rc))
@@ -217,6 +220,8 @@ static void free_now(struct resid_unit *u, bool idle)
 
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async)
 {
+    if (async)
+        shim_streams_note(stream, per_thread);
     /* As cuMemFree does: nothing queued may use it after. */
     bool idle = async || device_idle();
     pthread_mutex_lock(&resid.lock);

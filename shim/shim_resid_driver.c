@@ -113,6 +113,10 @@ static CUresult ctx_sync(void)
 {
     return REAL(cuCtxSynchronize);
 }
+static CUresult program_sync(void)
+{
+    return shim_streams_sync_program(); /* cuStreamSynchronize, else cuCtxSynchronize */
+}
 static CUresult host_alloc(void **p, size_t n)
 {
     return REAL(cuMemHostAlloc, p, n, 0);
@@ -123,10 +127,10 @@ static CUresult host_free(void *p)
 }
 
 static const struct resid_driver real_driver = {
-    device,       attribute,    granularity, mem_info,  stream_create, reserve,
-    address_free, create,       release,     map,       unmap,         set_access,
-    copy,         event_create, record,      query,     event_sync,    wait_event,
-    stream_sync,  ctx_sync,     host_alloc,  host_free,
+    device,       attribute,    granularity,  mem_info,   stream_create, reserve,
+    address_free, create,       release,      map,        unmap,         set_access,
+    copy,         event_create, record,       query,      event_sync,    wait_event,
+    stream_sync,  ctx_sync,     program_sync, host_alloc, host_free,
 };
 
 const struct resid_driver *resid_driver_real(void)

@@ -24,9 +24,10 @@ int resid_fence(struct resid_unit *u, CUstream stream)
              resid.drv->wait_event(stream, e) == CUDA_SUCCESS;
         resid_event_put(e); /* the wait holds the record it saw: the event may be reused */
     }
-    /* A stream we cannot name (per-thread, destroyed, or too many): wait for everything. */
+    /* A stream we cannot name (per-thread, destroyed, or too many): wait for all the program's
+       work (its touches come from the program's streams). */
     if (!ok) {
-        CUresult rc = resid.drv->ctx_sync();
+        CUresult rc = resid.drv->program_sync();
         if (rc != CUDA_SUCCESS) {
             resid_driver_failed(rc);
             return -1;
@@ -71,6 +72,8 @@ static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
 {
     struct resid_unit *u = m->unit;
     CUresult rc = CUDA_SUCCESS;
+    int timed = shim_timing_copy_begin(
+        s, m->dir == SHIM_MOVE_TO_DEVICE); /* the link's speed, for the planner */
     for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
         uint64_t off = (uint64_t)i * resid.gran;
         uint64_t len = u->size - off < resid.gran ? u->size - off : resid.gran;
@@ -81,6 +84,10 @@ static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
         m->done = resid_fence_new(e); /* numbered now: in the stream's order */
     else
         resid_event_put(e);
+    if (m->done)
+        shim_timing_copy_end(timed, s, m->dir == SHIM_MOVE_TO_DEVICE, u->size);
+    else
+        shim_timing_cancel(timed);
     resid_driver_failed(rc);
     return m->done ? 0 : -1;
 }

@@ -192,10 +192,12 @@ static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread
     return CUDA_SUCCESS;
 }
 
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, CUresult *refuse)
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, bool launch,
+                      CUresult *refuse)
 {
+    shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
     if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire)) {
-        if (atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+        if (launch && atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
             shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
         return false;
     }
@@ -220,7 +222,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     my_ids = ids; /* a search for room must not wait for this operation's own pins */
     my_n = n;
     /* The plan's moves before this operation: after its pins, so none moves what it uses. */
-    if (resid.plan)
+    if (launch && resid.plan)
         resid_plan_advance(now);
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & PINNED_BIT))

@@ -24,7 +24,8 @@ static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static bool config_ok;
 static char trace_pattern[CONF_MAX_STRING + 1];
 static unsigned trace_flush_ms;
-static char config_text[8192]; /* the effective configuration, for the trace's header */
+static uint64_t trace_max_bytes; /* 0: no limit */
+static char config_text[8192];   /* the effective configuration, for the trace's header */
 static size_t config_len;
 static int rank; /* what %r stands for: $RANK, or 0 (see load_rank) */
 
@@ -87,8 +88,11 @@ static void apply(const conf_config *cfg)
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
+    shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
+    conf_size max = conf_get_size(cfg, CONF_TRACE_MAX_BYTES);
+    trace_max_bytes = conf_size_resolve(&max, 0, 0);
     conf_config_describe(cfg, add_config_line, NULL);
     pytorch_backend(cfg);
 }
@@ -143,13 +147,20 @@ static const char *command_line(char *buf, size_t n)
     return buf;
 }
 
+/* What the trace writer says (its limit reached, a write error), in the shim's log. */
+static void trace_log(int level, const char *msg)
+{
+    shim_log((enum shim_log_level)level, "%s", msg);
+}
+
 static void start_trace(void)
 {
     if (!trace_pattern[0])
         return;
     char err[256], cmd[1024];
-    struct shim_trace_info info = {(int)getpid(), rank, command_line(cmd, sizeof cmd), config_text,
-                                   trace_flush_ms};
+    struct shim_trace_info info = {(int)getpid(), rank,           command_line(cmd, sizeof cmd),
+                                   config_text,   trace_flush_ms, trace_max_bytes,
+                                   trace_log};
     if (shim_trace_start(trace_pattern, &info, err, sizeof err) != 0)
         shim_log(SHIM_LOG_ERROR, "no trace: %s", err);
 }

@@ -1,4 +1,6 @@
-/* shim_timing.c — kernel durations in profiled steps: an event before and after each launch.
+/* shim_timing.c — kernel durations in profiled steps: an event before and after each launch;
+ * and the link's speed: the same around the residency manager's own copies while the step model
+ * is recorded (each direction's bytes over its copies' time, for the planner's link).
  *
  * Only during profiled steps (shim_steps_profiling) and never on a capturing
  * stream. Event pairs come from a pool created on first use; pairs in flight
@@ -10,15 +12,23 @@
 
 #define PAIRS 4096
 
+enum pair_kind { PAIR_KERNEL, PAIR_TO_HOST, PAIR_TO_DEVICE };
+
 struct pair {
     CUevent start, end;
-    uint64_t seq;
+    uint64_t seq;   /* PAIR_KERNEL: the launch */
+    uint64_t bytes; /* a copy: its bytes */
+    enum pair_kind kind;
     bool busy, closed;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pair pairs[PAIRS]; /* protected by lock */
 static unsigned next_free;
+/* Copies timed each way (index: to the device). The link's figures settle within a few dozen
+   copies; timing every copy would add event records and queries for nothing. */
+#define COPY_SAMPLES 64
+static unsigned copies_timed[2]; /* protected by lock */
 
 static CUresult record(CUevent e, CUstream s, bool per_thread)
 {
@@ -67,7 +77,38 @@ void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq)
     pthread_mutex_lock(&lock);
     struct pair *p = &pairs[slot];
     p->seq = seq;
+    p->kind = PAIR_KERNEL;
     p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
+    if (!p->closed)
+        p->busy = false;
+    pthread_mutex_unlock(&lock);
+}
+
+int shim_timing_copy_begin(CUstream stream, bool to_device)
+{
+    if (!shim.real.cuEventCreate || !shim_plan_recording())
+        return -1;
+    pthread_mutex_lock(&lock);
+    int slot = copies_timed[to_device] < COPY_SAMPLES ? take_pair() : -1;
+    if (slot >= 0)
+        copies_timed[to_device]++;
+    if (slot >= 0 && record(pairs[slot].start, stream, false) != CUDA_SUCCESS) {
+        pairs[slot].busy = false;
+        slot = -1;
+    }
+    pthread_mutex_unlock(&lock);
+    return slot;
+}
+
+void shim_timing_copy_end(int slot, CUstream stream, bool to_device, uint64_t bytes)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct pair *p = &pairs[slot];
+    p->kind = to_device ? PAIR_TO_DEVICE : PAIR_TO_HOST;
+    p->bytes = bytes;
+    p->closed = record(p->end, stream, false) == CUDA_SUCCESS;
     if (!p->closed)
         p->busy = false;
     pthread_mutex_unlock(&lock);
@@ -92,7 +133,11 @@ void shim_timing_collect(void)
         if (!p->busy || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
             continue;
         float ms;
-        if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS) {
+        if (p->kind != PAIR_KERNEL) {
+            if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS &&
+                shim_plan_recording())
+                shim_plan_rec_link(p->kind == PAIR_TO_DEVICE, p->bytes, (double)ms * 1000.0);
+        } else if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS) {
             shim_trace_kernel_time(p->seq, (double)ms * 1000.0);
             if (shim_plan_recording())
                 shim_plan_rec_kernel_time(p->seq, (double)ms * 1000.0);

@@ -132,12 +132,25 @@ struct shim_trace_info { /* written once into the file header */
     const char *command;     /* the program's command line, may be NULL */
     const char *config_text; /* the effective configuration, printable, may be NULL */
     unsigned flush_ms;       /* how often the writer drains the buffers; 0: every 10 ms */
+    /* The most bytes the file may take (0: no limit). Near three quarters of it the writer
+       stops writing detail at the next step record and writes each later step as one
+       step_summary record (tools/TRACE-FORMAT.md, "Bounded traces"); past the limit it
+       writes nothing but the END chunk, which always fits. */
+    uint64_t max_bytes;
+    /* Called by the writer thread, at most once per event, for what the program's log should
+       say: the limit reached (level 3, info), the first write error (level 1, error). Levels
+       are shim_log's (1 error, 2 warn, 3 info). NULL: nothing is said. */
+    void (*log)(int level, const char *msg);
 };
 
 /* Opens the trace file: pattern with %p (pid) and %r (rank) expanded by shim_path_expand
    (shim_path.h; at most PATH_MAX - 1 bytes, never cut short), created exclusively with mode
    0600 (an existing file or symbolic link is never overwritten or followed), and starts the
-   writer thread. Returns 0, or -1 with a one-line reason in err. */
+   writer thread. Returns 0, or -1 with a one-line reason in err.
+   A later write error (a full disk, EIO, a file size limit) is not returned: the
+   writer says it once through info->log, stops recording, cuts the file back to
+   its last whole chunk and, when it can, ends it with a note and an END chunk
+   that count the records lost. */
 int shim_trace_start(const char *pattern, const struct shim_trace_info *info, char *err,
                      size_t errlen);
 

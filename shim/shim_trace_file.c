@@ -45,7 +45,10 @@ int shim_trace_write_chunk(int fd, uint32_t type, const void *payload, uint32_t 
     crc = shim_trace_crc32(shim_trace_g.crc_table, crc, payload, len);
     memcpy(hdr + 12, &crc, 4);
     struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)payload, len}};
-    return write_all(fd, iov, len > 0 ? 2 : 1);
+    if (write_all(fd, iov, len > 0 ? 2 : 1) != 0)
+        return -1;
+    shim_trace_g.bound.file_bytes += SHIM_TRACE_CHUNK_HEADER + (uint64_t)len;
+    return 0;
 }
 
 /* A growing payload; oom sticks once set. */
@@ -197,6 +200,7 @@ int shim_trace_write_head(int fd, const struct shim_trace_info *info, uint64_t s
     struct iovec iov = {pre, sizeof pre};
     if (write_all(fd, &iov, 1) != 0)
         return -1;
+    shim_trace_g.bound.file_bytes += sizeof pre;
     struct payload b = {0};
     put_info(&b, info, start_ns);
     if (write_payload(fd, SHIM_TRACE_CHUNK_INFO, &b) != 0)
@@ -208,11 +212,27 @@ int shim_trace_write_head(int fd, const struct shim_trace_info *info, uint64_t s
 /* Contract in shim_trace_internal.h. */
 int shim_trace_write_end(int fd)
 {
+    const struct shim_trace_bound *bd = &shim_trace_g.bound;
+    int error = shim_trace_g.write_error;
     struct payload b = {0};
-    put_u32(&b, 4);
+    put_u32(&b, 9u + (bd->summarising ? 5u : 0u) + (error != 0));
     put_kv_u64(&b, "records", shim_trace_g.records);
     put_kv_u64(&b, "dropped", shim_trace_g.dropped);
     put_kv_u64(&b, "chunks", shim_trace_g.chunks);
     put_kv_u64(&b, "end_ns", shim_trace_now_ns());
+    put_kv_u64(&b, "max_bytes", bd->max_bytes);
+    put_kv_u64(&b, "lost_limit", bd->lost_limit);
+    put_kv_u64(&b, "lost_error", bd->lost_error);
+    put_kv_u64(&b, "lost_steps", bd->lost_steps);
+    put_kv_u64(&b, "summaries", bd->summaries);
+    if (bd->summarising) {
+        put_kv_u64(&b, "detail_steps", bd->detail_steps);
+        put_kv_u64(&b, "last_detail_step", bd->detail_steps ? bd->last_detail_step : 0);
+        put_kv_u64(&b, "summarised_steps", bd->summarised_steps);
+        put_kv_u64(&b, "summarised_records", bd->summarised);
+        put_kv_u64(&b, "summary_from_ns", bd->switch_ns);
+    }
+    if (error)
+        put_kv(&b, "write_error", strerror(error));
     return write_payload(fd, SHIM_TRACE_CHUNK_END, &b);
 }

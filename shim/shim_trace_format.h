@@ -1,4 +1,4 @@
-/* shim_trace_format.h — the trace file format (version 1.3), shared by the writer and the reader.
+/* shim_trace_format.h — the trace file format (version 1.4), shared by the writer and the reader.
  *
  * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
  * Every integer is little-endian. A file is:
@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         3          /* a reader accepts any minor; 1.3: plan records */
+#define SHIM_TRACE_MINOR         4          /* a reader accepts any minor; 1.4: step summaries */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -82,17 +82,18 @@ enum shim_trace_kind {
     SHIM_TRACE_STEP = 8,
     SHIM_TRACE_GRAPH_LAUNCH = 9,
     SHIM_TRACE_NOTE = 10,
-    SHIM_TRACE_DROPPED = 11,    /* written by the writer: records a thread could not buffer */
-    SHIM_TRACE_BUDGET = 12,     /* since 1.1 */
-    SHIM_TRACE_MOVE = 13,       /* since 1.1 */
-    SHIM_TRACE_STALL = 14,      /* since 1.1 */
-    SHIM_TRACE_TRANSITION = 15, /* since 1.2 */
-    SHIM_TRACE_SLAB = 16,       /* since 1.2 */
-    SHIM_TRACE_PLAN = 17,       /* since 1.3 */
-    SHIM_TRACE_PLAN_STEP = 18,  /* since 1.3 */
+    SHIM_TRACE_DROPPED = 11,      /* written by the writer: records a thread could not buffer */
+    SHIM_TRACE_BUDGET = 12,       /* since 1.1 */
+    SHIM_TRACE_MOVE = 13,         /* since 1.1 */
+    SHIM_TRACE_STALL = 14,        /* since 1.1 */
+    SHIM_TRACE_TRANSITION = 15,   /* since 1.2 */
+    SHIM_TRACE_SLAB = 16,         /* since 1.2 */
+    SHIM_TRACE_PLAN = 17,         /* since 1.3 */
+    SHIM_TRACE_PLAN_STEP = 18,    /* since 1.3 */
+    SHIM_TRACE_STEP_SUMMARY = 19, /* since 1.4: steps past the detail of a bounded trace */
 };
 
-/* Version 1.3's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
+/* Version 1.4's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
    (and fields); an id keeps its name and its fields for the life of the major version. */
 #define SHIM_TRACE_KIND_LIST(X)                                                                    \
     X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
@@ -112,9 +113,10 @@ enum shim_trace_kind {
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
     X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
     X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
-    X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)
+    X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
+    X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)
 
-/* Version 1.3's fields: X(kind, field name, type, offset in the body). The body layouts below
+/* Version 1.4's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
 #define SHIM_TRACE_FIELD_LIST(X)                                                                   \
     X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
@@ -198,7 +200,38 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PLAN_STEP, "reactive_evictions", SHIM_TRACE_U64, 48)                              \
     X(SHIM_TRACE_PLAN_STEP, "bytes_to_host", SHIM_TRACE_U64, 56)                                   \
     X(SHIM_TRACE_PLAN_STEP, "bytes_to_device", SHIM_TRACE_U64, 64)                                 \
-    X(SHIM_TRACE_PLAN_STEP, "stall_ns", SHIM_TRACE_U64, 72)
+    X(SHIM_TRACE_PLAN_STEP, "stall_ns", SHIM_TRACE_U64, 72)                                        \
+    SHIM_TRACE_SUMMARY_FIELDS(X)
+
+/* The step_summary fields (1.4), in body order: every one a u64, at 8 times its position; then
+   the tail moves_by_reason (u64 list at 192: element i counts the moves of reason i, 0 for
+   reasons outside enum shim_move_reason). X(kind, name, type, offset) like the list above. */
+#define SHIM_TRACE_SUMMARY_FIELDS(X)                                                               \
+    X(SHIM_TRACE_STEP_SUMMARY, "step", SHIM_TRACE_U64, 0)                                          \
+    X(SHIM_TRACE_STEP_SUMMARY, "steps", SHIM_TRACE_U64, 8)                                         \
+    X(SHIM_TRACE_STEP_SUMMARY, "first_seq", SHIM_TRACE_U64, 16)                                    \
+    X(SHIM_TRACE_STEP_SUMMARY, "start_ns", SHIM_TRACE_U64, 24)                                     \
+    X(SHIM_TRACE_STEP_SUMMARY, "end_ns", SHIM_TRACE_U64, 32)                                       \
+    X(SHIM_TRACE_STEP_SUMMARY, "records", SHIM_TRACE_U64, 40)                                      \
+    X(SHIM_TRACE_STEP_SUMMARY, "launches", SHIM_TRACE_U64, 48)                                     \
+    X(SHIM_TRACE_STEP_SUMMARY, "allocations", SHIM_TRACE_U64, 56)                                  \
+    X(SHIM_TRACE_STEP_SUMMARY, "frees", SHIM_TRACE_U64, 64)                                        \
+    X(SHIM_TRACE_STEP_SUMMARY, "copies", SHIM_TRACE_U64, 72)                                       \
+    X(SHIM_TRACE_STEP_SUMMARY, "syncs", SHIM_TRACE_U64, 80)                                        \
+    X(SHIM_TRACE_STEP_SUMMARY, "graph_launches", SHIM_TRACE_U64, 88)                               \
+    X(SHIM_TRACE_STEP_SUMMARY, "kernel_times", SHIM_TRACE_U64, 96)                                 \
+    X(SHIM_TRACE_STEP_SUMMARY, "peak_device_bytes", SHIM_TRACE_U64, 104)                           \
+    X(SHIM_TRACE_STEP_SUMMARY, "device_bytes", SHIM_TRACE_U64, 112)                                \
+    X(SHIM_TRACE_STEP_SUMMARY, "peak_host_bytes", SHIM_TRACE_U64, 120)                             \
+    X(SHIM_TRACE_STEP_SUMMARY, "evictions", SHIM_TRACE_U64, 128)                                   \
+    X(SHIM_TRACE_STEP_SUMMARY, "cancelled_evictions", SHIM_TRACE_U64, 136)                         \
+    X(SHIM_TRACE_STEP_SUMMARY, "restores", SHIM_TRACE_U64, 144)                                    \
+    X(SHIM_TRACE_STEP_SUMMARY, "bytes_to_host", SHIM_TRACE_U64, 152)                               \
+    X(SHIM_TRACE_STEP_SUMMARY, "bytes_to_device", SHIM_TRACE_U64, 160)                             \
+    X(SHIM_TRACE_STEP_SUMMARY, "cancelled_bytes", SHIM_TRACE_U64, 168)                             \
+    X(SHIM_TRACE_STEP_SUMMARY, "stalls", SHIM_TRACE_U64, 176)                                      \
+    X(SHIM_TRACE_STEP_SUMMARY, "stall_ns", SHIM_TRACE_U64, 184)                                    \
+    X(SHIM_TRACE_STEP_SUMMARY, "moves_by_reason", SHIM_TRACE_U64_LIST, 192)
 
 /* Record bodies as the writer lays them out (no implicit padding on LP64). */
 struct shim_trace_body_alloc {
@@ -254,6 +287,15 @@ struct shim_trace_body_plan {
 struct shim_trace_body_plan_step {
     uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
+};
+#define SHIM_TRACE_SUMMARY_REASONS 8  /* moves_by_reason: 0 other, 1..7 enum shim_move_reason */
+struct shim_trace_body_step_summary { /* the fixed part (192 bytes), then the reasons' tail */
+    uint64_t step, steps, first_seq, start_ns, end_ns, records;
+    uint64_t launches, allocations, frees, copies, syncs, graph_launches, kernel_times;
+    uint64_t peak_device_bytes, device_bytes, peak_host_bytes;
+    uint64_t evictions, cancelled_evictions, restores, bytes_to_host, bytes_to_device;
+    uint64_t cancelled_bytes, stalls, stall_ns;
+    uint64_t moves_by_reason[SHIM_TRACE_SUMMARY_REASONS];
 };
 
 /* ---- checksum: CRC-32 (IEEE 802.3, reflected, the value of zlib's crc32()) ---- */

@@ -5,6 +5,8 @@
  * drains (single consumer) every flush_ms (default SHIM_TRACE_POLL_MS), or sooner when a ring
  * passes half full, into chunks written to the file. A full ring drops the record and counts it;
  * the writer turns the count into a `dropped` record. Rings live until their thread exits.
+ * With a size limit, the writer folds the records of later steps into step summaries instead of
+ * writing them (shim_trace_bound.c); the program's threads record as they always do.
  */
 #ifndef SHIM_TRACE_INTERNAL_H
 #define SHIM_TRACE_INTERNAL_H
@@ -46,6 +48,58 @@ struct shim_trace_ring {
     _Alignas(64) uint8_t data[SHIM_TRACE_RING_BYTES];
 };
 
+/* One event the writer folds into a step summary (shim_trace_bound.c): a record of a step
+   past the detail of a bounded trace, reduced to what the summary needs. */
+struct shim_trace_event {
+    uint64_t t;     /* the record's time; for a move or a stall its start_ns */
+    uint64_t a, b;  /* alloc: id, bytes; free: id; step: step, first_seq; move: bytes, dir;
+                       stall: duration */
+    uint32_t order; /* position in the drain pass: ties keep it */
+    uint16_t kind;
+    uint16_t sub; /* alloc: alloc_kind; move: reason */
+};
+
+/* The summary being accumulated: the body of the next step_summary record up to the last step
+   record read (s), what came after it (tail: merged into s at the next step record, written
+   as a summary of no step if none comes), and how many steps s may cover before it is
+   written. */
+struct shim_trace_bucket {
+    struct shim_trace_body_step_summary s, tail;
+    uint64_t group;  /* steps s covers once full (a power of two) */
+    int tail_events; /* tail holds anything */
+};
+
+/* The size limit (writer thread only, after start). file_bytes counts what is in the file. */
+struct shim_trace_bound {
+    uint64_t max_bytes;   /* 0: no limit */
+    uint64_t soft, force; /* detail ends at the next step record past soft, at once past force */
+    uint64_t hard;        /* nothing but the END chunk past it (max_bytes less END's room) */
+    uint64_t file_bytes;  /* bytes written, whole chunks only */
+    int want_switch;      /* past soft: the next step record ends the detail */
+    int summarising;      /* detail has ended: records after switch_ns are folded */
+    uint64_t switch_ns;   /* the time of the last detailed step record (or the forced end) */
+    uint64_t detail_steps, last_detail_step; /* step records written in detail */
+    /* live allocations: id -> bytes << 1 | on device; TOMB: freed before its alloc was read */
+    uint64_t *keys, *vals;
+    size_t cap, n;
+    int map_broken;        /* memory ran out: peaks are no longer exact */
+    uint64_t device, host; /* bytes held by the live allocations */
+    struct shim_trace_event *ev;
+    size_t nev, evcap;
+    struct shim_trace_bucket bucket;
+    unsigned level;            /* summaries cover 1 << level steps */
+    uint64_t level_left;       /* summaries still to write at this level */
+    uint64_t level_records;    /* summaries per level past the first */
+    uint64_t summaries;        /* step_summary records written */
+    uint64_t summarised_steps; /* steps they cover */
+    uint64_t summarised;       /* records folded into them */
+    uint64_t lost_limit;       /* records not written: the file was at its limit */
+    uint64_t lost_steps;       /* steps whose summaries were among them */
+    uint64_t lost_error;       /* records not written after a write error */
+    uint64_t out_records;      /* records in the chunk being filled */
+    void (*log)(int level, const char *msg);
+};
+
 /* The writer's one global state. Lock order: ctl_lock, then reg_lock or wake_lock. */
 struct shim_trace_state {
     /* read by every record: alone on its cache line, away from what the writer updates */
@@ -71,7 +125,9 @@ struct shim_trace_state {
     _Alignas(64) uint8_t *out; /* writer: SHIM_TRACE_OUT_BYTES of chunk payload */
     uint32_t out_len;          /* writer */
     uint64_t records, dropped, chunks; /* writer: totals for the END chunk */
-    int write_error; /* writer: errno of the first failed write (then nothing more) */
+    int write_error;               /* writer: errno of the first failed write (then nothing more) */
+    struct shim_trace_bound bound; /* writer: the size limit and the write error's count */
+    char path[4096];               /* ctl_lock: the file's path, for messages */
 };
 
 extern struct shim_trace_state shim_trace_g;
@@ -93,11 +149,12 @@ int shim_trace_ring_make_room(struct shim_trace_ring *r, uint64_t head, uint64_t
    handler): counts it as dropped. */
 void shim_trace_ring_reentered(struct shim_trace_ring *r);
 
-/* Writer side: copies the ring's published records into the writer's chunk, writing chunks as
-   the buffer fills, and reports drops. 0, or -1 when the file can no longer be written. */
+/* Writer side: hands the ring's published records to shim_trace_out_record (written into the
+   writer's chunk, chunks written as the buffer fills, or folded into a step summary), and
+   reports drops. Returns 0: records that cannot be written are counted as lost. */
 int shim_trace_ring_drain(struct shim_trace_ring *r);
 
-/* Drains every ring and frees the rings of exited threads. 0, or -1 on a write error. */
+/* Drains every ring and frees the rings of exited threads. Returns 0, as shim_trace_ring_drain. */
 int shim_trace_ring_drain_all(void);
 
 /* Start of a session (no writer yet): forgets what rings hold from an earlier session. */
@@ -174,26 +231,56 @@ static inline void shim_trace_commit(const struct shim_trace_slot *s)
 
 /* ---- shim_trace_file.c: the file ---- */
 
-/* Writes a chunk (header with CRC, then payload) at the file's end. 0, or -1 with errno set. */
+/* Writes a chunk (header with CRC, then payload) at the file's end and counts its bytes in
+   shim_trace_g.bound.file_bytes. 0, or -1 with errno set (some of its bytes may be there). */
 int shim_trace_write_chunk(int fd, uint32_t type, const void *payload, uint32_t len);
 
 /* Writes the preamble, the INFO chunk and the SCHEMA chunk. 0, or -1 with errno set. */
 int shim_trace_write_head(int fd, const struct shim_trace_info *info, uint64_t start_ns);
 
-/* Writes the END chunk with the writer's totals. 0, or -1 with errno set. */
+/* Writes the END chunk with the writer's totals and the size limit's counts. 0, or -1 with
+   errno set. */
 int shim_trace_write_end(int fd);
 
 /* ---- shim_trace_writer.c: the writer thread ---- */
 
 /* Appends one record (size bytes at rec) to the chunk being filled, writing the chunk out
-   first when it is full. 0, or -1 once the file cannot be written. */
+   first when it is full. A record past the size limit, or after a write error, is counted as
+   lost instead. Returns 0. */
 int shim_trace_out_append(const void *rec, uint32_t size);
 
 /* Appends a `dropped` record for thread tid. 0, or -1 once the file cannot be written. */
 int shim_trace_out_dropped(uint32_t tid, uint64_t records, uint64_t total);
 
-/* Writes the chunk being filled, if any. 0, or -1 once the file cannot be written. */
+/* Writes the chunk being filled, if any. 0, or -1 once the file cannot be written (the
+   first failure counts the chunk's records as lost, cuts the file back to its last whole
+   chunk, stops recording and says so through the log callback). */
 int shim_trace_out_flush(void);
+
+/* ---- shim_trace_bound.c: the size limit, step summaries ---- */
+
+/* Start of a session, before its head is written: the limit (0: none), the log callback. */
+void shim_trace_bound_start(uint64_t max_bytes, void (*log)(int level, const char *msg));
+
+/* Routes one drained record: written (shim_trace_out_append) while the trace is detailed or
+   the record belongs to the detailed part, else folded into the step summary. 0, or -1 as
+   shim_trace_out_append. */
+int shim_trace_out_record(const uint8_t *rec, uint32_t size);
+
+/* The end of a drain pass over every ring: the folded records of the pass, in time order,
+   go into their summaries; full summaries are written. */
+void shim_trace_bound_pass_end(void);
+
+/* Stop: writes the open summary (what came after the last step record) and, when records
+   were lost, a note that says how many and why. Then the END chunk may follow. */
+void shim_trace_bound_finish(void);
+
+/* After a failed write: cuts the file back to its last whole chunk (bound.file_bytes) and puts
+   the file offset there, so that a later chunk (the last note, END) follows it. */
+void shim_trace_cut_back(void);
+
+/* Says msg through the session's log callback, if any. */
+void shim_trace_bound_say(int level, const char *msg);
 
 /* Asks the writer thread to drain soon (from a ring past half full). */
 void shim_trace_writer_kick(void);

@@ -145,10 +145,9 @@ int shim_trace_ring_drain(struct shim_trace_ring *r)
         }
         if (shim_trace_g.out_len + size > SHIM_TRACE_OUT_BYTES) {
             atomic_store_explicit(&r->tail, tail, memory_order_release);
-            rc = shim_trace_out_flush();
+            shim_trace_out_flush(); /* a failure counts the records as lost from now on */
         }
-        if (rc == 0)
-            rc = shim_trace_out_append(r->data + off, size);
+        rc = shim_trace_out_record(r->data + off, size);
         tail += size;
     }
     atomic_store_explicit(&r->tail, tail, memory_order_release);

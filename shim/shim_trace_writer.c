@@ -36,6 +36,29 @@ static void init_once_fn(void)
 
 /* ---- the chunk being filled (writer thread only) ---- */
 
+/* The first failed write: the chunk's records are lost, the file is cut back to its last whole
+   chunk (a partial one would hide everything after it from a reader), recording stops, and
+   the log says it once. */
+static void write_failed(int e)
+{
+    struct shim_trace_state *g = &shim_trace_g;
+    struct shim_trace_bound *b = &g->bound;
+    g->write_error = e ? e : EIO;
+    atomic_store_explicit(&g->active, 0, memory_order_relaxed);
+    b->lost_error += b->out_records;
+    g->records -= b->out_records;
+    b->out_records = 0;
+    g->out_len = 0;
+    shim_trace_cut_back();
+    char msg[PATH_MAX + 200];
+    snprintf(msg, sizeof msg,
+             "trace: writing '%s' failed (%s): recording stops after %llu bytes; %llu records "
+             "lost so far",
+             g->path, strerror(g->write_error), (unsigned long long)b->file_bytes,
+             (unsigned long long)b->lost_error);
+    shim_trace_bound_say(1, msg);
+}
+
 /* Contract in shim_trace_internal.h. */
 int shim_trace_out_flush(void)
 {
@@ -45,12 +68,12 @@ int shim_trace_out_flush(void)
     if (g->out_len == 0)
         return 0;
     if (shim_trace_write_chunk(g->fd, SHIM_TRACE_CHUNK_RECORDS, g->out, g->out_len) != 0) {
-        g->write_error = errno ? errno : EIO;
-        atomic_store_explicit(&g->active, 0, memory_order_relaxed);
+        write_failed(errno);
         return -1;
     }
     g->chunks++;
     g->out_len = 0;
+    g->bound.out_records = 0;
     return 0;
 }
 
@@ -58,13 +81,22 @@ int shim_trace_out_flush(void)
 int shim_trace_out_append(const void *rec, uint32_t size)
 {
     struct shim_trace_state *g = &shim_trace_g;
-    if (g->out_len + size > SHIM_TRACE_OUT_BYTES && shim_trace_out_flush() != 0)
-        return -1;
-    if (g->write_error)
-        return -1;
+    struct shim_trace_bound *b = &g->bound;
+    if (g->out_len + size > SHIM_TRACE_OUT_BYTES)
+        shim_trace_out_flush();
+    if (g->write_error) {
+        b->lost_error++;
+        return 0;
+    }
+    if (b->max_bytes != 0 &&
+        b->file_bytes + SHIM_TRACE_CHUNK_HEADER + g->out_len + size > b->hard) {
+        b->lost_limit++;
+        return 0;
+    }
     memcpy(g->out + g->out_len, rec, size);
     g->out_len += size;
     g->records++;
+    b->out_records++;
     return 0;
 }
 
@@ -128,15 +160,16 @@ static void *writer_main(void *arg)
     for (;;) {
         int stop = writer_wait();
         pthread_mutex_lock(&shim_trace_g.drain_lock);
-        if (stop || !atomic_load(&shim_trace_g.hold))
-            if (shim_trace_ring_drain_all() == 0)
-                shim_trace_out_flush();
+        if (stop || !atomic_load(&shim_trace_g.hold)) {
+            shim_trace_ring_drain_all();
+            shim_trace_bound_pass_end();
+            shim_trace_out_flush();
+        }
         pthread_mutex_unlock(&shim_trace_g.drain_lock);
         if (stop)
             break;
     }
-    if (!shim_trace_g.write_error && shim_trace_write_end(shim_trace_g.fd) != 0)
-        shim_trace_g.write_error = errno ? errno : EIO;
+    shim_trace_bound_finish(); /* the open summary, a note of what was lost, the END chunk */
     return NULL;
 }
 
@@ -194,6 +227,7 @@ static int open_session(const char *path, const struct shim_trace_info *info, ch
     int fd = create_file(path, err, errlen);
     if (fd < 0)
         return -1;
+    shim_trace_bound_start(info->max_bytes, info->log);
     if (shim_trace_write_head(fd, info, shim_trace_now_ns()) != 0) {
         int e = errno;
         close(fd);
@@ -201,6 +235,7 @@ static int open_session(const char *path, const struct shim_trace_info *info, ch
         return fail(err, errlen, "trace: cannot write '%s'", path, e);
     }
     g->fd = fd;
+    snprintf(g->path, sizeof g->path, "%s", path);
     g->out_len = 0;
     g->records = g->dropped = g->chunks = 0;
     g->write_error = 0;
@@ -215,7 +250,7 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
                      size_t errlen)
 {
     struct shim_trace_state *g = &shim_trace_g;
-    struct shim_trace_info none = {(int)getpid(), 0, NULL, NULL, 0};
+    struct shim_trace_info none = {(int)getpid(), 0, NULL, NULL, 0, 0, NULL};
     char path[PATH_MAX];
     pthread_once(&init_once, init_once_fn);
     if (!init_ok)

@@ -166,9 +166,10 @@ static void json_other(FILE *out, const report_trace *t, const report_other *o)
     fprintf(out, "}");
 }
 
-static void json_totals(FILE *out, const report_moves *m)
+/* Contract in report_trace.h. */
+void report_moves_totals_json(FILE *out, const report_moves *m)
 {
-    fprintf(out, "\"totals\": {\"moves\": %zu, \"transitions\": %llu, \"slabs\": %llu, ", m->nmoves,
+    fprintf(out, "{\"moves\": %zu, \"transitions\": %llu, \"slabs\": %llu, ", m->nmoves,
             U(m->transitions), U(m->slabs));
     fprintf(out, "\"by_reason\": {");
     for (uint32_t i = 1; i <= REPORT_REASONS; i++) /* "other" (index 0) last */
@@ -193,8 +194,8 @@ static void print_json(FILE *out, const report_trace *t, const report_moves *m)
         fprintf(out, "%s\n  ", i ? "," : "");
         json_other(out, t, &m->others[i]);
     }
-    fprintf(out, "\n], ");
-    json_totals(out, m);
+    fprintf(out, "\n], \"totals\": ");
+    report_moves_totals_json(out, m);
     fprintf(out, "}\n");
 }
 

@@ -1,9 +1,15 @@
 /* report_perfetto.c — `shim-report perfetto`: Chrome trace JSON in torch.profiler's layout for
  * Perfetto (ui.perfetto.dev) and chrome://tracing.
  *
- * One process per GPU ("GPU 0": records carry no device, so every stream is put on device 0),
- * one track per stream (tid = the stream's order of appearance, named after its handle),
- * kernels as complete events where a kernel_time record gives their duration (the start is
+ * Each trace given is one rank: a host process (its pid, named after its command, rank and pid)
+ * and one process per GPU ("GPU 0 (rank R)": records carry no device, so every stream is put on
+ * device 0), whose pid lies above Linux's pid range (4194304 + 256 * the trace's position + the
+ * device), so that the processes of several ranks never share a pid; a host pid that an earlier
+ * trace already has (ranks in containers on several machines), or that is not a Linux pid,
+ * becomes 4194304 + 256 * the position + 255. Processes are ordered as the traces were given
+ * (process_sort_index). With several traces, times are aligned on their wall-clock starts (INFO
+ * start_realtime_ns). One track per stream (tid = the stream's order of appearance, named after its
+ * handle), kernels as complete events where a kernel_time record gives their duration (the start is
  * estimated: the launch time, or the end of the stream's previous kernel if later), untimed
  * kernels and copies as instants, device memory as a counter track; the host process has one
  * track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and notes.
@@ -11,7 +17,8 @@
  * "residency: to device"), and the stalls they caused on a "residency: stalls" track of the host
  * process; a slice that overlaps the previous one of its track goes on a further lane ("... #2"),
  * since Perfetto needs the slices of a track nested. Timestamps are microseconds since the trace
- * started.
+ * (with several, the earliest) started. tests/trace/chrome_trace_check.py checks the output
+ * against the trace event format.
  */
 #include "report.h"
 #include "report_trace.h"
@@ -19,23 +26,26 @@
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE   "perfetto [-o FILE] TRACE"
-#define U(x)    ((unsigned long long)(x))
-#define GPU_PID 0
-/* The host process's stall lanes: Linux thread ids stay below 4194304 (PID_MAX_LIMIT), so no
-   thread's track has these ids. */
-#define STALL_TID 4194304u
-#define LANES_MAX 16 /* per residency track; later overlaps share the last lane */
+#define USAGE "perfetto [-o FILE] TRACE..."
+#define U(x)  ((unsigned long long)(x))
+/* Linux pids and thread ids stay below 4194304 (PID_MAX_LIMIT): GPU processes and the host
+   process's stall lanes use ids from there on. */
+#define PID_LIMIT  4194304
+#define STALL_TID  4194304u
+#define MAX_TRACES 256 /* pids of trace i: PID_LIMIT + 256 * i + (0..255) */
+#define LANES_MAX  16  /* per residency track; later overlaps share the last lane */
 
 typedef struct pctx {
     FILE *out;
     const report_trace *t;
     const report_stats *s;
-    int host_pid;
-    int first;
+    int host_pid, gpu_pid, rank_index;
+    double offset_us;   /* added to every time: where this trace starts among the others */
+    int *first;         /* no event written yet (shared by the traces) */
     report_map names;   /* func_id -> text offset */
     report_map times;   /* launch seq -> kernel_time record index */
     report_map streams; /* stream handle -> track */
@@ -46,14 +56,14 @@ typedef struct pctx {
 static double us(const pctx *p, uint64_t ns)
 {
     const uint64_t s = p->t->start_ns;
-    return ns >= s ? (double)(ns - s) / 1e3 : -(double)(s - ns) / 1e3;
+    return p->offset_us + (ns >= s ? (double)(ns - s) / 1e3 : -(double)(s - ns) / 1e3);
 }
 
 /* Starts an event object: the separator, then {"ph": ph, "name": name, "pid", "tid", "ts". */
 static void ev(pctx *p, const char *ph, const char *name, int pid, uint64_t tid, double ts)
 {
-    fprintf(p->out, "%s\n{\"ph\": \"%s\", \"name\": ", p->first ? "" : ",", ph);
-    p->first = 0;
+    fprintf(p->out, "%s\n{\"ph\": \"%s\", \"name\": ", *p->first ? "" : ",", ph);
+    *p->first = 0;
     report_json_string(p->out, name);
     fprintf(p->out, ", \"pid\": %d, \"tid\": %llu, \"ts\": ", pid, U(tid));
     report_json_double(p->out, ts);
@@ -75,7 +85,7 @@ static long new_track(pctx *p, const char *name)
         return -1;
     p->stream_end = end;
     end[p->ntracks] = -1e300;
-    meta(p, "thread_name", GPU_PID, p->ntracks, name);
+    meta(p, "thread_name", p->gpu_pid, p->ntracks, name);
     return (long)p->ntracks++;
 }
 
@@ -119,11 +129,11 @@ static int kernel_event(pctx *p, const report_rec *r)
         if (p->stream_end[tr] > start)
             start = p->stream_end[tr];
         p->stream_end[tr] = start + dur;
-        ev(p, "X", name, GPU_PID, (uint64_t)tr, start);
+        ev(p, "X", name, p->gpu_pid, (uint64_t)tr, start);
         fprintf(p->out, ", \"dur\": ");
         report_json_double(p->out, dur);
     } else {
-        ev(p, "i", name, GPU_PID, (uint64_t)tr, start);
+        ev(p, "i", name, p->gpu_pid, (uint64_t)tr, start);
         fprintf(p->out, ", \"s\": \"t\"");
     }
     fprintf(p->out,
@@ -140,7 +150,8 @@ static int copy_event(pctx *p, const report_rec *r)
         return -1;
     char name[32];
     snprintf(name, sizeof name, "Memcpy %s", report_copy_dir_name(r->sub));
-    ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, GPU_PID, (uint64_t)tr, us(p, r->t_ns));
+    ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, p->gpu_pid, (uint64_t)tr,
+       us(p, r->t_ns));
     fprintf(p->out,
             ", \"s\": \"t\", \"cat\": \"gpu_memcpy\", \"args\": {\"bytes\": %llu, "
             "\"dst_id\": %llu, \"src_id\": %llu}}",
@@ -227,7 +238,7 @@ static void residency_event(pctx *p, const report_rec *r, uint64_t tid)
     const char *name = r->sub == SHIM_MOVE_TO_DEVICE      ? "restore"
                        : r->sub2 == SHIM_REASON_CANCELLED ? "cancelled eviction"
                                                           : "evict";
-    slice(p, name, GPU_PID, tid, r->c, r->d);
+    slice(p, name, p->gpu_pid, tid, r->c, r->d);
     fprintf(p->out,
             ", \"cat\": \"residency\", \"args\": {\"alloc_id\": %llu, \"bytes\": %llu, "
             "\"reason\": \"%s\"}}",
@@ -326,23 +337,29 @@ static int memory_counter(pctx *p)
             held = held + c[i].bytes < held ? UINT64_MAX : held + c[i].bytes;
         else
             held -= c[i].bytes < held ? c[i].bytes : held;
-        ev(p, "C", "device memory", GPU_PID, 0, us(p, c[i].t_ns));
+        ev(p, "C", "device memory", p->gpu_pid, 0, us(p, c[i].t_ns));
         fprintf(p->out, ", \"args\": {\"allocated_bytes\": %llu}}", U(held));
     }
     free(c);
     return 0;
 }
 
-/* Names of the processes and of every host thread that recorded something. */
+/* Names and order of the processes, and names of every host thread that recorded something. */
 static int names(pctx *p)
 {
-    char name[64];
+    char name[96], gpu[40];
     const char *cmd = p->t->command;
-    snprintf(name, sizeof name, "%.40s (pid %d)", cmd && *cmd ? cmd : "host", p->t->pid);
+    snprintf(name, sizeof name, "%.40s (rank %d, pid %d)", cmd && *cmd ? cmd : "host", p->t->rank,
+             p->t->pid);
+    snprintf(gpu, sizeof gpu, "GPU 0 (rank %d)", p->t->rank);
     meta(p, "process_name", p->host_pid, 0, name);
-    meta(p, "process_name", GPU_PID, 0, "GPU 0");
-    ev(p, "M", "process_labels", GPU_PID, 0, 0);
+    meta(p, "process_name", p->gpu_pid, 0, gpu);
+    ev(p, "M", "process_labels", p->gpu_pid, 0, 0);
     fprintf(p->out, ", \"args\": {\"labels\": \"GPU 0\"}}");
+    for (int k = 0; k < 2; k++) {
+        ev(p, "M", "process_sort_index", k ? p->gpu_pid : p->host_pid, 0, 0);
+        fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 2 * p->rank_index + k);
+    }
     report_map seen = {0};
     for (size_t i = 0; i < p->t->n; i++) {
         uint64_t tid = p->t->recs[i].tid, dummy;
@@ -393,55 +410,132 @@ static int events(pctx *p)
     return 0;
 }
 
-/* Contract in report_trace.h. */
-int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s)
+/* One trace's events (p is set up), then what p made freed. */
+static int print_one(pctx *p)
 {
-    pctx p = {.out = out, .t = t, .s = s, .host_pid = t->pid > 0 ? t->pid : 1, .first = 1};
     report_map launch_of = {0};
-    fprintf(out,
-            "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", "
-            "\"baseTimeNanoseconds\": %llu, \"traceEvents\": [",
-            U(t->start_ns));
-    int rc = index_records(&p, &launch_of) == 0 && names(&p) == 0 && events(&p) == 0 &&
-                     residency_events(&p) == 0 && memory_counter(&p) == 0
+    int rc = index_records(p, &launch_of) == 0 && names(p) == 0 && events(p) == 0 &&
+                     residency_events(p) == 0 && memory_counter(p) == 0
                  ? 0
                  : -1;
     if (rc == 0)
-        step_events(&p, &launch_of);
-    fprintf(out, "\n]}\n");
+        step_events(p, &launch_of);
     report_map_free(&launch_of);
-    report_map_free(&p.names);
-    report_map_free(&p.times);
-    report_map_free(&p.streams);
-    free(p.stream_end);
+    report_map_free(&p->names);
+    report_map_free(&p->times);
+    report_map_free(&p->streams);
+    free(p->stream_end);
     return rc;
 }
 
-/* `perfetto [-o FILE] TRACE`: the JSON on stdout or in FILE. Exit status as in report.h. */
+/* Contract in report_trace.h. */
+int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
+                                const report_stats *const *s, size_t n)
+{
+    if (n == 0 || n > MAX_TRACES)
+        return -1;
+    /* the earliest wall-clock start, when every trace has one */
+    size_t first_trace = 0;
+    int aligned = 1;
+    for (size_t i = 0; i < n; i++) {
+        aligned &= t[i]->start_realtime_ns != 0;
+        if (t[i]->start_realtime_ns < t[first_trace]->start_realtime_ns)
+            first_trace = i;
+    }
+    if (!aligned)
+        first_trace = 0;
+    fprintf(out,
+            "{\"schemaVersion\": 1, \"displayTimeUnit\": \"ms\", "
+            "\"baseTimeNanoseconds\": %llu, \"traceEvents\": [",
+            U(t[first_trace]->start_ns));
+    int first = 1, rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int own = PID_LIMIT + 256 * (int)i + 255, host_pid = t[i]->pid;
+        if (host_pid <= 0 || host_pid >= PID_LIMIT)
+            host_pid = own;
+        for (size_t k = 0; k < i; k++)
+            if (t[k]->pid == host_pid)
+                host_pid = own;
+        pctx p = {.out = out,
+                  .t = t[i],
+                  .s = s[i],
+                  .host_pid = host_pid,
+                  .gpu_pid = PID_LIMIT + 256 * (int)i,
+                  .rank_index = (int)i,
+                  .first = &first};
+        if (aligned)
+            p.offset_us =
+                (double)(t[i]->start_realtime_ns - t[first_trace]->start_realtime_ns) / 1e3;
+        rc = print_one(&p);
+    }
+    fprintf(out, "\n]}\n");
+    return rc;
+}
+
+/* Contract in report_trace.h. */
+int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s)
+{
+    return report_perfetto_print_ranks(out, &t, &s, 1);
+}
+
+/* `perfetto [-o FILE] TRACE...`: the JSON on stdout or in FILE. Exit status as in report.h. */
 int report_perfetto_main(int argc, char **argv, char **envp)
 {
     (void)envp;
-    report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 0, 1) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    FILE *out = o.output ? fopen(o.output, "w") : stdout;
+    const char *output = NULL;
+    report_opts o = {.top = 10};
+    report_trace *t = calloc((size_t)argc, sizeof *t);
+    report_stats *s = calloc((size_t)argc, sizeof *s);
+    const report_trace **tp = calloc((size_t)argc, sizeof *tp);
+    const report_stats **sp = calloc((size_t)argc, sizeof *sp);
+    size_t n = 0;
     int rc = 0;
-    if (out == NULL) {
-        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+    if (t == NULL || s == NULL || tp == NULL || sp == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
-    } else if (report_perfetto_print(out, &t, &s) != 0) {
-        fprintf(stderr, "shim-report: %s: out of memory\n", o.trace);
+    }
+    for (int i = 1; i < argc && rc == 0; i++) {
+        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && output == NULL)
+            output = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            rc = 2;
+        else if (n == MAX_TRACES) {
+            fprintf(stderr, "shim-report: perfetto takes at most %d traces\n", MAX_TRACES);
+            rc = 2;
+        } else {
+            o.trace = argv[i];
+            if (report_open(&t[n], &s[n], &o) != 0)
+                rc = 1;
+            else {
+                tp[n] = &t[n];
+                sp[n] = &s[n];
+                n++;
+            }
+        }
+    }
+    if (rc == 0 && n == 0)
+        rc = 2;
+    if (rc == 2)
+        fprintf(stderr, "usage: shim-report %s\n", USAGE);
+    FILE *out = rc != 0 ? NULL : output ? fopen(output, "w") : stdout;
+    if (rc == 0 && out == NULL) {
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", output, strerror(errno));
+        rc = 1;
+    } else if (rc == 0 && report_perfetto_print_ranks(out, tp, sp, n) != 0) {
+        fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
     }
     if (out != NULL && out != stdout && fclose(out) != 0) {
-        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", output, strerror(errno));
         rc = 1;
     }
-    report_stats_free(&s);
-    report_trace_free(&t);
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+    free(tp);
+    free(sp);
     return rc;
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "summary [--json] [--top N] TRACE"
+#define USAGE "summary [--json] [--top N] TRACE..."
 
 static double ms_since(const report_trace *t, uint64_t ns)
 {
@@ -24,8 +24,8 @@ static int by_bytes(const void *pa, const void *pb)
     return a->t_alloc < b->t_alloc ? -1 : a->t_alloc > b->t_alloc;
 }
 
-/* The largest allocations, at most top of them (a sorted array of pointers; free it). */
-static const report_alloc **top_allocs(const report_stats *s, size_t *n, long top)
+/* Contract in report_trace.h. */
+const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top)
 {
     const report_alloc **v = malloc((s->nallocs + 1) * sizeof *v);
     if (v == NULL) {
@@ -41,6 +41,51 @@ static const report_alloc **top_allocs(const report_stats *s, size_t *n, long to
 
 #define U(x) ((unsigned long long)(x))
 
+/* The last detailed step of a bounded trace: the END chunk's, else the step before the first
+   summarised one. Returns 0 when there is none to name. */
+static int last_detail_step(const report_trace *t, const report_stats *s, uint64_t *step)
+{
+    if (t->have_detail_end && t->detail_steps > 0) {
+        *step = t->last_detail_step;
+        return 1;
+    }
+    if (s->summarised_steps > 0 && s->first_summarised_step > 0) {
+        *step = s->first_summarised_step - 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* What a bounded trace (format 1.4) left out, one "note:" line each: records lost after a
+   write error, the steps summarised past the size limit, records lost at the limit. Nothing
+   for a trace that lost nothing and has no summaries. */
+static void text_limits(FILE *out, const report_trace *t, const report_stats *s)
+{
+    if (t->write_error[0] != '\0') {
+        fprintf(out, "note: trace: %llu records lost (write error: ", U(t->lost_error));
+        report_text_string(out, t->write_error);
+        fprintf(out, ")\n");
+    }
+    if (s->summaries > 0) {
+        uint64_t step;
+        fprintf(out, "note: trace truncated at limit");
+        if (t->max_bytes)
+            fprintf(out, " (%llu bytes)", U(t->max_bytes));
+        if (last_detail_step(t, s, &step))
+            fprintf(out, " after step %llu", U(step));
+        fprintf(out,
+                ": later steps summarised (%llu steps in %llu summary records, %llu records "
+                "folded)\n",
+                U(s->summarised_steps), U(s->summaries), U(s->summarised_records));
+    }
+    if (t->lost_limit > 0) {
+        fprintf(out, "note: trace: %llu records lost at the size limit", U(t->lost_limit));
+        if (t->lost_steps > 0)
+            fprintf(out, " (the summaries of %llu steps, not counted above)", U(t->lost_steps));
+        fputc('\n', out);
+    }
+}
+
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "trace: ");
@@ -52,9 +97,10 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
         fputc('\n', out);
     }
     fprintf(out, "status: %s\n", t->truncated ? t->note : "complete");
+    text_limits(out, t, s);
     fprintf(out, "records: %zu\ndropped_records: %llu\nduration_ms: %.3f\n", t->n, U(t->dropped),
             (double)(s->last_ns - s->first_ns) / 1e6);
-    fprintf(out, "iterations: %zu\nwarmup_launches: %llu\nlaunches: %llu\n", s->nsteps,
+    fprintf(out, "iterations: %llu\nwarmup_launches: %llu\nlaunches: %llu\n", U(s->iterations),
             U(s->warmup_launches), U(s->launches));
     fprintf(out,
             "launches_per_iteration: %llu\nallocations: %llu\nallocations_per_iteration: "
@@ -92,6 +138,15 @@ static void text_residency(FILE *out, const report_stats *s)
             U(x->bytes_to_host), mib(x->bytes_to_host), U(x->bytes_to_device),
             mib(x->bytes_to_device));
     fprintf(out, "stalls: %llu\nstall_us: %.3f\n", U(x->stalls), (double)x->stall_ns / 1e3);
+    if (x->evictions + x->cancelled_evictions + x->restores == 0)
+        return;
+    fprintf(out, "moves_by_reason:");
+    for (uint32_t r = 1; r < 8; r++)
+        if (s->moves_by_reason[r])
+            fprintf(out, " %s %llu", report_move_reason_name(r), U(s->moves_by_reason[r]));
+    if (s->moves_by_reason[0])
+        fprintf(out, " other %llu", U(s->moves_by_reason[0]));
+    fputc('\n', out);
 }
 
 /* Moves and stalls of each step, when the trace has any. */
@@ -112,18 +167,25 @@ static void text_residency_steps(FILE *out, const report_stats *s)
 
 static void text_tables(FILE *out, const report_trace *t, const report_stats *s, long top)
 {
-    fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s\n", "step", "first_seq", "launches",
-            "allocations", "frees", "peak_device_bytes", "start_ms");
+    /* a bounded trace's table says which rows are summaries, and of how many steps */
+    fprintf(out, "\nsteps:\n  %6s %10s %9s %11s %7s %18s %12s%s\n", "step", "first_seq", "launches",
+            "allocations", "frees", "peak_device_bytes", "start_ms",
+            s->summaries ? "  summary" : "");
     for (size_t i = 0; i < s->nsteps; i++) {
         const report_step *st = &s->steps[i];
-        fprintf(out, "  %6llu %10llu %9llu %11llu %7llu %18llu %12.3f\n", U(st->step),
+        fprintf(out, "  %6llu %10llu %9llu %11llu %7llu %18llu %12.3f", U(st->step),
                 U(st->first_seq), U(st->launches), U(st->allocations), U(st->frees),
                 U(st->peak_device_bytes), ms_since(t, st->t_start));
+        if (s->summaries && st->summary)
+            fprintf(out, "  %llu step%s", U(st->covers), st->covers == 1 ? "" : "s");
+        else if (s->summaries)
+            fprintf(out, "  -");
+        fputc('\n', out);
     }
     text_residency_steps(out, s);
     report_summary_plan_text(out, t, s);
     size_t n;
-    const report_alloc **v = top_allocs(s, &n, top);
+    const report_alloc **v = report_top_allocs(s, &n, top);
     fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
             "bytes", "kind", "born_ms", "freed_ms", "touches");
     for (size_t i = 0; i < n; i++) {
@@ -152,6 +214,29 @@ static void json_u(FILE *out, const char *key, uint64_t v)
     fprintf(out, "\"%s\": %llu, ", key, U(v));
 }
 
+/* The keys of a bounded trace (format 1.4); zeros, false and null for any other trace. */
+static void json_limits(FILE *out, const report_trace *t, const report_stats *s)
+{
+    uint64_t step;
+    json_u(out, "max_bytes", t->max_bytes);
+    json_u(out, "summary_records", s->summaries);
+    json_u(out, "summarised_steps", s->summarised_steps);
+    json_u(out, "summarised_records", s->summarised_records);
+    if (s->summaries > 0 && last_detail_step(t, s, &step))
+        json_u(out, "last_detail_step", step);
+    else
+        fprintf(out, "\"last_detail_step\": null, ");
+    json_u(out, "lost_at_limit", t->lost_limit);
+    json_u(out, "steps_lost_at_limit", t->lost_steps);
+    json_u(out, "lost_after_write_error", t->lost_error);
+    fprintf(out, "\"write_error\": ");
+    if (t->write_error[0] != '\0')
+        report_json_string(out, t->write_error);
+    else
+        fprintf(out, "null");
+    fprintf(out, ", ");
+}
+
 static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "{\"trace\": ");
@@ -166,7 +251,7 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     fprintf(out, ", ");
     json_u(out, "records", t->n);
     json_u(out, "dropped_records", t->dropped);
-    json_u(out, "iterations", s->nsteps);
+    json_u(out, "iterations", s->iterations);
     json_u(out, "warmup_launches", s->warmup_launches);
     json_u(out, "launches", s->launches);
     json_u(out, "launches_per_iteration", s->launches_per_iteration);
@@ -181,6 +266,7 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
     json_u(out, "device_bytes_at_end", s->end_device_bytes);
     json_u(out, "unmatched_frees", s->unmatched_frees);
+    json_limits(out, t, s);
 }
 
 /* The residency keys: all 0 without budget, move or stall records. */
@@ -198,7 +284,10 @@ static void json_residency(FILE *out, const report_stats *s)
     json_u(out, "stalls", x->stalls);
     fprintf(out, "\"stall_us\": ");
     report_json_double(out, (double)x->stall_ns / 1e3);
-    fprintf(out, ", ");
+    fprintf(out, ", \"moves_by_reason\": {");
+    for (uint32_t r = 1; r < 8; r++)
+        fprintf(out, "\"%s\": %llu, ", report_move_reason_name(r), U(s->moves_by_reason[r]));
+    fprintf(out, "\"other\": %llu}, ", U(s->moves_by_reason[0]));
 }
 
 static void json_lists(FILE *out, const report_stats *s, long top)
@@ -209,19 +298,26 @@ static void json_lists(FILE *out, const report_stats *s, long top)
         const report_residency *x = &st->residency;
         fprintf(out,
                 "%s{\"step\": %llu, \"first_seq\": %llu, \"launches\": %llu, "
-                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu, ",
+                "\"allocations\": %llu, \"frees\": %llu, \"peak_device_bytes\": %llu, "
+                "\"summary\": %s, \"covers\": %llu, ",
                 i ? ", " : "", U(st->step), U(st->first_seq), U(st->launches), U(st->allocations),
-                U(st->frees), U(st->peak_device_bytes));
+                U(st->frees), U(st->peak_device_bytes), st->summary ? "true" : "false",
+                U(st->covers));
         fprintf(out,
                 "\"evictions\": %llu, \"cancelled_evictions\": %llu, \"restores\": %llu, "
                 "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_us\": ",
                 U(x->evictions), U(x->cancelled_evictions), U(x->restores), U(x->bytes_to_host),
                 U(x->bytes_to_device));
         report_json_double(out, (double)x->stall_ns / 1e3);
+        fprintf(out, ", \"wall_us\": ");
+        if (report_step_wall_us(st) >= 0)
+            report_json_double(out, report_step_wall_us(st));
+        else
+            fprintf(out, "null");
         fputc('}', out);
     }
     size_t n;
-    const report_alloc **v = top_allocs(s, &n, top);
+    const report_alloc **v = report_top_allocs(s, &n, top);
     fprintf(out, "], \"top_allocations\": [");
     for (size_t i = 0; i < n; i++)
         fprintf(out,
@@ -241,7 +337,16 @@ static void json_lists(FILE *out, const report_stats *s, long top)
         report_json_double(out, k->total_us);
         fputc('}', out);
     }
-    fprintf(out, "]}\n");
+    fprintf(out, "]}");
+}
+
+/* Contract in report_trace.h. */
+void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top)
+{
+    json_counts(out, t, s);
+    json_residency(out, s);
+    report_summary_plan_json(out, t, s);
+    json_lists(out, s, top);
 }
 
 /* Contract in report_trace.h. */
@@ -249,10 +354,8 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
                           long top)
 {
     if (json) {
-        json_counts(out, t, s);
-        json_residency(out, s);
-        report_summary_plan_json(out, t, s);
-        json_lists(out, s, top);
+        report_summary_json(out, t, s, top);
+        fputc('\n', out);
     } else {
         text_counts(out, t, s);
         text_residency(out, s);
@@ -260,20 +363,37 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
     }
 }
 
-/* `summary [--json] [--top N] TRACE`. Exit status: 0, 1 when the trace cannot be read, 2 bad
-   usage. A truncated trace is summarised up to its last whole chunk, with a note on stderr. */
+/* `summary [--json] [--top N] TRACE...`. Exit status: 0, 1 when a trace cannot be read (the
+   others are summarised side by side all the same), 2 bad usage. A truncated trace is
+   summarised up to its last whole chunk, with a note on stderr. One trace: its summary; several:
+   report_summary_ranks_print. */
 int report_summary_main(int argc, char **argv, char **envp)
 {
     (void)envp;
     report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    report_summary_print(stdout, &t, &s, o.json, o.top);
-    report_stats_free(&s);
-    report_trace_free(&t);
-    return 0;
+    int rc = report_opts_parse_many(&o, argc, argv, USAGE, 1, 0);
+    if (rc != 0)
+        return rc == 1 ? 1 : 2;
+    report_trace *t = calloc(o.ntraces, sizeof *t);
+    report_stats *s = calloc(o.ntraces, sizeof *s);
+    size_t n = 0;
+    if (t == NULL || s == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        rc = 1;
+    } else
+        rc = report_open_all(&o, t, s, &n);
+    if (o.ntraces == 1 && n == 1)
+        report_summary_print(stdout, &t[0], &s[0], o.json, o.top);
+    else if (n > 0 && report_summary_ranks_print(stdout, t, s, n, o.json, o.top) != 0) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        rc = 1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+    report_opts_free(&o);
+    return rc;
 }

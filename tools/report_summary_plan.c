@@ -8,12 +8,7 @@
 
 #define U(x) ((unsigned long long)(x))
 
-/* One plan_step record and what it is set against. */
-typedef struct row {
-    const report_plan_step *ps;
-    size_t plan;             /* index in t->plans of the plan in force, SIZE_MAX: none */
-    const report_step *step; /* the step of the same number and first launch, or NULL */
-} row;
+typedef report_plan_row row;
 
 static int by_first_seq(const void *pa, const void *pb)
 {
@@ -42,8 +37,8 @@ static const report_step *step_of(const report_stats *s, const report_plan_step 
     return NULL;
 }
 
-/* The rows of t in launch order (free them), or NULL (none, or memory ran out). */
-static row *rows_of(const report_trace *t, const report_stats *s)
+/* Contract in report_trace.h. */
+report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s)
 {
     row *v = t->nplan_steps ? malloc(t->nplan_steps * sizeof *v) : NULL;
     for (size_t i = 0; v && i < t->nplan_steps; i++) {
@@ -55,11 +50,10 @@ static row *rows_of(const report_trace *t, const report_stats *s)
     return v;
 }
 
-/* The step's wall time in microseconds, or -1 without a step window. */
-static double wall_us(const row *r)
+/* Contract in report_trace.h. */
+double report_plan_row_wall_us(const report_plan_row *r)
 {
-    const report_step *st = r->step;
-    return st && st->t_end >= st->t_start ? (double)(st->t_end - st->t_start) / 1e3 : -1.0;
+    return r->step ? report_step_wall_us(r->step) : -1.0;
 }
 
 static void text_plans(FILE *out, const report_trace *t)
@@ -91,7 +85,7 @@ static void text_row(FILE *out, const report_trace *t, const row *r)
         fprintf(out, "%4zu ", r->plan);
     else
         fprintf(out, "%4s ", "-");
-    double wall = wall_us(r);
+    double wall = report_plan_row_wall_us(r);
     if (wall >= 0)
         fprintf(out, "%12.3f ", wall);
     else
@@ -116,7 +110,7 @@ void report_summary_plan_text(FILE *out, const report_trace *t, const report_sta
     if (t->nplans == 0 && t->nplan_steps == 0)
         return;
     text_plans(out, t);
-    row *v = rows_of(t, s);
+    row *v = report_plan_rows(t, s);
     if (!v)
         return;
     fprintf(out,
@@ -167,8 +161,8 @@ static void json_row(FILE *out, const report_trace *t, const row *r)
     else
         fprintf(out, "null");
     fprintf(out, ", \"wall_us\": ");
-    if (wall_us(r) >= 0)
-        report_json_double(out, wall_us(r));
+    if (report_plan_row_wall_us(r) >= 0)
+        report_json_double(out, report_plan_row_wall_us(r));
     else
         fprintf(out, "null");
     fprintf(out,
@@ -198,7 +192,7 @@ void report_summary_plan_json(FILE *out, const report_trace *t, const report_sta
         json_plan(out, &t->plans[i]);
     }
     fprintf(out, "], \"plan_steps\": [");
-    row *v = rows_of(t, s);
+    row *v = report_plan_rows(t, s);
     for (size_t i = 0; v && i < t->nplan_steps; i++) {
         fprintf(out, "%s", i ? ", " : "");
         json_row(out, t, &v[i]);

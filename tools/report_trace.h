@@ -27,7 +27,8 @@
                   sub2 reason, sub3 from, sub4 to
      slab         a slab_id, b addr, c bytes
      plan         a index in report_trace.plans (every field is there)
-     plan_step    a index in report_trace.plan_steps (every field is there) */
+     plan_step    a index in report_trace.plan_steps (every field is there)
+     step_summary a index in report_trace.summaries (every field is there) */
 typedef struct report_rec {
     uint64_t t_ns;
     uint64_t a, b, c, d, e, f;
@@ -63,11 +64,29 @@ typedef struct report_plan_step {
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
 } report_plan_step;
 
+/* A step_summary record (since format 1.4): what a bounded trace's writer folded, past the
+   detail, into one record: `steps` steps from `step` on, the first of which began at launch
+   first_seq (steps == 0: what came after the last step, or between steps, in no step), in the
+   window [start_ns, end_ns]. Counts of the records folded, the most device and pinned host
+   bytes held in the window and the device bytes at its end, the residency moves and stalls
+   (as report_residency counts them), and moves by reason (index 0: reasons the format does
+   not define). Fields a writer did not give are 0. t_ns: the record's time. */
+typedef struct report_summary {
+    uint64_t t_ns;
+    uint64_t step, steps, first_seq, start_ns, end_ns, records;
+    uint64_t launches, allocations, frees, copies, syncs, graph_launches, kernel_times;
+    uint64_t peak_device_bytes, device_bytes, peak_host_bytes;
+    uint64_t evictions, cancelled_evictions, restores, bytes_to_host, bytes_to_device;
+    uint64_t cancelled_bytes, stalls, stall_ns;
+    uint64_t moves_by_reason[8];
+} report_summary;
+
 typedef struct report_trace {
     const char *name; /* as given to the loader, for messages */
     uint16_t major, minor;
     int pid, rank;
-    uint64_t start_ns; /* INFO start_ns, else the first record's time */
+    uint64_t start_ns;          /* INFO start_ns, else the first record's time */
+    uint64_t start_realtime_ns; /* INFO start_realtime_ns: CLOCK_REALTIME at start_ns; 0: none */
     char *command, *config, *writer;
     report_rec *recs; /* sorted by time, then file order */
     size_t n, cap;
@@ -79,12 +98,21 @@ typedef struct report_trace {
     size_t nplans, plans_cap;
     report_plan_step *plan_steps; /* the plan_step records, in file order */
     size_t nplan_steps, plan_steps_cap;
+    report_summary *summaries; /* the step_summary records, in file order */
+    size_t nsummaries, summaries_cap;
     size_t chunks;          /* whole chunks read */
     size_t skipped_chunks;  /* of types this reader does not know */
     size_t skipped_records; /* of kinds this reader does not know */
     uint64_t dropped;       /* sum of the dropped records */
     int complete;           /* the END chunk was read */
     uint64_t end_records, end_dropped;
+    /* END keys of a bounded writer (1.4; 0 or empty when absent): the limit, records lost at
+       it and after a write error (whose text is write_error), and the detail's last step. */
+    uint64_t max_bytes, lost_limit, lost_error;
+    uint64_t lost_steps; /* steps whose summaries were lost at the limit (not in iterations) */
+    uint64_t detail_steps, last_detail_step; /* have_detail_end: the END chunk gave them */
+    int have_detail_end;
+    char write_error[120];
     int truncated;         /* the file stops inside a chunk, or without an END chunk */
     uint64_t truncated_at; /* byte offset where the whole chunks end */
     char note[200];        /* why it is truncated, one line */
@@ -155,11 +183,22 @@ typedef struct report_residency {
 
 typedef struct report_step {
     uint64_t step, first_seq, t_start;
-    uint64_t t_mark;         /* when the step's mark was written (the step had closed) */
+    uint64_t covers; /* steps this row stands for: 1, or a step_summary record's steps */
+    int summary;     /* from a step_summary record (format 1.4): its figures are the record's
+                        plus those of any detailed record in its window */
+    uint64_t t_mark; /* when the step's mark was written (the step had closed) */
     uint64_t end_seq, t_end; /* first launch after the step (UINT64_MAX: none), its end time */
     uint64_t launches, allocations, frees, peak_device_bytes;
     report_residency residency; /* moves and stalls that started in [t_start, t_end) */
 } report_step;
+
+/* Device bytes held after an alloc or free record that changed them (pinned host memory
+   excluded): the walk the peak comes from, so the largest device value is peak_device_bytes. */
+typedef struct report_held {
+    uint64_t t_ns;
+    size_t rec; /* index in report_trace.recs */
+    uint64_t device;
+} report_held;
 
 typedef struct report_stats {
     uint64_t launches, allocations, frees, copies, syncs, graph_launches, notes, kernel_times;
@@ -174,10 +213,18 @@ typedef struct report_stats {
     uint64_t odd_moves;         /* moves of a direction the format does not define: not counted */
     report_step *steps;         /* by first_seq */
     size_t nsteps;
-    report_kernel *kernels; /* by total time, then launches, then name */
+    /* Steps in all: nsteps, plus what summary rows cover beyond one step each. */
+    uint64_t iterations;
+    /* Bounded traces (format 1.4): step_summary records, the steps they cover, the records
+       folded into them; the first summarised step (valid when summarised_steps > 0). */
+    uint64_t summaries, summarised_steps, summarised_records, first_summarised_step;
+    uint64_t moves_by_reason[8]; /* every move (detailed or summarised) by reason; 0: other */
+    report_kernel *kernels;      /* by total time, then launches, then name */
     size_t nkernels;
     report_alloc *allocs; /* in the order they were made */
     size_t nallocs;
+    report_held *held; /* in record order */
+    size_t nheld;
     char **names; /* owned names of unnamed functions */
     size_t nnames;
 } report_stats;
@@ -186,6 +233,10 @@ typedef struct report_stats {
 int report_stats_compute(report_stats *s, const report_trace *t);
 
 void report_stats_free(report_stats *s);
+
+/* The step's wall time: its time window's length in microseconds, or -1 when the window ends
+   before it starts. */
+double report_step_wall_us(const report_step *st);
 
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
@@ -278,6 +329,10 @@ void report_map_free(report_map *m);
 
 /* ---- report_trace_out.c: output helpers ---- */
 
+/* Length of the valid multi-byte UTF-8 sequence at s (2..4), or 0 when s does not start one
+   (ASCII included; overlong forms, surrogates and code points past U+10FFFF are not valid). */
+int report_utf8_len(const unsigned char *s);
+
 /* Writes s as a JSON string (quoted, escaped; invalid UTF-8 becomes U+FFFD). */
 void report_json_string(FILE *out, const char *s);
 
@@ -293,20 +348,82 @@ typedef struct report_opts {
     const char *trace, *output;
     int json;
     long top;
+    const char **traces; /* report_opts_parse_many: every trace path, in order (trace: the first) */
+    size_t ntraces;
 } report_opts;
 int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
                       int allow_output);
 
+/* The same with one or more trace paths, in o->traces (free it with report_opts_free). Returns
+   0, 2 after printing usage to stderr, or 1 when memory ran out (o then owns nothing). */
+int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                           int allow_output);
+
+/* Frees what report_opts_parse_many made. */
+void report_opts_free(report_opts *o);
+
 /* Loads o->trace, printing an error or the truncation note on stderr. 0, or 1 on error. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o);
 
+/* Loads each of o->traces in turn (report_open: an error or truncation note on stderr) into
+   t[k], s[k] (arrays of o->ntraces); *n counts those loaded. 0, or 1 when one could not be
+   read (the others are loaded all the same). */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n);
+
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
-   report_perfetto.c; report_summary_plan.c is part of summary): *_main as in report.h; *_print
-   writes the output for a loaded trace ---- */
+   report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as in
+   report.h; *_print writes the output for a loaded trace ---- */
 
 int report_summary_main(int argc, char **argv, char **envp);
 void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
                           long top);
+/* The summary's top allocations: every allocation by bytes (largest first, then the earliest
+   made), of which the first *n (at most top) are the top ones. A sorted array of pointers to
+   free, or NULL (and *n 0) when memory ran out. */
+const report_alloc **report_top_allocs(const report_stats *s, size_t *n, long top);
+/* The JSON object of report_summary_print alone, with no newline after it. */
+void report_summary_json(FILE *out, const report_trace *t, const report_stats *s, long top);
+
+/* ---- report_ranks.c: several traces as the ranks of one job (summary and html) ---- */
+
+/* One trace among several. */
+typedef struct report_rank {
+    const report_trace *t;
+    const report_stats *s;
+    size_t given;                /* its index in the arrays given to report_ranks_make */
+    char label[64];              /* "rank R", or "rank R pid P" for all when ranks repeat */
+    const report_step **by_step; /* s->steps sorted by step number */
+    double median_step_ms;       /* of the steps' wall times (their windows); -1: no step */
+} report_rank;
+
+typedef struct report_ranks {
+    report_rank *r; /* ordered by the rank in each trace's header, then pid, then given order */
+    size_t n;
+    uint64_t *steps; /* the step numbers of every rank, sorted, each once */
+    size_t nsteps;
+} report_ranks;
+
+/* The n traces t[i] (s[i]: report_stats_compute of it) as ranks, into rk (free it with
+   report_ranks_free; t and s must outlive it). 0, or -1 when memory ran out (rk is then
+   empty). */
+int report_ranks_make(report_ranks *rk, const report_trace *t, const report_stats *s, size_t n);
+
+void report_ranks_free(report_ranks *rk);
+
+/* The step numbered `step` of rank r, or NULL when r has none. */
+const report_step *report_ranks_step(const report_rank *r, uint64_t step);
+
+/* The step's wall time (its window) in ms, or -1 for NULL or a window that ends before it
+   starts. */
+double report_ranks_step_ms(const report_step *st);
+
+/* report_summary_ranks.c — the summary of n traces (the ranks of one job) side by side, one
+   column per trace, ordered by the rank in each trace's header, then pid, then given order:
+   the traces, totals, and per-step tables keyed by step number. json: {"ranks": [...],
+   "traces": [...]}, each trace's object as report_summary_print writes it, in that order.
+   0, or -1 when memory ran out (nothing is written then). */
+int report_summary_ranks_print(FILE *out, const report_trace *t, const report_stats *s, size_t n,
+                               int json, long top);
 
 /* report_summary_plan.c — the plan section of the summary (format 1.3 on). _text: each plan
    and, per step with a plan_step record, what was done next to the plan in force (the latest
@@ -315,6 +432,20 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
    the keys are listed in tools/TRACE-FORMAT.md. */
 void report_summary_plan_text(FILE *out, const report_trace *t, const report_stats *s);
 void report_summary_plan_json(FILE *out, const report_trace *t, const report_stats *s);
+
+/* One plan_step record and what the summary sets it against. */
+typedef struct report_plan_row {
+    const report_plan_step *ps;
+    size_t plan;             /* index in t->plans of the plan in force, SIZE_MAX: none */
+    const report_step *step; /* the step of the same number and first launch, or NULL */
+} report_plan_row;
+
+/* The summary's rows: one per plan_step record of t, in launch order (t->nplan_steps of them;
+   free the array), or NULL (none, or memory ran out). */
+report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
+
+/* The row's step's wall time in microseconds (report_step_wall_us), or -1 without a step. */
+double report_plan_row_wall_us(const report_plan_row *r);
 
 int report_kernels_main(int argc, char **argv, char **envp);
 void report_kernels_print(FILE *out, const report_stats *s, int json);
@@ -326,10 +457,32 @@ int report_moves_main(int argc, char **argv, char **envp);
 /* One row per move and a totals line, or (json) an object of moves, other transitions and
    totals: the keys are listed in tools/TRACE-FORMAT.md. */
 void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
+/* The "totals" object of `moves --json` (no key before it, no newline after). */
+void report_moves_totals_json(FILE *out, const report_moves *m);
 
 int report_perfetto_main(int argc, char **argv, char **envp);
-/* Chrome trace JSON (torch.profiler's layout). 0, or -1 when memory ran out. */
+/* Chrome trace JSON (torch.profiler's layout) of n traces (1..256), each one rank: a host
+   process and a GPU process each, times aligned on their wall-clock starts. 0, or -1 when memory
+   ran out (or n is out of range). */
+int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
+                                const report_stats *const *s, size_t n);
+/* The same for one trace. */
 int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
+
+int report_memviz_main(int argc, char **argv, char **envp);
+/* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
+   of t's device allocations: the keys and what maps to what are in README.md ("Memory
+   snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
+int report_memviz_print(FILE *out, const report_trace *t);
+/* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
+   of the summary's top allocations and kernels cut at top. 0, or -1 when memory ran out. */
+int report_html_main(int argc, char **argv, char **envp);
+int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top);
+/* report_html_ranks.c: the page of n traces t[i] (s[i] their stats), the ranks of one job: the
+   ranks side by side (summary TRACE...'s figures), then each rank's part as the page of one
+   trace has it, one rank shown at a time. 0, or -1 when memory ran out. */
+int report_html_print_ranks(FILE *out, const report_trace *t, const report_stats *s, size_t n,
+                            long top);
 
 /* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
    of a trace, and what-if planning on it ---- */

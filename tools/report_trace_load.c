@@ -128,6 +128,8 @@ static void on_info(void *ctx, const char *key, const char *value)
         t->rank = atoi(value);
     else if (strcmp(key, "start_ns") == 0)
         t->start_ns = strtoull(value, NULL, 10);
+    else if (strcmp(key, "start_realtime_ns") == 0)
+        t->start_realtime_ns = strtoull(value, NULL, 10);
 }
 
 static void on_end(void *ctx, const char *key, const char *value)
@@ -137,6 +139,21 @@ static void on_end(void *ctx, const char *key, const char *value)
         t->end_records = strtoull(value, NULL, 10);
     else if (strcmp(key, "dropped") == 0)
         t->end_dropped = strtoull(value, NULL, 10);
+    else if (strcmp(key, "max_bytes") == 0)
+        t->max_bytes = strtoull(value, NULL, 10);
+    else if (strcmp(key, "lost_limit") == 0)
+        t->lost_limit = strtoull(value, NULL, 10);
+    else if (strcmp(key, "lost_steps") == 0)
+        t->lost_steps = strtoull(value, NULL, 10);
+    else if (strcmp(key, "lost_error") == 0)
+        t->lost_error = strtoull(value, NULL, 10);
+    else if (strcmp(key, "detail_steps") == 0) {
+        t->detail_steps = strtoull(value, NULL, 10);
+        t->have_detail_end = 1;
+    } else if (strcmp(key, "last_detail_step") == 0)
+        t->last_detail_step = strtoull(value, NULL, 10);
+    else if (strcmp(key, "write_error") == 0)
+        snprintf(t->write_error, sizeof t->write_error, "%s", value);
 }
 
 /* Interprets one whole, checksummed chunk. */
@@ -294,6 +311,7 @@ void report_trace_free(report_trace *t)
     free(t->ids);
     free(t->plans);
     free(t->plan_steps);
+    free(t->summaries);
     free(t->command);
     free(t->config);
     free(t->writer);

@@ -58,8 +58,8 @@ const char *report_resid_event_name(uint32_t event)
     return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
+/* Contract in report_trace.h. */
+int report_utf8_len(const unsigned char *s)
 {
     int n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
             : s[0] >= 0xe0 && s[0] <= 0xef ? 3
@@ -87,7 +87,7 @@ void report_json_string(FILE *out, const char *s)
         else if (*p < 0x80)
             fputc(*p++, out);
         else {
-            int n = utf8_len(p);
+            int n = report_utf8_len(p);
             if (n == 0) {
                 fputs("\\ufffd", out);
                 p++;
@@ -120,28 +120,56 @@ static int opts_usage(const char *usage)
 }
 
 /* Contract in report_trace.h. */
-int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
-                      int allow_output)
+int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                           int allow_output)
 {
     *o = (report_opts){.top = 10};
-    for (int i = 1; i < argc; i++) {
+    o->traces = malloc((size_t)argc * sizeof *o->traces);
+    if (o->traces == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        return 1;
+    }
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
         char *end;
         if (allow_json && strcmp(argv[i], "--json") == 0)
             o->json = 1;
         else if (allow_json && strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
             o->top = strtol(argv[++i], &end, 10);
-            if (*end != '\0' || o->top < 0)
-                return opts_usage(usage);
+            bad = *end != '\0' || o->top < 0;
         } else if (allow_output && strcmp(argv[i], "-o") == 0 && i + 1 < argc)
             o->output = argv[++i];
         else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return opts_usage(usage);
-        else if (o->trace != NULL)
-            return opts_usage(usage);
+            bad = 1;
         else
-            o->trace = argv[i];
+            o->traces[o->ntraces++] = argv[i];
     }
-    return o->trace == NULL ? opts_usage(usage) : 0;
+    if (bad || o->ntraces == 0) {
+        report_opts_free(o);
+        return opts_usage(usage);
+    }
+    o->trace = o->traces[0];
+    return 0;
+}
+
+/* Contract in report_trace.h. */
+void report_opts_free(report_opts *o)
+{
+    free(o->traces);
+    o->traces = NULL;
+    o->ntraces = 0;
+}
+
+/* Contract in report_trace.h. */
+int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                      int allow_output)
+{
+    int rc = report_opts_parse_many(o, argc, argv, usage, allow_json, allow_output);
+    if (rc != 0)
+        return rc == 1 ? 2 : rc;
+    size_t n = o->ntraces;
+    report_opts_free(o);
+    return n == 1 ? 0 : opts_usage(usage);
 }
 
 /* Contract in report_trace.h. */
@@ -160,4 +188,20 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o)
         return 1;
     }
     return 0;
+}
+
+/* Contract in report_trace.h. */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
+{
+    int rc = 0;
+    *n = 0;
+    for (size_t i = 0; i < o->ntraces; i++) {
+        report_opts one = *o;
+        one.trace = o->traces[i];
+        if (report_open(&t[*n], &s[*n], &one) != 0)
+            rc = 1;
+        else
+            (*n)++;
+    }
+    return rc;
 }

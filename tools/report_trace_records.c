@@ -27,6 +27,7 @@ enum slot {
     S_USEC,
     S_TEXT,
     S_IDS,
+    S_REASONS, /* step_summary's moves_by_reason tail */
     S_WIDE
 };
 
@@ -43,98 +44,107 @@ enum slot {
 _Static_assert(sizeof(report_plan) % 8 == 0 && sizeof(report_plan) / 8 + S_WIDE < 256,
                "plan members are 8 bytes, and a slot holds their index");
 _Static_assert(sizeof(report_plan_step) % 8 == 0, "plan_step members are 8 bytes");
+/* A field of a step_summary record (the format's list: u64 fields at 8 times their position,
+   then the moves_by_reason tail), into the report_summary member of the same name: the
+   members follow t_ns in the body's order. */
+#define SUMMARY(kid, name, type, off)                                                              \
+    {kid, name, type, (type) == SHIM_TRACE_U64_LIST ? S_REASONS : S_WIDE + 1 + (off) / 8},
+_Static_assert(sizeof(report_summary) % 8 == 0 && sizeof(report_summary) / 8 + S_WIDE < 256,
+               "summary members are 8 bytes, and a slot holds their index");
+_Static_assert(offsetof(report_summary, step) == 8 && offsetof(report_summary, stall_ns) == 192 &&
+                   offsetof(report_summary, moves_by_reason) == 200,
+               "report_summary follows the step_summary body");
 
 /* The fields this reader needs, found by name in the file's schema. */
 static const struct want {
     uint16_t kind;
     const char *field;
     uint8_t type, slot;
-} wants[] = {
-    {SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_ALLOC, "addr", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, S_SUB},
-    {SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_FUNC_NAME, "name", SHIM_TRACE_TEXT, S_TEXT},
-    {SHIM_TRACE_LAUNCH, "seq", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_LAUNCH, "func_id", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_LAUNCH, "n_allocs", SHIM_TRACE_U32, S_C},
-    {SHIM_TRACE_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_LAUNCH, "alloc_ids", SHIM_TRACE_U64_LIST, S_IDS},
-    {SHIM_TRACE_KERNEL_TIME, "seq", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_KERNEL_TIME, "usec", SHIM_TRACE_F64, S_USEC},
-    {SHIM_TRACE_COPY, "dst_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_COPY, "src_id", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_COPY, "bytes", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_COPY, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_COPY, "dir", SHIM_TRACE_U32, S_SUB},
-    {SHIM_TRACE_SYNC, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_SYNC, "sync_kind", SHIM_TRACE_U32, S_SUB},
-    {SHIM_TRACE_STEP, "step", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_STEP, "first_seq", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_GRAPH_LAUNCH, "graph_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_GRAPH_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, S_TEXT},
-    {SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, S_SUB},
-    {SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, S_SUB2},
-    {SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, S_SUB2},
-    {SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_TRANSITION, "seq", SHIM_TRACE_U64, S_C},
-    {SHIM_TRACE_TRANSITION, "stream", SHIM_TRACE_U64, S_D},
-    {SHIM_TRACE_TRANSITION, "score", SHIM_TRACE_U64, S_E},
-    {SHIM_TRACE_TRANSITION, "next_use", SHIM_TRACE_U64, S_F},
-    {SHIM_TRACE_TRANSITION, "event", SHIM_TRACE_U8, S_SUB},
-    {SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, S_SUB2},
-    {SHIM_TRACE_TRANSITION, "from", SHIM_TRACE_U8, S_SUB3},
-    {SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, S_SUB4},
-    {SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, S_A},
-    {SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, S_B},
-    {SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, S_C},
-    PLAN(first_seq, U64),
-    PLAN(model_step, U64),
-    PLAN(model_first_seq, U64),
-    PLAN(step_len, U64),
-    PLAN(budget_bytes, U64),
-    PLAN(predicted_peak_bytes, U64),
-    PLAN(native_peak_bytes, U64),
-    PLAN(floor_bytes, U64),
-    PLAN(native_us, F64),
-    PLAN(predicted_us, F64),
-    PLAN(stall_us, F64),
-    PLAN(bound_us, F64),
-    PLAN(bytes_to_host, U64),
-    PLAN(bytes_to_device, U64),
-    PLAN(evictions, U32),
-    PLAN(prefetches, U32),
-    PLAN(feasible, U8),
-    PLAN_STEP(step),
-    PLAN_STEP(first_seq),
-    PLAN_STEP(evictions),
-    PLAN_STEP(prefetches),
-    PLAN_STEP(missing),
-    PLAN_STEP(departures),
-    PLAN_STEP(reactive_evictions),
-    PLAN_STEP(bytes_to_host),
-    PLAN_STEP(bytes_to_device),
-    PLAN_STEP(stall_ns),
-};
+} wants[] = {{SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_ALLOC, "addr", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_FUNC_NAME, "name", SHIM_TRACE_TEXT, S_TEXT},
+             {SHIM_TRACE_LAUNCH, "seq", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_LAUNCH, "func_id", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_LAUNCH, "n_allocs", SHIM_TRACE_U32, S_C},
+             {SHIM_TRACE_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_LAUNCH, "alloc_ids", SHIM_TRACE_U64_LIST, S_IDS},
+             {SHIM_TRACE_KERNEL_TIME, "seq", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_KERNEL_TIME, "usec", SHIM_TRACE_F64, S_USEC},
+             {SHIM_TRACE_COPY, "dst_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_COPY, "src_id", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_COPY, "bytes", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_COPY, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_COPY, "dir", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_SYNC, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_SYNC, "sync_kind", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_STEP, "step", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_STEP, "first_seq", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_GRAPH_LAUNCH, "graph_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_GRAPH_LAUNCH, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_NOTE, "text", SHIM_TRACE_TEXT, S_TEXT},
+             {SHIM_TRACE_DROPPED, "records", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_DROPPED, "total", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, S_SUB2},
+             {SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, S_SUB2},
+             {SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_TRANSITION, "seq", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_TRANSITION, "stream", SHIM_TRACE_U64, S_D},
+             {SHIM_TRACE_TRANSITION, "score", SHIM_TRACE_U64, S_E},
+             {SHIM_TRACE_TRANSITION, "next_use", SHIM_TRACE_U64, S_F},
+             {SHIM_TRACE_TRANSITION, "event", SHIM_TRACE_U8, S_SUB},
+             {SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, S_SUB2},
+             {SHIM_TRACE_TRANSITION, "from", SHIM_TRACE_U8, S_SUB3},
+             {SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, S_SUB4},
+             {SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, S_C},
+             PLAN(first_seq, U64),
+             PLAN(model_step, U64),
+             PLAN(model_first_seq, U64),
+             PLAN(step_len, U64),
+             PLAN(budget_bytes, U64),
+             PLAN(predicted_peak_bytes, U64),
+             PLAN(native_peak_bytes, U64),
+             PLAN(floor_bytes, U64),
+             PLAN(native_us, F64),
+             PLAN(predicted_us, F64),
+             PLAN(stall_us, F64),
+             PLAN(bound_us, F64),
+             PLAN(bytes_to_host, U64),
+             PLAN(bytes_to_device, U64),
+             PLAN(evictions, U32),
+             PLAN(prefetches, U32),
+             PLAN(feasible, U8),
+             PLAN_STEP(step),
+             PLAN_STEP(first_seq),
+             PLAN_STEP(evictions),
+             PLAN_STEP(prefetches),
+             PLAN_STEP(missing),
+             PLAN_STEP(departures),
+             PLAN_STEP(reactive_evictions),
+             PLAN_STEP(bytes_to_host),
+             PLAN_STEP(bytes_to_device),
+             PLAN_STEP(stall_ns),
+             SHIM_TRACE_SUMMARY_FIELDS(SUMMARY)};
 #define NWANTS     (sizeof wants / sizeof wants[0])
-#define KIND_WANTS 17 /* the most wants of one kind (plan) */
+#define KIND_WANTS 25 /* the most wants of one kind (step_summary) */
 
 static const struct {
     uint16_t id;
@@ -429,8 +439,33 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         r->a = t->nplan_steps;
         return (uint8_t *)&t->plan_steps[t->nplan_steps++];
     }
+    if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
+        if (grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries, 1,
+                 sizeof *t->summaries) != 0)
+            return NULL;
+        memset(&t->summaries[t->nsummaries], 0, sizeof *t->summaries);
+        t->summaries[t->nsummaries].t_ns = r->t_ns;
+        r->a = t->nsummaries;
+        return (uint8_t *)&t->summaries[t->nsummaries++];
+    }
     *none = 1;
     return NULL;
+}
+
+/* A step_summary's moves_by_reason tail into its entry: reasons past the table count as
+   index 0 (other). */
+static int take_reasons(uint8_t *wide, const uint8_t *tail, size_t n, uint64_t at, char *err,
+                        size_t errlen)
+{
+    if (n % 8 != 0)
+        return bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8", n);
+    report_summary *s = (report_summary *)(void *)wide;
+    size_t table = sizeof s->moves_by_reason / sizeof s->moves_by_reason[0];
+    for (size_t i = 0; i < n / 8; i++) {
+        uint64_t v = get_le(tail + 8 * i, 8), *slot = &s->moves_by_reason[i < table ? i : 0];
+        *slot = *slot + v < *slot ? UINT64_MAX : *slot + v;
+    }
+    return 0;
 }
 
 /* Fills r's slots from a body of len bytes (len >= the kind's fixed size). */
@@ -447,6 +482,9 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
         if (slot >= S_WIDE) {
             uint64_t v = get_le(f, type_size(k->f[i].type)); /* an f64's bits: 8 bytes */
             memcpy(wide + 8 * (slot - S_WIDE), &v, sizeof v);
+        } else if (slot == S_REASONS) {
+            if (take_reasons(wide, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
+                return -1;
         } else if (slot == S_TEXT || slot == S_IDS) {
             if (take_tail(t, r, slot, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
                 return -1;

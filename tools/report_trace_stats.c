@@ -19,7 +19,7 @@ typedef struct ctx {
     report_map func;      /* func_id -> kernel index */
     report_map by_name;   /* hash of a kernel name -> kernel index */
     report_map live;      /* alloc_id -> allocation index, or FREED */
-    size_t kcap, acap, scap, ycap;
+    size_t kcap, acap, scap, ycap, hcap;
     uint64_t *sync_t; /* times of the synchronisation records, sorted in step_pass */
     size_t nsyncs;
 } ctx;
@@ -92,6 +92,31 @@ static long kernel_of(ctx *c, uint64_t func_id)
     return report_map_put(&c->func, func_id, k) == 0 ? (long)k : -1;
 }
 
+/* The step row of a step_summary record: its own figures (detailed records in its window, if
+   any, are added by the later passes). Its window is the record's, whole. */
+static report_step summary_step(const report_summary *m)
+{
+    report_step st = {.step = m->step,
+                      .first_seq = m->first_seq,
+                      .t_start = m->start_ns,
+                      .t_mark = m->end_ns > m->start_ns ? m->end_ns : m->start_ns,
+                      .covers = m->steps,
+                      .summary = 1,
+                      .launches = m->launches,
+                      .allocations = m->allocations,
+                      .frees = m->frees,
+                      .peak_device_bytes = m->peak_device_bytes};
+    st.residency = (report_residency){.evictions = m->evictions,
+                                      .cancelled_evictions = m->cancelled_evictions,
+                                      .restores = m->restores,
+                                      .stalls = m->stalls,
+                                      .bytes_to_host = m->bytes_to_host,
+                                      .bytes_to_device = m->bytes_to_device,
+                                      .cancelled_bytes = m->cancelled_bytes,
+                                      .stall_ns = m->stall_ns};
+    return st;
+}
+
 /* Names, launch sequence numbers and steps: what the later passes look up. */
 static int index_pass(ctx *c)
 {
@@ -112,8 +137,15 @@ static int index_pass(ctx *c)
         } else if (r->kind == SHIM_TRACE_STEP) {
             if (push((void **)&s->steps, &c->scap, s->nsteps, sizeof *s->steps) != 0)
                 return -1;
-            s->steps[s->nsteps++] = (report_step){
-                .step = r->a, .first_seq = r->b, .t_start = r->t_ns, .t_mark = r->t_ns};
+            s->steps[s->nsteps++] = (report_step){.step = r->a,
+                                                  .first_seq = r->b,
+                                                  .t_start = r->t_ns,
+                                                  .t_mark = r->t_ns,
+                                                  .covers = 1};
+        } else if (r->kind == SHIM_TRACE_STEP_SUMMARY && c->t->summaries[r->a].steps > 0) {
+            if (push((void **)&s->steps, &c->scap, s->nsteps, sizeof *s->steps) != 0)
+                return -1;
+            s->steps[s->nsteps++] = summary_step(&c->t->summaries[r->a]);
         }
     }
     return 0;
@@ -234,10 +266,11 @@ static int step_pass(ctx *c)
         size_t begin = lower_bound(seqs, m, st->first_seq);
         size_t end = i + 1 < n ? lower_bound(seqs, m, s->steps[i + 1].first_seq) : m;
         size_t marked = i + 1 < n ? end : first_after(c, seqs, begin, end, st->t_mark);
-        st->launches = marked - begin;
+        /* a summary row counts its record's launches and any detailed one in its range */
+        st->launches = (st->summary ? st->launches : 0) + (marked - begin);
         st->end_seq = marked < m ? seqs[marked] : UINT64_MAX;
         uint64_t li;
-        if (report_map_get(&c->seq, st->first_seq, &li))
+        if (!st->summary && report_map_get(&c->seq, st->first_seq, &li))
             st->t_start = c->t->recs[li].t_ns;
         if (i > 0 && st->t_start < s->steps[i - 1].t_start)
             st->t_start = s->steps[i - 1].t_start;
@@ -245,7 +278,11 @@ static int step_pass(ctx *c)
     if (c->nsyncs > 1)
         qsort(c->sync_t, c->nsyncs, sizeof *c->sync_t, by_u64);
     for (size_t i = 0; i < n; i++) /* windows in time: from the synchronisation before */
-        s->steps[i].t_start = sync_before(c, s->steps[i].t_start);
+        if (!s->steps[i].summary)
+            s->steps[i].t_start = sync_before(c, s->steps[i].t_start);
+    for (size_t i = 1; i < n; i++) /* a summary's window never starts before the step's before */
+        if (s->steps[i].t_start < s->steps[i - 1].t_start)
+            s->steps[i].t_start = s->steps[i - 1].t_start;
     for (size_t i = 0; i < n; i++)
         s->steps[i].t_end = i + 1 < n ? s->steps[i + 1].t_start : s->steps[i].t_mark;
     free(seqs);
@@ -253,16 +290,20 @@ static int step_pass(ctx *c)
 }
 
 /* The value most steps share (the smallest on a tie), ignoring the last step, which may be
-   cut short or carry the program's closing work, when there are at least two. */
+   cut short or carry the program's closing work, when there are at least two, and summary rows
+   that stand for several steps. */
 static uint64_t typical(const report_step *steps, size_t n, int launches)
 {
     size_t use = n >= 2 ? n - 1 : n, best_count = 0;
     uint64_t best = 0;
     for (size_t i = 0; i < use; i++) {
+        if (steps[i].covers != 1)
+            continue;
         uint64_t v = launches ? steps[i].launches : steps[i].allocations;
         size_t count = 0;
         for (size_t j = 0; j < use; j++)
-            count += (launches ? steps[j].launches : steps[j].allocations) == v;
+            count +=
+                steps[j].covers == 1 && (launches ? steps[j].launches : steps[j].allocations) == v;
         if (count > best_count || (count == best_count && v < best)) {
             best = v;
             best_count = count;
@@ -299,7 +340,8 @@ static void hold(report_stats *s, const report_alloc *a, held *h)
         s->peak_device_bytes = h->device;
         s->peak_t_ns = a->t_alloc;
     }
-    if (h->step >= 0 && h->device > s->steps[h->step].peak_device_bytes)
+    if (h->step >= 0 && !s->steps[h->step].summary &&
+        h->device > s->steps[h->step].peak_device_bytes)
         s->steps[h->step].peak_device_bytes = h->device;
 }
 
@@ -375,11 +417,13 @@ static int memory_pass(ctx *c)
         const report_rec *r = &c->t->recs[i];
         while ((size_t)h.next < s->nsteps && r->t_ns >= s->steps[h.next].t_start) {
             h.step = h.next++;
-            s->steps[h.step].peak_device_bytes = h.device;
+            if (!s->steps[h.step].summary) /* a summary's peak is the writer's */
+                s->steps[h.step].peak_device_bytes = h.device;
         }
         if (h.step >= 0 && r->t_ns >= s->steps[h.step].t_end)
             h.step = -1; /* past the end of the steady state */
         int rc = 0;
+        uint64_t before = h.device;
         if (r->kind == SHIM_TRACE_ALLOC)
             rc = on_alloc(c, r, &h);
         else if (r->kind == SHIM_TRACE_FREE)
@@ -388,6 +432,11 @@ static int memory_pass(ctx *c)
             on_launch(c, r);
         else
             on_other(s, r);
+        if (rc == 0 && h.device != before) {
+            rc = push((void **)&s->held, &c->hcap, s->nheld, sizeof *s->held);
+            if (rc == 0)
+                s->held[s->nheld++] = (report_held){r->t_ns, i, h.device};
+        }
         if (rc != 0)
             return -1;
     }
@@ -409,6 +458,12 @@ static report_step *step_at(report_stats *s, uint64_t t)
             hi = mid;
     }
     return lo > 0 && t < s->steps[lo - 1].t_end ? &s->steps[lo - 1] : NULL;
+}
+
+static void add_reason(report_stats *s, uint32_t reason)
+{
+    s->moves_by_reason[reason < sizeof s->moves_by_reason / sizeof s->moves_by_reason[0] ? reason
+                                                                                         : 0]++;
 }
 
 static void add_move(report_residency *x, const report_rec *r)
@@ -456,8 +511,61 @@ static void residency_pass(ctx *c)
             s->odd_moves++;
         } else if (r->kind == SHIM_TRACE_MOVE) {
             add_move(&s->residency, r);
+            add_reason(s, r->sub2);
             if (st != NULL)
                 add_move(&st->residency, r);
+        }
+    }
+}
+
+static void add_residency(report_residency *x, const report_summary *m)
+{
+    x->evictions = sat_add(x->evictions, m->evictions);
+    x->cancelled_evictions = sat_add(x->cancelled_evictions, m->cancelled_evictions);
+    x->restores = sat_add(x->restores, m->restores);
+    x->stalls = sat_add(x->stalls, m->stalls);
+    x->bytes_to_host = sat_add(x->bytes_to_host, m->bytes_to_host);
+    x->bytes_to_device = sat_add(x->bytes_to_device, m->bytes_to_device);
+    x->cancelled_bytes = sat_add(x->cancelled_bytes, m->cancelled_bytes);
+    x->stall_ns = sat_add(x->stall_ns, m->stall_ns);
+}
+
+/* The step_summary records (format 1.4) counted into the totals: what they folded is in no
+   other record. The peaks are the larger of the detail's and theirs; the device bytes at the
+   end are the last summary's when it ends after the last allocation or free read. */
+static void summary_pass(ctx *c)
+{
+    report_stats *s = c->s;
+    uint64_t last_memory = 0, last_end = 0;
+    for (size_t i = 0; i < c->t->n; i++)
+        if (c->t->recs[i].kind == SHIM_TRACE_ALLOC || c->t->recs[i].kind == SHIM_TRACE_FREE)
+            last_memory = c->t->recs[i].t_ns;
+    for (size_t i = 0; i < c->t->nsummaries; i++) {
+        const report_summary *m = &c->t->summaries[i];
+        s->summaries++;
+        s->summarised_steps = sat_add(s->summarised_steps, m->steps);
+        s->summarised_records = sat_add(s->summarised_records, m->records);
+        if (m->steps > 0 && (s->summarised_steps == m->steps || m->step < s->first_summarised_step))
+            s->first_summarised_step = m->step;
+        s->launches = sat_add(s->launches, m->launches);
+        s->allocations = sat_add(s->allocations, m->allocations);
+        s->frees = sat_add(s->frees, m->frees);
+        s->copies = sat_add(s->copies, m->copies);
+        s->syncs = sat_add(s->syncs, m->syncs);
+        s->graph_launches = sat_add(s->graph_launches, m->graph_launches);
+        s->kernel_times = sat_add(s->kernel_times, m->kernel_times);
+        add_residency(&s->residency, m);
+        for (size_t k = 0; k < sizeof m->moves_by_reason / sizeof m->moves_by_reason[0]; k++)
+            s->moves_by_reason[k] = sat_add(s->moves_by_reason[k], m->moves_by_reason[k]);
+        if (m->peak_device_bytes > s->peak_device_bytes) {
+            s->peak_device_bytes = m->peak_device_bytes;
+            s->peak_t_ns = m->start_ns;
+        }
+        if (m->peak_host_bytes > s->peak_host_bytes)
+            s->peak_host_bytes = m->peak_host_bytes;
+        if (m->end_ns >= last_end && m->end_ns >= last_memory) {
+            last_end = m->end_ns;
+            s->end_device_bytes = m->device_bytes;
         }
     }
 }
@@ -481,8 +589,10 @@ int report_stats_compute(report_stats *s, const report_trace *t)
         index_pass(&c) == 0 && kernel_pass(&c) == 0 && step_pass(&c) == 0 && memory_pass(&c) == 0
             ? 0
             : -1;
-    if (rc == 0)
+    if (rc == 0) {
         residency_pass(&c);
+        summary_pass(&c);
+    }
     report_map_free(&c.func_name);
     report_map_free(&c.seq);
     report_map_free(&c.func);
@@ -495,6 +605,8 @@ int report_stats_compute(report_stats *s, const report_trace *t)
     }
     if (s->nkernels > 1)
         qsort(s->kernels, s->nkernels, sizeof *s->kernels, by_total);
+    for (size_t i = 0; i < s->nsteps; i++)
+        s->iterations = sat_add(s->iterations, s->steps[i].covers);
     s->launches_per_iteration = typical(s->steps, s->nsteps, 1);
     s->allocations_per_iteration = typical(s->steps, s->nsteps, 0);
     if (t->n > 0) {
@@ -502,6 +614,12 @@ int report_stats_compute(report_stats *s, const report_trace *t)
         s->last_ns = t->recs[t->n - 1].t_ns;
     }
     return 0;
+}
+
+/* Contract in report_trace.h. */
+double report_step_wall_us(const report_step *st)
+{
+    return st->t_end >= st->t_start ? (double)(st->t_end - st->t_start) / 1e3 : -1.0;
 }
 
 /* Contract in report_trace.h. */
@@ -519,5 +637,6 @@ void report_stats_free(report_stats *s)
     free(s->steps);
     free(s->kernels);
     free(s->allocs);
+    free(s->held);
     memset(s, 0, sizeof *s);
 }

@@ -16,47 +16,59 @@ make -s build/libshim.so build/train_sim
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH="$root/build/simgpu" SIMGPU_QUIET=1
-d2h_gbps=${SIMGPU_D2H_GBPS:-25}
+# The link's speed each way (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS); "25-shared": one direction at a
+# time (SIMGPU_LINK_SHARED=1), which the planner is told (SHIM_LINK_DUPLEX=shared).
+links=${RESIDENCY_BENCH_GBPS:-25 50 25-shared}
 
-for mode in segments async exact; do
-    SIMGPU_STATS="$work/native-$mode.json" build/train_sim --mode "$mode" "${args[@]}" \
-        >"$work/native-$mode.out"
-    peak=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \
-        "$work/native-$mode.json")
-    for pct in 100 75 50; do
-        for planner in reactive scheduled; do
-            name="shim-$mode-$pct-$planner"
-            SHIM_PLANNER=$planner SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info \
-                SHIM_BUDGET=$((peak * pct / 100)) SIMGPU_STATS="$work/$name.json" \
-                LD_PRELOAD="$root/build/libshim.so" build/train_sim --mode "$mode" "${args[@]}" \
-                >"$work/$name.out" 2>"$work/$name.err" || echo "shim run $name failed: exit $?" >&2
+for gbps in $links; do
+    export SIMGPU_H2D_GBPS=${gbps%-shared} SIMGPU_D2H_GBPS=${gbps%-shared}
+    case $gbps in
+    *-shared) export SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared ;;
+    *) export SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full ;;
+    esac
+    mkdir -p "$work/$gbps"
+    for mode in segments async exact; do
+        SIMGPU_STATS="$work/$gbps/native-$mode.json" build/train_sim --mode "$mode" "${args[@]}" \
+            >"$work/$gbps/native-$mode.out"
+        peak=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \
+            "$work/$gbps/native-$mode.json")
+        for pct in 100 75 50; do
+            for planner in reactive scheduled; do
+                name="$gbps/shim-$mode-$pct-$planner"
+                SHIM_PLANNER=$planner SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info \
+                    SHIM_BUDGET=$((peak * pct / 100)) SIMGPU_STATS="$work/$name.json" \
+                    LD_PRELOAD="$root/build/libshim.so" build/train_sim --mode "$mode" "${args[@]}" \
+                    >"$work/$name.out" 2>"$work/$name.err" || echo "shim run $name failed: exit $?" >&2
+            done
         done
     done
 done
 
-table=$(python3 - "$work" "$d2h_gbps" "$steady" <<'PY'
+table=$(python3 - "$work" "$steady" $links <<'PY'
 import json, re, sys
-work, gbps, steady = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+work, steady, links = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def run(name, last=None):
     out = open(f"{work}/{name}.out").read()
     iters = [float(v) for v in re.findall(r"^iter \d+ device_us=([0-9.]+)", out, re.M)]
     sel = iters[-last:] if last else (iters[1:] or iters)
+    spread = (max(sel) - min(sel)) / min(sel) if sel else float("nan")
     st = json.load(open(f"{work}/{name}.json"))
     sums = re.findall(r"^checksum=(\w+)$", out, re.M)
-    return sum(sel) / len(sel) if sel else float("nan"), len(iters), st, sums[-1] if sums else None
+    return sum(sel) / len(sel) if sel else float("nan"), len(iters), st, sums[-1] if sums else None, spread
 mib = lambda b: f"{b / 2**20:.0f}"
-print("| mode | budget | native us/iter | reactive us/iter | scheduled us/iter | plan predicts | "
-      "lower bound | scheduled / plan | scheduled / bound | scheduled / native | moves per iter "
-      "(evictions, restores) | same checksum, no hazard |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-for mode in ("segments", "async", "exact"):
-    nat_us, _, nat, nat_sum = run(f"native-{mode}", steady)
+print("| link | mode | budget | native us/iter | reactive us/iter | scheduled us/iter | plan predicts | "
+      "lower bound | scheduled / plan | scheduled / bound | scheduled / native | spread of the "
+      "scheduled iterations | moves per iter (evictions, restores) | same checksum, no hazard |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for link in links:
+  for mode in ("segments", "async", "exact"):
+    nat_us, _, nat, nat_sum, _ = run(f"{link}/native-{mode}", steady)
     peak = nat["peak_device_bytes"]
     for pct in (100, 75, 50):
         budget = peak * pct // 100
-        re_us, _, re_st, re_sum = run(f"shim-{mode}-{pct}-reactive")
-        name = f"shim-{mode}-{pct}-scheduled"
-        us, n, st, s = run(name, steady)
+        re_us, _, re_st, re_sum, _ = run(f"{link}/shim-{mode}-{pct}-reactive")
+        name = f"{link}/shim-{mode}-{pct}-scheduled"
+        us, n, st, s, spread = run(name, steady)
         err = open(f"{work}/{name}.err").read()
         plan = re.findall(r"predicted ([0-9.]+) us per step .*lower bound ([0-9.]+) us", err)
         pred, bound = (float(plan[-1][0]), float(plan[-1][1])) if plan else (None, None)
@@ -67,9 +79,9 @@ for mode in ("segments", "async", "exact"):
         ok = "yes" if ok else f"NO (checksums {s}, {re_sum}; hazards {st['unmap_hazards']}, {re_st['unmap_hazards']})"
         f = lambda v: f"{v:.0f}" if v is not None else "no plan"
         r = lambda a, b: f"{a / b:.2f}x" if b else "-"
-        print(f"| {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | {us:.0f} | "
-              f"{f(pred)} | {f(bound)} | {r(us, pred)} | {r(us, bound)} | {us / nat_us:.2f}x | "
-              f"{moves} | {ok} |")
+        print(f"| {link.replace('-shared', ' GB/s, shared') if 'shared' in link else link + ' GB/s'} | {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | "
+              f"{us:.0f} | {f(pred)} | {f(bound)} | {r(us, pred)} | {r(us, bound)} | "
+              f"{us / nat_us:.2f}x | {100 * spread:.1f}% | {moves} | {ok} |")
 PY
 )
 echo "$table"
@@ -78,11 +90,13 @@ echo "$table"
     echo
     echo "Command: \`tests/bench/residency_bench.sh ${args[*]}\` ($(date -u +%Y-%m-%d), $(nproc) cores,"
     echo "$(uname -m); libshim at $(git rev-parse --short HEAD)$(git diff --quiet -- shim || echo ' with uncommitted changes in shim/'))."
-    echo "train_sim on the simulated device (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS = $d2h_gbps), without"
-    echo "libshim, then under it with SHIM_BUDGET at 100%, 75% and 50% of the mode's native peak, once"
+    echo "train_sim on the simulated device at each link speed (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS ="
+    echo "$links GB/s; the two directions do not slow each other, except in the \"shared\" rows where"
+    echo "they queue on one engine and the planner is told so), without libshim, then under it"
+    echo "with SHIM_BUDGET at 100%, 75% and 50% of the mode's native peak, once"
     echo "with \`planner = reactive\` and once with \`planner = scheduled\` (the default), all in one run."
     echo
-    echo "- *us/iter*: virtual device time per iteration (deterministic). *reactive*: the mean of"
+    echo "- *us/iter*: virtual device time per iteration. *reactive*: the mean of"
     echo "  iterations 1 and later (iteration 0 allocates everything). *native* and *scheduled*: the"
     echo "  mean of the last $steady iterations, which run under the plan (the step is detected after"
     echo "  2 iterations, profiled for 3, recorded for 1 more; the plan is installed at the end of the"
@@ -90,9 +104,16 @@ echo "$table"
     echo "- *plan predicts*, *lower bound*: what the in-process planner printed for the step it planned"
     echo "  (its model of the recorded step at this budget: scheduled plan's step time, and compute"
     echo "  plus the lower bound on stall, planner/plan_bound.c); \"no plan\" where none was needed."
+    echo "- *spread*: (slowest - fastest) / fastest over those iterations: the same plan on the same"
+    echo "  step should give one figure; a spread is the residency manager's dependence on thread"
+    echo "  timing (which of its polls sees a copy done), open in issue 11."
     echo "- *moves per iter*: the shim's exit line totals over all iterations (reactive ones included)."
     echo "- *same checksum, no hazard*: both shim runs' checksums equal the native one and the"
     echo "  simulator saw no unmap hazard."
     echo
     echo "$table"
-} >tests/bench/RESULTS-residency.md
+    # The analysis written by hand below the marker is kept across runs.
+    echo
+    sed -n '/^<!-- analysis -->$/,$p' tests/bench/RESULTS-residency.md 2>/dev/null
+} >"$work/results.md"
+mv "$work/results.md" tests/bench/RESULTS-residency.md

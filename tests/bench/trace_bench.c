@@ -75,7 +75,7 @@ static double measure(const char *dir, enum what w, int threads, int paced, int 
 {
     char path[256], err[256];
     snprintf(path, sizeof path, "%s/trace_bench-%d.trace", dir, (int)getpid());
-    struct shim_trace_info info = {(int)getpid(), 0, "trace_bench", NULL, 0};
+    struct shim_trace_info info = {(int)getpid(), 0, "trace_bench", NULL, 0, 0, NULL};
     if (active && shim_trace_start(path, &info, err, sizeof err) != 0) {
         fprintf(stderr, "trace_bench: %s\n", err);
         exit(1);

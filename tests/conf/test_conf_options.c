@@ -109,6 +109,8 @@ static void defaults(void **state)
     assert_string_equal(conf_get_string(&cfg, CONF_TRACE_PATH), "shim-%p.trace");
     assert_int_equal(conf_get_flags(&cfg, CONF_TRACE_RECORD), 0x3f);
     assert_int_equal(conf_get_duration_ns(&cfg, CONF_TRACE_FLUSH_INTERVAL), 100 * CONF_MS);
+    assert_int_equal(conf_get_size(&cfg, CONF_TRACE_MAX_BYTES).kind, CONF_SIZE_BYTES);
+    assert_int_equal(conf_get_size(&cfg, CONF_TRACE_MAX_BYTES).bytes, CONF_GIB);
     assert_int_equal(conf_get_int(&cfg, CONF_PROFILE_ITERATIONS), 3);
     assert_int_equal(conf_get_choice(&cfg, CONF_LOG_LEVEL), CONF_LEVEL_INFO);
     assert_string_equal(conf_get_string(&cfg, CONF_LOG_FILE), "");
@@ -176,6 +178,7 @@ static void environment_overrides_file(void **state)
                     "SHIM_PYTORCH_ASYNC_BACKEND=off",
                     "SHIM_TRACE_RECORD=launches, kernels",
                     "SHIM_TRACE_FLUSH_INTERVAL=2s",
+                    "SHIM_TRACE_MAX_BYTES=1.5GiB",
                     NULL};
     conf_config cfg;
     conf_diags d = {0};
@@ -190,6 +193,8 @@ static void environment_overrides_file(void **state)
     assert_int_equal(conf_get_flags(&cfg, CONF_TRACE_RECORD),
                      CONF_RECORD_LAUNCHES | CONF_RECORD_KERNELS);
     assert_int_equal(conf_get_duration_ns(&cfg, CONF_TRACE_FLUSH_INTERVAL), 2 * CONF_SEC);
+    assert_int_equal(conf_get_size(&cfg, CONF_TRACE_MAX_BYTES).bytes, 3 * CONF_GIB / 2);
+    expect_source(&cfg, CONF_TRACE_MAX_BYTES, "SHIM_TRACE_MAX_BYTES");
     conf_config_free(&cfg);
     unlink(path);
 }
@@ -324,6 +329,10 @@ static void other_ranges(void **state)
     expect_one_error("trace.flush_interval = \"2min\"\n",
                      "job.toml:1:24: error: trace.flush_interval: 2min is out of range (1ms to "
                      "1min)");
+    expect_one_error("trace.max_bytes = \"60%\"\n",
+                     "job.toml:1:19: error: trace.max_bytes: a percentage is not accepted here");
+    expect_one_error("trace.max_bytes = \"auto\"\n",
+                     "job.toml:1:19: error: trace.max_bytes: auto is not accepted here");
     expect_one_error("log.level = \"loud\"\n", "job.toml:1:13: error: log.level: invalid value "
                                                "\"loud\" (expected one of: off, error, warn, info, "
                                                "debug)");

@@ -302,6 +302,13 @@ static CUresult ctx_sync(void)
     return CUDA_SUCCESS;
 }
 
+/* The fake runs no queued work: the program is always idle once the call is allowed. */
+static CUresult program_sync(void)
+{
+    FAIL_IF("program_sync");
+    return CUDA_SUCCESS;
+}
+
 static CUresult host_alloc(void **p, size_t n)
 {
     FAIL_IF("host_alloc");
@@ -316,8 +323,8 @@ static CUresult host_free(void *p)
 }
 
 const struct resid_driver fake_driver = {
-    device,       attribute,    granularity, mem_info,  stream_create, reserve,
-    address_free, create,       release,     map,       unmap,         set_access,
-    copy,         event_create, record,      query,     event_sync,    wait_event,
-    stream_sync,  ctx_sync,     host_alloc,  host_free,
+    device,       attribute,    granularity,  mem_info,   stream_create, reserve,
+    address_free, create,       release,      map,        unmap,         set_access,
+    copy,         event_create, record,       query,      event_sync,    wait_event,
+    stream_sync,  ctx_sync,     program_sync, host_alloc, host_free,
 };

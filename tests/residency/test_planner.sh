@@ -8,7 +8,8 @@
 #     planned evictions and prefetches (more than 0 of each);
 #   - the result is the native one (checksum), with no unmap hazard and no illegal access;
 #   - every iteration the plan drove keeps the budget (SIMGPU peak within it);
-#   - with planner = "reactive" no plan is made and nothing is planned.
+#   - with planner = "reactive" no plan is made and nothing is planned;
+#   - the plan's link is the one measured from libshim's copies (a 12/40 GB/s device).
 set -u
 source "$(dirname "$0")/resid_env.sh"
 ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
@@ -45,5 +46,23 @@ for mode in exact async segments; do
         -a "$(grep -c 'info: planner:' "$work/reactive-$mode.err")" = 0 \
         -a -z "$(planned "reactive-$mode")"
 done
+# The link in the plan's model is measured from libshim's own copies (timed with events on its
+# copy streams), not assumed: a device whose two directions run at 12 and 40 GB/s is planned so.
+native native-link --mode async "${ARGS[@]}"
+P=$(figure native-link peak_device_bytes)
+SIMGPU_H2D_GBPS=12 SIMGPU_D2H_GBPS=40 SHIM_BUDGET=$((${P:-0} * 75 / 100)) \
+    shimmed link --mode async "${ARGS[@]}"
+link=$(grep -o 'link [0-9.]* GB/s to the device measured, [0-9.]* GB/s to the host measured' \
+    "$work/link.err" | tail -n 1)
+check "link measured from libshim's copies: 12 GB/s to the device, 40 to the host (${link:-none})" \
+    test "$link" = "link 12.000 GB/s to the device measured, 40.000 GB/s to the host measured"
+# A link that runs one way at a time (SIMGPU_LINK_SHARED): with link_duplex = "shared" the
+# planner's model says so, and the result is still the native one.
+want=$(checksum native-link)
+SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared SHIM_BUDGET=$((${P:-0} * 75 / 100)) \
+    shimmed shared --mode async "${ARGS[@]}"
+check "link_duplex = shared: the plan's link is one way at a time, native checksum (exit $(rc shared))" \
+    test "$(rc shared)" = 0 -a "$(checksum shared)" = "$want" \
+    -a "$(grep -c 'GB/s to the host measured, one way at a time' "$work/shared.err")" -ge 1
 check_sanitizers 2>/dev/null || true
 [ "$failures" -eq 0 ]

@@ -48,7 +48,7 @@ static void touch(CUdeviceptr p)
     uint64_t ids[1] = {id_of(p)};
     tick();
     CUresult refuse = CUDA_SUCCESS;
-    assert_true(shim_resid_enter(ids, 1, STREAM, false, &refuse));
+    assert_true(shim_resid_enter(ids, 1, STREAM, false, true, &refuse));
     assert_int_equal(refuse, CUDA_SUCCESS);
     assert_int_not_equal(ids[0], id_of(p)); /* a handle while pinned */
     shim_resid_leave(ids, 1);

@@ -58,7 +58,7 @@ if det:
 app = lines(r"planner: plan applied from step (\d+): predicted (\S+ \S+) per step against "
             r"(\S+ \S+) native \(([+-]\d+\.\d)%, at least ([+-]\d+\.\d)% for any plan\), "
             r"(\S+ \S+) stalled, budget (\d+) MiB, peak (\d+) MiB.*, (\d+) evictions and (\d+) "
-            r"prefetches per step$")
+            r"prefetches per step; link .* GB/s to the device (measured|assumed), .*$")
 check(f"one 'plan applied' line at info ({len(app)})", len(app) == 1)
 plans, steps = summary.get("plans", []), summary.get("plan_steps", [])
 if app and plans and steps:

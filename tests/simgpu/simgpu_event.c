@@ -122,14 +122,8 @@ CUresult CUDAAPI cuEventQuery(CUevent e)
     pthread_mutex_lock(&sim.lock);
     struct sim_event *ev = event_of(e);
     CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-    if (ev && ev->rec) {
-        if (ev->rec->done) {
-            sim_mark_known(ev->rec->stream, ev->rec->seq);
-            rc = sim_sticky();
-        } else {
-            rc = CUDA_ERROR_NOT_READY;
-        }
-    }
+    if (ev && ev->rec)
+        rc = sim_host_sees_done(ev->rec) ? sim_sticky() : CUDA_ERROR_NOT_READY;
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }

@@ -240,6 +240,8 @@ struct sim_state {
     unsigned long caller_calls[SIM_E_COUNT]; /* calls matching fail_caller since it was set */
     _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
+    bool link_shared; /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
+    FILE *timeline;   /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
 
 extern struct sim_state sim;
@@ -339,7 +341,15 @@ int sim_cmd_add_dep(struct sim_cmd *c, struct sim_cmd *d);
 CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c);
 /* Blocks until c completes, then advances the host clock and what the host
    knows complete. Lock held (released while waiting). */
+/* The queue (engine state) that serves commands of engine e: a shared link serves both copy
+   directions from one queue, in submission order. */
+static inline int sim_engine_queue(int e)
+{
+    return e == ENG_D2H && sim.link_shared ? ENG_H2D : e;
+}
 void sim_host_wait(struct sim_cmd *c);
+/* Whether the host, at its virtual time, sees c complete (a query; lock held). */
+bool sim_host_sees_done(struct sim_cmd *c);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);
 /* Marks commands up to seq of s (and what they waited for) known complete. */

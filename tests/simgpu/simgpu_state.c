@@ -103,6 +103,8 @@ static void read_environment(void)
     sim.h2d_gbps = env_double("SIMGPU_H2D_GBPS", 25.0);
     sim.d2h_gbps = env_double("SIMGPU_D2H_GBPS", 25.0);
     sim.dev_gbps = env_double("SIMGPU_DEVICE_GBPS", 2000.0);
+    s = getenv("SIMGPU_LINK_SHARED");
+    sim.link_shared = s && strcmp(s, "1") == 0;
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
     if ((s = getenv("SIMGPU_JITTER")) && *s && strcmp(s, "0") != 0)
@@ -114,6 +116,8 @@ static void read_environment(void)
                  SIM_CALLER_MAX);
     if ((s = getenv("SIMGPU_STATS")) && *s)
         sim.stats_path = strdup(s);
+    if ((s = getenv("SIMGPU_TIMELINE")) && *s && !(sim.timeline = fopen(s, "we")))
+        sim_diag("ignoring SIMGPU_TIMELINE=%s: cannot open it", s);
 }
 
 static void on_fork_child(void)

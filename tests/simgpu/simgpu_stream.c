@@ -276,7 +276,7 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
     c->seq = ++s->next_seq;
     c->host_vt = sim.host_vt;
     if (c->engine != ENG_NONE)
-        c->ticket = sim.engine[c->engine].next_ticket++;
+        c->ticket = sim.engine[sim_engine_queue(c->engine)].next_ticket++;
     log_touches(s, c);
     log_waits(s, c);
     if (s->tail)
@@ -326,6 +326,36 @@ void sim_host_wait(struct sim_cmd *c)
     sim_cmd_unref(c);
 }
 
+/* How long a query waits, in real time, for a command's stream worker to run it, so that its
+   answer depends on virtual time alone; a command that takes longer (a kernel held by a gate
+   the host has yet to open, or a heavily loaded machine) is answered "not ready". */
+#define QUERY_WAIT_NS 50000000L
+
+bool sim_host_sees_done(struct sim_cmd *c)
+{
+    /* A query answers what the host knows at its own (virtual) time: the work ended by then.
+       Answering from real time instead (the worker thread happened to run it already) made
+       what a program does after a poll depend on thread timing: a poll by a helper thread that
+       saw a copy done let the program skip a wait that it needs in virtual time. */
+    sim_cmd_ref(c);
+    if (!c->done) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += QUERY_WAIT_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        while (!c->done && pthread_cond_timedwait(&sim.changed, &sim.lock, &until) != ETIMEDOUT)
+            ;
+    }
+    bool seen = c->done && c->vend <= sim.host_vt;
+    if (seen)
+        sim_mark_known(c->stream, c->seq);
+    sim_cmd_unref(c);
+    return seen;
+}
+
 void sim_host_wait_stream(struct sim_stream *s)
 {
     if (s->last)
@@ -366,7 +396,7 @@ static bool runnable(const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (!c->deps[i]->done)
             return false;
-    return c->engine == ENG_NONE || sim.engine[c->engine].serving == c->ticket;
+    return c->engine == ENG_NONE || sim.engine[sim_engine_queue(c->engine)].serving == c->ticket;
 }
 
 static void jitter(struct sim_stream *s)
@@ -386,18 +416,37 @@ static double start_time(const struct sim_stream *s, const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (c->deps[i]->vend > t)
             t = c->deps[i]->vend;
-    if (c->engine != ENG_NONE && sim.engine[c->engine].vfree > t)
-        t = sim.engine[c->engine].vfree;
+    if (c->engine != ENG_NONE && sim.engine[sim_engine_queue(c->engine)].vfree > t)
+        t = sim.engine[sim_engine_queue(c->engine)].vfree;
     return t;
+}
+
+/* SIMGPU_TIMELINE: what ran where and when, in virtual microseconds (lock held):
+   KIND STREAM ENGINE START END DETAIL (a kernel's name, a copy's bytes). */
+static void timeline(const struct sim_stream *s, const struct sim_cmd *c)
+{
+    static const char *const kinds[] = {"kernel", "copy", "memset", "mark", "free", "hostfn"};
+    if (c->kind == CMD_MARK || c->kind == CMD_FREE)
+        return;
+    fprintf(sim.timeline, "%s %u %d %.3f %.3f ", kinds[c->kind], s->id, c->engine, c->vstart,
+            c->vend);
+    if (c->kind == CMD_KERNEL)
+        fprintf(sim.timeline, "%s\n", c->u.k.fn->name);
+    else if (c->kind == CMD_COPY)
+        fprintf(sim.timeline, "%zu\n", c->u.c.bytes);
+    else
+        fputc('\n', sim.timeline);
 }
 
 static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
 {
     c->vend = c->vstart + cost;
+    if (sim.timeline)
+        timeline(s, c);
     s->vt_tail = c->vend;
     if (c->engine != ENG_NONE) {
-        sim.engine[c->engine].vfree = c->vend;
-        sim.engine[c->engine].serving++;
+        sim.engine[sim_engine_queue(c->engine)].vfree = c->vend;
+        sim.engine[sim_engine_queue(c->engine)].serving++;
     }
     if (c->vend > sim.stats.device_time_us)
         sim.stats.device_time_us = c->vend;

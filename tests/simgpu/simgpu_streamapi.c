@@ -69,11 +69,8 @@ CUresult sim_api_stream_query(CUstream h, bool per_thread)
         return rc;
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && s->last) {
-        if (s->last->done)
-            sim_mark_known(s, s->last->seq);
-        rc = s->last->done ? sim_sticky() : CUDA_ERROR_NOT_READY;
-    }
+    if (rc == CUDA_SUCCESS && s->last)
+        rc = sim_host_sees_done(s->last) ? sim_sticky() : CUDA_ERROR_NOT_READY;
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }

@@ -2,6 +2,10 @@
  */
 #include "simgpu_test.h"
 
+#include <stdbool.h>
+#include <string.h>
+#include <time.h>
+
 static void k_nop(void **p)
 {
     (void)p;
@@ -23,6 +27,9 @@ static double elapsed_us(CUevent a, CUevent b)
 }
 
 #define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
+
+/* SIMGPU_LINK_SHARED=1: the two copy directions share one queue. */
+static bool shared_link;
 
 static CUevent ev(void)
 {
@@ -90,7 +97,8 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuMemcpyHtoDAsync(d1, h1, n, up));
     CK(cuEventRecord(b, up));
     assert_us(elapsed_us(a, b), h2d_us);
-    /* both directions at once: they overlap (two copy engines) */
+    /* both directions at once: they overlap (two copy engines), or with a shared link
+       (SIMGPU_LINK_SHARED=1, tests/simgpu/test_link_shared.sh) run one after the other */
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
     CK(cuMemcpyHtoDAsync(d1, h1, n, up));
@@ -98,7 +106,7 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuEventRecord(c, up));
     CK(cuStreamWaitEvent(down, c, 0));
     CK(cuEventRecord(b, down));
-    assert_us(elapsed_us(a, b), d2h_us);
+    assert_us(elapsed_us(a, b), shared_link ? h2d_us + d2h_us : d2h_us);
     /* the same direction twice on two streams: serialised on one engine */
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -167,8 +175,47 @@ static void test_elapsed_time_errors(void **state)
     CK(cuEventDestroy(nt));
 }
 
+/* A query answers at the host's virtual time: work the stream worker already ran (in real time)
+   but that ends after the host's clock is not ready; work that ended before the clock is, with no
+   wait for it. So what a program does after a poll never depends on thread timing. */
+static void test_queries_answer_at_the_host_clock(void **state)
+{
+    (void)state;
+    CUfunction slow = nop_with_cost("nop1000", k_nop, 1000.0);
+    CUfunction fast = nop_with_cost("nop100", k_nop, 100.0);
+    CUstream s1, s2;
+    CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CK(cuCtxSynchronize());
+    CUevent a = ev(), b = ev();
+    CK(cuLaunchKernel(slow, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
+    CK(cuEventRecord(a, s1));
+    struct timespec pause = {0, 20000000}; /* the worker has long run it, in real time */
+    nanosleep(&pause, NULL);
+    assert_int_equal(cuEventQuery(a), CUDA_ERROR_NOT_READY);
+    assert_int_equal(cuStreamQuery(s1), CUDA_ERROR_NOT_READY);
+    CK(cuEventSynchronize(a));
+    CK(cuEventQuery(a));
+    CK(cuStreamQuery(s1));
+    /* s1's kernel ends 100 us in, s2's (after it on the compute engine) at 1100: waiting for s2
+       puts the host past s1's end, which a query then sees without a wait of its own. */
+    CK(cuLaunchKernel(fast, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
+    CK(cuEventRecord(a, s1));
+    CK(cuLaunchKernel(slow, 1, 1, 1, 1, 1, 1, 0, s2, NULL, NULL));
+    CK(cuEventRecord(b, s2));
+    assert_int_equal(cuEventQuery(a), CUDA_ERROR_NOT_READY);
+    CK(cuStreamSynchronize(s2));
+    CK(cuEventQuery(a));
+    CK(cuStreamQuery(s1));
+    CK(cuEventQuery(b));
+    CK(cuStreamDestroy(s1));
+    CK(cuStreamDestroy(s2));
+}
+
 int main(void)
 {
+    const char *shared = getenv("SIMGPU_LINK_SHARED");
+    shared_link = shared && strcmp(shared, "1") == 0;
     setenv("SIMGPU_H2D_GBPS", "20", 1);
     setenv("SIMGPU_D2H_GBPS", "10", 1);
     sim_test_ctx();
@@ -178,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction),
         cmocka_unit_test(test_copy_overlaps_compute_and_host_clock_advances_at_sync),
         cmocka_unit_test(test_elapsed_time_errors),
+        cmocka_unit_test(test_queries_answer_at_the_host_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

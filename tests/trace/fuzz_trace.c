@@ -1,8 +1,8 @@
 /* fuzz_trace.c — libFuzzer target: the trace reader on arbitrary bytes, then every analysis and
- * output of shim-report's trace subcommands (moves and the step model included) on whatever it
- * accepted (the plan tables too). Each input is
- * read twice: as it is, and with every chunk's checksum made right, so that mutations reach the
- * payload parsers instead of stopping at the checksum. */
+ * output of shim-report's trace subcommands (moves, memviz, the step model and the HTML page
+ * included) on whatever it accepted (the plan tables, step summaries, and the summary of several
+ * traces: this one twice). Each input is read twice: as it is, and with every chunk's checksum
+ * made right, so that mutations reach the payload parsers instead of stopping at the checksum. */
 #include "report_trace.h"
 #include "shim_trace_format.h"
 
@@ -73,7 +73,7 @@ static void check_moves(const report_trace *t, const report_moves *m)
 /* Every plan and plan_step record has its own entry in its table, and the record points at it. */
 static void check_plans(const report_trace *t)
 {
-    size_t plans = 0, steps = 0;
+    size_t plans = 0, steps = 0, summaries = 0;
     for (size_t i = 0; i < t->n; i++) {
         const report_rec *r = &t->recs[i];
         if (r->kind == SHIM_TRACE_PLAN) {
@@ -82,10 +82,13 @@ static void check_plans(const report_trace *t)
         } else if (r->kind == SHIM_TRACE_PLAN_STEP) {
             CHECK(r->a < t->nplan_steps && t->plan_steps[r->a].t_ns == r->t_ns);
             steps++;
+        } else if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
+            CHECK(r->a < t->nsummaries && t->summaries[r->a].t_ns == r->t_ns);
+            summaries++;
         }
     }
-    CHECK(plans == t->nplans && steps == t->nplan_steps);
-    CHECK(t->nplans + t->nplan_steps <= t->n);
+    CHECK(plans == t->nplans && steps == t->nplan_steps && summaries == t->nsummaries);
+    CHECK(t->nplans + t->nplan_steps + t->nsummaries <= t->n);
 }
 
 /* The step model of whatever was read: valid when built, an error naming the trace otherwise;
@@ -115,6 +118,21 @@ static void check_model(const report_trace *t)
     plan_model_free(&m);
 }
 
+/* The memory_viz snapshot: a whole pickle (PROTO 2 ... STOP), every container closed. */
+static void check_memviz(const report_trace *t)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (f == NULL)
+        return;
+    int rc = report_memviz_print(f, t);
+    CHECK(fclose(f) == 0);
+    CHECK(rc == 0 && len >= 3 && (unsigned char)buf[0] == 0x80 && buf[1] == 2 &&
+          buf[len - 1] == '.');
+    free(buf);
+}
+
 static void one(const unsigned char *data, size_t size)
 {
     report_trace t;
@@ -136,28 +154,44 @@ static void one(const unsigned char *data, size_t size)
     check_plans(&t);
     report_stats s;
     if (report_stats_compute(&s, &t) == 0) {
-        CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
         CHECK(s.warmup_launches <= s.launches);
+        CHECK(s.summaries == t.nsummaries && s.iterations >= s.nsteps);
         const report_residency *x = &s.residency;
-        CHECK(x->evictions + x->cancelled_evictions + x->restores + s.odd_moves + x->stalls +
-                  s.budgets <=
-              t.n);
-        uint64_t moves = 0, stalls = 0; /* each move or stall is in one step at most */
-        for (size_t i = 0; i < s.nsteps; i++) {
+        for (size_t i = 0; i < s.nsteps; i++) { /* saturating sums: no step above the total */
             const report_residency *y = &s.steps[i].residency;
-            moves += y->evictions + y->cancelled_evictions + y->restores;
-            stalls += y->stalls;
             CHECK(y->bytes_to_host <= x->bytes_to_host && y->stall_ns <= x->stall_ns);
+            CHECK(s.steps[i].covers >= 1 && (s.steps[i].covers == 1 || s.steps[i].summary));
         }
-        CHECK(moves <= x->evictions + x->cancelled_evictions + x->restores);
-        CHECK(stalls <= x->stalls);
+        if (t.nsummaries == 0) { /* every count is of records; step summaries (1.4) carry any */
+            CHECK(s.launches <= t.n && s.allocations <= t.n && s.frees <= t.n);
+            CHECK(x->evictions + x->cancelled_evictions + x->restores + s.odd_moves + x->stalls +
+                      s.budgets <=
+                  t.n);
+            uint64_t moves = 0, stalls = 0; /* each move or stall is in one step at most */
+            for (size_t i = 0; i < s.nsteps; i++) {
+                const report_residency *y = &s.steps[i].residency;
+                moves += y->evictions + y->cancelled_evictions + y->restores;
+                stalls += y->stalls;
+            }
+            CHECK(moves <= x->evictions + x->cancelled_evictions + x->restores);
+            CHECK(stalls <= x->stalls);
+            CHECK(s.iterations == s.nsteps);
+        }
         report_summary_print(sink, &t, &s, 0, 10);
         report_summary_print(sink, &t, &s, 1, 3);
+        report_trace tt[2] = {t, t}; /* the same trace as two ranks, side by side */
+        report_stats ss[2] = {s, s};
+        CHECK(report_summary_ranks_print(sink, tt, ss, 2, 0, 10) == 0);
+        CHECK(report_summary_ranks_print(sink, tt, ss, 2, 1, 3) == 0);
         report_kernels_print(sink, &s, 0);
         report_kernels_print(sink, &s, 1);
         report_allocs_print(sink, &t, &s, 0);
         report_allocs_print(sink, &t, &s, 1);
         report_perfetto_print(sink, &t, &s);
+        const report_trace *two_t[2] = {&t, &t};
+        const report_stats *two_s[2] = {&s, &s};
+        report_perfetto_print_ranks(sink, two_t, two_s, 2);
+        check_memviz(&t);
         report_moves m;
         if (report_moves_compute(&m, &t, &s) == 0) {
             check_moves(&t, &m);
@@ -165,6 +199,7 @@ static void one(const unsigned char *data, size_t size)
             report_moves_print(sink, &t, &m, 1);
             report_moves_free(&m);
         }
+        report_html_print(sink, &t, &s, 3);
         report_stats_free(&s);
     }
     check_model(&t);

@@ -213,7 +213,7 @@ check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$
 "$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$tmp/plan.err" ]
-check "plan: a trace of format 1.3" has_line "$tmp/plan.sum" "format: 1.3"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.4"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$tmp/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"
@@ -259,8 +259,9 @@ done
 "$report" perfetto -o "$tmp/p.json" "$tmp/syn.trace"
 check "perfetto: exit 0" [ $? -eq 0 ]
 ev="d['traceEvents']"
+# the GPU process's pid is above Linux's pid range (4194304 for the first trace given)
 check "perfetto: 20 timed kernels as complete events on the GPU process" json "$tmp/p.json" \
-    "len([e for e in $ev if e['ph']=='X' and e.get('cat')=='kernel' and e['pid']==0]) == 20"
+    "len([e for e in $ev if e['ph']=='X' and e.get('cat')=='kernel' and e['pid']==4194304]) == 20"
 check "perfetto: the 4 untimed launches are instants" json "$tmp/p.json" \
     "len([e for e in $ev if e['ph']=='i' and e.get('cat')=='kernel']) == 4"
 check "perfetto: gemm durations are 100 us" json "$tmp/p.json" \
@@ -269,10 +270,10 @@ check "perfetto: kernels on one stream do not overlap" json "$tmp/p.json" \
     "all(x[i]['ts']+x[i]['dur'] <= x[i+1]['ts']+1e-6 for x in [sorted([e for e in $ev \
       if e['ph']=='X' and e.get('cat')=='kernel' and e['tid']==t], key=lambda e: e['ts']) \
       for t in {e['tid'] for e in $ev if e.get('cat')=='kernel'}] for i in range(len(x)-1))"
-check "perfetto: GPU 0 process, one named track per stream and the residency tracks" \
+check "perfetto: GPU 0 process of rank 3, one named track per stream and the residency tracks" \
     json "$tmp/p.json" \
-    "{e['args']['name'] for e in $ev if e['ph']=='M' and e['pid']==0 and 'name' in e['args']} == \
-     {'GPU 0','stream 0x5000','stream 0x0 (legacy default)','residency: to host', \
+    "{e['args']['name'] for e in $ev if e['ph']=='M' and e['pid']==4194304 and 'name' in e['args']} == \
+     {'GPU 0 (rank 3)','stream 0x5000','stream 0x0 (legacy default)','residency: to host', \
       'residency: to host #2','residency: to device'}"
 check "perfetto: memory counter peaks at 14 MiB and ends at 4 MiB" json "$tmp/p.json" \
     "max(e['args']['allocated_bytes'] for e in $ev if e['ph']=='C') == 14680064 and \
@@ -289,18 +290,18 @@ on_track() {
       [(m['pid'],m['tid']) for m in $ev if m['ph']=='M' and m['args'].get('name')=='$2']]"
 }
 check "perfetto: evictions on 'residency: to host', in start order" json "$tmp/p.json" \
-    "$(on_track 0 'residency: to host') == \
+    "$(on_track 4194304 'residency: to host') == \
      [('evict',300.0,'budget'),('evict',300.0,'budget'),('evict',150.0,'budget')]"
 check "perfetto: an eviction in flight beside another goes on a second lane" json "$tmp/p.json" \
-    "$(on_track 0 'residency: to host #2') == [('cancelled eviction',100.0,'cancelled')]"
+    "$(on_track 4194304 'residency: to host #2') == [('cancelled eviction',100.0,'cancelled')]"
 check "perfetto: restores on 'residency: to device'" json "$tmp/p.json" \
-    "$(on_track 0 'residency: to device') == \
+    "$(on_track 4194304 'residency: to device') == \
      [('restore',300.0,'demand'),('restore',150.0,'prefetch')]"
 check "perfetto: stalls on the host process's 'residency: stalls'" json "$tmp/p.json" \
     "$(on_track 4242 'residency: stalls') == [('stall',250.0,'demand'),('stall',1000.0,'budget')]"
 check "perfetto: residency slices carry alloc_id and bytes" json "$tmp/p.json" \
     "sorted((e['args']['alloc_id'],e['args']['bytes']) for e in $ev \
-      if e.get('cat')=='residency' and e['pid']==0) == [(1,4194304)]*4 + [(12,2097152)]*2"
+      if e.get('cat')=='residency' and e['pid']==4194304) == [(1,4194304)]*4 + [(12,2097152)]*2"
 check "perfetto: no two slices of a residency track overlap" json "$tmp/p.json" \
     "all(x[i]['ts']+x[i]['dur'] <= x[i+1]['ts']+1e-6 for x in [sorted([e for e in $ev \
       if e.get('cat')=='residency' and (e['pid'],e['tid'])==k], key=lambda e: e['ts']) \

@@ -78,7 +78,7 @@ static void written_and_read_back(void **state)
     close(fd);
     unlink(path);
     char err[256];
-    struct shim_trace_info info = {1, 0, "test_trace_moves", NULL, 0};
+    struct shim_trace_info info = {1, 0, "test_trace_moves", NULL, 0, 0, NULL};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("%s", err);
     uint64_t before = now_ns();

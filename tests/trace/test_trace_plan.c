@@ -184,7 +184,7 @@ static buf written(void)
     close(fd);
     unlink(path);
     char err[256];
-    struct shim_trace_info info = {7, 0, "test_trace_plan", NULL, 0};
+    struct shim_trace_info info = {7, 0, "test_trace_plan", NULL, 0, 0, NULL};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("%s", err);
     struct shim_trace_plan zero = {0};
@@ -215,7 +215,7 @@ static void written_and_read_exactly(void **state)
     char err[512];
     if (load(&t, &b, err, sizeof err) != 0)
         fail_msg("%s", err);
-    assert_int_equal(t.minor, 3);
+    assert_int_equal(t.minor, SHIM_TRACE_MINOR);
     assert_int_equal(t.skipped_records, 0);
     assert_int_equal(t.n, 6); /* NULL records nothing */
     static const uint16_t kinds[] = {SHIM_TRACE_ALLOC, SHIM_TRACE_PLAN,      SHIM_TRACE_PLAN_STEP,

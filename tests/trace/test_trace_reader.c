@@ -701,6 +701,138 @@ static void newer_transition_layout(void **state)
     free(k.p);
 }
 
+/* ---- step summaries (format 1.4) ---- */
+
+/* A step_summary record at time end: steps from step, its window [start, end], launches, a
+   peak, device bytes at its end, moves (an eviction and a restore of 64 bytes each, a
+   cancelled eviction of 8) and a 2000 ns stall, and `reasons` elements of moves_by_reason
+   (1 budget, 1 demand, 1 cancelled, and ones past the table). */
+static void rec_summary(buf *p, uint64_t step, uint64_t steps, uint64_t first_seq, uint64_t start,
+                        uint64_t end, uint64_t launches, uint64_t peak, uint64_t device,
+                        unsigned reasons)
+{
+    rec(p, SHIM_TRACE_STEP_SUMMARY, (uint16_t)(192 + 8 * reasons), end);
+    uint64_t v[24] = {step,      steps, first_seq, start, end, 100,  launches, 2 * steps,
+                      2 * steps, steps, steps,     0,     0,   peak, device,   7,
+                      1,         1,     1,         72,    64,  8,    1,        2000};
+    for (int i = 0; i < 24; i++)
+        put64(p, v[i]);
+    for (unsigned i = 0; i < reasons; i++)
+        put64(p, i == 1 || i == 2 || i == 4 || i >= 8 ? 1 : 0);
+}
+
+/* Summaries are read back field by field and counted in: a detailed step, a summary of one
+   step, one of three, one of no step (teardown); iterations, totals, peaks and the rows of the
+   steps table. A newer writer's longer moves_by_reason counts its extra reasons as other. */
+static void summaries_counted_in(void **state)
+{
+    (void)state;
+    buf p = {0};
+    rec_launch(&p, 0, 100);
+    rec_sync(&p, 150);
+    rec_launch(&p, 1, 160);
+    rec_sync(&p, 190);
+    rec_step(&p, 0, 1, 200);
+    rec_summary(&p, 1, 1, 2, 200, 1000, 4, 5000, 100, 8);
+    rec_summary(&p, 2, 3, 6, 1000, 4000, 12, 6000, 200, 10);
+    rec_summary(&p, 0, 0, 0, 4000, 4500, 1, 300, 0, 8);
+    size_t payload;
+    buf b = one_chunk(&p, &payload);
+    report_trace t;
+    report_stats s;
+    char err[512];
+    if (load(&t, &b, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(t.skipped_records, 0);
+    assert_int_equal(t.nsummaries, 3);
+    const report_summary *m = &t.summaries[1];
+    assert_int_equal(m->t_ns, 4000);
+    assert_int_equal(m->step, 2);
+    assert_int_equal(m->steps, 3);
+    assert_int_equal(m->first_seq, 6);
+    assert_int_equal(m->start_ns, 1000);
+    assert_int_equal(m->end_ns, 4000);
+    assert_int_equal(m->records, 100);
+    assert_int_equal(m->launches, 12);
+    assert_int_equal(m->allocations, 6);
+    assert_int_equal(m->frees, 6);
+    assert_int_equal(m->copies, 3);
+    assert_int_equal(m->syncs, 3);
+    assert_int_equal(m->peak_device_bytes, 6000);
+    assert_int_equal(m->device_bytes, 200);
+    assert_int_equal(m->peak_host_bytes, 7);
+    assert_int_equal(m->evictions, 1);
+    assert_int_equal(m->cancelled_evictions, 1);
+    assert_int_equal(m->restores, 1);
+    assert_int_equal(m->bytes_to_host, 72);
+    assert_int_equal(m->bytes_to_device, 64);
+    assert_int_equal(m->cancelled_bytes, 8);
+    assert_int_equal(m->stalls, 1);
+    assert_int_equal(m->stall_ns, 2000);
+    static const uint64_t reasons[8] = {2, 1, 1, 0, 1, 0, 0, 0}; /* 8 and 9 count as other */
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(m->moves_by_reason[i], reasons[i]);
+
+    assert_int_equal(report_stats_compute(&s, &t), 0);
+    assert_int_equal(s.nsteps, 3);
+    assert_int_equal(s.iterations, 5);
+    assert_int_equal(s.summaries, 3);
+    assert_int_equal(s.summarised_steps, 4);
+    assert_int_equal(s.summarised_records, 300);
+    assert_int_equal(s.first_summarised_step, 1);
+    assert_int_equal(s.launches, 2 + 4 + 12 + 1);
+    assert_int_equal(s.warmup_launches, 1);
+    assert_int_equal(s.allocations, 2 + 6);
+    assert_int_equal(s.syncs, 2 + 1 + 3);
+    assert_int_equal(s.copies, 1 + 3);
+    assert_int_equal(s.peak_device_bytes, 6000);
+    assert_int_equal(s.peak_host_bytes, 7);
+    assert_int_equal(s.end_device_bytes, 0);
+    assert_int_equal(s.residency.evictions, 3);
+    assert_int_equal(s.residency.cancelled_evictions, 3);
+    assert_int_equal(s.residency.restores, 3);
+    assert_int_equal(s.residency.stall_ns, 6000);
+    assert_int_equal(s.moves_by_reason[SHIM_REASON_BUDGET], 3);
+    assert_int_equal(s.moves_by_reason[0], 2);
+    assert_int_equal(s.launches_per_iteration, 1); /* the rows of one step: 1 and 4 */
+    const report_step *r = s.steps;
+    assert_int_equal(r[0].step, 0);
+    assert_false(r[0].summary);
+    assert_int_equal(r[0].covers, 1);
+    assert_int_equal(r[0].launches, 1);
+    assert_int_equal(r[0].t_start, 150);
+    assert_int_equal(r[0].t_end, 200);
+    assert_true(r[1].summary);
+    assert_int_equal(r[1].covers, 1);
+    assert_int_equal(r[1].first_seq, 2);
+    assert_int_equal(r[1].launches, 4);
+    assert_int_equal(r[1].allocations, 2);
+    assert_int_equal(r[1].peak_device_bytes, 5000);
+    assert_int_equal(r[1].t_start, 200);
+    assert_int_equal(r[1].t_end, 1000);
+    assert_int_equal(r[1].residency.stall_ns, 2000);
+    assert_int_equal(r[2].covers, 3);
+    assert_int_equal(r[2].launches, 12);
+    assert_int_equal(r[2].t_end, 4000);
+    report_stats_free(&s);
+    report_trace_free(&t);
+    free(b.p);
+
+    /* moves_by_reason must be whole u64 values */
+    free(p.p);
+    p = (buf){0};
+    rec(&p, SHIM_TRACE_STEP_SUMMARY, 192 + 12, 10);
+    for (int i = 0; i < 24 + 1; i++)
+        put64(&p, 1);
+    put32(&p, 1);
+    b = one_chunk(&p, &payload);
+    char want[80];
+    snprintf(want, sizeof want, "byte %zu: record's u64 list is 12 bytes", payload);
+    expect_error(&b, want);
+    free(b.p);
+    free(p.p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +849,7 @@ int main(void)
         cmocka_unit_test(residency_by_step),
         cmocka_unit_test(newer_move_layout),
         cmocka_unit_test(newer_transition_layout),
+        cmocka_unit_test(summaries_counted_in),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
 /* test_trace_writer.c — the trace writer end to end: every record kind from several threads read
  * back exactly by the reader, residency records at their limits, file creation (mode 0600,
- * O_EXCL, %p/%r/%%), start/stop rules, drops counted when the writer falls behind, and fork. */
+ * O_EXCL, %p/%r/%%), start/stop rules, drops counted when the writer falls behind, fork, and
+ * the size limit (detail, then step summaries read back exactly) and write errors (a file size
+ * limit in a child). */
 #include "report_trace.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,7 +39,7 @@ static void path_in_dir(char *out, size_t len, const char *name)
 static void start_or_fail(const char *path)
 {
     char err[256] = "";
-    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n", 0};
+    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n", 0, 0, NULL};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("start %s: %s", path, err);
 }
@@ -250,7 +254,7 @@ static void every_kind_from_threads(void **state)
     assert_int_equal(t.dropped, 0);
     assert_int_equal(t.n, (size_t)THREADS * ROUNDS * KINDS);
     assert_int_equal(t.major, 1);
-    assert_int_equal(t.minor, 3);
+    assert_int_equal(t.minor, SHIM_TRACE_MINOR);
     assert_int_equal(t.nplans, (size_t)THREADS * ROUNDS);
     assert_int_equal(t.nplan_steps, (size_t)THREADS * ROUNDS);
     assert_int_equal(t.end_records, t.n);
@@ -387,7 +391,7 @@ static void mode_0600_and_exclusive(void **state)
     mode_t old = umask(0277); /* would leave the owner read-only without the writer's fchmod */
     start_or_fail(path);
     umask(old);
-    struct shim_trace_info info = {1, 0, NULL, NULL, 0};
+    struct shim_trace_info info = {1, 0, NULL, NULL, 0, 0, NULL};
     assert_int_equal(shim_trace_start(path, &info, err, sizeof err), -1);
     assert_non_null(strstr(err, "already started"));
     shim_trace_stop();
@@ -418,7 +422,7 @@ static void pattern_expansion(void **state)
     assert_non_null(strstr(err, "trace.path \"a%q\": unknown '%q'"));
     char pattern[128], path[128];
     path_in_dir(pattern, sizeof pattern, "pat-%p-r%r-%%.trace");
-    struct shim_trace_info info = {4321, 12, NULL, NULL, 0};
+    struct shim_trace_info info = {4321, 12, NULL, NULL, 0, 0, NULL};
     assert_int_equal(shim_trace_start(pattern, &info, err, sizeof err), 0);
     shim_trace_stop();
     path_in_dir(path, sizeof path, "pat-4321-r12-%.trace");
@@ -508,7 +512,7 @@ static void fork_child_forgets(void **state)
         /* the child may trace again, to its own file */
         char child[128], err[256];
         path_in_dir(child, sizeof child, "fork-child.trace");
-        struct shim_trace_info info = {(int)getpid(), 1, NULL, NULL, 0};
+        struct shim_trace_info info = {(int)getpid(), 1, NULL, NULL, 0, 0, NULL};
         bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
         shim_trace_free(5, 0);
         shim_trace_stop();
@@ -617,7 +621,7 @@ static void fork_child_without_forget(void **state)
         int bad = 0;
 #ifndef __SANITIZE_THREAD__ /* TSan does not support new threads after a threaded fork */
         char err[256];
-        struct shim_trace_info info = {(int)getpid(), 2, NULL, NULL, 0};
+        struct shim_trace_info info = {(int)getpid(), 2, NULL, NULL, 0, 0, NULL};
         bad |= shim_trace_start(child, &info, err, sizeof err) != 0;
         shim_trace_free(6, 0);
 #endif
@@ -760,6 +764,287 @@ static int remove_dir(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* ---- the size limit (format 1.4): detail, then step summaries; write errors ---- */
+
+#define MIB (1024ull * 1024)
+
+static char said[8][256]; /* what the writer said through the log callback */
+static int nsaid, said_level[8];
+
+static void say(int level, const char *msg)
+{
+    if (nsaid < 8) {
+        snprintf(said[nsaid], sizeof said[nsaid], "%s", msg);
+        said_level[nsaid] = level;
+    }
+    nsaid++;
+}
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {0, us * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Returns once the writer has read everything this thread recorded: a test that records fast
+   pauses there, so that nothing is dropped however loaded the machine (or slow the sanitizer). */
+static void wait_drained(void)
+{
+    struct shim_trace_ring *r = shim_trace_tls_ring;
+    while (r != NULL && atomic_load(&r->tail) != atomic_load(&r->head))
+        sleep_us(200);
+}
+
+/* n steps as the detector marks them, after a 4 MiB weight and one warm-up launch: step i has
+   a 2 MiB activation, three launches, a copy, the closing sync and its step record; an 8 MiB
+   temporary when i % 4 == 1 (peak 14 MiB, else 6 MiB); a budget eviction and a prefetch of
+   1 MiB when i is even; a stall of 1000 ns when i % 3 == 0. The weight is freed after the last
+   step. Every 32 steps it waits for the writer to catch up (no record is dropped). */
+static void record_steps(uint64_t n)
+{
+    uint64_t seq = 0;
+    shim_trace_alloc(1, 0x1000000, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_launch(seq++, 7, 0, NULL, 0);
+    shim_trace_sync(SHIM_SYNC_CTX, 0);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t act = 1000 + i, first = seq, ids[2] = {1, act}, t = shim_trace_now_ns();
+        shim_trace_alloc(act, 0x2000000, 2 * MIB, SHIM_ALLOC_ASYNC, 9);
+        shim_trace_launch(seq++, 7, 9, ids, 2);
+        if (i % 4 == 1) {
+            shim_trace_alloc(1000000 + i, 0x4000000, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+            shim_trace_free(1000000 + i, 0);
+        }
+        shim_trace_launch(seq++, 8, 9, &act, 1);
+        if (i % 2 == 0) { /* moves and stalls start in the step (at t), whatever they last */
+            shim_trace_move(SHIM_MOVE_TO_HOST, act, MIB, t, t + 500, SHIM_REASON_BUDGET);
+            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, MIB, t + 1, t + 900, SHIM_REASON_PREFETCH);
+        }
+        if (i % 3 == 0)
+            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND);
+        shim_trace_launch(seq++, 7, 9, ids, 2);
+        shim_trace_copy(SHIM_COPY_D2H, 0, act, 4096, 9);
+        shim_trace_free(act, 9);
+        shim_trace_sync(SHIM_SYNC_STREAM, 9);
+        shim_trace_step(i, first);
+        if (i % 32 == 31)
+            wait_drained();
+    }
+    shim_trace_free(1, 0);
+}
+
+static void start_limited(const char *path, uint64_t max_bytes)
+{
+    char err[256] = "";
+    struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", NULL, 0, max_bytes, say};
+    nsaid = 0;
+    if (shim_trace_start(path, &info, err, sizeof err) != 0)
+        fail_msg("start %s: %s", path, err);
+}
+
+static off_t file_size(const char *path)
+{
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return st.st_size;
+}
+
+/* The summary of step i alone, as record_steps made it. */
+static void check_one_step(const report_summary *m, uint64_t i)
+{
+    assert_int_equal(m->steps, 1);
+    assert_int_equal(m->first_seq, 1 + 3 * i);
+    assert_int_equal(m->launches, 3);
+    assert_int_equal(m->allocations, i % 4 == 1 ? 2 : 1);
+    assert_int_equal(m->frees, i % 4 == 1 ? 2 : 1);
+    assert_int_equal(m->copies, 1);
+    assert_int_equal(m->syncs, 1);
+    assert_int_equal(m->peak_device_bytes, (i % 4 == 1 ? 14 : 6) * MIB);
+    assert_int_equal(m->device_bytes, 4 * MIB);
+    assert_int_equal(m->evictions, i % 2 == 0);
+    assert_int_equal(m->restores, i % 2 == 0);
+    assert_int_equal(m->bytes_to_host, i % 2 == 0 ? MIB : 0);
+    assert_int_equal(m->bytes_to_device, i % 2 == 0 ? MIB : 0);
+    assert_int_equal(m->moves_by_reason[SHIM_REASON_BUDGET], i % 2 == 0);
+    assert_int_equal(m->moves_by_reason[SHIM_REASON_PREFETCH], i % 2 == 0);
+    assert_int_equal(m->stalls, i % 3 == 0);
+    assert_int_equal(m->stall_ns, i % 3 == 0 ? 1000 : 0);
+    /* its step record, 3 launches, the allocations and frees, a copy, a sync, the moves,
+       the stall */
+    assert_int_equal(m->records, 1 + 3 + 2 * m->allocations + 1 + 1 + 2 * m->evictions + m->stalls);
+    assert_true(m->start_ns < m->end_ns);
+}
+
+/* A trace limited to 96 KiB: the first steps in detail, the rest as one summary per step (then
+   2, 4, ... per record), every figure of every step as the detail would have given it, the
+   file within its limit, the switch said once, the END keys. */
+static void limit_summarises_later_steps(void **state)
+{
+    (void)state;
+    char path[128];
+    const uint64_t n = 3000, max = 96 << 10;
+    path_in_dir(path, sizeof path, "limited.trace");
+    start_limited(path, max);
+    record_steps(n);
+    shim_trace_stop();
+    assert_true(file_size(path) <= (off_t)max);
+    assert_int_equal(nsaid, 1);
+    assert_int_equal(said_level[0], 3);
+    assert_non_null(strstr(said[0], "nearing its limit of 98304 bytes after step "));
+
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_int_equal(t.dropped, 0);
+    assert_int_equal(t.max_bytes, max);
+    assert_int_equal(t.lost_limit, 0);
+    assert_true(t.have_detail_end);
+    size_t detail = count_kind(&t, SHIM_TRACE_STEP);
+    assert_int_equal(t.detail_steps, detail);
+    assert_int_equal(t.last_detail_step, detail - 1);
+    assert_true(detail > 10 && detail < n / 2);
+    assert_true(t.nsummaries > 10);
+    /* in file order: step summaries covering detail..n-1 without a gap, then the teardown */
+    uint64_t next = detail, singles = 0, covers = 1;
+    for (size_t k = 0; k + 1 < t.nsummaries; k++) {
+        const report_summary *m = &t.summaries[k];
+        assert_int_equal(m->step, next);
+        assert_true(m->steps == covers || m->steps == 2 * covers || k + 2 == t.nsummaries);
+        covers = m->steps;
+        if (m->steps == 1) {
+            check_one_step(m, next);
+            singles++;
+        } else { /* a coarser summary adds its steps up */
+            uint64_t launches = 0, peak = 0;
+            for (uint64_t i = next; i < next + m->steps; i++) {
+                launches += 3;
+                peak = i % 4 == 1 ? 14 * MIB : peak ? peak : 6 * MIB;
+            }
+            assert_int_equal(m->launches, launches);
+            assert_int_equal(m->peak_device_bytes, peak);
+        }
+        if (k > 0)
+            assert_int_equal(m->start_ns, t.summaries[k - 1].end_ns);
+        next += m->steps;
+    }
+    assert_int_equal(next, n);
+    assert_true(singles > 10);
+    const report_summary *last = &t.summaries[t.nsummaries - 1];
+    assert_int_equal(last->steps, 0); /* the weight's free, after the last step */
+    assert_int_equal(last->frees, 1);
+    assert_int_equal(last->records, 1);
+    assert_int_equal(last->device_bytes, 0);
+
+    report_stats st;
+    assert_int_equal(report_stats_compute(&st, &t), 0);
+    assert_int_equal(st.iterations, n);
+    assert_int_equal(st.launches, 1 + 3 * n);
+    assert_int_equal(st.allocations, 1 + n + (n + 2) / 4);
+    assert_int_equal(st.frees, st.allocations);
+    assert_int_equal(st.copies, n);
+    assert_int_equal(st.syncs, n + 1);
+    assert_int_equal(st.peak_device_bytes, 14 * MIB);
+    assert_int_equal(st.end_device_bytes, 0);
+    assert_int_equal(st.residency.evictions, (n + 1) / 2);
+    assert_int_equal(st.residency.restores, (n + 1) / 2);
+    assert_int_equal(st.residency.stalls, (n + 2) / 3);
+    assert_int_equal(st.residency.stall_ns, 1000 * ((n + 2) / 3));
+    assert_int_equal(st.moves_by_reason[SHIM_REASON_BUDGET], (n + 1) / 2);
+    assert_int_equal(st.launches_per_iteration, 3);
+    assert_int_equal(st.summarised_steps, n - detail);
+    assert_int_equal(st.first_summarised_step, detail);
+    assert_int_equal(count_kind(&t, SHIM_TRACE_NOTE), 1);
+    report_stats_free(&st);
+    report_trace_free(&t);
+}
+
+/* Below its limit a bounded trace is what an unbounded one is: no summary, nothing lost. */
+static void under_the_limit_nothing_changes(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "roomy.trace");
+    start_limited(path, 64 * MIB);
+    record_steps(50);
+    shim_trace_stop();
+    assert_int_equal(nsaid, 0);
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_int_equal(t.nsummaries, 0);
+    assert_int_equal(count_kind(&t, SHIM_TRACE_STEP), 50);
+    assert_int_equal(count_kind(&t, SHIM_TRACE_NOTE), 0);
+    assert_int_equal(t.max_bytes, 64 * MIB);
+    assert_false(t.have_detail_end);
+    report_trace_free(&t);
+}
+
+/* A limit smaller than the file's head: nothing but the head, a note and END; the records that
+   did not fit are counted, the summaries among them by their steps. */
+static void tiny_limit_counts_what_is_lost(void **state)
+{
+    (void)state;
+    char path[128];
+    path_in_dir(path, sizeof path, "tiny.trace");
+    start_limited(path, 2048);
+    record_steps(100);
+    shim_trace_stop();
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_int_equal(t.nsummaries, 0);
+    assert_true(t.lost_limit > 0);
+    assert_int_equal(t.lost_steps, 100);
+    assert_int_equal(t.n, 1);
+    assert_int_equal(t.recs[0].kind, SHIM_TRACE_NOTE);
+    assert_non_null(strstr(t.text + t.recs[0].text, "records lost at the size limit of 2048"));
+    report_trace_free(&t);
+}
+
+/* A file size limit (RLIMIT_FSIZE, SIGXFSZ ignored: writes fail with EFBIG), in a child: the
+   error is said once, the file is cut back to its last whole chunk, ends with a note that
+   counts the records lost and an END chunk that names the error, and stays within the limit. */
+static void write_error_is_said_once_and_counted(void **state)
+{
+    (void)state;
+    char path[128];
+    const rlim_t limit = 48 << 10;
+    path_in_dir(path, sizeof path, "efbig.trace");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit rl = {limit, limit};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+            _exit(10);
+        start_limited(path, 0);
+        record_steps(2000);
+        shim_trace_stop();
+        int ok = nsaid == 1 && said_level[0] == 1 &&
+                 strstr(said[0], "failed (File too large): recording stops") != NULL;
+        _exit(ok ? 0 : 11);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_true(file_size(path) <= (off_t)limit);
+    report_trace t;
+    load_or_fail(&t, path);
+    assert_true(t.complete);
+    assert_string_equal(t.write_error, "File too large");
+    assert_true(t.lost_error > 0);
+    const report_rec *last = NULL;
+    for (size_t i = 0; i < t.n; i++)
+        if (t.recs[i].kind == SHIM_TRACE_NOTE)
+            last = &t.recs[i];
+    assert_non_null(last);
+    char want[96];
+    snprintf(want, sizeof want, "trace: %llu records lost (write error: File too large)",
+             (unsigned long long)t.lost_error);
+    assert_string_equal(t.text + last->text, want);
+    assert_int_equal(t.end_records, t.n);
+    report_trace_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -775,6 +1060,10 @@ int main(void)
         cmocka_unit_test(signal_handler_records),
         cmocka_unit_test(live_thread_flushed_at_stop),
         cmocka_unit_test(rings_of_exited_threads_are_freed),
+        cmocka_unit_test(limit_summarises_later_steps),
+        cmocka_unit_test(under_the_limit_nothing_changes),
+        cmocka_unit_test(tiny_limit_counts_what_is_lost),
+        cmocka_unit_test(write_error_is_said_once_and_counted),
     };
     return cmocka_run_group_tests(tests, make_dir, remove_dir);
 }

@@ -122,7 +122,7 @@ buf writer_head(void)
     close(fd);
     unlink(path);
     char err[256];
-    struct shim_trace_info info = {77, 0, "cmd", NULL, 0};
+    struct shim_trace_info info = {77, 0, "cmd", NULL, 0, 0, NULL};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("%s", err);
     shim_trace_stop();

@@ -16,13 +16,34 @@
  *                              at least 2 ms long; a plan installed at the boundary that
  *                              closes step 1 and a plan_step record at the boundaries that
  *                              close steps 2 and 3, in the shim's order (see test_report.sh)
+ *   trace_gen memviz PATH      allocations for `shim-report memviz`: plain, pinned host, async,
+ *                              a VMM mapping whose id is allocated again, a zero-byte one, an
+ *                              unmatched free, and two slabs at one address: the first freed
+ *                              while a member lives, the second live at the end with gaps
+ *                              between its members (see test_report_memviz.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen empty PATH       no records at all
+ *   trace_gen steps PATH [N [MAX_BYTES]]
+ *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
+ *                              steps (default 2000) as the detector marks them, each with a
+ *                              2 MiB activation, 3 launches, a copy and the closing sync;
+ *                              every 4th step (i % 4 == 1) an 8 MiB temporary as well (peak
+ *                              14 MiB, else 6 MiB); every 2nd (even i) a budget eviction and a
+ *                              prefetch of the activation, 1 MiB each; every 3rd (i % 3 == 0) a
+ *                              1 us stall; every 32 steps it waits for the writer to catch
+ *                              up (nothing is dropped); the trace limited to MAX_BYTES
+ *                              (default 0: none).
+ *                              What the writer says (its log callback) goes to stderr as
+ *                              "trace_gen: log LEVEL: MESSAGE".
+ *
+ * The header's pid is 4242 and its rank 3, or TRACE_GEN_RANK when set (the ranks of one job).
  */
 #include "shim_trace.h"
+#include "shim_trace_internal.h" /* the thread's ring: steps waits for the writer */
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -230,6 +251,47 @@ static void moves(void)
        0);
 }
 
+/* ---- memviz: allocations as segments and blocks ---- */
+
+/* The free transition of unit id (a slab's end, or an allocation's, which memviz ignores). */
+static void unit_freed(uint64_t id)
+{
+    tr_t t = {.unit_id = id,
+              .stream = S_MAIN,
+              .next_use = UNKNOWN,
+              .from = SHIM_RS_DEVICE,
+              .to = SHIM_RS_NONE,
+              .event = SHIM_EV_FREE,
+              .reason = SHIM_REASON_FREED};
+    shim_trace_transition(&t);
+}
+
+static void memviz(void)
+{
+    const uint64_t base = 0x7f0000000000ull;
+    shim_trace_alloc(1, base, 4 * MIB, SHIM_ALLOC_PLAIN, 0); /* live at the end */
+    shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
+    shim_trace_alloc(3, base + 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, S_MAIN);
+    shim_trace_free(3, S_MAIN);
+    shim_trace_slab(100, SLAB_ADDR, 2 * MIB);
+    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(12, SLAB_ADDR + 64 * KIB, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_free(11, S_MAIN);
+    unit_freed(SLAB); /* while 12 lives: the segment goes with it */
+    shim_trace_free(12, S_MAIN);
+    shim_trace_slab(101, SLAB_ADDR, 2 * MIB); /* the same range again */
+    shim_trace_alloc(13, SLAB_ADDR + 128 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(14, SLAB_ADDR + 1 * MIB, 256 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(20, base + 8 * MIB, 0, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_free(20, 0);
+    shim_trace_free(999, 0);
+    shim_trace_alloc(30, base + 0x3000000000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
+    shim_trace_alloc(30, base + 0x3000200000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
+    shim_trace_alloc(40, base + 0x2000000000ull, 6 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    unit_freed(40);
+    shim_trace_free(40, S_MAIN);
+}
+
 /* ---- plan: an in-process plan and what it did ---- */
 
 /* As the shim's step detector does at the boundary that closes step i: the step record, then
@@ -291,6 +353,58 @@ static void *thread_body(void *arg)
     return NULL;
 }
 
+/* Returns once the writer has read everything this thread recorded. */
+static void wait_drained(void)
+{
+    struct shim_trace_ring *r = shim_trace_tls_ring;
+    struct timespec pause = {0, 200000};
+    while (r != NULL && atomic_load(&r->tail) != atomic_load(&r->head))
+        nanosleep(&pause, NULL);
+}
+
+/* The `steps` scenario: n steps of known contents (see the top of the file). */
+static void steps(uint64_t n)
+{
+    const uint64_t stream = 0x5000;
+    shim_trace_func_name(GEMM, "gemm");
+    shim_trace_func_name(RELU, "relu");
+    shim_trace_budget(64 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
+    launch(GEMM, stream, NULL, 0, 0); /* warm-up */
+    shim_trace_sync(SHIM_SYNC_CTX, 0);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t act = 1000 + i, first = seq, both[2] = {1, act}, t = now_ns();
+        shim_trace_alloc(act, 0x7f0000000000ull + (i % 64) * 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC,
+                         stream);
+        launch(GEMM, stream, both, 2, 0);
+        if (i % 4 == 1) {
+            shim_trace_alloc(1000000 + i, 0x7e0000000000ull, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+            shim_trace_free(1000000 + i, 0);
+        }
+        launch(RELU, stream, &act, 1, 0);
+        if (i % 2 == 0) { /* moves and stalls start in the step (at t), whatever they last */
+            shim_trace_move(SHIM_MOVE_TO_HOST, act, 1 * MIB, t, t + 500, SHIM_REASON_BUDGET);
+            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, 1 * MIB, t + 1, t + 900,
+                            SHIM_REASON_PREFETCH);
+        }
+        if (i % 3 == 0)
+            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND);
+        launch(GEMM, stream, both, 2, 0);
+        shim_trace_copy(SHIM_COPY_D2H, 0, act, 4096, stream);
+        shim_trace_free(act, stream);
+        shim_trace_sync(SHIM_SYNC_STREAM, stream);
+        shim_trace_step(i, first);
+        if (i % 32 == 31) /* about 13 KiB of records: let the writer catch up (no drops) */
+            wait_drained();
+    }
+    shim_trace_free(1, 0); /* teardown: after the last step */
+}
+
+static void say(int level, const char *msg)
+{
+    fprintf(stderr, "trace_gen: log %d: %s\n", level, msg);
+}
+
 static void threads(void)
 {
     pthread_t th[4];
@@ -302,11 +416,24 @@ static void threads(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|plan|threads|empty PATH\n");
+    int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
+    if (argc != 3 && !(is_steps && argc <= 5)) {
+        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|empty PATH\n"
+                        "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
-    struct shim_trace_info info = {4242, 3, "trace_gen --synthetic", "budget = \"1GiB\"\n", 0};
+    struct shim_trace_info info = {4242, 3,   "trace_gen --synthetic", "budget = \"1GiB\"\n", 0,
+                                   0,    NULL};
+    const char *rank = getenv("TRACE_GEN_RANK");
+    if (rank)
+        info.rank = atoi(rank);
+    uint64_t n = 2000;
+    if (is_steps) {
+        n = argc >= 4 ? strtoull(argv[3], NULL, 10) : n;
+        info.max_bytes = argc >= 5 ? strtoull(argv[4], NULL, 10) : 0;
+        info.log = say;
+        info.flush_ms = 10;
+    }
     char err[256];
     if (shim_trace_start(argv[2], &info, err, sizeof err) != 0) {
         fprintf(stderr, "trace_gen: %s\n", err);
@@ -318,8 +445,12 @@ int main(int argc, char **argv)
         moves();
     else if (strcmp(argv[1], "plan") == 0)
         plan_scenario();
+    else if (strcmp(argv[1], "memviz") == 0)
+        memviz();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
+    else if (is_steps)
+        steps(n);
     else if (strcmp(argv[1], "empty") != 0) {
         fprintf(stderr, "trace_gen: unknown scenario '%s'\n", argv[1]);
         shim_trace_stop();

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# A free of a managed allocation waits for the program's queued work, as cuMemFree does, on
+# every kind of stream; and where the program's streams can be told apart it does so without a
+# context synchronisation (which would also wait for libshim's own copies). Natively, every case
+# waits through the real cuMemFree.
+set -u
+source "$(dirname "$0")/shim_env.sh"
+prog="$B/tests/shim/free_wait_prog"
+run() {
+    SHIM_MODE=auto SHIM_BUDGET=64MiB SHIM_MIN_MANAGED_BYTES=1MiB SHIM_TRACE_PATH= \
+        LD_PRELOAD="$PRELOAD" "$prog" "$1" 2>&1
+}
+for c in created legacy destroyed own-ptds other-ptds; do
+    out=$("$prog" "$c" 2>&1)
+    check "native $c: the free waited for the kernel, through the real cuMemFree ($out)" \
+        grep -q "^$c done=1 ctx_syncs=0 real_frees=1$" <<<"$out"
+done
+# The program's streams are named: the free waits for each of them, not for the whole device.
+for c in created legacy own-ptds; do
+    out=$(run "$c")
+    check "libshim $c: the free waited for the kernel, by stream, not the context ($out)" \
+        grep -q "^$c done=1 ctx_syncs=0 real_frees=0$" <<<"$out"
+done
+# A destroyed stream or another thread's per-thread stream has no name that reaches it.
+for c in destroyed other-ptds; do
+    out=$(run "$c")
+    check "libshim $c: the free waited for the kernel, through a context synchronisation ($out)" \
+        grep -q "^$c done=1 ctx_syncs=1 real_frees=0$" <<<"$out"
+done
+# The simulator's timeline (SIMGPU_TIMELINE) shows the slow kernel on its engine with its cost.
+tl=$(mktemp)
+SIMGPU_TIMELINE="$tl" "$prog" created >/dev/null 2>&1
+line=$(grep ' slow$' "$tl" | head -n 1)
+check "SIMGPU_TIMELINE: the slow kernel ran on the compute engine for 10000 us (${line:-none})" \
+    awk '$1 == "kernel" && $3 == 0 && $5 - $4 == 10000 { ok = 1 } END { exit !ok }' <<<"$line"
+rm -f "$tl"
+[ "$failures" -eq 0 ]
