@@ -35,10 +35,12 @@ for gbps in $links; do
         for pct in 100 75 50; do
             for planner in reactive scheduled; do
                 name="$gbps/shim-$mode-$pct-$planner"
-                SHIM_PLANNER=$planner SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info \
+                SHIM_PLANNER=$planner SHIM_TRACE_PATH="$work/$name.trace" SHIM_LOG_LEVEL=info \
                     SHIM_BUDGET=$((peak * pct / 100)) SIMGPU_STATS="$work/$name.json" \
                     LD_PRELOAD="$root/build/libshim.so" build/train_sim --mode "$mode" "${args[@]}" \
                     >"$work/$name.out" 2>"$work/$name.err" || echo "shim run $name failed: exit $?" >&2
+                build/shim-report summary --json "$work/$name.trace" >"$work/$name.sum.json"
+                rm -f "$work/$name.trace"
             done
         done
     done
@@ -70,9 +72,9 @@ for link in links:
         name = f"{link}/shim-{mode}-{pct}-scheduled"
         us, n, st, s, spread = run(name, steady)
         err = open(f"{work}/{name}.err").read()
-        plan = re.findall(r"predicted ([0-9.]+) us per step .*lower bound ([0-9.]+) us", err)
-        pred, bound = (float(plan[-1][0]), float(plan[-1][1])) if plan else (None, None)
-        m = re.findall(r"residency: (\d+) evictions \((\d+) cancelled\), (\d+) restores", err)
+        plans = json.load(open(f"{work}/{name}.sum.json")).get("plans") or []
+        pred, bound = (plans[-1]["predicted_us"], plans[-1]["bound_us"]) if plans else (None, None)
+        m = re.findall(r"(\d+) evictions \((\d+) cancelled\), (\d+) restores", err)
         moves = f"{int(m[-1][0]) / n:.1f}, {int(m[-1][2]) / n:.1f}" if m else "-"
         ok = all(x == nat_sum for x in (s, re_sum)) and st["unmap_hazards"] == 0 and \
              re_st["unmap_hazards"] == 0
@@ -101,7 +103,7 @@ echo "$table"
     echo "  mean of the last $steady iterations, which run under the plan (the step is detected after"
     echo "  2 iterations, profiled for 3, recorded for 1 more; the plan is installed at the end of the"
     echo "  next and applies from iteration 8)."
-    echo "- *plan predicts*, *lower bound*: what the in-process planner printed for the step it planned"
+    echo "- *plan predicts*, *lower bound*: the in-process plan's record in the trace (summary --json: plans)"
     echo "  (its model of the recorded step at this budget: scheduled plan's step time, and compute"
     echo "  plus the lower bound on stall, planner/plan_bound.c); \"no plan\" where none was needed."
     echo "- *spread*: (slowest - fastest) / fastest over those iterations: the same plan on the same"
