@@ -355,8 +355,10 @@ static void forward(int sig, siginfo_t *info, void *ctx)
     (void)ctx;
     pid_t pid = target;
     /* A key on the terminal (SI_KERNEL) signals the whole foreground group, the command too. */
+    int saved = errno; /* kill may set it: the interrupted code must not see that */
     if (pid > 0 && !(info->si_code == SI_KERNEL && (sig == SIGINT || sig == SIGQUIT)))
         kill(pid, sig);
+    errno = saved;
 }
 
 static void install_forwarding(void)

@@ -133,21 +133,31 @@ signal_case() {
     check "SIG$sig to shim-run: the command got it and exited 7, shim-run returned 7 (got $rc)" \
         [ "$(cat "$work/got" 2>/dev/null)" = "$sig" -a $rc -eq 7 ]
 }
-for sig in TERM HUP USR1 USR2; do signal_case $sig; done
-rm -f "$work/ready"
-LD_PRELOAD="$SAN_RT" "$RUN" --quiet -- sh -c "echo \$\$ >\"$work/ready.tmp\"; mv \"$work/ready.tmp\" \"$work/ready\"; exec sleep 30" \
-    2>/dev/null &
-pid=$! i=0
-while [ ! -e "$work/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.2 # the exec of sleep
-kill -TERM "$pid"
-wait "$pid"
-rc=$?
-child=$(cat "$work/ready")
-gone=true
-kill -0 "$child" 2>/dev/null && gone=false && kill "$child"
-check "SIGTERM to shim-run: the command (pid $child) dies of it, shim-run returns 143 (got $rc)" \
-    [ $rc -eq 143 -a $gone = true ]
+if [ "${SAN:-}" = tsan ]; then
+    # ThreadSanitizer runs an asynchronous signal's handler only when the thread next passes
+    # through one of its interceptors: shim-run blocked in waitpid got the signal after its command
+    # had ended (seen in this build), so forwarding cannot be observed here.
+    for sig in TERM HUP USR1 USR2; do
+        echo "skip - SIG$sig to shim-run reaches the command (ThreadSanitizer defers the handler)"
+    done
+    echo "skip - SIGTERM to shim-run kills the command (ThreadSanitizer defers the handler)"
+else
+    for sig in TERM HUP USR1 USR2; do signal_case $sig; done
+    rm -f "$work/ready"
+    LD_PRELOAD="$SAN_RT" "$RUN" --quiet -- sh -c "echo \$\$ >\"$work/ready.tmp\"; mv \"$work/ready.tmp\" \"$work/ready\"; exec sleep 30" \
+        2>/dev/null &
+    pid=$! i=0
+    while [ ! -e "$work/ready" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    sleep 0.2 # the exec of sleep
+    kill -TERM "$pid"
+    wait "$pid"
+    rc=$?
+    child=$(cat "$work/ready")
+    gone=true
+    kill -0 "$child" 2>/dev/null && gone=false && kill "$child"
+    check "SIGTERM to shim-run: the command (pid $child) dies of it, shim-run returns 143 (got $rc)" \
+        [ $rc -eq 143 -a $gone = true ]
+fi
 
 # ---- four ranks, started by one script as torchrun starts its workers ----
 mkdir "$work/ranks"
