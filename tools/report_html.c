@@ -447,12 +447,7 @@ int report_html_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: cannot write %s\n", o.output);
         rc = 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        report_stats_free(&s[i]);
-        report_trace_free(&t[i]);
-    }
-    free(t);
-    free(s);
+    report_close_all(t, s, n);
     report_opts_free(&o);
     return rc;
 }

@@ -529,12 +529,7 @@ int report_perfetto_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: cannot write %s: %s\n", output, strerror(errno));
         rc = 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        report_stats_free(&s[i]);
-        report_trace_free(&t[i]);
-    }
-    free(t);
-    free(s);
+    report_close_all(t, s, n);
     free(tp);
     free(sp);
     return rc;

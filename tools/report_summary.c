@@ -388,12 +388,7 @@ int report_summary_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        report_stats_free(&s[i]);
-        report_trace_free(&t[i]);
-    }
-    free(t);
-    free(s);
+    report_close_all(t, s, n);
     report_opts_free(&o);
     return rc;
 }

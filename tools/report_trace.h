@@ -369,6 +369,8 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o);
    t[k], s[k] (arrays of o->ntraces); *n counts those loaded. 0, or 1 when one could not be
    read (the others are loaded all the same). */
 int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n);
+/* Frees the n traces and statistics report_open_all loaded, and the arrays t and s. */
+void report_close_all(report_trace *t, report_stats *s, size_t n);
 
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as in

@@ -191,6 +191,17 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o)
 }
 
 /* Contract in report_trace.h. */
+void report_close_all(report_trace *t, report_stats *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+}
+
+/* Contract in report_trace.h. */
 int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
 {
     int rc = 0;
