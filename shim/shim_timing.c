@@ -56,32 +56,47 @@ static int take_pair(void)
     return -1; /* all in flight: this launch is not timed */
 }
 
-int shim_timing_begin(CUstream stream, bool per_thread)
+/* Takes a pair and records its opening event on stream (lock held); the slot, or -1. */
+static int open_pair(CUstream stream, bool per_thread)
 {
-    if (!shim.real.cuEventCreate || shim_capture_active(stream, per_thread))
-        return -1;
-    pthread_mutex_lock(&lock);
     int slot = take_pair();
     if (slot >= 0 && record(pairs[slot].start, stream, per_thread) != CUDA_SUCCESS) {
         pairs[slot].busy = false;
         slot = -1;
     }
+    return slot;
+}
+
+/* Records slot's closing event on stream and what it timed; a failed record frees it. */
+static void close_pair(int slot, CUstream stream, bool per_thread, enum pair_kind kind,
+                       uint64_t seq, uint64_t bytes)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&lock);
+    struct pair *p = &pairs[slot];
+    p->kind = kind;
+    p->seq = seq;
+    p->bytes = bytes;
+    p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
+    if (!p->closed)
+        p->busy = false;
+    pthread_mutex_unlock(&lock);
+}
+
+int shim_timing_begin(CUstream stream, bool per_thread)
+{
+    if (!shim.real.cuEventCreate || shim_capture_active(stream, per_thread))
+        return -1;
+    pthread_mutex_lock(&lock);
+    int slot = open_pair(stream, per_thread);
     pthread_mutex_unlock(&lock);
     return slot;
 }
 
 void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq)
 {
-    if (slot < 0)
-        return;
-    pthread_mutex_lock(&lock);
-    struct pair *p = &pairs[slot];
-    p->seq = seq;
-    p->kind = PAIR_KERNEL;
-    p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
-    if (!p->closed)
-        p->busy = false;
-    pthread_mutex_unlock(&lock);
+    close_pair(slot, stream, per_thread, PAIR_KERNEL, seq, 0);
 }
 
 int shim_timing_copy_begin(CUstream stream, bool to_device)
@@ -89,29 +104,16 @@ int shim_timing_copy_begin(CUstream stream, bool to_device)
     if (!shim.real.cuEventCreate || !shim_plan_recording())
         return -1;
     pthread_mutex_lock(&lock);
-    int slot = copies_timed[to_device] < COPY_SAMPLES ? take_pair() : -1;
+    int slot = copies_timed[to_device] < COPY_SAMPLES ? open_pair(stream, false) : -1;
     if (slot >= 0)
         copies_timed[to_device]++;
-    if (slot >= 0 && record(pairs[slot].start, stream, false) != CUDA_SUCCESS) {
-        pairs[slot].busy = false;
-        slot = -1;
-    }
     pthread_mutex_unlock(&lock);
     return slot;
 }
 
 void shim_timing_copy_end(int slot, CUstream stream, bool to_device, uint64_t bytes)
 {
-    if (slot < 0)
-        return;
-    pthread_mutex_lock(&lock);
-    struct pair *p = &pairs[slot];
-    p->kind = to_device ? PAIR_TO_DEVICE : PAIR_TO_HOST;
-    p->bytes = bytes;
-    p->closed = record(p->end, stream, false) == CUDA_SUCCESS;
-    if (!p->closed)
-        p->busy = false;
-    pthread_mutex_unlock(&lock);
+    close_pair(slot, stream, false, to_device ? PAIR_TO_DEVICE : PAIR_TO_HOST, 0, bytes);
 }
 
 void shim_timing_cancel(int slot)
@@ -121,6 +123,20 @@ void shim_timing_cancel(int slot)
     pthread_mutex_lock(&lock);
     pairs[slot].busy = false;
     pthread_mutex_unlock(&lock);
+}
+
+/* Hands a completed pair's time on: a kernel's to the trace and the planner's recording, a
+   copy's to the planner's link. */
+static void report(const struct pair *p, double usec)
+{
+    if (p->kind == PAIR_KERNEL)
+        shim_trace_kernel_time(p->seq, usec);
+    if (!shim_plan_recording())
+        return;
+    if (p->kind == PAIR_KERNEL)
+        shim_plan_rec_kernel_time(p->seq, usec);
+    else
+        shim_plan_rec_link(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
 }
 
 void shim_timing_collect(void)
@@ -133,15 +149,8 @@ void shim_timing_collect(void)
         if (!p->busy || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
             continue;
         float ms;
-        if (p->kind != PAIR_KERNEL) {
-            if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS &&
-                shim_plan_recording())
-                shim_plan_rec_link(p->kind == PAIR_TO_DEVICE, p->bytes, (double)ms * 1000.0);
-        } else if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS) {
-            shim_trace_kernel_time(p->seq, (double)ms * 1000.0);
-            if (shim_plan_recording())
-                shim_plan_rec_kernel_time(p->seq, (double)ms * 1000.0);
-        }
+        if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS)
+            report(p, (double)ms * 1000.0);
         p->busy = false;
     }
     pthread_mutex_unlock(&lock);
