@@ -67,6 +67,15 @@ typedef struct plan_alloc {
 } plan_alloc;
 
 /* A model owns its three arrays; build it with plan_model_init and the add functions. */
+/* One copy of the program's own between host and device (a loss read, an input upload), in
+ * stream order right after operation `after`: the next operation cannot start before it is done,
+ * and it runs on its direction's copy engine behind the copies issued before it. */
+typedef struct plan_copy {
+    int32_t after;
+    int to_device; /* 1: host to device, 0: device to host */
+    uint64_t bytes;
+} plan_copy;
+
 typedef struct plan_model {
     plan_hw hw;
     plan_op *ops;
@@ -75,6 +84,8 @@ typedef struct plan_model {
     size_t nallocs, cap_allocs;
     int32_t *touches;
     size_t ntouches, cap_touches;
+    plan_copy *copies; /* in the order they were added; several may follow one operation */
+    size_t ncopies, cap_copies;
 } plan_model;
 
 /* Empty model with zero hardware figures (set m->hw before use). Cannot fail. */
@@ -92,10 +103,15 @@ plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream);
 plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
                               const int32_t *touch, size_t n);
 
+/* Appends a copy of the program's after operation `after` (its range is checked by
+ * plan_model_check). PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond PLAN_MAX_OPS copies. */
+plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64_t bytes);
+
 /* Checks a complete model: at least one operation, hardware figures positive and finite,
  * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
- * birth <= death, every index in range, every touch inside [birth, death]. PLAN_ERR_INVALID with
- * a message; *bad_alloc (when not NULL) is the offending allocation or SIZE_MAX. */
+ * birth <= death, every index in range, every touch inside [birth, death], every copy after an
+ * operation of the model with bytes in [1, PLAN_MAX_BYTES]. PLAN_ERR_INVALID with a message;
+ * *bad_alloc (when not NULL) is the offending allocation or SIZE_MAX (also for a bad copy). */
 plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, size_t cap);
 
 /* Parses the text model format (planner/MODEL-FORMAT.md) from buf[0..len), which need not be

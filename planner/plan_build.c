@@ -51,6 +51,7 @@ void plan_build_free(plan_builder *b)
     free(b->launches);
     free(b->ids);
     free(b->copies);
+    free(b->xfers);
     free(b->times);
     free(b->steps);
     free(b);
@@ -124,6 +125,17 @@ plan_err plan_build_copy(plan_builder *b, uint64_t seq, uint64_t dst_id, uint64_
 {
     plan_err e = copy_touch(b, seq, dst_id);
     return e ? e : copy_touch(b, seq, src_id == dst_id ? 0 : src_id);
+}
+
+plan_err plan_build_transfer(plan_builder *b, uint64_t seq, int to_device, uint64_t bytes)
+{
+    if (!bytes)
+        return PLAN_OK;
+    if (PUSH(b, xfers, nxfers, cap_xfers))
+        return PLAN_ERR_NOMEM;
+    b->xfers[b->nxfers++] =
+        (plan_bxfer){.seq = seq, .bytes = bytes, .to_device = to_device ? 1 : 0};
+    return PLAN_OK;
 }
 
 plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec)

@@ -92,6 +92,12 @@ plan_err plan_build_launch(plan_builder *b, uint64_t seq, uint64_t func, uint64_
  * of the launch it precedes, seq, which waits for it in stream order. PLAN_ERR_NOMEM. */
 plan_err plan_build_copy(plan_builder *b, uint64_t seq, uint64_t dst_id, uint64_t src_id);
 
+/* A copy of the program's between host and device (to_device 1: host to device, 0: device to
+ * host) of bytes at seq: after launch seq - 1, in stream order before launch seq. A model holds
+ * the copies of its step after each of its operations (a copy before the step's first launch is
+ * the previous step's last). Ignored when bytes is 0. PLAN_ERR_NOMEM. */
+plan_err plan_build_transfer(plan_builder *b, uint64_t seq, int to_device, uint64_t bytes);
+
 /* The measured duration of launch seq, in microseconds. PLAN_ERR_INVALID for a value that is not
  * finite or is negative, PLAN_ERR_NOMEM. */
 plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec);

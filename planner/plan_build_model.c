@@ -328,6 +328,10 @@ static plan_err build_step(const plan_builder *b, const plan_bstep *st, uint64_t
     free(launch_of);
     if (e == PLAN_ERR_NOMEM || e == PLAN_ERR_LIMIT)
         plan_msg(msg, cap, "step %llu: %s", (unsigned long long)st->step, plan_strerror(e));
+    for (size_t k = 0; k < b->nxfers && !e; k++) /* in the order they happened */
+        if (b->xfers[k].seq > first && b->xfers[k].seq <= end)
+            e = plan_model_add_copy(m, (int32_t)(b->xfers[k].seq - first - 1),
+                                    b->xfers[k].to_device, b->xfers[k].bytes);
     m->hw = link_of(b, info);
     return e ? e : plan_model_check(m, NULL, msg, cap);
 }

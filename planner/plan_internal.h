@@ -268,6 +268,11 @@ typedef struct plan_bpair { /* a copy's touch (seq, id) or a kernel time (seq, u
     double usec;
 } plan_bpair;
 
+typedef struct plan_bxfer { /* a copy of the program's between host and device */
+    uint64_t seq, bytes;
+    int to_device;
+} plan_bxfer;
+
 typedef struct plan_bstep {
     uint64_t step, first_seq;
     uint64_t mark_end; /* one past the largest launch handed over before the mark */
@@ -284,6 +289,8 @@ struct plan_builder {
     size_t nids, cap_ids;
     plan_bpair *copies;
     size_t ncopies, cap_copies;
+    plan_bxfer *xfers;
+    size_t nxfers, cap_xfers;
     plan_bpair *times;
     size_t ntimes, cap_times;
     plan_bstep *steps;

@@ -59,6 +59,7 @@ void plan_model_free(plan_model *m)
     free(m->ops);
     free(m->allocs);
     free(m->touches);
+    free(m->copies);
     plan_model_init(m);
 }
 
@@ -69,6 +70,17 @@ plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream)
     if (grow((void **)&m->ops, &m->cap_ops, m->nops + 1, sizeof(*m->ops)))
         return PLAN_ERR_NOMEM;
     m->ops[m->nops++] = (plan_op){.dur_us = dur_us, .stream = stream};
+    return PLAN_OK;
+}
+
+plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64_t bytes)
+{
+    if (m->ncopies >= PLAN_MAX_OPS)
+        return PLAN_ERR_LIMIT;
+    if (grow((void **)&m->copies, &m->cap_copies, m->ncopies + 1, sizeof(*m->copies)))
+        return PLAN_ERR_NOMEM;
+    m->copies[m->ncopies++] =
+        (plan_copy){.after = after, .to_device = to_device ? 1 : 0, .bytes = bytes};
     return PLAN_OK;
 }
 
@@ -190,6 +202,17 @@ plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, siz
     if (m->nallocs > PLAN_MAX_ALLOCS || m->ntouches > PLAN_MAX_TOUCHES) {
         plan_msg(msg, cap, "too many allocations or touches");
         return PLAN_ERR_INVALID;
+    }
+    for (size_t i = 0; i < m->ncopies; i++) {
+        const plan_copy *c = &m->copies[i];
+        if (c->after < 0 || (size_t)c->after >= m->nops || c->bytes < 1 ||
+            c->bytes > PLAN_MAX_BYTES) {
+            plan_msg(msg, cap,
+                     "copy %zu: AFTER must be an operation in [0, %zu) and bytes in "
+                     "[1, 2^60]",
+                     i, m->nops);
+            return PLAN_ERR_INVALID;
+        }
     }
     uint64_t total = 0;
     for (size_t i = 0; i < m->nallocs; i++) {

@@ -118,6 +118,8 @@ typedef struct reader {
     size_t hw_line;
     size_t *alloc_line; /* line of each allocation, for errors found at the end */
     size_t nline, cline;
+    size_t *copy_line; /* line of each copy */
+    size_t ncopy_line, ccopy_line;
     int32_t *tbuf; /* touches of the current line */
     size_t tcap;
 } reader;
@@ -226,6 +228,35 @@ static plan_err read_op(reader *r, const tok *a, size_t na)
     return e;
 }
 
+/* copy AFTER DIR BYTES: DIR is h2d or d2h; AFTER is checked against the operations at the end. */
+static plan_err read_copy(reader *r, const tok *a, size_t na)
+{
+    char b[40];
+    if (na != 3)
+        return rerr(r, r->line, "'copy' takes AFTER DIR(h2d|d2h) BYTES");
+    int64_t after;
+    uint64_t bytes;
+    plan_err e;
+    if ((e = int_arg(r, a[0], 0, PLAN_MAX_OPS - 1, "AFTER", &after)))
+        return e;
+    if (!tok_is(a[1], "h2d") && !tok_is(a[1], "d2h"))
+        return rerr(r, r->line, "DIR must be h2d or d2h, got '%s'", show(a[1], b));
+    if (plan_parse_size_n(a[2].s, a[2].len, &bytes) || bytes < 1 || bytes > PLAN_MAX_BYTES)
+        return rerr(r, r->line, "BYTES must be a size in [1, 2^60], got '%s'", show(a[2], b));
+    if (r->ncopy_line == r->ccopy_line) {
+        size_t nc = r->ccopy_line ? r->ccopy_line * 2 : 16;
+        size_t *p = realloc(r->copy_line, nc * sizeof(*p));
+        if (!p)
+            return PLAN_ERR_NOMEM;
+        r->copy_line = p, r->ccopy_line = nc;
+    }
+    r->copy_line[r->ncopy_line++] = r->line;
+    e = plan_model_add_copy(r->m, (int32_t)after, tok_is(a[1], "h2d"), bytes);
+    if (e == PLAN_ERR_LIMIT)
+        return rerr(r, r->line, "more than %d copies", PLAN_MAX_OPS);
+    return e;
+}
+
 static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, int64_t *birth, int64_t *death)
 {
     char b[40];
@@ -317,8 +348,10 @@ static plan_err read_line(reader *r, const char *s, const char *end)
         return read_hw(r, a, na);
     if (tok_is(kw, "op"))
         return read_op(r, a, na);
+    if (tok_is(kw, "copy"))
+        return read_copy(r, a, na);
     char b[40];
-    return rerr(r, r->line, "unknown keyword '%s' (expected hw, op or alloc)", show(kw, b));
+    return rerr(r, r->line, "unknown keyword '%s' (expected hw, op, alloc or copy)", show(kw, b));
 }
 
 /* Checks that need the whole file: the hw line, operations, allocation ranges. */
@@ -329,6 +362,10 @@ static plan_err read_finish(reader *r)
         return rerr(r, last, "missing 'hw' line");
     if (r->m->nops == 0)
         return rerr(r, last, "model has no operations");
+    for (size_t i = 0; i < r->m->ncopies; i++)
+        if ((size_t)r->m->copies[i].after >= r->m->nops)
+            return rerr(r, r->copy_line[i], "AFTER %d is beyond the last operation (%zu)",
+                        r->m->copies[i].after, r->m->nops - 1);
     size_t bad;
     char text[200];
     if (plan_model_check(r->m, &bad, text, sizeof(text)) == PLAN_OK)
@@ -358,6 +395,7 @@ plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_m
         plan_msg(msg, cap, "%s: error: out of memory", fname ? fname : "<model>");
     free(r.tbuf);
     free(r.alloc_line);
+    free(r.copy_line);
     if (e != PLAN_OK) {
         plan_model_free(m);
         return e == PLAN_ERR_NOMEM ? e : PLAN_ERR_PARSE;

@@ -11,10 +11,16 @@
  *      its births are added at its start and its deaths removed at its end (allocations that
  *      exist before the step are added with the births of operation 0, those that outlive it
  *      removed with the deaths of the last operation);
- *   4. evictions with evict_after q are issued at its end (by allocation index): a copy to host
- *      starts at max(end, engine free); the device bytes are released when it completes (an
- *      allocation that dies on host releases them with the deaths of its last operation if that
- *      ends before the copy completes); a copy back takes device bytes when it starts.
+ *   4. the program's own copies after q (model `copy` lines: a loss read, an input upload) run
+ *      in stream order after q's end, each on its direction's engine behind the copies issued
+ *      before it; q + 1 waits for the last; time spent queued behind the plan's moves is stall;
+ *   5. evictions with evict_after q are issued after those copies (libshim issues them before
+ *      the next launch, which the host makes after its copies; by allocation index): a copy to
+ *      host starts at max(issue, engine free); the device bytes are released when it completes
+ *      (an allocation that dies on host releases them with the deaths of its last operation if
+ *      that ends before the copy completes). A copy back takes device bytes when it is issued
+ *      (or when its own eviction completes, if later): libshim maps its chunks before it
+ *      enqueues the copy.
  * Device bytes are a step function of time; at equal times releases of copies come first, then
  * the compute stream's own events in order (an operation of zero duration still counts its
  * births), then the starts of copies back. The step is repeated until its time, peak and copy
@@ -64,6 +70,7 @@ typedef struct sim {
     double eng[2], *d2h, *h2d;
     double t_end, stall;
     double *op_start, *op_end;
+    uint32_t *copy_head, *copy_order; /* the program's copies after operation q, in order */
     uint64_t *win;
     int64_t level;
     plan_trace *tr;
@@ -203,7 +210,12 @@ static plan_err issue_restore(sim *s, uint32_t i, double ready)
     s->restore_done[i] = done;
     if (s->tr)
         s->tr->ents[i].restore_start = st, s->tr->ents[i].restore_done = done;
-    return heap_push(s, st, (int64_t)s->c->m->allocs[s->p->entries[i].alloc].bytes, 2);
+    /* The device bytes are taken when the copy back is issued, not when the engine starts
+       it: libshim maps the allocation's chunks before it enqueues the copy (an earlier model
+       took them at the start, and let a plan issue prefetches at an operation whose deaths
+       had not yet made room: libshim then evicted for room). */
+    return heap_push(s, PLAN_MAX(ready, s->evict_done[i]),
+                     (int64_t)s->c->m->allocs[s->p->entries[i].alloc].bytes, 2);
 }
 
 /* ---- one step ------------------------------------------------------------------------------ */
@@ -217,6 +229,25 @@ static void push_c(sim *s, double t, int64_t d, size_t op)
 {
     if (d)
         s->cv[s->ncv++] = (cev){t, d, (uint32_t)op};
+}
+
+/* The program's copies after operation q, from its end `end`, in stream order: each starts when
+ * the previous one is done and its engine is free (behind evictions issued before it), and the
+ * next operation waits for the last. libshim issues the evictions planned after q before the
+ * next launch, which the host makes after the copies: they queue behind them. Returns the end
+ * of the last copy (end when there is none). */
+static double program_copies(sim *s, size_t q, double end)
+{
+    const plan_model *m = s->c->m;
+    for (uint32_t k = s->copy_head[q]; k < s->copy_head[q + 1]; k++) {
+        const plan_copy *cp = &m->copies[s->copy_order[k]];
+        double *eng = cp->to_device ? s->h2d : s->d2h;
+        double gbps = cp->to_device ? m->hw.h2d_gbps : m->hw.d2h_gbps;
+        s->stall += PLAN_MAX(0.0, *eng - end); /* queued behind the plan's moves */
+        end = PLAN_MAX(end, *eng) + (double)cp->bytes / (gbps * 1e3);
+        *eng = end;
+    }
+    return end;
 }
 
 /* Runs operation q from `ready` (end of the previous one); returns its end. */
@@ -241,6 +272,7 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
             return e;
     }
     push_c(s, end, -dying, q);
+    end = program_copies(s, q, end);
     FOR_ITEMS(s, L_EVICT, q, it) if ((e = issue_evict(s, it->ent, end))) return e;
     s->op_start[q] = st, s->op_end[q] = end;
     *end_out = end;
@@ -321,9 +353,23 @@ static plan_err sim_alloc(sim *s)
     s->op_start = malloc(n * sizeof(double));
     s->op_end = malloc(n * sizeof(double));
     s->win = malloc(n * sizeof(uint64_t));
+    s->copy_head = calloc(n + 1, sizeof(uint32_t));
+    s->copy_order = malloc((s->c->m->ncopies ? s->c->m->ncopies : 1) * sizeof(uint32_t));
     if (!s->evict_done || !s->restore_done || !s->d2h_us || !s->h2d_us || !s->death_adj || !s->cv ||
-        !s->op_start || !s->op_end || !s->win)
+        !s->op_start || !s->op_end || !s->win || !s->copy_head || !s->copy_order)
         return PLAN_ERR_NOMEM;
+    /* counting sort of the copies by operation, stable: the model's order is stream order */
+    const plan_model *m = s->c->m;
+    for (size_t k = 0; k < m->ncopies; k++)
+        s->copy_head[m->copies[k].after + 1]++;
+    for (size_t q = 0; q < n; q++)
+        s->copy_head[q + 1] += s->copy_head[q];
+    uint32_t *fill = s->copy_head; /* advanced per copy below, then shifted back */
+    for (size_t k = 0; k < m->ncopies; k++)
+        s->copy_order[fill[m->copies[k].after]++] = (uint32_t)k;
+    for (size_t q = n; q > 0; q--)
+        s->copy_head[q] = s->copy_head[q - 1];
+    s->copy_head[0] = 0;
     return PLAN_OK;
 }
 
@@ -389,6 +435,7 @@ static void sim_free(sim *s)
     free(s->evict_done), free(s->restore_done), free(s->d2h_us), free(s->h2d_us);
     free(s->death_adj), free(s->cv), free(s->hp);
     free(s->op_start), free(s->op_end), free(s->win);
+    free(s->copy_head), free(s->copy_order);
 }
 
 /* ---- the driver ---------------------------------------------------------------------------- */

@@ -79,6 +79,9 @@ static void put_model(wbuf *w, const plan_model *m)
             put(w, " %d", m->touches[a->touch_first + k]);
         put(w, "\n");
     }
+    for (size_t i = 0; i < m->ncopies && !w->failed; i++)
+        put(w, "copy %d %s %llu\n", m->copies[i].after, m->copies[i].to_device ? "h2d" : "d2h",
+            (unsigned long long)m->copies[i].bytes);
 }
 
 plan_err plan_model_write(const plan_model *m, char **out, size_t *len)

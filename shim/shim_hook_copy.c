@@ -18,7 +18,7 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
     if (shim.record & CONF_RECORD_COPIES)
         shim_trace_copy(dir, d, s, bytes, shim_stream_id(stream, per_thread));
     if (plan)
-        shim_plan_rec_copy(d, s);
+        shim_plan_rec_copy(d, s, dir, bytes);
 }
 
 /* Whether a copy entry point is a per-thread-stream variant (folds to a constant). */

@@ -22,6 +22,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "shim_trace.h"
+
 /* How a live allocation is recognised as model allocation i in every later step. */
 struct shim_plan_key {
     bool movable;     /* a managed allocation with a unit of its own: the plan may move it */
@@ -82,8 +84,10 @@ void shim_plan_rec_free(uint64_t id, uint64_t stream);
 /* Launch seq of func on stream, touching ids[0..n). */
 void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const uint64_t *ids,
                           uint32_t n);
-/* A copy or memset touching dst and src (0: untracked memory). */
-void shim_plan_rec_copy(uint64_t dst, uint64_t src);
+/* A copy or memset touching dst and src (0: untracked memory); a copy between host and device
+   (dir SHIM_COPY_H2D or SHIM_COPY_D2H) of bytes also goes into the model as the program's own
+   use of the link. */
+void shim_plan_rec_copy(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes);
 /* The measured duration of launch seq. */
 void shim_plan_rec_kernel_time(uint64_t seq, double usec);
 /* One of the residency manager's copies (to_device: a restore) of bytes took usec on its copy

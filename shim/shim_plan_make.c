@@ -87,6 +87,9 @@ static plan_err pin_unmovable(const plan_model *m, const struct shim_plan_key *k
         e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, all + lo,
                                  hi >= lo ? (size_t)(hi - lo + 1) : 0);
     }
+    for (size_t i = 0; i < m->ncopies && !e; i++)
+        e = plan_model_add_copy(out, m->copies[i].after, m->copies[i].to_device,
+                                m->copies[i].bytes);
     free(all);
     return e;
 }

@@ -239,12 +239,14 @@ void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const ui
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_copy(uint64_t dst, uint64_t src)
+void shim_plan_rec_copy(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes)
 {
     pthread_mutex_lock(&lock);
+    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     if (rec.b)
-        check(plan_build_copy(rec.b, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
-                              dst, src));
+        check(plan_build_copy(rec.b, seq, dst, src));
+    if (rec.b && (dir == SHIM_COPY_H2D || dir == SHIM_COPY_D2H))
+        check(plan_build_transfer(rec.b, seq, dir == SHIM_COPY_H2D, bytes));
     pthread_mutex_unlock(&lock);
 }
 

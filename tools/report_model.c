@@ -36,8 +36,12 @@ static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r
     case SHIM_TRACE_KERNEL_TIME: /* a time that is not a duration is left out */
         return plan_build_kernel_time(b, r->a, r->usec) == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM
                                                                           : PLAN_OK;
-    case SHIM_TRACE_COPY:
-        return plan_build_copy(b, *next, r->a, r->b);
+    case SHIM_TRACE_COPY: {
+        plan_err e = plan_build_copy(b, *next, r->a, r->b);
+        if (!e && (r->sub == SHIM_COPY_H2D || r->sub == SHIM_COPY_D2H))
+            e = plan_build_transfer(b, *next, r->sub == SHIM_COPY_H2D, r->c);
+        return e;
+    }
     case SHIM_TRACE_STEP:
         return plan_build_step(b, r->a, r->b);
     case SHIM_TRACE_MOVE: /* a cancelled eviction's time is not a copy's */

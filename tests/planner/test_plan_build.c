@@ -327,6 +327,41 @@ static void test_copies_and_strays(void **state)
     plan_build_free(b);
 }
 
+/* The program's copies between host and device go into the model of their step after the
+ * launch they follow, in their order; one before the step's first launch is the previous
+ * step's, one after its last launch (before the next step's first) is its own. */
+static void test_transfers(void **state)
+{
+    (void)state;
+    plan_builder *b = plan_build_new();
+    assert_non_null(b);
+    assert_int_equal(plan_build_transfer(b, 2, 1, 100), PLAN_OK); /* step 0's last */
+    for (uint64_t s = 2; s < 5; s++)
+        launch(b, s, 1, 5, 0, NULL);
+    assert_int_equal(plan_build_transfer(b, 3, 0, 8), PLAN_OK);
+    assert_int_equal(plan_build_transfer(b, 3, 1, 16), PLAN_OK);
+    assert_int_equal(plan_build_transfer(b, 4, 1, 0), PLAN_OK); /* no bytes: nothing */
+    assert_int_equal(plan_build_transfer(b, 5, 0, 4), PLAN_OK); /* the loss read */
+    launch(b, 5, 1, 5, 0, NULL);
+    assert_int_equal(plan_build_transfer(b, 6, 0, 32), PLAN_OK); /* step 2's */
+    assert_int_equal(plan_build_step(b, 1, 2), PLAN_OK);
+    assert_int_equal(plan_build_step(b, 2, 5), PLAN_OK);
+    plan_model m;
+    char msg[256];
+    plan_model_init(&m);
+    assert_int_equal(plan_build_model(b, 1, &m, NULL, msg, sizeof msg), PLAN_OK);
+    assert_int_equal(m.nops, 3);
+    assert_int_equal(m.ncopies, 3);
+    const plan_copy want[] = {{0, 0, 8}, {0, 1, 16}, {2, 0, 4}};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(m.copies[i].after, want[i].after);
+        assert_int_equal(m.copies[i].to_device, want[i].to_device);
+        assert_int_equal(m.copies[i].bytes, want[i].bytes);
+    }
+    plan_model_free(&m);
+    plan_build_free(b);
+}
+
 /* Streams are numbered in order of first use in the step; an id allocated again while its
  * earlier allocation lives ends that one. */
 static void test_streams_and_duplicates(void **state)
@@ -472,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_async_reuse),
         cmocka_unit_test(test_copies_and_strays),
+        cmocka_unit_test(test_transfers),
         cmocka_unit_test(test_streams_and_duplicates),
         cmocka_unit_test(test_link),
         cmocka_unit_test(test_errors),

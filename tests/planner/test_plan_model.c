@@ -66,7 +66,7 @@ static const struct {
      "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got '0x10'"},
     {"hw 1 1 1 0\nop 1 2 3\n", "m.txt:2: error: 'op' takes DURATION_US [STREAM]"},
     {"hw 1 1 1 0\nop 1\nkernel 3\n",
-     "m.txt:3: error: unknown keyword 'kernel' (expected hw, op or alloc)"},
+     "m.txt:3: error: unknown keyword 'kernel' (expected hw, op, alloc or copy)"},
     {"hw 1 1 1 0\nop 1\nalloc 0 0 0 0\n",
      "m.txt:3: error: BYTES must be a size in [1, 2^60], got '0'"},
     {"hw 1 1 1 0\nop 1\nalloc 1Q 0 0 0\n",
@@ -80,6 +80,14 @@ static const struct {
      "m.txt:2: error: allocation 0: touch 5 outside its life [0, 0]"},
     {"hw 1 1 1 0\nop 1\nalloc 8 0\n", "m.txt:3: error: 'alloc' takes BYTES BIRTH DEATH TOUCH..."},
     {"hw 1 1 1 0\nop 1\x01\n", "m.txt:2: error: control character 0x01"},
+    {"hw 1 1 1 0\nop 1\ncopy 0 h2d\n", "m.txt:3: error: 'copy' takes AFTER DIR(h2d|d2h) BYTES"},
+    {"hw 1 1 1 0\nop 1\ncopy 0 up 8\n", "m.txt:3: error: DIR must be h2d or d2h, got 'up'"},
+    {"hw 1 1 1 0\nop 1\ncopy 0 d2h 0\n",
+     "m.txt:3: error: BYTES must be a size in [1, 2^60], got '0'"},
+    {"hw 1 1 1 0\nop 1\ncopy -1 d2h 4\n",
+     "m.txt:3: error: AFTER must be an integer in [0, 16777215], got '-1'"},
+    {"hw 1 1 1 0\ncopy 1 d2h 4\nop 1\n",
+     "m.txt:2: error: AFTER 1 is beyond the last operation (0)"},
 };
 
 static void test_parse_errors(void **state)
@@ -138,6 +146,12 @@ static void assert_same_model(const plan_model *a, const plan_model *b)
     }
     assert_memory_equal(a->allocs, b->allocs, a->nallocs * sizeof(*a->allocs));
     assert_memory_equal(a->touches, b->touches, a->ntouches * sizeof(*a->touches));
+    assert_int_equal(a->ncopies, b->ncopies);
+    for (size_t i = 0; i < a->ncopies; i++) {
+        assert_int_equal(a->copies[i].after, b->copies[i].after);
+        assert_int_equal(a->copies[i].to_device, b->copies[i].to_device);
+        assert_int_equal(a->copies[i].bytes, b->copies[i].bytes);
+    }
 }
 
 static void test_write_round_trip(void **state)
@@ -154,6 +168,8 @@ static void test_write_round_trip(void **state)
         assert_int_equal(plan_generate(&m, specs[i], msg, sizeof(msg)), PLAN_OK);
         m.ops[0].stream = 7;
         m.ops[1].dur_us = 0.1; /* not exact in binary: needs 17 digits */
+        assert_int_equal(plan_model_add_copy(&m, 1, 0, 4), PLAN_OK); /* kept in their order */
+        assert_int_equal(plan_model_add_copy(&m, 0, 1, 28672), PLAN_OK);
         assert_int_equal(plan_model_write(&m, &text, &len), PLAN_OK);
         assert_int_equal(strlen(text), len);
         plan_model_init(&back);

@@ -89,6 +89,10 @@ check "async: the model's native peak $peak_async is that of the same tensors (e
 check "async: ... and at most the device's $native_async" [ "$peak_async" -le "$native_async" ]
 # 2 layers x 12 weight and Adam tensors, the embedding and its 2 Adam tensors, tokens, loss and
 # checksum buffers: 30 cyclic; segments: 18 segments, every one cyclic
+# train_sim ends each step reading the loss (4 bytes) and uploads the next batch's tokens
+# (batch x seq 32-bit ids): both after the step's last launch, in that order.
+check "exact: the model holds the step's own copies: the loss read, then the token upload" \
+    [ "$(grep '^copy ' "$work/exact.model" | tr '\n' ,)" = "copy 25 d2h 4,copy 25 h2d $((4 * 512 * 4)),"  ]
 check "exact: 61 allocations, 30 cyclic" grep -q '^# 61 allocations: 30 cyclic;' "$work/exact.model"
 check "segments: 18 allocations, 18 cyclic" grep -q '^# 18 allocations: 18 cyclic;' "$work/segments.model"
 check "exact: a 4 MiB weight (W1, W2; Wqkv rounded up) is cyclic, touched in forward, backward, adam" \
