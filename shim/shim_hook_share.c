@@ -61,9 +61,9 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
                                               unsigned long long flags)
 {
     SHIM_NEED_REAL(cuMemExportToShareableHandle);
-    PIN_THEN_FORWARD(shim_resid_hold_handle(handle, SHIM_PIN_EXPORT, &h_, &rc_),
-                     shim.real.cuMemExportToShareableHandle(shareableHandle, handle, handleType,
-                                                            flags));
+    PIN_THEN_FORWARD(
+        shim_resid_hold_handle(handle, SHIM_PIN_EXPORT, &h_, &rc_),
+        shim.real.cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags));
 }
 
 CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
@@ -165,8 +165,7 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_at
     SHIM_NEED_REAL(cuPointerGetAttributes);
     CUresult rc = shim.real.cuPointerGetAttributes(numAttributes, attributes, data, ptr);
     struct shim_managed_range r;
-    if (rc != CUDA_SUCCESS || !attributes || !data || !shim_active() ||
-        !shim_resid_range(ptr, &r))
+    if (rc != CUDA_SUCCESS || !attributes || !data || !shim_active() || !shim_resid_range(ptr, &r))
         return rc;
     for (unsigned int i = 0; i < numAttributes; i++) {
         if (!data[i])

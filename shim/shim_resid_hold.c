@@ -154,7 +154,7 @@ bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_r
     pthread_mutex_lock(&resid.lock);
     struct by_handle b = {handle, NULL};
     resid_each(match_handle, &b); /* rare: a linear search is fine */
-    if (b.found) /* a slab's chunk: the slab itself stands for its members */
+    if (b.found)                  /* a slab's chunk: the slab itself stands for its members */
         *rc = hold_unit(b.found, NULL, b.found->id, h);
     pthread_mutex_unlock(&resid.lock);
     return b.found != NULL;
@@ -198,7 +198,8 @@ void shim_resid_hold_done(struct shim_hold *h, bool ok)
         return;
     if (shim.record & CONF_RECORD_MOVES)
         shim_trace_pin(h->alloc_id, h->unit_id, h->addr, h->bytes, h->reason, h->from);
-    shim_log(SHIM_LOG_INFO, "pin: allocation %llx (%llu bytes at %llx) stays on the device for "
+    shim_log(SHIM_LOG_INFO,
+             "pin: allocation %llx (%llu bytes at %llx) stays on the device for "
              "good: %s hands its memory to a user libshim cannot follow",
              (unsigned long long)h->alloc_id, (unsigned long long)h->bytes,
              (unsigned long long)h->addr, reason_name(h->reason));

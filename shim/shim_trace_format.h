@@ -115,7 +115,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
     X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
-    X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                               \
+    X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
     X(SHIM_TRACE_PIN, "pin", 40)
 
 /* Version 1.5's fields: X(kind, field name, type, offset in the body). The body layouts below
