@@ -97,7 +97,17 @@
       (phStream, flags, priority)) \
     X(cuStreamDestroy_v2, (CUstream hStream), (hStream)) \
     X(cuModuleUnload, (CUmodule hmod), (hmod)) \
-    X(cuLibraryUnload, (CUlibrary library), (library))
+    X(cuLibraryUnload, (CUlibrary library), (library)) \
+    X(cuIpcGetMemHandle, (CUipcMemHandle *pHandle, CUdeviceptr dptr), (pHandle, dptr)) \
+    X(cuMemExportToShareableHandle, (void *shareableHandle, CUmemGenericAllocationHandle handle, \
+      CUmemAllocationHandleType handleType, unsigned long long flags), \
+      (shareableHandle, handle, handleType, flags)) \
+    X(cuMemRetainAllocationHandle, (CUmemGenericAllocationHandle *handle, void *addr), (handle, addr)) \
+    X(cuMemGetAddressRange_v2, (CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr), (pbase, psize, dptr)) \
+    X(cuPointerGetAttribute, (void *data, CUpointer_attribute attribute, CUdeviceptr ptr), \
+      (data, attribute, ptr)) \
+    X(cuPointerGetAttributes, (unsigned int numAttributes, CUpointer_attribute *attributes, void **data, \
+      CUdeviceptr ptr), (numAttributes, attributes, data, ptr))
 /* clang-format on */
 
 /* Driver functions the shim calls without intercepting them (resolved by name too). */
@@ -115,6 +125,7 @@
     X(cuEventQuery, (CUevent hEvent), (hEvent)) \
     X(cuEventElapsedTime_v2, (float *pMilliseconds, CUevent hStart, CUevent hEnd), (pMilliseconds, hStart, hEnd)) \
     X(cuCtxGetDevice, (CUdevice *device), (device)) \
+    X(cuCtxGetCurrent, (CUcontext *pctx), (pctx)) \
     X(cuDeviceGetAttribute, (int *pi, CUdevice_attribute attrib, CUdevice dev), (pi, attrib, dev)) \
     X(cuMemGetAllocationGranularity, (size_t *granularity, const CUmemAllocationProp *prop, \
       CUmemAllocationGranularity_flags option), (granularity, prop, option)) \

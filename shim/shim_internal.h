@@ -386,6 +386,37 @@ struct shim_resid_totals {
 /* Fills t (zeroes when residency never started, then returns false). */
 bool shim_resid_totals(struct shim_resid_totals *t);
 
+/* shim_resid_hold.c — allocations that must never move, and the ranges pointer queries report */
+/* A managed allocation as the program sees it. */
+struct shim_managed_range {
+    uint64_t id;      /* the allocation's id (stable for its life) */
+    CUdeviceptr base; /* its range: a unit's reservation, a small allocation's blocks */
+    uint64_t size;
+    CUdevice device; /* the device it was allocated on */
+};
+/* Whether p lies inside a managed allocation; then fills *r. Takes the residency lock only
+   when p is managed. */
+bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r);
+/* A hold in progress (shim_resid_hold .. shim_resid_hold_done). */
+struct shim_hold {
+    bool active;
+    enum shim_pin_reason reason;
+    uint64_t unit_id, alloc_id, addr, bytes;
+    uint32_t from; /* enum shim_resid_state before the hold */
+};
+/* Before an entry point that hands the memory at p to a user libshim cannot follow: false if
+   p is not managed (forward the call as is). Else the allocation (its slab, if small) is
+   brought to the device, waiting on the host for copies in flight, and held there: *rc is
+   CUDA_SUCCESS (forward the call, then call shim_resid_hold_done) or the error the program
+   gets instead (nothing held; the call must not be forwarded). */
+bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc);
+/* As shim_resid_hold for the managed unit one of whose physical chunks is handle. */
+bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_reason why,
+                            struct shim_hold *h, CUresult *rc);
+/* After the forwarded call: ok makes the hold permanent (traced and logged once per
+   allocation and reason); a failed call undoes it. Nothing when h holds nothing. */
+void shim_resid_hold_done(struct shim_hold *h, bool ok);
+
 /* Hook helpers shared by hook files */
 /* Returns from the hook with an error when the real function is not available
    (the driver could not be opened, or it lacks this entry point). A driver may lack any entry

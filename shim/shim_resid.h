@@ -164,6 +164,10 @@ struct resid_unit {
     _Atomic int pins;        /* operations between their residency check and their submission
                                 (decremented without the lock) */
     bool graph;              /* touched while capturing: stays on the device */
+    uint32_t held;           /* holds by exports and raw-range users (shim_resid_hold.c):
+                                while nonzero it stays on the device, for good once a hold
+                                succeeded */
+    uint8_t held_why;        /* bit (1 << enum shim_pin_reason) of each successful hold */
     bool stuck;              /* a remap failed half way: the next touch maps it again */
     bool unsettled;          /* a copy given up may still read its range or chunks: the
                                 device must be idle before they go (release) */
@@ -213,6 +217,7 @@ struct resid_pending {
 /* Why the last search for room failed, for the out-of-memory message. */
 struct resid_oom {
     uint64_t pinned, moving, graph; /* units that could not be victims, by cause */
+    uint64_t held;                  /* exported or shared: never moves (shim_resid_hold.c) */
     uint64_t mine;                  /* pinned by the searching thread's own operation */
     bool host_full;                 /* host_budget was spent */
     bool driver_failed;             /* a driver call failed meanwhile */
@@ -283,7 +288,8 @@ struct resid_ctx {
         struct resid_plan_counts planned; /* a plan_step record is the difference */
         uint64_t bytes_out, bytes_in, stall_ns;
     } plan_mark;
-    uint64_t transitions[8][8]; /* [from][to], for tests */
+    uint64_t held_units, held_bytes; /* units held for good, and their bytes (reserved) */
+    uint64_t transitions[8][8];      /* [from][to], for tests */
 };
 
 extern struct resid_ctx resid;
@@ -432,6 +438,13 @@ int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out)
 void resid_slab_free(struct resid_member *m);
 /* Releases u if it is an empty slab that nothing holds; true if it did. Lock held. */
 bool resid_slab_reclaim(struct resid_unit *u);
+
+/* shim_resid_hold.c */
+/* Whether u may never move again (exported, shared, or in a graph). */
+static inline bool resid_unmovable(const struct resid_unit *u)
+{
+    return u->graph || u->held;
+}
 
 /* shim_resid_mover.c */
 /* Queues m for the mover (starting the thread on first use). */

@@ -48,9 +48,10 @@ static void explain_oom(uint64_t bytes)
     else
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: nothing more can move within the budget (%llu units in "
-                      "use by submissions in progress, %llu moving, %llu held by CUDA graphs)",
+                      "use by submissions in progress, %llu moving, %llu held by CUDA graphs, "
+                      "%llu exported or shared)",
                       (unsigned long long)o->pinned, (unsigned long long)o->moving,
-                      (unsigned long long)o->graph);
+                      (unsigned long long)o->graph, (unsigned long long)o->held);
 }
 
 /* Backs u's range with device chunks (lock held); 0, 1 (out of memory), or -1 (a driver

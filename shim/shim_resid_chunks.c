@@ -226,11 +226,13 @@ static void consider(struct resid_unit *u, void *ctx)
         resid.oom.moving++;
     if (u->state != RESID_DEVICE || u->skip_epoch == resid.epoch)
         return;
-    if (u->pins || u->move || u->graph) {
+    if (u->pins || u->move || resid_unmovable(u)) {
         if (u->pins > resid_pinned_here(u)) /* pinned by another thread's submission */
             resid.oom.pinned++;
         else if (u->move)
             resid.oom.moving++;
+        else if (u->held)
+            resid.oom.held++;
         else if (u->graph)
             resid.oom.graph++;
         else
@@ -256,7 +258,7 @@ static bool evict_one(void)
         struct victim_search s = {NULL, 0, 0,
                                   atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)};
         uint64_t before = resid.dev_bytes;
-        resid.oom.pinned = resid.oom.moving = resid.oom.graph = 0;
+        resid.oom.pinned = resid.oom.moving = resid.oom.graph = resid.oom.held = 0;
         resid_each(consider, &s);
         if (resid.dev_bytes < before || resid.nfree_dev)
             return true;

@@ -126,8 +126,8 @@ static void detach_ordered(struct resid_unit *u)
 
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (!resid.can_evict || resid.sticky || u->state != RESID_DEVICE || u->pins || u->graph ||
-        (u->move && !u->move->ordered))
+    if (!resid.can_evict || resid.sticky || u->state != RESID_DEVICE || u->pins ||
+        resid_unmovable(u) || (u->move && !u->move->ordered))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
     if (!m)

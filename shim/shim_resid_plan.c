@@ -244,6 +244,7 @@ static void missed(const char *what, uint32_t a, uint64_t pos, const struct resi
              : u->move  ? "moving"
              : u->pins  ? "in use"
              : u->graph ? "captured"
+             : u->held  ? "exported"
                         : resid_state_name(u->state));
 }
 

@@ -48,7 +48,7 @@ static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool us
 /* Whether slab u can take a new member now. */
 static bool open_for_members(const struct resid_unit *u)
 {
-    return u->state == RESID_DEVICE && !u->move && !u->graph && !u->stuck;
+    return u->state == RESID_DEVICE && !u->move && !resid_unmovable(u) && !u->stuck;
 }
 
 static void link_slab(struct resid_unit *u)

@@ -66,6 +66,15 @@ enum shim_move_reason {
     SHIM_REASON_FREED = 7,         /* the program freed it */
 };
 
+/* Why an allocation was pinned on the device for good (the pin record, since 1.5): the entry
+   point that handed its memory or its address range to someone libshim cannot follow. */
+enum shim_pin_reason {
+    SHIM_PIN_IPC = 1,    /* cuIpcGetMemHandle: another process may map it */
+    SHIM_PIN_EXPORT = 2, /* cuMemExportToShareableHandle of one of its chunks */
+    SHIM_PIN_RETAIN = 3, /* cuMemRetainAllocationHandle: the program holds its physical memory */
+    SHIM_PIN_RANGE = 4,  /* cuMemGetAddressRange: raw range users (NCCL registration) */
+};
+
 /* Residency state of a unit (what moves: one managed allocation, or a slab that packs
    several small managed allocations into one 2 MiB chunk). */
 enum shim_resid_state {
@@ -201,6 +210,12 @@ void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason 
    transition's. Unit ids share the allocation ids' space: a slab id is never an allocation's
    id. A NULL t records nothing. */
 void shim_trace_transition(const struct shim_trace_transition *t);
+/* Allocation alloc_id (addr, bytes as the program allocated it), part of unit unit_id, was
+   pinned on the device for good for reason (enum shim_pin_reason); from: the unit's state
+   before (enum shim_resid_state: 1 device, 3 host when it had to be brought back). Recorded
+   once per allocation and reason. */
+void shim_trace_pin(uint64_t alloc_id, uint64_t unit_id, uint64_t addr, uint64_t bytes,
+                    uint32_t reason, uint32_t from);
 /* A slab: a device range [addr, addr+bytes) in which several small managed allocations
    live; its unit id moves as one. Recorded once when the slab is made (before its first
    transition); its members are the allocations recorded inside the range while they live. */

@@ -379,11 +379,12 @@ static uint32_t u32_at(const uint8_t *p)
     return v;
 }
 
-/* Kinds written even after the detail ended: few, and meaningful on their own. */
+/* Kinds written even after the detail ended: few, and meaningful on their own (a pin, at most
+   four per allocation, says why an allocation never moves again). */
 static int kept(uint16_t kind)
 {
     return kind == SHIM_TRACE_NOTE || kind == SHIM_TRACE_BUDGET || kind == SHIM_TRACE_PLAN ||
-           kind == SHIM_TRACE_DROPPED;
+           kind == SHIM_TRACE_DROPPED || kind == SHIM_TRACE_PIN;
 }
 
 /* Contract in shim_trace_internal.h. */

@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         4          /* a reader accepts any minor; 1.4: step summaries */
+#define SHIM_TRACE_MINOR         5          /* a reader accepts any minor; 1.5: pins */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -91,9 +91,10 @@ enum shim_trace_kind {
     SHIM_TRACE_PLAN = 17,         /* since 1.3 */
     SHIM_TRACE_PLAN_STEP = 18,    /* since 1.3 */
     SHIM_TRACE_STEP_SUMMARY = 19, /* since 1.4: steps past the detail of a bounded trace */
+    SHIM_TRACE_PIN = 20,          /* since 1.5: an allocation pinned on the device for good */
 };
 
-/* Version 1.4's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
+/* Version 1.5's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
    (and fields); an id keeps its name and its fields for the life of the major version. */
 #define SHIM_TRACE_KIND_LIST(X)                                                                    \
     X(SHIM_TRACE_ALLOC, "alloc", 40)                                                               \
@@ -114,9 +115,10 @@ enum shim_trace_kind {
     X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
     X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
-    X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)
+    X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
+    X(SHIM_TRACE_PIN, "pin", 40)
 
-/* Version 1.4's fields: X(kind, field name, type, offset in the body). The body layouts below
+/* Version 1.5's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
 #define SHIM_TRACE_FIELD_LIST(X)                                                                   \
     X(SHIM_TRACE_ALLOC, "alloc_id", SHIM_TRACE_U64, 0)                                             \
@@ -201,6 +203,12 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PLAN_STEP, "bytes_to_host", SHIM_TRACE_U64, 56)                                   \
     X(SHIM_TRACE_PLAN_STEP, "bytes_to_device", SHIM_TRACE_U64, 64)                                 \
     X(SHIM_TRACE_PLAN_STEP, "stall_ns", SHIM_TRACE_U64, 72)                                        \
+    X(SHIM_TRACE_PIN, "alloc_id", SHIM_TRACE_U64, 0)                                               \
+    X(SHIM_TRACE_PIN, "unit_id", SHIM_TRACE_U64, 8)                                                \
+    X(SHIM_TRACE_PIN, "addr", SHIM_TRACE_U64, 16)                                                  \
+    X(SHIM_TRACE_PIN, "bytes", SHIM_TRACE_U64, 24)                                                 \
+    X(SHIM_TRACE_PIN, "reason", SHIM_TRACE_U32, 32)                                                \
+    X(SHIM_TRACE_PIN, "from", SHIM_TRACE_U32, 36)                                                  \
     SHIM_TRACE_SUMMARY_FIELDS(X)
 
 /* The step_summary fields (1.4), in body order: every one a u64, at 8 times its position; then
@@ -275,6 +283,10 @@ struct shim_trace_body_transition {
 };
 struct shim_trace_body_slab {
     uint64_t slab_id, addr, bytes;
+};
+struct shim_trace_body_pin {
+    uint64_t alloc_id, unit_id, addr, bytes;
+    uint32_t reason, from;
 };
 struct shim_trace_body_plan {
     uint64_t first_seq, model_step, model_first_seq, step_len;

@@ -26,6 +26,7 @@ _Static_assert(offsetof(struct shim_trace_body_transition, next_use) == 40, "nex
 _Static_assert(offsetof(struct shim_trace_body_transition, from) == 48, "from offset");
 _Static_assert(offsetof(struct shim_trace_body_transition, reason) == 51, "reason offset");
 _Static_assert(sizeof(struct shim_trace_body_slab) == 24, "slab body");
+_Static_assert(sizeof(struct shim_trace_body_pin) == 40, "pin body");
 _Static_assert(sizeof(struct shim_trace_body_plan) == 128, "plan body");
 _Static_assert(offsetof(struct shim_trace_body_plan, native_us) == 64, "native_us offset");
 _Static_assert(offsetof(struct shim_trace_body_plan, bytes_to_host) == 96, "plan bytes offset");
@@ -196,6 +197,14 @@ void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes)
 {
     struct shim_trace_body_slab body = {slab_id, addr, bytes};
     put_fixed(SHIM_TRACE_SLAB, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_pin(uint64_t alloc_id, uint64_t unit_id, uint64_t addr, uint64_t bytes,
+                    uint32_t reason, uint32_t from)
+{
+    struct shim_trace_body_pin body = {alloc_id, unit_id, addr, bytes, reason, from};
+    put_fixed(SHIM_TRACE_PIN, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. Built field by field, as a transition is. */

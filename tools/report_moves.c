@@ -3,6 +3,7 @@
  * that are not moves (cancellations, errors, frees). */
 #include "report.h"
 #include "report_trace.h"
+#include "shim_trace_format.h"
 
 #include "shim_trace.h"
 
@@ -80,6 +81,13 @@ static const char *reason_or_other(uint32_t reason)
     return reason == 0 ? "other" : report_move_reason_name(reason);
 }
 
+/* The entry point that pinned an allocation (enum shim_pin_reason). */
+static const char *pin_reason_name(uint32_t reason)
+{
+    static const char *names[] = {"?", "ipc", "export", "retain", "address_range"};
+    return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+}
+
 static void print_text(FILE *out, const report_trace *t, const report_moves *m)
 {
     fprintf(out, "%-28s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s\n", "unit",
@@ -93,6 +101,13 @@ static void print_text(FILE *out, const report_trace *t, const report_moves *m)
     counts(out, m->by_outcome, REPORT_OUTCOMES, 0, report_outcome_name);
     fprintf(out, "; bytes to host: %llu; bytes to device: %llu\n", U(m->bytes_to_host),
             U(m->bytes_to_device));
+    for (size_t i = 0; i < t->n; i++) { /* only traces of 1.5 on have pins */
+        const report_rec *r = &t->recs[i];
+        if (r->kind == SHIM_TRACE_PIN)
+            fprintf(out,
+                    "pinned: allocation %llu (%llu bytes at 0x%llx, unit %llu) by %s at %.3f us\n",
+                    U(r->a), U(r->d), U(r->c), U(r->b), pin_reason_name(r->sub), us(t, r->t_ns));
+    }
 }
 
 /* The keys a move and another transition share: unit_id, unit, slab, allocations. */
@@ -193,6 +208,19 @@ static void print_json(FILE *out, const report_trace *t, const report_moves *m)
     for (size_t i = 0; i < m->nothers; i++) {
         fprintf(out, "%s\n  ", i ? "," : "");
         json_other(out, t, &m->others[i]);
+    }
+    fprintf(out, "\n], \"pins\": [");
+    for (size_t i = 0, k = 0; i < t->n; i++) {
+        const report_rec *r = &t->recs[i];
+        if (r->kind != SHIM_TRACE_PIN)
+            continue;
+        fprintf(out,
+                "%s\n  {\"alloc_id\": %llu, \"unit_id\": %llu, \"addr\": \"0x%llx\", \"bytes\": "
+                "%llu, \"reason\": \"%s\", \"from\": \"%s\", \"time_us\": ",
+                k++ ? "," : "", U(r->a), U(r->b), U(r->c), U(r->d), pin_reason_name(r->sub),
+                report_resid_state_name(r->sub2));
+        report_json_double(out, us(t, r->t_ns));
+        fprintf(out, "}");
     }
     fprintf(out, "\n], \"totals\": ");
     report_moves_totals_json(out, m);

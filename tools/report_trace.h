@@ -26,6 +26,7 @@
      transition   a unit_id, b bytes, c seq, d stream, e score, f next_use, sub event,
                   sub2 reason, sub3 from, sub4 to
      slab         a slab_id, b addr, c bytes
+     pin          a alloc_id, b unit_id, c addr, d bytes, sub reason, sub2 from
      plan         a index in report_trace.plans (every field is there)
      plan_step    a index in report_trace.plan_steps (every field is there)
      step_summary a index in report_trace.summaries (every field is there) */

@@ -214,19 +214,23 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     return CUDA_SUCCESS;
 }
 
+/* A cuMemAlloc range answers as a whole; inside a VMM reservation, the mapping that holds ptr
+   (cuda.h, CU_POINTER_ATTRIBUTE_RANGE_SIZE: "To retrieve the size of the mapped region, see
+   ::cuMemGetAddressRange"), so a range mapped piece by piece answers one piece. */
 CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr ptr)
 {
     SIM_ENTER(cuMemGetAddressRange_v2);
     pthread_mutex_lock(&sim.lock);
     struct sim_resv *r = sim_resv_containing(ptr);
-    if (r) {
-        if (base)
-            *base = r->va;
-        if (size)
-            *size = r->size;
-    }
+    struct sim_map *m = r && r->kind == RESV_VMM ? sim_map_containing(ptr) : NULL;
+    uint64_t va = m ? m->va : r ? r->va : 0, n = m ? m->size : r ? r->size : 0;
+    bool found = r && (r->kind != RESV_VMM || m);
+    if (found && base)
+        *base = va;
+    if (found && size)
+        *size = n;
     pthread_mutex_unlock(&sim.lock);
-    return r ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+    return found ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 /* ---- pinned host memory ---- */

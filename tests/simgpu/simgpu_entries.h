@@ -60,6 +60,10 @@
     X(cuMemGetAllocationGranularity, cuMemGetAllocationGranularity, 10020, A) \
     X(cuMemGetAllocationPropertiesFromHandle, cuMemGetAllocationPropertiesFromHandle, 10020, A) \
     X(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, 11000, A) \
+    X(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, A) \
+    X(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, A) \
+    X(cuPointerGetAttribute, cuPointerGetAttribute, 4000, A) \
+    X(cuPointerGetAttributes, cuPointerGetAttributes, 7000, A) \
     X(cuMemcpy, cuMemcpy, 4000, D) \
     X(cuMemcpy_ptds, cuMemcpy, 7000, P) \
     X(cuMemcpyAsync, cuMemcpyAsync, 4000, D) \

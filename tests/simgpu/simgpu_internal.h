@@ -66,6 +66,7 @@ struct sim_phys {       /* a physical allocation (cuMemCreate or the backing of 
     bool released;      /* the creating handle was released */
     int maps;           /* mappings referring to it */
     int handle_refs;    /* 1 + cuMemRetainAllocationHandle calls not yet released */
+    int handle_types;   /* CUmemAllocationProp::requestedHandleTypes at cuMemCreate */
 };
 
 struct sim_map { /* a mapped device range; sorted by va in sim.maps */

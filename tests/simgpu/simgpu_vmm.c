@@ -73,6 +73,8 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
         return rc;
     pthread_mutex_lock(&sim.lock);
     struct sim_phys *p = sim_phys_create(size, host, &rc);
+    if (p) /* what cuMemExportToShareableHandle may export later (simgpu_share.c) */
+        p->handle_types = (int)prop->requestedHandleTypes;
     pthread_mutex_unlock(&sim.lock);
     if (p)
         *out = (CUmemGenericAllocationHandle)(uintptr_t)p;

@@ -1,0 +1,206 @@
+/* shim_resid_hold.c — managed allocations that must never move again, and the range a pointer
+ * query reports for a managed pointer.
+ *
+ * An allocation whose memory or address range the program hands to someone libshim cannot
+ * follow (another process through IPC or a shareable handle, the program itself through a
+ * retained physical handle, a raw range user such as NCCL's buffer registration) must stay
+ * where it is for the rest of its life: a move would remap its range onto other physical
+ * memory behind that user's back. Such a unit is brought to the device first (waiting for any
+ * copy in flight, on the host: the user is not ordered after libshim's streams), then held:
+ * no policy, plan or search for room picks it again (resid_unmovable). A hold is taken before
+ * the real call and undone if the call fails, so that an export the driver refused leaves the
+ * allocation movable. A small allocation's slab is held as a whole (its chunk is what moves). */
+#include "shim_resid.h"
+
+/* The unit holding managed allocation id and, for a small one, its member (lock held). */
+static struct resid_unit *unit_of(uint64_t id, struct resid_member **member)
+{
+    *member = NULL;
+    if (!(id & SHIM_MANAGED_ID_TAG))
+        return NULL;
+    struct resid_unit *u = resid_find(id);
+    if (u)
+        return u;
+    *member = resid_member_find(id);
+    return *member ? (*member)->slab : NULL;
+}
+
+/* The program's view of allocation id in unit u: its range and its bytes. */
+static void range_of(const struct resid_unit *u, const struct resid_member *m, uint64_t id,
+                     struct shim_managed_range *r)
+{
+    r->id = id;
+    r->device = resid.device;
+    if (m) {
+        r->base = u->va + (uint64_t)m->first * RESID_SLAB_BLOCK;
+        r->size = (uint64_t)m->blocks * RESID_SLAB_BLOCK;
+    } else { /* the reservation, as RANGE_SIZE reports for a VMM range (cuda.h) */
+        r->base = u->va;
+        r->size = u->mapped;
+    }
+}
+
+bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r)
+{
+    uint64_t id = shim_registry_find(p);
+    if (!(id & SHIM_MANAGED_ID_TAG) || !atomic_load_explicit(&resid.on, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&resid.lock);
+    struct resid_member *m;
+    struct resid_unit *u = unit_of(id, &m);
+    if (u)
+        range_of(u, m, id, r);
+    pthread_mutex_unlock(&resid.lock);
+    return u != NULL;
+}
+
+/* Waits on the host until the copies that made u's data, or still read it, are done (lock
+   held; dropped meanwhile: u is pinned by the caller). */
+static void wait_copies(struct resid_unit *u)
+{
+    struct resid_fence *f[2] = {resid_fence_ref(u->ready), resid_fence_ref(u->reading)};
+    pthread_mutex_unlock(&resid.lock);
+    for (int i = 0; i < 2; i++)
+        if (f[i] && resid.drv->event_sync(f[i]->event) != CUDA_SUCCESS)
+            SHIM_LOG_ONCE(SHIM_LOG_WARN, "pin: waiting for a copy of a pinned range failed");
+    pthread_mutex_lock(&resid.lock);
+    for (int i = 0; i < 2; i++)
+        resid_fence_drop(f[i]);
+}
+
+/* Brings u to the device (lock held, u pinned): within the budget if room can be made, above
+   it otherwise (a held unit must be on the device, whatever the budget). 0, or -1. */
+static int settle(struct resid_unit *u)
+{
+    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0)
+        u->stuck = false;
+    if (u->stuck)
+        return -1;
+    if (u->state == RESID_EVICTING && u->move)
+        resid_cancel_eviction(u, NULL);
+    struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
+    if (u->state == RESID_HOST && resid_restore(u, &why) != 0 && u->state == RESID_HOST) {
+        resid.over_budget = true;
+        resid_restore(u, &why);
+        resid.over_budget = false;
+    }
+    if (u->state == RESID_RESTORING)
+        resid_wait_move(u, SHIM_REASON_DEMAND);
+    if (u->state != RESID_DEVICE || u->stuck)
+        return -1;
+    wait_copies(u);
+    return u->state == RESID_DEVICE ? 0 : -1;
+}
+
+/* Takes a hold on u for h (lock held); CUDA_SUCCESS, or the error the program gets. */
+static CUresult hold_unit(struct resid_unit *u, struct resid_member *m, uint64_t id,
+                          struct shim_hold *h)
+{
+    struct shim_managed_range r;
+    range_of(u, m, id, &r);
+    h->unit_id = u->id;
+    h->alloc_id = m ? m->id : u->id;
+    h->addr = r.base;
+    h->bytes = m ? r.size : u->size;
+    h->from = (uint32_t)u->state;
+    atomic_fetch_add_explicit(&u->pins, 1, memory_order_relaxed);
+    int ok = settle(u);
+    if (ok == 0)
+        u->held++;
+    atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
+    if (ok != 0) {
+        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "pin: an exported or shared managed allocation could not "
+                                      "be brought to the device: the call fails");
+        return resid.last_error ? resid.last_error : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    h->active = true;
+    return CUDA_SUCCESS;
+}
+
+bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc)
+{
+    *h = (struct shim_hold){.reason = why};
+    uint64_t id = shim_registry_find(p);
+    if (!(id & SHIM_MANAGED_ID_TAG) || !atomic_load_explicit(&resid.on, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&resid.lock);
+    struct resid_member *m;
+    struct resid_unit *u = unit_of(id, &m);
+    if (u)
+        *rc = hold_unit(u, m, id, h);
+    pthread_mutex_unlock(&resid.lock);
+    return u != NULL;
+}
+
+struct by_handle {
+    CUmemGenericAllocationHandle handle;
+    struct resid_unit *found;
+};
+
+static void match_handle(struct resid_unit *u, void *ctx)
+{
+    struct by_handle *b = ctx;
+    for (uint32_t i = 0; !b->found && i < u->n; i++)
+        if (u->backing[i] && u->backing[i]->handle == b->handle)
+            b->found = u;
+}
+
+bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_reason why,
+                            struct shim_hold *h, CUresult *rc)
+{
+    *h = (struct shim_hold){.reason = why};
+    if (!handle || !atomic_load_explicit(&resid.on, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&resid.lock);
+    struct by_handle b = {handle, NULL};
+    resid_each(match_handle, &b); /* rare: a linear search is fine */
+    if (b.found)                  /* a slab's chunk: the slab itself stands for its members */
+        *rc = hold_unit(b.found, NULL, b.found->id, h);
+    pthread_mutex_unlock(&resid.lock);
+    return b.found != NULL;
+}
+
+static const char *reason_name(enum shim_pin_reason r)
+{
+    switch (r) {
+    case SHIM_PIN_IPC:
+        return "cuIpcGetMemHandle";
+    case SHIM_PIN_EXPORT:
+        return "cuMemExportToShareableHandle";
+    case SHIM_PIN_RETAIN:
+        return "cuMemRetainAllocationHandle";
+    default:
+        return "cuMemGetAddressRange";
+    }
+}
+
+void shim_resid_hold_done(struct shim_hold *h, bool ok)
+{
+    if (!h->active)
+        return;
+    h->active = false;
+    bool first = false;
+    pthread_mutex_lock(&resid.lock);
+    struct resid_unit *u = resid_find(h->unit_id); /* the program may have freed it meanwhile */
+    if (u && !ok)
+        u->held--;
+    if (u && ok) {
+        uint8_t bit = (uint8_t)(1u << h->reason);
+        first = !(u->held_why & bit);
+        if (!u->held_why) {
+            resid.held_units++;
+            resid.held_bytes += u->mapped;
+        }
+        u->held_why |= bit;
+    }
+    pthread_mutex_unlock(&resid.lock);
+    if (!first)
+        return;
+    if (shim.record & CONF_RECORD_MOVES)
+        shim_trace_pin(h->alloc_id, h->unit_id, h->addr, h->bytes, h->reason, h->from);
+    shim_log(SHIM_LOG_INFO,
+             "pin: allocation %llx (%llu bytes at %llx) stays on the device for "
+             "good: %s hands its memory to a user libshim cannot follow",
+             (unsigned long long)h->alloc_id, (unsigned long long)h->bytes,
+             (unsigned long long)h->addr, reason_name(h->reason));
+}
