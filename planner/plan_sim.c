@@ -21,7 +21,8 @@
  * backlogs repeat (at most SIM_MAX_STEPS) and the last step is reported. Positions >= n of an
  * entry belong to the next step; the instance of a wrapping entry from before the first step is
  * taken as evicted long ago (or resident, if its eviction falls into the first step), with its
- * copy back issued at time 0 when its prefetch fell in that earlier step. */
+ * copy back issued at time 0 when its prefetch fell in that earlier step. With link_both, a
+ * copy's bytes move at the rates of planner/plan_link.c's fluid rule, in the order issued. */
 #include "plan_internal.h"
 
 #include <math.h>
@@ -67,6 +68,8 @@ typedef struct sim {
     uint64_t *win;
     int64_t level;
     plan_trace *tr;
+    bool fluid; /* link_both: copies follow plan_link.c's rule */
+    plan_link link;
 } sim;
 
 /* ---- the copy-event heap, ordered by (time, class) ---------------------------------------- */
@@ -184,9 +187,28 @@ static plan_err build_list(sim *s, int list, const uint32_t *order)
 
 /* ---- issuing copies ----------------------------------------------------------------------- */
 
+/* Time a copy of entry i's bytes in direction dir takes from st, remap included. */
+static plan_err copy_us(sim *s, uint32_t i, int dir, double st, double *us)
+{
+    const plan_ctx *c = s->c;
+    if (!s->fluid) {
+        *us = dir == PLAN_LINK_D2H ? s->d2h_us[i] : s->h2d_us[i];
+        return PLAN_OK;
+    }
+    double flow;
+    plan_err e =
+        plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].bytes, &flow);
+    *us = flow + c->m->hw.remap_us;
+    return e;
+}
+
 static plan_err issue_evict(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(ready, *s->d2h), done = st + s->d2h_us[i];
+    double st = PLAN_MAX(ready, *s->d2h), us;
+    plan_err e = copy_us(s, i, PLAN_LINK_D2H, st, &us);
+    if (e)
+        return e;
+    double done = st + us;
     *s->d2h = done;
     s->evict_done[i] = done;
     if (s->tr)
@@ -198,7 +220,11 @@ static plan_err issue_evict(sim *s, uint32_t i, double ready)
 
 static plan_err issue_restore(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), done = st + s->h2d_us[i];
+    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), us;
+    plan_err e = copy_us(s, i, PLAN_LINK_H2D, st, &us);
+    if (e)
+        return e;
+    double done = st + us;
     *s->h2d = done;
     s->restore_done[i] = done;
     if (s->tr)
@@ -357,6 +383,8 @@ static plan_err sim_prepare(sim *s)
     s->level = (int64_t)c->cyclic_bytes;
     s->d2h = &s->eng[0];
     s->h2d = c->m->hw.duplex ? &s->eng[1] : &s->eng[0];
+    s->fluid = plan_link_on(&c->m->hw);
+    plan_link_init(&s->link, &c->m->hw);
     for (size_t i = 0; i < s->p->n; i++) {
         const plan_entry *e = &s->p->entries[i];
         const plan_gap *g = &c->gaps[s->gap_of[i]];
@@ -389,6 +417,7 @@ static void sim_free(sim *s)
     free(s->evict_done), free(s->restore_done), free(s->d2h_us), free(s->h2d_us);
     free(s->death_adj), free(s->cv), free(s->hp);
     free(s->op_start), free(s->op_end), free(s->win);
+    plan_link_free(&s->link);
 }
 
 /* ---- the driver ---------------------------------------------------------------------------- */
