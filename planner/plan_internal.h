@@ -321,6 +321,7 @@ struct plan_builder {
     uint64_t granule, page;
     plan_hw link;
     int link_given;
+    double link_both[2];                /* plan_build_link_both: H2D, D2H; 0, 0 when not given */
     double moved_bytes[2], moved_us[2]; /* [0] to host, [1] to device */
 };
 
