@@ -210,6 +210,10 @@ typedef enum {
     X(LINK_DUPLEX, "link_duplex", ENUM, "full", 0, 0, 0, "full|shared", "",                        \
       "What the planner assumes of the host link when copies run both ways at once. full: each "   \
       "direction at its own measured speed; shared: one direction at a time (half duplex)")        \
+    X(LINK_BOTH_GBPS, "link_both_gbps", STRING, "", 0, 0, 0, "", "H2D,D2H",                        \
+      "With link_duplex = full, the speed in GB/s of each direction while the other is copying "   \
+      "too (a PCIe Gen4 A100 measured 11,25: nvbandwidth issue #53); each is capped at that "      \
+      "direction's measured speed; empty: both directions at their own speed at once")             \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \

@@ -39,12 +39,17 @@ const char *plan_strerror(plan_err err);
 
 /* Hardware figures. Bandwidths in GB/s (1e9 bytes per second). duplex: non-zero when both
  * directions copy at full speed at the same time, zero when they share one link (copies are then
- * served one at a time). remap_us: cost of remapping a range after each copy. */
+ * served one at a time). remap_us: cost of remapping a range after each copy. both_h2d_gbps and
+ * both_d2h_gbps: 0 (absent: duplex decides), or the rates of each direction while the other is
+ * copying too, each in (0, its full rate], only with duplex (model keyword link_both; the fluid
+ * rule of planner/plan_link.c). */
 typedef struct plan_hw {
     double h2d_gbps;
     double d2h_gbps;
     int duplex;
     double remap_us;
+    double both_h2d_gbps;
+    double both_d2h_gbps;
 } plan_hw;
 
 /* One operation (kernel launch) of the step, in launch order. The simulator runs all operations

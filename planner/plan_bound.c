@@ -33,6 +33,10 @@
  * least the busy time of each engine (of the one shared engine when the link is not duplex):
  *     S >= D / bw_d2h + remap - compute, S >= H / bw_h2d + remap - compute (duplex), or
  *     S >= D / bw_d2h + H / bw_h2d + remaps - compute (shared link).
+ * Claim 6 (both-busy link, link_both). Each both-busy rate is at most its direction's full rate
+ * (plan_link_check), so under the fluid rule bytes never move faster than bw_d2h / bw_h2d: every
+ * time used in claims 2, 3 and 5 is still a lower bound on the copies it counts, and the bound
+ * holds unchanged (it ignores the slowdown, so it is weaker on such links, never wrong).
  * The bound is the largest of these, over the operations examined (all of them for small
  * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
 #include "plan_internal.h"

@@ -177,6 +177,16 @@ plan_err plan_build_duplex(plan_builder *b, int duplex)
     return PLAN_OK;
 }
 
+plan_err plan_build_link_both(plan_builder *b, double h2d_gbps, double d2h_gbps)
+{
+    bool off = h2d_gbps == 0 && d2h_gbps == 0;
+    if (!off && !(h2d_gbps > 0 && h2d_gbps <= 1e6 && d2h_gbps > 0 && d2h_gbps <= 1e6))
+        return PLAN_ERR_INVALID;
+    b->link_both[0] = h2d_gbps;
+    b->link_both[1] = d2h_gbps;
+    return PLAN_OK;
+}
+
 plan_err plan_build_move(plan_builder *b, int to_device, uint64_t bytes, double usec)
 {
     if (!isfinite(usec))

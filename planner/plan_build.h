@@ -115,6 +115,12 @@ plan_err plan_build_link(plan_builder *b, double h2d_gbps, double d2h_gbps, int 
  * one at a time (0); kept by plan_build_link's figures too. PLAN_ERR_INVALID for another value. */
 plan_err plan_build_duplex(plan_builder *b, int duplex);
 
+/* The rates in GB/s of each direction while the other is copying too (model keyword link_both),
+ * for every model from now on, kept by plan_build_link; 0, 0 removes them. Each is capped at its
+ * direction's rate of the model (measured or given), and dropped on a link that is not duplex.
+ * PLAN_ERR_INVALID unless both are 0 or both in (0, 1e6]. */
+plan_err plan_build_link_both(plan_builder *b, double h2d_gbps, double d2h_gbps);
+
 /* One copy of the shim's own between device and host (an eviction: to_device 0, a restore:
  * to_device 1) of bytes that took usec from submission to remap. Without plan_build_link, each
  * direction's bandwidth is its bytes over its time, summed over its moves (remap included).

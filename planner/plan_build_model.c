@@ -266,15 +266,27 @@ static double measured_gbps(const plan_builder *b, int to_device)
     return PLAN_MIN(PLAN_MAX(gbps, 1e-6), 1e6);
 }
 
+/* The both-busy rates given, capped at the model's full rates (a rate given above the measured
+   one would have bytes move faster with both directions busy); none on a shared link. */
+static void both_of(const plan_builder *b, plan_hw *hw)
+{
+    hw->both_h2d_gbps = hw->both_d2h_gbps = 0;
+    if (!hw->duplex || b->link_both[0] <= 0)
+        return;
+    hw->both_h2d_gbps = PLAN_MIN(b->link_both[0], hw->h2d_gbps);
+    hw->both_d2h_gbps = PLAN_MIN(b->link_both[1], hw->d2h_gbps);
+}
+
 static plan_hw link_of(const plan_builder *b, plan_build_info *info)
 {
     plan_hw hw = b->link;
-    if (b->link_given)
-        return hw;
-    if ((info->measured_d2h = b->moved_us[0] > 0))
-        hw.d2h_gbps = measured_gbps(b, 0);
-    if ((info->measured_h2d = b->moved_us[1] > 0))
-        hw.h2d_gbps = measured_gbps(b, 1);
+    if (!b->link_given) {
+        if ((info->measured_d2h = b->moved_us[0] > 0))
+            hw.d2h_gbps = measured_gbps(b, 0);
+        if ((info->measured_h2d = b->moved_us[1] > 0))
+            hw.h2d_gbps = measured_gbps(b, 1);
+    }
+    both_of(b, &hw);
     return hw;
 }
 

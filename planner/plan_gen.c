@@ -380,7 +380,10 @@ plan_err plan_generate(plan_model *m, const char *spec, char *msg, size_t cap)
     if (e)
         return e;
     g.rng = (uint64_t)P(&g, "seed") * 0x2545f4914f6cdd1dull + 1;
-    m->hw = (plan_hw){P(&g, "h2d"), P(&g, "d2h"), (int)P(&g, "duplex"), P(&g, "remap")};
+    m->hw = (plan_hw){.h2d_gbps = P(&g, "h2d"),
+                      .d2h_gbps = P(&g, "d2h"),
+                      .duplex = (int)P(&g, "duplex"),
+                      .remap_us = P(&g, "remap")};
     fn(&g);
     free(g.tb);
     if (!g.err && plan_model_check(m, NULL, msg, cap))

@@ -125,7 +125,7 @@ static bool hw_ok(const plan_hw *hw, char *msg, size_t cap)
         plan_msg(msg, cap, "remap cost must be in [0, 1e9] us");
         return false;
     }
-    return true;
+    return plan_link_check(hw, msg, cap);
 }
 
 static bool ops_ok(const plan_model *m, char *msg, size_t cap)

@@ -116,6 +116,7 @@ typedef struct reader {
     plan_model *m;
     size_t line;
     size_t hw_line;
+    size_t both_line;   /* of the link_both line, 0 if none */
     size_t *alloc_line; /* line of each allocation, for errors found at the end */
     size_t nline, cline;
     size_t *copy_line; /* line of each copy */
@@ -208,6 +209,22 @@ static plan_err read_hw(reader *r, const tok *a, size_t na)
         return e;
     hw->duplex = (int)duplex;
     r->hw_line = r->line;
+    return PLAN_OK;
+}
+
+/* link_both H2D_GBPS D2H_GBPS: checked against the hw line once the file is read. */
+static plan_err read_link_both(reader *r, const tok *a, size_t na)
+{
+    if (r->both_line)
+        return rerr(r, r->line, "second 'link_both' line (first at line %zu)", r->both_line);
+    if (na != 2)
+        return rerr(r, r->line, "'link_both' takes 2 values: H2D_GBPS D2H_GBPS");
+    plan_hw *hw = &r->m->hw;
+    plan_err e;
+    if ((e = dbl_arg(r, a[0], 1e-6, 1e6, "H2D_GBPS", &hw->both_h2d_gbps)) ||
+        (e = dbl_arg(r, a[1], 1e-6, 1e6, "D2H_GBPS", &hw->both_d2h_gbps)))
+        return e;
+    r->both_line = r->line;
     return PLAN_OK;
 }
 
@@ -348,10 +365,13 @@ static plan_err read_line(reader *r, const char *s, const char *end)
         return read_hw(r, a, na);
     if (tok_is(kw, "op"))
         return read_op(r, a, na);
+    if (tok_is(kw, "link_both"))
+        return read_link_both(r, a, na);
     if (tok_is(kw, "copy"))
         return read_copy(r, a, na);
     char b[40];
-    return rerr(r, r->line, "unknown keyword '%s' (expected hw, op, alloc or copy)", show(kw, b));
+    return rerr(r, r->line, "unknown keyword '%s' (expected hw, link_both, op, alloc or copy)",
+                show(kw, b));
 }
 
 /* Checks that need the whole file: the hw line, operations, allocation ranges. */
@@ -368,6 +388,8 @@ static plan_err read_finish(reader *r)
                         r->m->copies[i].after, r->m->nops - 1);
     size_t bad;
     char text[200];
+    if (r->both_line && !plan_link_check(&r->m->hw, text, sizeof(text)))
+        return rerr(r, r->both_line, "%s", text);
     if (plan_model_check(r->m, &bad, text, sizeof(text)) == PLAN_OK)
         return PLAN_OK;
     size_t line = bad < r->nline ? r->alloc_line[bad] : last;

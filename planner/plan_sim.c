@@ -27,7 +27,8 @@
  * backlogs repeat (at most SIM_MAX_STEPS) and the last step is reported. Positions >= n of an
  * entry belong to the next step; the instance of a wrapping entry from before the first step is
  * taken as evicted long ago (or resident, if its eviction falls into the first step), with its
- * copy back issued at time 0 when its prefetch fell in that earlier step. */
+ * copy back issued at time 0 when its prefetch fell in that earlier step. With link_both, a
+ * copy's bytes move at the rates of planner/plan_link.c's fluid rule, in the order issued. */
 #include "plan_internal.h"
 
 #include <math.h>
@@ -74,6 +75,8 @@ typedef struct sim {
     uint64_t *win;
     int64_t level;
     plan_trace *tr;
+    bool fluid; /* link_both: copies follow plan_link.c's rule */
+    plan_link link;
 } sim;
 
 /* ---- the copy-event heap, ordered by (time, class) ---------------------------------------- */
@@ -191,9 +194,28 @@ static plan_err build_list(sim *s, int list, const uint32_t *order)
 
 /* ---- issuing copies ----------------------------------------------------------------------- */
 
+/* Time a copy of entry i's bytes in direction dir takes from st, remap included. */
+static plan_err copy_us(sim *s, uint32_t i, int dir, double st, double *us)
+{
+    const plan_ctx *c = s->c;
+    if (!s->fluid) {
+        *us = dir == PLAN_LINK_D2H ? s->d2h_us[i] : s->h2d_us[i];
+        return PLAN_OK;
+    }
+    double flow;
+    plan_err e =
+        plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].bytes, &flow);
+    *us = flow + c->m->hw.remap_us;
+    return e;
+}
+
 static plan_err issue_evict(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(ready, *s->d2h), done = st + s->d2h_us[i];
+    double st = PLAN_MAX(ready, *s->d2h), us;
+    plan_err e = copy_us(s, i, PLAN_LINK_D2H, st, &us);
+    if (e)
+        return e;
+    double done = st + us;
     *s->d2h = done;
     s->evict_done[i] = done;
     if (s->tr)
@@ -205,7 +227,11 @@ static plan_err issue_evict(sim *s, uint32_t i, double ready)
 
 static plan_err issue_restore(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), done = st + s->h2d_us[i];
+    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), us;
+    plan_err e = copy_us(s, i, PLAN_LINK_H2D, st, &us);
+    if (e)
+        return e;
+    double done = st + us;
     *s->h2d = done;
     s->restore_done[i] = done;
     if (s->tr)
@@ -231,23 +257,30 @@ static void push_c(sim *s, double t, int64_t d, size_t op)
         s->cv[s->ncv++] = (cev){t, d, (uint32_t)op};
 }
 
-/* The program's copies after operation q, from its end `end`, in stream order: each starts when
+/* The program's copies after operation q, from its end *end, in stream order: each starts when
  * the previous one is done and its engine is free (behind evictions issued before it), and the
  * next operation waits for the last. libshim issues the evictions planned after q before the
- * next launch, which the host makes after the copies: they queue behind them. Returns the end
- * of the last copy (end when there is none). */
-static double program_copies(sim *s, size_t q, double end)
+ * next launch, which the host makes after the copies: they queue behind them. *end becomes the
+ * end of the last copy (unchanged when there is none). PLAN_ERR_NOMEM (the link's record). */
+static plan_err program_copies(sim *s, size_t q, double *end)
 {
     const plan_model *m = s->c->m;
     for (uint32_t k = s->copy_head[q]; k < s->copy_head[q + 1]; k++) {
         const plan_copy *cp = &m->copies[s->copy_order[k]];
         double *eng = cp->to_device ? s->h2d : s->d2h;
-        double gbps = cp->to_device ? m->hw.h2d_gbps : m->hw.d2h_gbps;
-        s->stall += PLAN_MAX(0.0, *eng - end); /* queued behind the plan's moves */
-        end = PLAN_MAX(end, *eng) + (double)cp->bytes / (gbps * 1e3);
-        *eng = end;
+        double st = PLAN_MAX(*end, *eng), us;
+        s->stall += st - *end; /* queued behind the plan's moves */
+        if (s->fluid) {
+            plan_err e = plan_link_place(&s->link, cp->to_device ? PLAN_LINK_H2D : PLAN_LINK_D2H,
+                                         st, cp->bytes, &us);
+            if (e)
+                return e;
+        } else {
+            us = (double)cp->bytes / ((cp->to_device ? m->hw.h2d_gbps : m->hw.d2h_gbps) * 1e3);
+        }
+        *end = *eng = st + us;
     }
-    return end;
+    return PLAN_OK;
 }
 
 /* Runs operation q from `ready` (end of the previous one); returns its end. */
@@ -272,7 +305,8 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
             return e;
     }
     push_c(s, end, -dying, q);
-    end = program_copies(s, q, end);
+    if ((e = program_copies(s, q, &end)))
+        return e;
     FOR_ITEMS(s, L_EVICT, q, it) if ((e = issue_evict(s, it->ent, end))) return e;
     s->op_start[q] = st, s->op_end[q] = end;
     *end_out = end;
@@ -403,6 +437,8 @@ static plan_err sim_prepare(sim *s)
     s->level = (int64_t)c->cyclic_bytes;
     s->d2h = &s->eng[0];
     s->h2d = c->m->hw.duplex ? &s->eng[1] : &s->eng[0];
+    s->fluid = plan_link_on(&c->m->hw);
+    plan_link_init(&s->link, &c->m->hw);
     for (size_t i = 0; i < s->p->n; i++) {
         const plan_entry *e = &s->p->entries[i];
         const plan_gap *g = &c->gaps[s->gap_of[i]];
@@ -436,6 +472,7 @@ static void sim_free(sim *s)
     free(s->death_adj), free(s->cv), free(s->hp);
     free(s->op_start), free(s->op_end), free(s->win);
     free(s->copy_head), free(s->copy_order);
+    plan_link_free(&s->link);
 }
 
 /* ---- the driver ---------------------------------------------------------------------------- */

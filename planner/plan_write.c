@@ -65,6 +65,13 @@ static void put_model(wbuf *w, const plan_model *m)
     put(w, " %d ", m->hw.duplex ? 1 : 0);
     put_num(w, m->hw.remap_us);
     put(w, "\n");
+    if (m->hw.both_h2d_gbps > 0) {
+        put(w, "link_both ");
+        put_num(w, m->hw.both_h2d_gbps);
+        put(w, " ");
+        put_num(w, m->hw.both_d2h_gbps);
+        put(w, "\n");
+    }
     for (size_t i = 0; i < m->nops && !w->failed; i++) {
         put(w, "op ");
         put_num(w, m->ops[i].dur_us);

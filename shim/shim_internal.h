@@ -42,6 +42,7 @@ struct shim_ctx {
     bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
     int planner;                   /* CONF_PLANNER_* */
     bool link_shared;              /* link_duplex = "shared": the planner's link is half duplex */
+    double link_both_gbps[2];      /* link_both_gbps (H2D, D2H); 0, 0 when not set */
     _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };

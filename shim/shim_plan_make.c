@@ -215,6 +215,9 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
                      info.measured_h2d ? " measured" : " assumed", m.hw.d2h_gbps,
                      info.measured_d2h ? " measured" : " assumed",
                      m.hw.duplex ? "both at once" : "one way at a time");
+            if (m.hw.both_h2d_gbps > 0)
+                snprintf(sp->link + strlen(sp->link), sizeof sp->link - strlen(sp->link),
+                         " (%.3f/%.3f GB/s both busy)", m.hw.both_h2d_gbps, m.hw.both_d2h_gbps);
             snprintf(msg, cap, "step %llu (%zu launches, %zu allocations, %zu movable; %s)",
                      (unsigned long long)info.step, m.nops, m.nallocs, movable, sp->link);
         } else {

@@ -162,6 +162,7 @@ void shim_plan_steady(void)
     if ((rec.b = plan_build_new()) != NULL) {
         check(plan_build_rounding(rec.b, shim_resid_granularity(), 4096));
         check(plan_build_duplex(rec.b, !shim.link_shared));
+        check(plan_build_link_both(rec.b, shim.link_both_gbps[0], shim.link_both_gbps[1]));
         add_live();
         atomic_store_explicit(&shim_plan_rec_on, true, memory_order_relaxed);
     } else {

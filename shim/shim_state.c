@@ -77,6 +77,32 @@ static void add_config_line(void *ctx, const char *line)
         config_len += (size_t)n;
 }
 
+/* link_both_gbps: "H2D,D2H", two speeds in (0, 1e6] GB/s, or empty. A malformed value is
+   reported and left unset (the planner then assumes both directions at full speed at once). */
+static void link_both(const char *v)
+{
+    shim.link_both_gbps[0] = shim.link_both_gbps[1] = 0;
+    if (!*v)
+        return;
+    char *end;
+    double h = strtod(v, &end), d = 0;
+    bool ok = end != v && *end == ',' && h > 0 && h <= 1e6;
+    if (ok) {
+        const char *s = end + 1;
+        d = strtod(s, &end);
+        ok = end != s && !*end && d > 0 && d <= 1e6;
+    }
+    if (!ok) {
+        shim_log(SHIM_LOG_WARN,
+                 "link_both_gbps = \"%s\": want H2D,D2H in GB/s, each in (0, 1e6]; "
+                 "ignored",
+                 v);
+        return;
+    }
+    shim.link_both_gbps[0] = h;
+    shim.link_both_gbps[1] = d;
+}
+
 static void apply(const conf_config *cfg)
 {
     shim.mode = conf_get_choice(cfg, CONF_MODE);
@@ -89,6 +115,7 @@ static void apply(const conf_config *cfg)
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
+    link_both(conf_get_string(cfg, CONF_LINK_BOTH_GBPS));
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_size max = conf_get_size(cfg, CONF_TRACE_MAX_BYTES);

@@ -65,6 +65,10 @@ static void override_link(plan_model *m, const report_model_opts *o)
         m->hw.duplex = o->duplex;
     if (o->remap >= 0)
         m->hw.remap_us = o->remap;
+    if (o->both_h2d >= 0) {
+        m->hw.both_h2d_gbps = o->both_h2d;
+        m->hw.both_d2h_gbps = o->both_d2h;
+    }
 }
 
 /* Contract in report_trace.h. */
@@ -85,6 +89,11 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
         return 1;
     }
     override_link(m, o);
+    if (plan_model_check(m, NULL, msg, sizeof msg) != PLAN_OK) {
+        snprintf(err, errlen, "%s: the link given: %s", t->name, msg);
+        plan_model_free(m);
+        return 1;
+    }
     return 0;
 }
 

@@ -10,11 +10,11 @@
 
 #define MODEL_USAGE                                                                                \
     "usage: shim-report model TRACE [--step N] [-o FILE] [--h2d GBPS] [--d2h GBPS]\n"              \
-    "                         [--duplex 0|1] [--remap US]\n"
+    "                         [--duplex 0|1] [--remap US] [--link-both H2D,D2H]\n"
 #define PLAN_USAGE                                                                                 \
     "usage: shim-report plan TRACE --budget SIZE [--planner none|reactive|scheduled|exact]\n"      \
     "                        [--proposals N] [--step N] [--h2d GBPS] [--d2h GBPS]\n"               \
-    "                        [--duplex 0|1] [--remap US] [--json]\n"                               \
+    "                        [--duplex 0|1] [--remap US] [--link-both H2D,D2H] [--json]\n"         \
     "SIZE: bytes, a size with a unit (512MiB, 40GiB, 1.5GB) or a share of the native peak (75%)\n"
 
 static int usage(int for_plan, const char *fmt, const char *what)
@@ -50,6 +50,18 @@ static int count(const char *s, unsigned long long hi, unsigned long long *out)
     return 0;
 }
 
+/* "H,D": two numbers in [1e-6, 1e6] separated by one comma. 0 or -1. */
+static int rate_pair(const char *s, double *h, double *d)
+{
+    const char *comma = strchr(s, ',');
+    char first[64];
+    if (!comma || (size_t)(comma - s) >= sizeof first)
+        return -1;
+    memcpy(first, s, (size_t)(comma - s));
+    first[comma - s] = 0;
+    return number(first, 1e-6, 1e6, h) || number(comma + 1, 1e-6, 1e6, d) ? -1 : 0;
+}
+
 /* One option that takes value v. 0, 1 when a is not one of them, or 2 (usage printed). */
 static int link_option(report_model_opts *o, const char *a, const char *v, int for_plan)
 {
@@ -61,6 +73,12 @@ static int link_option(report_model_opts *o, const char *a, const char *v, int f
     } else if (!strcmp(a, "--remap")) {
         if (number(v, 0, 1e9, &o->remap))
             return usage(for_plan, "%s takes a time in microseconds in [0, 1e9]", a);
+    } else if (!strcmp(a, "--link-both")) {
+        if (rate_pair(v, &o->both_h2d, &o->both_d2h))
+            return usage(for_plan,
+                         "%s takes H2D,D2H: the rates in GB/s in [1e-6, 1e6] of each direction "
+                         "while the other copies too",
+                         a);
     } else if (!strcmp(a, "--duplex")) {
         if (strcmp(v, "0") && strcmp(v, "1"))
             return usage(for_plan, "%s takes 0 or 1", a);
@@ -115,9 +133,9 @@ static int value_option(report_model_opts *o, const char *a, const char *v, int 
 
 static int takes_value(const char *a)
 {
-    static const char *const names[] = {"--step",   "-o",        "--h2d",
-                                        "--d2h",    "--duplex",  "--remap",
-                                        "--budget", "--planner", "--proposals"};
+    static const char *const names[] = {"--step",    "-o",         "--h2d",       "--d2h",
+                                        "--duplex",  "--remap",    "--link-both", "--budget",
+                                        "--planner", "--proposals"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(a, names[i]))
             return 1;
@@ -127,8 +145,14 @@ static int takes_value(const char *a)
 /* Contract in report_trace.h. */
 int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int for_plan)
 {
-    *o = (report_model_opts){
-        .step = -1, .h2d = -1, .d2h = -1, .remap = -1, .duplex = -1, .kind = PLAN_KIND_SCHEDULED};
+    *o = (report_model_opts){.step = -1,
+                             .h2d = -1,
+                             .d2h = -1,
+                             .remap = -1,
+                             .duplex = -1,
+                             .both_h2d = -1,
+                             .both_d2h = -1,
+                             .kind = PLAN_KIND_SCHEDULED};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (for_plan && !strcmp(a, "--json")) {

@@ -47,6 +47,9 @@ static void print_text(FILE *out, const report_trace *t, const plan_model *m, co
             i->timed, i->filled, i->allocs, i->cyclic);
     fprintf(out, "link: h2d %.3f GB/s, d2h %.3f GB/s, duplex %d, remap %.3f us\n", m->hw.h2d_gbps,
             m->hw.d2h_gbps, m->hw.duplex, m->hw.remap_us);
+    if (m->hw.both_h2d_gbps > 0)
+        fprintf(out, "link_both: h2d %.3f GB/s, d2h %.3f GB/s\n", m->hw.both_h2d_gbps,
+                m->hw.both_d2h_gbps);
     fprintf(out, "native_peak_bytes: %llu\nfloor_bytes: %llu\nnative_step_us: %.3f\nplanner: %s\n",
             U(r->native), U(r->floor), r->native_us, plan_kind_name(r->kind));
     if (r->has_budget) {
@@ -93,6 +96,9 @@ static void print_json(FILE *out, const report_trace *t, const plan_model *m, co
             i->cyclic);
     fprintf(out, "\"h2d_gbps\": %.6g, \"d2h_gbps\": %.6g, \"duplex\": %d, \"remap_us\": %.6g, ",
             m->hw.h2d_gbps, m->hw.d2h_gbps, m->hw.duplex, m->hw.remap_us);
+    if (m->hw.both_h2d_gbps > 0)
+        fprintf(out, "\"both_h2d_gbps\": %.6g, \"both_d2h_gbps\": %.6g, ", m->hw.both_h2d_gbps,
+                m->hw.both_d2h_gbps);
     fprintf(out, "\"native_peak_bytes\": %llu, \"floor_bytes\": %llu, \"native_step_us\": ",
             U(r->native), U(r->floor));
     report_json_double(out, r->native_us);

@@ -499,6 +499,7 @@ typedef struct report_model_opts {
     long long step; /* -1: the last step with kernel times */
     double h2d, d2h, remap;
     int duplex;
+    double both_h2d, both_d2h; /* --link-both H2D,D2H: the both-busy rates */
     int json;
     int kind; /* plan_kind */
     size_t proposals;

@@ -17,14 +17,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH="$root/build/simgpu" SIMGPU_QUIET=1
 # The link's speed each way (SIMGPU_H2D_GBPS = SIMGPU_D2H_GBPS); "25-shared": one direction at a
-# time (SIMGPU_LINK_SHARED=1), which the planner is told (SHIM_LINK_DUPLEX=shared).
-links=${RESIDENCY_BENCH_GBPS:-25 50 25-shared}
+# time (SIMGPU_LINK_SHARED=1), which the planner is told (SHIM_LINK_DUPLEX=shared); "25-both11":
+# 25 GB/s each way alone, 11 to the device and 25 to the host while both copy (the PCIe Gen4 A100
+# of nvbandwidth issue #53: SIMGPU_LINK_BOTH_GBPS), which the planner is told (SHIM_LINK_BOTH_GBPS).
+links=${RESIDENCY_BENCH_GBPS:-25 50 25-shared 25-both11}
 
 for gbps in $links; do
-    export SIMGPU_H2D_GBPS=${gbps%-shared} SIMGPU_D2H_GBPS=${gbps%-shared}
+    rate=${gbps%%-*}
+    export SIMGPU_H2D_GBPS=$rate SIMGPU_D2H_GBPS=$rate SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full
+    export SIMGPU_LINK_BOTH_GBPS= SHIM_LINK_BOTH_GBPS=
     case $gbps in
     *-shared) export SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared ;;
-    *) export SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full ;;
+    *-both*) export SIMGPU_LINK_BOTH_GBPS=${gbps##*-both},$rate SHIM_LINK_BOTH_GBPS=${gbps##*-both},$rate ;;
     esac
     mkdir -p "$work/$gbps"
     for mode in segments async exact; do
@@ -81,7 +85,10 @@ for link in links:
         ok = "yes" if ok else f"NO (checksums {s}, {re_sum}; hazards {st['unmap_hazards']}, {re_st['unmap_hazards']})"
         f = lambda v: f"{v:.0f}" if v is not None else "no plan"
         r = lambda a, b: f"{a / b:.2f}x" if b else "-"
-        print(f"| {link.replace('-shared', ' GB/s, shared') if 'shared' in link else link + ' GB/s'} | {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | "
+        label = (link.replace('-shared', ' GB/s, shared') if 'shared' in link else
+                 re.sub(r'^(\d+)-both(\d+)$', r'\1 GB/s, \2/\1 both busy', link) if 'both' in link else
+                 link + ' GB/s')
+        print(f"| {label} | {mode} | {pct}% ({mib(budget)} MiB) | {nat_us:.0f} | {re_us:.0f} | "
               f"{us:.0f} | {f(pred)} | {f(bound)} | {r(us, pred)} | {r(us, bound)} | "
               f"{us / nat_us:.2f}x | {100 * spread:.1f}% | {moves} | {ok} |")
 PY

@@ -66,7 +66,21 @@ static const struct {
      "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got '0x10'"},
     {"hw 1 1 1 0\nop 1 2 3\n", "m.txt:2: error: 'op' takes DURATION_US [STREAM]"},
     {"hw 1 1 1 0\nop 1\nkernel 3\n",
-     "m.txt:3: error: unknown keyword 'kernel' (expected hw, op, alloc or copy)"},
+     "m.txt:3: error: unknown keyword 'kernel' (expected hw, link_both, op, alloc or copy)"},
+    {"hw 1 1 1 0\nlink_both 2 1\nop 1\n",
+     "m.txt:2: error: link_both rates must be in (0, full rate]: H2D_GBPS in (0, 1], D2H_GBPS in "
+     "(0, 1]"},
+    {"hw 4 2 1 0\nop 1\nlink_both 1 3\n",
+     "m.txt:3: error: link_both rates must be in (0, full rate]: H2D_GBPS in (0, 4], D2H_GBPS in "
+     "(0, 2]"},
+    {"hw 1 1 0 0\nop 1\nlink_both 0.5 0.5\n",
+     "m.txt:3: error: link_both needs DUPLEX 1 (a shared link copies one way at a time)"},
+    {"hw 1 1 1 0\nlink_both 0.5\nop 1\n",
+     "m.txt:2: error: 'link_both' takes 2 values: H2D_GBPS D2H_GBPS"},
+    {"hw 1 1 1 0\nlink_both 0 1\nop 1\n",
+     "m.txt:2: error: H2D_GBPS must be a number in [1e-06, 1e+06], got '0'"},
+    {"link_both 1 1\nhw 1 1 1 0\nlink_both 1 1\nop 1\n",
+     "m.txt:3: error: second 'link_both' line (first at line 1)"},
     {"hw 1 1 1 0\nop 1\nalloc 0 0 0 0\n",
      "m.txt:3: error: BYTES must be a size in [1, 2^60], got '0'"},
     {"hw 1 1 1 0\nop 1\nalloc 1Q 0 0 0\n",
@@ -170,6 +184,10 @@ static void test_write_round_trip(void **state)
         m.ops[1].dur_us = 0.1; /* not exact in binary: needs 17 digits */
         assert_int_equal(plan_model_add_copy(&m, 1, 0, 4), PLAN_OK); /* kept in their order */
         assert_int_equal(plan_model_add_copy(&m, 0, 1, 28672), PLAN_OK);
+        if (i % 2) { /* link_both is written and read back; absent stays absent */
+            m.hw.both_h2d_gbps = m.hw.h2d_gbps * 0.44;
+            m.hw.both_d2h_gbps = m.hw.d2h_gbps;
+        }
         assert_int_equal(plan_model_write(&m, &text, &len), PLAN_OK);
         assert_int_equal(strlen(text), len);
         plan_model_init(&back);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,6 +222,43 @@ static void test_proposals(void **state)
     plan_model_free(&m);
 }
 
+/* With link_both the lower bound (full rates) stays below the simulated stall of every plan, on
+   generated models, for the scheduled and the reactive planners. */
+static void test_link_both_bound_holds(void **state)
+{
+    (void)state;
+    static const char *const specs[] = {"transformer:layers=4", "unet:levels=3",
+                                        "random:ops=12,allocs=8,seed=3",
+                                        "random:ops=20,allocs=12,seed=11"};
+    static const double slow[][2] = {{0.44, 1.0}, {0.3, 0.5}, {1.0, 0.2}};
+    static const plan_kind kinds[] = {PLAN_KIND_SCHEDULED, PLAN_KIND_REACTIVE};
+    unsigned checked = 0;
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        for (size_t k = 0; k < sizeof(slow) / sizeof(slow[0]); k++) {
+            plan_model m;
+            generate(&m, specs[i]);
+            m.hw.both_h2d_gbps = m.hw.h2d_gbps * slow[k][0];
+            m.hw.both_d2h_gbps = m.hw.d2h_gbps * slow[k][1];
+            for (size_t j = 0; j < sizeof(kinds) / sizeof(kinds[0]); j++) {
+                plan_proposal pr[4];
+                assert_int_equal(plan_proposals(&m, kinds[j], 4, pr), PLAN_OK);
+                for (int q = 0; q < 4; q++) {
+                    if (!pr[q].stats.feasible)
+                        continue;
+                    if (!(pr[q].lower_bound_us <= pr[q].stats.stall_us + 1e-6))
+                        fail_msg("%s link_both %g,%g kind %d budget %" PRIu64
+                                 ": bound %.6f above stall %.6f",
+                                 specs[i], m.hw.both_h2d_gbps, m.hw.both_d2h_gbps, (int)kinds[j],
+                                 pr[q].budget_bytes, pr[q].lower_bound_us, pr[q].stats.stall_us);
+                    checked++;
+                }
+            }
+            plan_model_free(&m);
+        }
+    }
+    assert_true(checked >= 30);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -254,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_feasible_from_floor),
         cmocka_unit_test(test_zero_duration_op),
         cmocka_unit_test(test_proposals),
+        cmocka_unit_test(test_link_both_bound_holds),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

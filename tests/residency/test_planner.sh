@@ -9,7 +9,8 @@
 #   - the result is the native one (checksum), with no unmap hazard and no illegal access;
 #   - every iteration the plan drove keeps the budget (SIMGPU peak within it);
 #   - with planner = "reactive" no plan is made and nothing is planned;
-#   - the plan's link is the one measured from libshim's copies (a 12/40 GB/s device).
+#   - the plan's link is the one measured from libshim's copies (a 12/40 GB/s device), with
+#     the both-busy rates of link_both_gbps when given.
 set -u
 source "$(dirname "$0")/resid_env.sh"
 ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
@@ -64,5 +65,19 @@ SIMGPU_LINK_SHARED=1 SHIM_LINK_DUPLEX=shared SHIM_BUDGET=$((${P:-0} * 75 / 100))
 check "link_duplex = shared: the plan's link is one way at a time, native checksum (exit $(rc shared))" \
     test "$(rc shared)" = 0 -a "$(checksum shared)" = "$want" \
     -a "$(grep -c 'GB/s to the host measured, one way at a time' "$work/shared.err")" -ge 1
+# Both-busy rates (link_both_gbps, nvbandwidth #53): on a 12/40 GB/s device that slows to 5 GB/s
+# to the device while both copy, the plan's model carries the rates given, each capped at the
+# speed measured for its direction (60 asked, 40 measured to the host), and the result is native.
+SIMGPU_H2D_GBPS=12 SIMGPU_D2H_GBPS=40 SIMGPU_LINK_BOTH_GBPS=5,40 SHIM_LINK_BOTH_GBPS=5,60 \
+    SHIM_BUDGET=$((${P:-0} * 75 / 100)) shimmed both --mode async "${ARGS[@]}"
+check "link_both_gbps: the plan's model has 5 and 40 GB/s when both busy, native checksum (exit $(rc both))" \
+    test "$(rc both)" = 0 -a "$(checksum both)" = "$want" \
+    -a "$(grep -c '40.000 GB/s to the host measured, both at once (5.000/40.000 GB/s both busy)' \
+        "$work/both.err")" -ge 1
+SHIM_LINK_BOTH_GBPS=5 SHIM_BUDGET=$((${P:-0} * 75 / 100)) shimmed bothbad --mode async "${ARGS[@]}"
+check "link_both_gbps = \"5\": reported and ignored, the plan's link both at once (exit $(rc bothbad))" \
+    test "$(rc bothbad)" = 0 -a "$(checksum bothbad)" = "$want" \
+    -a "$(grep -c 'link_both_gbps = "5": want H2D,D2H' "$work/bothbad.err")" -ge 1 \
+    -a "$(grep -c 'both busy' "$work/bothbad.err")" -eq 0
 check_sanitizers 2>/dev/null || true
 [ "$failures" -eq 0 ]

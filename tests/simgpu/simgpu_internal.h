@@ -112,6 +112,7 @@ struct sim_cmd {
     int engine;
     bool done, jittered;
     uint64_t ticket, seq;
+    uint64_t link_ticket; /* a copy's place on the link when the both-busy rates apply */
     struct sim_stream *stream;
     double host_vt, vstart, vend;
     struct sim_cmd **deps;
@@ -190,6 +191,20 @@ struct sim_engine_state {
     double vfree;
 };
 
+struct sim_link_seg { /* a busy interval of one copy direction, virtual microseconds */
+    double start, end;
+};
+
+struct sim_link { /* SIMGPU_LINK_BOTH_GBPS (simgpu_link.c) */
+    bool on;
+    double both_gbps[2]; /* H2D, D2H rates while the other direction is busy too */
+    uint64_t next_ticket, serving;
+    struct sim_link_dir {         /* [0] host-to-device, [1] device-to-host */
+        struct sim_link_seg *seg; /* sorted, disjoint: each direction is served in order */
+        size_t n, cap;
+    } dir[2];
+};
+
 struct sim_pinned {
     uintptr_t lo, hi;
     bool registered;
@@ -242,7 +257,8 @@ struct sim_state {
     _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
     bool link_shared; /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
-    FILE *timeline;   /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
+    struct sim_link link;
+    FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
 
 extern struct sim_state sim;
@@ -429,6 +445,18 @@ struct sim_func *sim_func_of(CUfunction h);
 /* simgpu_proc.c */
 CUresult sim_get_proc(const char *sym, void **pfn, int version, cuuint64_t flags,
                       CUdriverProcAddressQueryResult *status);
+
+/* simgpu_link.c — lock held */
+/* Reads SIMGPU_LINK_BOTH_GBPS ("H2D,D2H"); call after the full rates are read. Returns 0, or
+   -1 when the setting is malformed or conflicts with SIMGPU_LINK_SHARED (reported, ignored). */
+int sim_link_configure(const char *spec);
+/* Whether commands of engine e take a link ticket: the both-busy rates are set and e copies
+   over the link. */
+bool sim_link_ordered(int engine);
+/* Places a copy of bytes on engine (ENG_H2D or ENG_D2H) starting at virtual time start, after
+   every copy with an earlier link ticket; returns its duration in microseconds under the fluid
+   rule and records its busy interval. Never fails. */
+double sim_link_place(int engine, double start, uint64_t bytes);
 
 /* simgpu_stats.c */
 void sim_stats_atexit(void);

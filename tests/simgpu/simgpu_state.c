@@ -105,6 +105,8 @@ static void read_environment(void)
     sim.dev_gbps = env_double("SIMGPU_DEVICE_GBPS", 2000.0);
     s = getenv("SIMGPU_LINK_SHARED");
     sim.link_shared = s && strcmp(s, "1") == 0;
+    if ((s = getenv("SIMGPU_LINK_BOTH_GBPS")) && *s)
+        sim_link_configure(s);
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
     if ((s = getenv("SIMGPU_JITTER")) && *s && strcmp(s, "0") != 0)

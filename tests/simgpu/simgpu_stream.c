@@ -4,7 +4,8 @@
  * dependencies (event waits, the legacy stream's implicit synchronisation),
  * and after every command submitted before it on the same engine (compute,
  * host-to-device copy, device-to-host copy): each engine serves tickets in
- * submission order. Virtual time therefore depends only on submission order,
+ * submission order (with SIMGPU_LINK_BOTH_GBPS, copies of both directions also take one
+ * link ticket, simgpu_link.c). Virtual time therefore depends only on submission order,
  * never on how worker threads are scheduled, and it is deterministic.
  * Dependencies only point at earlier submissions, so the earliest unfinished
  * command can always run: no deadlock.
@@ -277,6 +278,8 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
     c->host_vt = sim.host_vt;
     if (c->engine != ENG_NONE)
         c->ticket = sim.engine[sim_engine_queue(c->engine)].next_ticket++;
+    if (sim_link_ordered(c->engine))
+        c->link_ticket = sim.link.next_ticket++;
     log_touches(s, c);
     log_waits(s, c);
     if (s->tail)
@@ -396,6 +399,8 @@ static bool runnable(const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (!c->deps[i]->done)
             return false;
+    if (sim_link_ordered(c->engine) && sim.link.serving != c->link_ticket)
+        return false;
     return c->engine == ENG_NONE || sim.engine[sim_engine_queue(c->engine)].serving == c->ticket;
 }
 
@@ -448,6 +453,8 @@ static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
         sim.engine[sim_engine_queue(c->engine)].vfree = c->vend;
         sim.engine[sim_engine_queue(c->engine)].serving++;
     }
+    if (sim_link_ordered(c->engine))
+        sim.link.serving++;
     if (c->vend > sim.stats.device_time_us)
         sim.stats.device_time_us = c->vend;
     s->head = c->next;
@@ -482,6 +489,8 @@ static void *worker_main(void *arg)
             cost = sim_exec(c);
             pthread_mutex_lock(&sim.lock);
         }
+        if (c->kind == CMD_COPY && sim_link_ordered(c->engine))
+            cost = sim_link_place(c->engine, c->vstart, c->u.c.bytes);
         retire(s, c, cost);
     }
     return NULL;

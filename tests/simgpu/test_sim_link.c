@@ -1,0 +1,177 @@
+/* test_sim_link.c — the both-busy link rates (SIMGPU_LINK_BOTH_GBPS): exact virtual copy times.
+ */
+#include "simgpu_test.h"
+
+#include <stdbool.h>
+
+#define FULL_H2D 25.0 /* GB/s, set in main */
+#define FULL_D2H 25.0
+#define BOTH_H2D 11.0 /* while the other direction copies too */
+#define BOTH_D2H 20.0
+
+#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
+
+static size_t n = 25 * MIB;
+static CUdeviceptr dev1, dev2;
+static void *host1, *host2;
+static CUstream up, down;
+
+static void k_nop(void **p)
+{
+    (void)p;
+}
+
+static CUevent ev(void)
+{
+    CUevent e;
+    CK(cuEventCreate(&e, 0));
+    return e;
+}
+
+static double elapsed_us(CUevent a, CUevent b)
+{
+    float ms;
+    CK(cuEventSynchronize(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    return ms * 1000.0;
+}
+
+/* Microseconds to move bytes at rate (GB/s = 1e3 bytes/us). */
+static double at(double bytes, double gbps)
+{
+    return bytes / (gbps * 1e3);
+}
+
+/* Time a copy of bytes starting at 0 takes when the other direction is busy over [b0, b1) and
+   it runs alone otherwise: the fluid rule worked out piece by piece. */
+static double fluid(double bytes, double full, double both, double b0, double b1)
+{
+    if (bytes <= b0 * full * 1e3)
+        return at(bytes, full);
+    double left = bytes - b0 * full * 1e3;
+    if (left <= (b1 - b0) * both * 1e3)
+        return b0 + at(left, both);
+    return b1 + at(left - (b1 - b0) * both * 1e3, full);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    CK(cuMemAlloc(&dev1, n));
+    CK(cuMemAlloc(&dev2, n));
+    CK(cuMemHostAlloc(&host1, n, 0));
+    CK(cuMemHostAlloc(&host2, n, 0));
+    CK(cuStreamCreate(&up, CU_STREAM_NON_BLOCKING));
+    CK(cuStreamCreate(&down, CU_STREAM_NON_BLOCKING));
+    return 0;
+}
+
+static void test_each_direction_alone_runs_at_its_full_rate(void **state)
+{
+    (void)state;
+    CUevent a = ev(), b = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
+    CK(cuEventRecord(b, up));
+    assert_us(elapsed_us(a, b), at((double)n, FULL_H2D));
+    CK(cuEventRecord(a, down));
+    CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
+    CK(cuEventRecord(b, down));
+    assert_us(elapsed_us(a, b), at((double)n, FULL_D2H));
+}
+
+/* A device-to-host copy of half the bytes is placed first; the host-to-device copy starting
+   with it runs at the both-busy rate while it lasts, then at its full rate. */
+static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
+{
+    (void)state;
+    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuMemcpyDtoHAsync(host2, dev2, n / 2, down));
+    CK(cuEventRecord(d_end, down));
+    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
+    CK(cuEventRecord(h_end, up));
+    double d_us = at((double)n / 2, FULL_D2H);
+    assert_us(elapsed_us(a, d_end), d_us);
+    double h_us = fluid((double)n, FULL_H2D, BOTH_H2D, 0, d_us);
+    assert_us(elapsed_us(a, h_end), h_us);
+    /* the figures are not those of a plain duplex link, nor of a shared one */
+    assert_true(h_us > at((double)n, FULL_H2D) + 1);
+    assert_true(h_us < at((double)n, FULL_H2D) + d_us - 1);
+}
+
+/* The other direction starts part-way: the rate drops when it starts and rises when it stops.
+   The device-to-host copy waits behind a 200 us kernel and is submitted first. */
+static void test_rate_changes_where_the_other_direction_starts_and_stops(void **state)
+{
+    (void)state;
+    CUfunction k = simgpu_register("k200", k_nop, 0, NULL);
+    simgpu_set_cost(k, 200.0);
+    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, down, NULL, NULL));
+    CK(cuMemcpyDtoHAsync(host2, dev2, n / 4, down));
+    CK(cuEventRecord(d_end, down));
+    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
+    CK(cuEventRecord(h_end, up));
+    double d_us = at((double)n / 4, FULL_D2H);
+    assert_us(elapsed_us(a, d_end), 200.0 + d_us);
+    assert_us(elapsed_us(a, h_end), fluid((double)n, FULL_H2D, BOTH_H2D, 200.0, 200.0 + d_us));
+}
+
+/* The copy submitted second is slowed by the first; the first keeps its times (the rule that
+   keeps virtual time deterministic, simgpu_link.c). */
+static void test_the_later_copy_is_slowed_by_the_earlier_one(void **state)
+{
+    (void)state;
+    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuMemcpyHtoDAsync(dev1, host1, n / 2, up));
+    CK(cuEventRecord(h_end, up));
+    CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
+    CK(cuEventRecord(d_end, down));
+    double h_us = at((double)n / 2, FULL_H2D);
+    assert_us(elapsed_us(a, h_end), h_us);
+    assert_us(elapsed_us(a, d_end), fluid((double)n, FULL_D2H, BOTH_D2H, 0, h_us));
+}
+
+/* Copies of one direction still queue on their engine: two host-to-device copies on two
+   streams run one after the other at the full rate. */
+static void test_one_direction_still_queues(void **state)
+{
+    (void)state;
+    CUevent a = ev(), b = ev(), c = ev();
+    CK(cuCtxSynchronize());
+    CK(cuEventRecord(a, up));
+    CK(cuStreamWaitEvent(down, a, 0));
+    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
+    CK(cuMemcpyHtoDAsync(dev2, host2, n, down));
+    CK(cuEventRecord(c, up));
+    CK(cuStreamWaitEvent(down, c, 0));
+    CK(cuEventRecord(b, down));
+    assert_us(elapsed_us(a, b), 2 * at((double)n, FULL_H2D));
+}
+
+int main(void)
+{
+    setenv("SIMGPU_H2D_GBPS", "25", 1);
+    setenv("SIMGPU_D2H_GBPS", "25", 1);
+    setenv("SIMGPU_LINK_BOTH_GBPS", "11,20", 1);
+    unsetenv("SIMGPU_LINK_SHARED");
+    sim_test_ctx();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_each_direction_alone_runs_at_its_full_rate),
+        cmocka_unit_test(test_overlapped_part_runs_at_the_both_busy_rate),
+        cmocka_unit_test(test_rate_changes_where_the_other_direction_starts_and_stops),
+        cmocka_unit_test(test_the_later_copy_is_slowed_by_the_earlier_one),
+        cmocka_unit_test(test_one_direction_still_queues),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}
