@@ -203,6 +203,7 @@ struct sim_state {
     bool initialised;       /* cuInit has been called */
     bool forked;            /* this is the child of a fork: every call fails */
     bool quiet, host_vmm;
+    int driver_version; /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
     uint64_t jitter_seed; /* 0: no jitter */
     double h2d_gbps, d2h_gbps, dev_gbps;
     CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
@@ -268,6 +269,19 @@ CUcontext sim_current_ctx(void);
 void sim_set_current_ctx(CUcontext c);
 /* Accounts for device-located bytes created (+) or freed (-); lock held. */
 void sim_account_device(int64_t delta);
+
+/* simgpu_driver_gen.c — the driver generation (SIMGPU_DRIVER_VERSION) */
+/* Reads SIMGPU_DRIVER_VERSION into sim.driver_version (default CUDA_VERSION); a bad value is
+   reported and ignored. Called once, at initialisation. */
+void sim_driver_gen_read(void);
+/* Whether this generation knows attribute a: false means cuDeviceGetAttribute answers
+   CUDA_ERROR_INVALID_VALUE. When it returns true for an attribute whose value depends on the
+   generation or on SIMGPU_HOST_VMM, *value is set; otherwise *value is left as it was. */
+bool sim_driver_gen_attribute(CUdevice_attribute a, int *value);
+/* Whether cuMemCreate accepts host location loc (type HOST, HOST_NUMA or another non-device
+   type): CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE (unknown to this generation, a bad node) or
+   CUDA_ERROR_NOT_SUPPORTED (no host-located VMM). */
+CUresult sim_driver_gen_host_location(const CUmemLocation *loc);
 
 /* simgpu_fail.c */
 /* Parses SIMGPU_FAIL; returns 0 or -1 on a malformed rule (reported). */

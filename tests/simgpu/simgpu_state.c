@@ -107,6 +107,7 @@ static void read_environment(void)
     sim.link_shared = s && strcmp(s, "1") == 0;
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
+    sim_driver_gen_read();
     if ((s = getenv("SIMGPU_JITTER")) && *s && strcmp(s, "0") != 0)
         sim.jitter_seed = strtoull(s, NULL, 0) | 1;
     if ((s = getenv("SIMGPU_FAIL")) && *s)

@@ -50,12 +50,9 @@ static CUresult location_of(const CUmemAllocationProp *prop, bool *host)
     case CU_MEM_LOCATION_TYPE_DEVICE:
         *host = false;
         return prop->location.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-        *host = true;
-        return sim.host_vmm ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
     default:
-        return CUDA_ERROR_INVALID_VALUE;
+        *host = true;
+        return sim_driver_gen_host_location(&prop->location);
     }
 }
 
