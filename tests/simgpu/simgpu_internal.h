@@ -81,12 +81,15 @@ struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
     int kind;
     struct sim_stream *freed_on; /* RESV_FREEING: the stream of the pending free */
     uint64_t gen;                /* bumped at each free and reuse: stale frees do nothing */
+    struct sim_cmd *free_cmd;    /* RESV_FREEING / RESV_POOLED: the free, referenced */
+    uint64_t free_seq;           /* its sequence number on freed_on */
 };
 enum {
     RESV_VMM,    /* cuMemAddressReserve */
     RESV_ALLOC,  /* cuMemAlloc */
     RESV_ASYNC,  /* cuMemAllocAsync */
-    RESV_FREEING /* cuMemFreeAsync submitted, not yet run */
+    RESV_FREEING, /* cuMemFreeAsync submitted, not yet run */
+    RESV_POOLED   /* its free has run: kept by the pool until a synchronisation (simgpu_pool.c) */
 };
 
 struct sim_func {
@@ -241,6 +244,10 @@ struct sim_state {
     unsigned long caller_calls[SIM_E_COUNT]; /* calls matching fail_caller since it was set */
     _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
+    struct { /* the default memory pool's attributes (simgpu_pool.c), all on at start */
+        int follow_events, opportunistic, internal_deps;
+        uint64_t release_threshold;
+    } pool;
     bool link_shared; /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
     FILE *timeline;   /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
@@ -426,6 +433,17 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
 void sim_release_range(uint64_t va);
 /* Runs a cuMemFreeAsync: releases the range unless it was reused since (lock held). */
 void sim_release_async(uint64_t va, uint64_t gen);
+
+/* simgpu_pool.c — the default memory pool; lock held for all */
+/* The best-fitting freed block (at most twice size) an allocation on s may take now, or NULL:
+   one freed on s, one whose free s waited for through an event, or one whose free the host
+   sees complete (as the pool's reuse attributes allow). */
+struct sim_resv *sim_pool_reusable(struct sim_stream *s, uint64_t size);
+/* Drops r's reference to its free command (r is reused or released). */
+void sim_pool_forget_free(struct sim_resv *r);
+/* Gives back to the device every pooled block whose free the host sees complete: called where
+   the pool releases memory (synchronisations, and before an allocation fails). */
+void sim_pool_trim(void);
 
 /* simgpu_graph.c */
 CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode);

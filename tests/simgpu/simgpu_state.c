@@ -12,6 +12,7 @@ struct sim_state sim = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .changed = PTHREAD_COND_INITIALIZER,
     .phys_fd = -1,
+    .pool = {.follow_events = 1, .opportunistic = 1, .internal_deps = 1},
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;

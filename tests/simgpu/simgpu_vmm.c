@@ -70,6 +70,10 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
         return rc;
     pthread_mutex_lock(&sim.lock);
     struct sim_phys *p = sim_phys_create(size, host, &rc);
+    if (!p && rc == CUDA_ERROR_OUT_OF_MEMORY && !host) {
+        sim_pool_trim(); /* before failing, the pool gives back frees the host saw complete */
+        p = sim_phys_create(size, host, &rc);
+    }
     pthread_mutex_unlock(&sim.lock);
     if (p)
         *out = (CUmemGenericAllocationHandle)(uintptr_t)p;
