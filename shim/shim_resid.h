@@ -228,10 +228,10 @@ struct resid_ctx {
     const struct resid_policy *policy; /* set once before on */
     bool can_evict; /* host chunks available (host VMM, or accepted unmapped eviction) */
     bool unmapped;  /* evicted ranges stay unmapped (no host VMM) */
-    CUmemLocation host_location;     /* HOST, or HOST_NUMA and its node (shim_resid_host.c) */
-    CUresult sticky;                 /* a permanent device error seen: nothing moves any more */
-    CUresult last_error;             /* the latest failed driver call's error */
-    uint64_t epoch;                  /* of the current victim search */
+    CUmemLocation host_location; /* HOST, or HOST_NUMA and its node (shim_resid_host.c) */
+    CUresult sticky;             /* a permanent device error seen: nothing moves any more */
+    CUresult last_error;         /* the latest failed driver call's error */
+    uint64_t epoch;              /* of the current victim search */
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;
     uint64_t dev_bytes;        /* device chunks that exist + visible unmanaged bytes */

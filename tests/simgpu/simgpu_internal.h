@@ -85,9 +85,9 @@ struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
     uint64_t free_seq;           /* its sequence number on freed_on */
 };
 enum {
-    RESV_VMM,    /* cuMemAddressReserve */
-    RESV_ALLOC,  /* cuMemAlloc */
-    RESV_ASYNC,  /* cuMemAllocAsync */
+    RESV_VMM,     /* cuMemAddressReserve */
+    RESV_ALLOC,   /* cuMemAlloc */
+    RESV_ASYNC,   /* cuMemAllocAsync */
     RESV_FREEING, /* cuMemFreeAsync submitted, not yet run */
     RESV_POOLED   /* its free has run: kept by the pool until a synchronisation (simgpu_pool.c) */
 };
@@ -206,7 +206,7 @@ struct sim_state {
     bool initialised;       /* cuInit has been called */
     bool forked;            /* this is the child of a fork: every call fails */
     bool quiet, host_vmm;
-    int driver_version; /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
+    int driver_version;   /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
     uint64_t jitter_seed; /* 0: no jitter */
     double h2d_gbps, d2h_gbps, dev_gbps;
     CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
