@@ -70,10 +70,10 @@ struct resid_driver {
     CUresult (*stream_create)(CUstream *s);
     CUresult (*reserve)(CUdeviceptr *va, size_t size, size_t align);
     CUresult (*address_free)(CUdeviceptr va, size_t size);
-    /* Physical memory of size bytes on the device, or on the host (host_type: HOST or
-       HOST_NUMA, node 0) when host is true. */
+    /* Physical memory of size bytes on the device, or at host location host_loc (HOST, or
+       HOST_NUMA with its node) when host is true. */
     CUresult (*create)(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
-                       CUmemLocationType host_type);
+                       CUmemLocation host_loc);
     CUresult (*release)(CUmemGenericAllocationHandle h);
     CUresult (*map)(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h);
     CUresult (*unmap)(CUdeviceptr va, size_t size);
@@ -233,10 +233,10 @@ struct resid_ctx {
     const struct resid_policy *policy; /* set once before on */
     bool can_evict; /* host chunks available (host VMM, or accepted unmapped eviction) */
     bool unmapped;  /* evicted ranges stay unmapped (no host VMM) */
-    CUmemLocationType host_location; /* HOST, or HOST_NUMA (node 0) */
-    CUresult sticky;                 /* a permanent device error seen: nothing moves any more */
-    CUresult last_error;             /* the latest failed driver call's error */
-    uint64_t epoch;                  /* of the current victim search */
+    CUmemLocation host_location; /* HOST, or HOST_NUMA and its node (shim_resid_host.c) */
+    CUresult sticky;             /* a permanent device error seen: nothing moves any more */
+    CUresult last_error;         /* the latest failed driver call's error */
+    uint64_t epoch;              /* of the current victim search */
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;
     uint64_t dev_bytes;        /* device chunks that exist + visible unmanaged bytes */
@@ -331,6 +331,14 @@ extern const struct resid_policy resid_policy_reactive;
 /* Starts residency against driver drv (tests pass a fake): device facts, budget, streams.
    Returns whether it is on. */
 bool resid_start_with(const struct resid_driver *drv);
+
+/* shim_resid_host.c */
+/* Sets resid.host_location, resid.unmapped and resid.can_evict for resid.device: host-located
+   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
+   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
+   pinned fallback if unmapped_eviction. Logs which path decided. Needs resid.drv, resid.device
+   and resid.gran; at start, before resid.on. Never fails. */
+void resid_host_detect(void);
 /* The unit with id (tagged), or NULL. */
 struct resid_unit *resid_find(uint64_t id);
 /* Adds u to the table; 0, or -1 when out of memory. */

@@ -51,11 +51,11 @@ static CUresult address_free(CUdeviceptr va, size_t size)
 }
 
 static CUresult create(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
-                       CUmemLocationType host_type)
+                       CUmemLocation host_loc)
 {
     CUmemAllocationProp prop = device_prop(dev);
     if (host)
-        prop.location = (CUmemLocation){host_type, 0};
+        prop.location = host_loc;
     return REAL(cuMemCreate, h, size, &prop, 0);
 }
 

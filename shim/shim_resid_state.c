@@ -59,28 +59,6 @@ static void set_budgets(uint64_t free_bytes, uint64_t total)
     resid.device_total = total;
 }
 
-/* Host chunks: host-located VMM memory when the device supports it (attribute 145,
-   or 141 for NUMA nodes); otherwise pinned buffers, if unmapped eviction is accepted. */
-static void set_host_support(void)
-{
-    bool host = attribute(CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
-    bool numa = attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED);
-    bool host_vmm = host || numa;
-    resid.host_location = host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_HOST_NUMA;
-    resid.unmapped = !host_vmm;
-    resid.can_evict = host_vmm || shim.unmapped_eviction;
-    if (host_vmm)
-        return;
-    if (shim.unmapped_eviction)
-        shim_log(SHIM_LOG_WARN, "the device cannot map host memory (no host VMM): evicted "
-                                "allocations stay unmapped, and an access libshim does not "
-                                "foresee will fault (unmapped_eviction = true)");
-    else
-        shim_log(SHIM_LOG_WARN, "the device cannot map host memory (no host VMM): libshim will "
-                                "not evict, so the budget is only a limit (set "
-                                "unmapped_eviction = true to evict to unmapped pinned memory)");
-}
-
 /* Device facts, budgets and copy streams; whether residency can run. */
 static bool start_device(void)
 {
@@ -109,7 +87,7 @@ static bool start_device(void)
        program's own peak, where nothing needs to move. */
     bool tight = resid.budget + 2 * resid.gran > free_bytes;
     resid.slack = tight && resid.budget > 16 * resid.gran ? 2 * resid.gran : 0;
-    set_host_support();
+    resid_host_detect();
     shim_log(SHIM_LOG_INFO,
              "budget %llu MiB of %llu MiB (%llu free at start), host budget %llu MiB",
              (unsigned long long)(resid.budget >> 20), (unsigned long long)(total >> 20),

@@ -1,4 +1,5 @@
-// vmm_facts.cu — checks the simulated device's assumptions against a real driver (DESIGN.md 8, issue 2).
+// vmm_facts.cu — checks the simulated device's assumptions against a real driver (DESIGN.md 8,
+// issue 2).
 //
 // Prints one "ok - / not ok - / fact:" line per finding; exits 77 when no GPU is usable, so the
 // suite skips cleanly on machines without one. Build and run: make gpu-test.
@@ -6,7 +7,8 @@
 //   2. one range remapped device -> host -> device keeps its data;
 //   3. cuFuncGetParamInfo on a compiled kernel with a by-value struct parameter;
 //   4. what cuGetProcAddress returns per flag (legacy / per-thread variants);
-//   5. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the context).
+//   5. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the
+//   context).
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
@@ -87,7 +89,54 @@ static CUresult map_rw(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle
     return cuMemSetAccess(va, size, &acc, 1);
 }
 
-static int host_vmm_and_remap(size_t gran, int host_vmm)
+/* Prints attribute a of dev; returns its value, or -1 when the driver does not know it (an older
+   driver answers CUDA_ERROR_INVALID_VALUE), after printing the error. */
+static int attribute_fact(CUdevice dev, int a, const char *what)
+{
+    int v = 0;
+    CUresult r = cuDeviceGetAttribute(&v, (CUdevice_attribute)a, dev);
+    if (r == CUDA_SUCCESS) {
+        printf("fact: attribute %d (%s) = %d\n", a, what, v);
+        return v;
+    }
+    const char *s = "?";
+    cuGetErrorName(r, &s);
+    printf("fact: attribute %d (%s) not known to this driver: %s\n", a, what, s);
+    return -1;
+}
+
+/* One granule created at loc and released; prints the outcome. */
+static bool try_create(CUmemLocation loc, size_t gran, const char *what)
+{
+    CUmemAllocationProp p = prop_at(loc.type);
+    p.location.id = loc.id;
+    CUmemGenericAllocationHandle h;
+    CUresult r = cuMemCreate(&h, gran, &p, 0);
+    const char *s = "CUDA_SUCCESS";
+    if (r != CUDA_SUCCESS)
+        cuGetErrorName(r, &s);
+    CUresult rel = r == CUDA_SUCCESS ? cuMemRelease(h) : CUDA_SUCCESS;
+    printf("fact: probe cuMemCreate at %s node %d -> %s\n", what, loc.id, s);
+    if (r == CUDA_SUCCESS)
+        CHECK("the probe allocation is released", rel == CUDA_SUCCESS);
+    return r == CUDA_SUCCESS;
+}
+
+/* As NCCL probes host memory (ncclCuMemHostEnable, src/misc/cudawrap.cc; ncclCuMemHostAlloc,
+   src/include/alloc.h): HOST_NUMA at the node of attribute 134 (-1 means no NUMA: node 0), then
+   HOST. Returns whether one worked, and where. */
+static bool probe_host(CUdevice dev, size_t gran, CUmemLocation *where)
+{
+    int node = attribute_fact(dev, 134, "HOST_NUMA_ID");
+    CUmemLocation numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, node > 0 ? node : 0};
+    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    bool by_numa = try_create(numa, gran, "HOST_NUMA");
+    bool by_host = try_create(host, gran, "HOST");
+    *where = by_numa ? numa : host;
+    return by_numa || by_host;
+}
+
+static int host_vmm_and_remap(size_t gran, int host_vmm, CUmemLocation where)
 {
     const int n = (int)(gran / sizeof(int));
     static int buf[1 << 20];
@@ -96,7 +145,8 @@ static int host_vmm_and_remap(size_t gran, int host_vmm)
     CUdeviceptr va;
     CUmemGenericAllocationHandle dev, host;
     CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
-    CUmemAllocationProp ph = prop_at(CU_MEM_LOCATION_TYPE_HOST);
+    CUmemAllocationProp ph = prop_at(where.type);
+    ph.location.id = where.id;
     CU(cuMemAddressReserve(&va, gran, 0, 0, 0));
     CU(cuMemCreate(&dev, gran, &pd, 0));
     CU(map_rw(va, gran, dev));
@@ -104,11 +154,11 @@ static int host_vmm_and_remap(size_t gran, int host_vmm)
     twice_plus_one<<<(n + 255) / 256, 256>>>((int *)va, n);
     CU(cuCtxSynchronize());
     if (!host_vmm) {
-        printf("fact: host-located VMM not supported (attribute 145 = 0): checks 1-2 skipped\n");
+        printf("fact: host-located VMM not supported (attributes and probe): checks 1-2 skipped\n");
         return 0;
     }
     CUresult r = cuMemCreate(&host, gran, &ph, 0);
-    CHECK("cuMemCreate with CU_MEM_LOCATION_TYPE_HOST", r == CUDA_SUCCESS);
+    CHECK("cuMemCreate at the host location found", r == CUDA_SUCCESS);
     if (r != CUDA_SUCCESS)
         return 0;
     // evict: copy to host memory through a second mapping, then remap va onto it
@@ -157,8 +207,9 @@ static int param_info()
     size_t off[3], size[3];
     for (int i = 0; i < 3; i++)
         CU(cuFuncGetParamInfo(f, i, &off[i], &size[i]));
-    printf("fact: with_struct(Span, double, char) params at offsets %zu %zu %zu sizes %zu %zu %zu\n",
-           off[0], off[1], off[2], size[0], size[1], size[2]);
+    printf(
+        "fact: with_struct(Span, double, char) params at offsets %zu %zu %zu sizes %zu %zu %zu\n",
+        off[0], off[1], off[2], size[0], size[1], size[2]);
     CHECK("cuFuncGetParamInfo layout is natural alignment (0/16, 16/8, 24/1)",
           off[0] == 0 && size[0] == 16 && off[1] == 16 && size[1] == 8 && off[2] == 24 &&
               size[2] == 1);
@@ -223,23 +274,33 @@ int main()
         printf("skip - no GPU\n");
         return 77;
     }
-    cudaFree(0); // primary context current on this thread
+    cudaError_t ce = cudaFree(0); // primary context current on this thread
+    if (ce != cudaSuccess) {
+        printf("not ok - cudaFree(0) -> %s\n", cudaGetErrorName(ce));
+        return 1;
+    }
     CUdevice dev;
     CU(cuDeviceGet(&dev, 0));
     char name[128];
     CU(cuDeviceGetName(name, sizeof name, dev));
-    int drv = 0, a102 = 0, a141 = 0, a145 = 0;
-    cuDriverGetVersion(&drv);
-    cuDeviceGetAttribute(&a102, (CUdevice_attribute)102, dev);
-    cuDeviceGetAttribute(&a141, (CUdevice_attribute)141, dev);
-    cuDeviceGetAttribute(&a145, (CUdevice_attribute)145, dev);
-    printf("fact: %s, driver %d, attributes 102=%d 141=%d 145=%d\n", name, drv, a102, a141, a145);
+    int drv = 0;
+    CU(cuDriverGetVersion(&drv));
+    printf("fact: %s, driver %d\n", name, drv);
+    int a102 = attribute_fact(dev, 102, "VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED");
+    CHECK("device VMM supported (attribute 102)", a102 == 1);
+    int a141 = attribute_fact(dev, 141, "HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED");
+    int a145 = attribute_fact(dev, 145, "HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED");
     size_t gran = 0;
     CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
     CU(cuMemGetAllocationGranularity(&gran, &pd, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     printf("fact: device VMM granularity %zu bytes\n", gran);
     CHECK("granularity is 2 MiB as simulated", gran == (2u << 20));
-    if (host_vmm_and_remap(gran, a145) || param_info())
+    CUmemLocation where = {CU_MEM_LOCATION_TYPE_HOST, 0};
+    bool probed = probe_host(dev, gran, &where);
+    if (a141 >= 0 && a145 >= 0)
+        CHECK("the attributes agree with the probe (141 or 145 set iff a host cuMemCreate works)",
+              (a141 == 1 || a145 == 1) == probed);
+    if (host_vmm_and_remap(gran, probed, where) || param_info())
         return 1;
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (lib) {
@@ -248,11 +309,12 @@ int main()
         proc_variant(lib, "cuMemAlloc", "cuMemAlloc_v2", "cuMemAlloc_v2");
         void *fn = NULL;
         CUdriverProcAddressQueryResult st;
-        cuGetProcAddress("cuCtxSynchronize", &fn, 13000, 0, &st);
+        CUresult pr = cuGetProcAddress("cuCtxSynchronize", &fn, 13000, 0, &st);
+        CHECK("cuGetProcAddress(cuCtxSynchronize, 13000) answers", pr == CUDA_SUCCESS && fn);
         printf("fact: cuGetProcAddress(cuCtxSynchronize, 13000) -> %s\n",
                fn == dlsym(lib, "cuCtxSynchronize_v2") ? "cuCtxSynchronize_v2"
-               : fn == dlsym(lib, "cuCtxSynchronize") ? "cuCtxSynchronize"
-                                                      : "another pointer");
+               : fn == dlsym(lib, "cuCtxSynchronize")  ? "cuCtxSynchronize"
+                                                       : "another pointer");
     }
     unmap_waits(gran);
     return failures ? 1 : 0;

@@ -176,9 +176,9 @@ static CUresult address_free(CUdeviceptr va, size_t size)
 }
 
 static CUresult create(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
-                       CUmemLocationType t)
+                       CUmemLocation loc)
 {
-    (void)dev, (void)t;
+    (void)dev, (void)loc;
     FAIL_IF("create");
     for (unsigned i = 1; i <= MAX_HANDLES; i++) {
         if (handles[i].live)

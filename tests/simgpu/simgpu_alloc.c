@@ -32,6 +32,10 @@ static CUresult alloc_range(size_t bytes, int kind, uint64_t *out)
     uint64_t size = rounded(bytes);
     CUresult rc;
     struct sim_phys *p = sim_phys_create(size, false, &rc);
+    if (!p && rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        sim_pool_trim(); /* before failing, the pool gives back frees the host saw complete */
+        p = sim_phys_create(size, false, &rc);
+    }
     if (!p)
         return rc;
     uint64_t va = 0;
@@ -102,27 +106,14 @@ void sim_release_async(uint64_t va, uint64_t gen)
 {
     struct sim_resv *r = sim_resv_find(va);
     if (r && r->kind == RESV_FREEING && r->gen == gen)
-        sim_release_range(va);
-}
-
-/* The best-fitting range freed on s whose free has not run yet (at most twice
-   the size asked for), or NULL. */
-static struct sim_resv *reusable(struct sim_stream *s, uint64_t size)
-{
-    struct sim_resv *best = NULL;
-    for (size_t i = 0; i < sim.nresv; i++) {
-        struct sim_resv *r = &sim.resv[i];
-        if (r->kind == RESV_FREEING && r->freed_on == s && r->size >= size && r->size <= 2 * size &&
-            (!best || r->size < best->size))
-            best = r;
-    }
-    return best;
+        r->kind = RESV_POOLED; /* the pool keeps it until a synchronisation (simgpu_pool.c) */
 }
 
 static CUresult alloc_async(CUdeviceptr *out, size_t bytes, struct sim_stream *s)
 {
-    struct sim_resv *r = bytes ? reusable(s, rounded(bytes)) : NULL;
+    struct sim_resv *r = bytes ? sim_pool_reusable(s, rounded(bytes)) : NULL;
     if (r) {
+        sim_pool_forget_free(r);
         r->kind = RESV_ASYNC;
         r->gen++; /* the pending free no longer applies */
         *out = r->va;
@@ -154,7 +145,15 @@ static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
     r->freed_on = s;
     c->u.f.ptr = ptr;
     c->u.f.gen = ++r->gen;
-    return sim_submit(s, c);
+    sim_cmd_ref(c);
+    CUresult rc = sim_submit(s, c);
+    if (rc != CUDA_SUCCESS) {
+        sim_cmd_unref(c);
+        return rc;
+    }
+    r->free_cmd = c;
+    r->free_seq = c->seq;
+    return CUDA_SUCCESS;
 }
 
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread)

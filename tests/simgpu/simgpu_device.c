@@ -21,7 +21,7 @@ CUresult CUDAAPI cuDriverGetVersion(int *version)
     SIM_ENTER(cuDriverGetVersion);
     if (!version)
         return CUDA_ERROR_INVALID_VALUE;
-    *version = CUDA_VERSION;
+    *version = sim.driver_version;
     return CUDA_SUCCESS;
 }
 
@@ -131,9 +131,6 @@ static int attribute(CUdevice_attribute a)
         return 1;
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
         return 1;
-    case CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-        return sim.host_vmm;
     case CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS:
         return 0;
     case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
@@ -159,7 +156,10 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice
         return rc;
     if (!value || (int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    *value = attribute(a);
+    int v = attribute(a);
+    if (!sim_driver_gen_attribute(a, &v))
+        return CUDA_ERROR_INVALID_VALUE; /* unknown to this driver generation */
+    *value = v;
     return CUDA_SUCCESS;
 }
 

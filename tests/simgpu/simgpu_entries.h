@@ -49,6 +49,9 @@
     X(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, P) \
     X(cuMemFreeAsync, cuMemFreeAsync, 11020, D) \
     X(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, P) \
+    X(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, A) \
+    X(cuMemPoolSetAttribute, cuMemPoolSetAttribute, 11020, A) \
+    X(cuMemPoolGetAttribute, cuMemPoolGetAttribute, 11020, A) \
     X(cuMemAddressReserve, cuMemAddressReserve, 10020, A) \
     X(cuMemAddressFree, cuMemAddressFree, 10020, A) \
     X(cuMemCreate, cuMemCreate, 10020, A) \

@@ -136,6 +136,7 @@ CUresult CUDAAPI cuEventSynchronize(CUevent e)
     CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     if (ev && ev->rec) {
         sim_host_wait(ev->rec);
+        sim_pool_trim(); /* an event synchronisation: the pool gives back completed frees */
         rc = sim_sticky();
     }
     pthread_mutex_unlock(&sim.lock);

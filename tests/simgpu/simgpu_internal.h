@@ -82,12 +82,15 @@ struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
     int kind;
     struct sim_stream *freed_on; /* RESV_FREEING: the stream of the pending free */
     uint64_t gen;                /* bumped at each free and reuse: stale frees do nothing */
+    struct sim_cmd *free_cmd;    /* RESV_FREEING / RESV_POOLED: the free, referenced */
+    uint64_t free_seq;           /* its sequence number on freed_on */
 };
 enum {
-    RESV_VMM,    /* cuMemAddressReserve */
-    RESV_ALLOC,  /* cuMemAlloc */
-    RESV_ASYNC,  /* cuMemAllocAsync */
-    RESV_FREEING /* cuMemFreeAsync submitted, not yet run */
+    RESV_VMM,     /* cuMemAddressReserve */
+    RESV_ALLOC,   /* cuMemAlloc */
+    RESV_ASYNC,   /* cuMemAllocAsync */
+    RESV_FREEING, /* cuMemFreeAsync submitted, not yet run */
+    RESV_POOLED   /* its free has run: kept by the pool until a synchronisation (simgpu_pool.c) */
 };
 
 struct sim_func {
@@ -219,6 +222,7 @@ struct sim_state {
     bool initialised;       /* cuInit has been called */
     bool forked;            /* this is the child of a fork: every call fails */
     bool quiet, host_vmm;
+    int driver_version;   /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
     uint64_t jitter_seed; /* 0: no jitter */
     double h2d_gbps, d2h_gbps, dev_gbps;
     CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
@@ -256,6 +260,10 @@ struct sim_state {
     unsigned long caller_calls[SIM_E_COUNT]; /* calls matching fail_caller since it was set */
     _Atomic bool caller_filter;              /* fail_caller[0] != 0; read without the lock */
     char *stats_path;
+    struct { /* the default memory pool's attributes (simgpu_pool.c), all on at start */
+        int follow_events, opportunistic, internal_deps;
+        uint64_t release_threshold;
+    } pool;
     bool link_shared; /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
     struct sim_link link;
     FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
@@ -285,6 +293,19 @@ CUcontext sim_current_ctx(void);
 void sim_set_current_ctx(CUcontext c);
 /* Accounts for device-located bytes created (+) or freed (-); lock held. */
 void sim_account_device(int64_t delta);
+
+/* simgpu_driver_gen.c — the driver generation (SIMGPU_DRIVER_VERSION) */
+/* Reads SIMGPU_DRIVER_VERSION into sim.driver_version (default CUDA_VERSION); a bad value is
+   reported and ignored. Called once, at initialisation. */
+void sim_driver_gen_read(void);
+/* Whether this generation knows attribute a: false means cuDeviceGetAttribute answers
+   CUDA_ERROR_INVALID_VALUE. When it returns true for an attribute whose value depends on the
+   generation or on SIMGPU_HOST_VMM, *value is set; otherwise *value is left as it was. */
+bool sim_driver_gen_attribute(CUdevice_attribute a, int *value);
+/* Whether cuMemCreate accepts host location loc (type HOST, HOST_NUMA or another non-device
+   type): CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE (unknown to this generation, a bad node) or
+   CUDA_ERROR_NOT_SUPPORTED (no host-located VMM). */
+CUresult sim_driver_gen_host_location(const CUmemLocation *loc);
 
 /* simgpu_fail.c */
 /* Parses SIMGPU_FAIL; returns 0 or -1 on a malformed rule (reported). */
@@ -429,6 +450,17 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
 void sim_release_range(uint64_t va);
 /* Runs a cuMemFreeAsync: releases the range unless it was reused since (lock held). */
 void sim_release_async(uint64_t va, uint64_t gen);
+
+/* simgpu_pool.c — the default memory pool; lock held for all */
+/* The best-fitting freed block (at most twice size) an allocation on s may take now, or NULL:
+   one freed on s, one whose free s waited for through an event, or one whose free the host
+   sees complete (as the pool's reuse attributes allow). */
+struct sim_resv *sim_pool_reusable(struct sim_stream *s, uint64_t size);
+/* Drops r's reference to its free command (r is reused or released). */
+void sim_pool_forget_free(struct sim_resv *r);
+/* Gives back to the device every pooled block whose free the host sees complete: called where
+   the pool releases memory (synchronisations, and before an allocation fails). */
+void sim_pool_trim(void);
 
 /* simgpu_graph.c */
 CUresult sim_capture_begin(struct sim_stream *s, CUstreamCaptureMode mode);

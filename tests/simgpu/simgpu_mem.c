@@ -127,7 +127,7 @@ CUresult sim_resv_add(uint64_t size, uint64_t align, uint64_t hint, int kind, ui
         return CUDA_ERROR_OUT_OF_MEMORY;
     size_t i = resv_lower(*va);
     memmove(&sim.resv[i + 1], &sim.resv[i], (sim.nresv - i) * sizeof *sim.resv);
-    sim.resv[i] = (struct sim_resv){*va, size, kind, NULL, 0};
+    sim.resv[i] = (struct sim_resv){.va = *va, .size = size, .kind = kind};
     sim.nresv++;
     return CUDA_SUCCESS;
 }

@@ -52,6 +52,9 @@ typedef CUfunction (*simgpu_rt_function_of_fn)(simgpu_body body);
     X(mem_free_host, "cuMemFreeHost", PFN_cuMemFreeHost_v2000, CUDA_VERSION, ANY) \
     X(mem_alloc_async, "cuMemAllocAsync", PFN_cuMemAllocAsync_v11020, CUDA_VERSION, STREAM) \
     X(mem_free_async, "cuMemFreeAsync", PFN_cuMemFreeAsync_v11020, CUDA_VERSION, STREAM) \
+    X(default_mem_pool, "cuDeviceGetDefaultMemPool", PFN_cuDeviceGetDefaultMemPool_v11020, CUDA_VERSION, ANY) \
+    X(mem_pool_set_attribute, "cuMemPoolSetAttribute", PFN_cuMemPoolSetAttribute_v11020, CUDA_VERSION, ANY) \
+    X(mem_pool_get_attribute, "cuMemPoolGetAttribute", PFN_cuMemPoolGetAttribute_v11020, CUDA_VERSION, ANY) \
     X(copy, "cuMemcpy", PFN_cuMemcpy_v4000, CUDA_VERSION, STREAM) \
     X(copy_async, "cuMemcpyAsync", PFN_cuMemcpyAsync_v4000, CUDA_VERSION, STREAM) \
     X(copy_htod, "cuMemcpyHtoD", PFN_cuMemcpyHtoD_v3020, CUDA_VERSION, STREAM) \

@@ -79,6 +79,47 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
     return simgpu_rt_memory_free_async(devPtr, hStream, SIMGPU_RT_LEGACY);
 }
 
+/* The device's default memory pool (cuDeviceGetDefaultMemPool). */
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
+{
+    const struct simgpu_rt_driver *d;
+    CUdevice dev;
+    cudaError_t e;
+
+    if (!memPool)
+        return simgpu_rt_error_record(cudaErrorInvalidValue);
+    e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
+    if (e != cudaSuccess)
+        return e;
+    if (d->device_get(&dev, device) != CUDA_SUCCESS)
+        return simgpu_rt_error_record(cudaErrorInvalidDevice);
+    return simgpu_rt_error_cu(d->default_mem_pool((CUmemoryPool *)memPool, dev));
+}
+
+/* A pool attribute; cudaMemPoolAttr and CUmemPool_attribute share their values. */
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    const struct simgpu_rt_driver *d;
+    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
+
+    if (e != cudaSuccess)
+        return e;
+    return simgpu_rt_error_cu(
+        d->mem_pool_set_attribute((CUmemoryPool)memPool, (CUmemPool_attribute)attr, value));
+}
+
+/* Reads a pool attribute (see cudaMemPoolSetAttribute). */
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    const struct simgpu_rt_driver *d;
+    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
+
+    if (e != cudaSuccess)
+        return e;
+    return simgpu_rt_error_cu(
+        d->mem_pool_get_attribute((CUmemoryPool)memPool, (CUmemPool_attribute)attr, value));
+}
+
 /* Pinned host memory (cuMemAllocHost). */
 cudaError_t cudaMallocHost(void **ptr, size_t size)
 {

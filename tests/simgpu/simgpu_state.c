@@ -12,6 +12,7 @@ struct sim_state sim = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .changed = PTHREAD_COND_INITIALIZER,
     .phys_fd = -1,
+    .pool = {.follow_events = 1, .opportunistic = 1, .internal_deps = 1},
 };
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -109,6 +110,7 @@ static void read_environment(void)
         sim_link_configure(s);
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
+    sim_driver_gen_read();
     if ((s = getenv("SIMGPU_JITTER")) && *s && strcmp(s, "0") != 0)
         sim.jitter_seed = strtoull(s, NULL, 0) | 1;
     if ((s = getenv("SIMGPU_FAIL")) && *s)

@@ -363,6 +363,7 @@ void sim_host_wait_stream(struct sim_stream *s)
 {
     if (s->last)
         sim_host_wait(s->last);
+    sim_pool_trim(); /* a stream synchronisation: the pool gives back completed frees */
     /* The legacy stream also waits for blocking streams' earlier work, which
        its last command depends on; a wait for a blocking stream covers the
        legacy work it depended on the same way. */
@@ -373,6 +374,7 @@ void sim_host_wait_all(void)
     for (struct sim_stream *s = sim.streams; s; s = s->next_all)
         if (s->live && s->last)
             sim_host_wait(s->last);
+    sim_pool_trim();
 }
 
 void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what)

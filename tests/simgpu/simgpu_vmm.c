@@ -50,12 +50,9 @@ static CUresult location_of(const CUmemAllocationProp *prop, bool *host)
     case CU_MEM_LOCATION_TYPE_DEVICE:
         *host = false;
         return prop->location.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-        *host = true;
-        return sim.host_vmm ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
     default:
-        return CUDA_ERROR_INVALID_VALUE;
+        *host = true;
+        return sim_driver_gen_host_location(&prop->location);
     }
 }
 
@@ -73,6 +70,10 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
         return rc;
     pthread_mutex_lock(&sim.lock);
     struct sim_phys *p = sim_phys_create(size, host, &rc);
+    if (!p && rc == CUDA_ERROR_OUT_OF_MEMORY && !host) {
+        sim_pool_trim(); /* before failing, the pool gives back frees the host saw complete */
+        p = sim_phys_create(size, host, &rc);
+    }
     if (p) /* what cuMemExportToShareableHandle may export later (simgpu_share.c) */
         p->handle_types = (int)prop->requestedHandleTypes;
     pthread_mutex_unlock(&sim.lock);
