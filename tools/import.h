@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* ---- import_json.c: streaming reader of one JSON document, plain or gzip ------------------ */
@@ -61,13 +62,17 @@ typedef struct import_ivec {
 /* Appends x. Returns 0, or -1 when memory runs out (iv is unchanged). */
 int import_ivec_push(import_ivec *iv, int32_t x);
 
-/* ---- Importers -------------------------------------------------------------------------- */
-
 /* Options of an import (shim-plan's --step and --touches). */
 typedef struct import_opts {
     int64_t step;    /* ProfilerStep#N to import; -1: the default step (tools/IMPORT.md) */
     int all_touches; /* non-zero: every operation in an allocation's life touches it */
+    FILE *notes;     /* where notes for the user go (what was chosen or assumed); NULL: nowhere */
 } import_opts;
+
+/* Writes a note for the user ("shim-plan: FILE: ...\n") to o->notes, if any. */
+void import_note(const import_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Importers -------------------------------------------------------------------------- */
 
 /* Builds into the initialised empty model m the step of the Kineto trace at path: operations
  * from its GPU kernels, allocations from its [memory] events (tools/IMPORT.md says how touches

@@ -24,6 +24,16 @@ int import_fail(char *msg, size_t cap, const import_loc *loc, const char *key, s
     return -1;
 }
 
+void import_note(const import_opts *o, const char *fmt, ...)
+{
+    if (!o->notes)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(o->notes, fmt, ap);
+    va_end(ap);
+}
+
 static json_object *member(json_object *o, const char *name)
 {
     json_object *v = NULL;

@@ -229,9 +229,10 @@ static int read_stream(jreader *r, gzFile gz)
         int got = gzread(gz, buf, (unsigned)chunk);
         if (got > 0 && (rc = consume(r, buf, (size_t)got)) != 0)
             break;
-        if (got < 0 || (got == 0 && !gzeof(gz))) {
-            int zerr;
-            const char *text = gzerror(gz, &zerr);
+        int zerr;
+        const char *text = gzerror(gz, &zerr);
+        /* zlib reports a gzip stream cut short as Z_BUF_ERROR at the end of the input. */
+        if (got < 0 || (got == 0 && (!gzeof(gz) || zerr != Z_OK))) {
             snprintf(r->msg, r->cap, "%s:%llu:%llu: error: %s gzip data (%s)", r->path,
                      (unsigned long long)r->line, (unsigned long long)r->col,
                      zerr == Z_BUF_ERROR ? "truncated" : "damaged", text ? text : "zlib error");

@@ -151,7 +151,7 @@ static int add_alloc(const ik_step *s, const ik_index *ix, const rec *r, const i
  * made before the profiler started): one cyclic allocation that every operation touches, since
  * nothing says when each part is used. */
 static int add_resident(const ik_trace *t, const ik_step *s, const ik_index *ix, const recs *rs,
-                        plan_model *m)
+                        const import_opts *o, plan_model *m)
 {
     int64_t total = total_before(t, s->device, s->start);
     uint64_t known = 0;
@@ -160,10 +160,11 @@ static int add_resident(const ik_trace *t, const ik_step *s, const ik_index *ix,
             known += rs->r[i].bytes;
     if (total <= 0 || (uint64_t)total <= known)
         return 0;
-    fprintf(stderr,
-            "shim-plan: %s: %llu bytes allocated before the step have no alloc event: one cyclic "
-            "allocation touched by every operation\n",
-            t->path, (unsigned long long)((uint64_t)total - known));
+    import_note(
+        o,
+        "shim-plan: %s: %llu bytes allocated before the step have no alloc event: one cyclic "
+        "allocation touched by every operation\n",
+        t->path, (unsigned long long)((uint64_t)total - known));
     import_ivec tv = {0};
     int rc = ik_index_range(ix, PLAN_NO_OP, PLAN_NO_OP, &tv);
     if (!rc)
@@ -186,20 +187,20 @@ static int build(const ik_trace *t, const ik_step *s, const import_opts *o, plan
     if (!rc)
         rc = collect_recs(t, s->device, &rs);
     if (!rc)
-        rc = add_resident(t, s, &ix, &rs, m);
+        rc = add_resident(t, s, &ix, &rs, o, m);
     for (size_t i = 0; !rc && i < rs.n; i++)
         rc = add_alloc(s, &ix, &rs.r[i], o, m, &left_out);
     if (rc)
         snprintf(msg, cap, "%s: error: out of memory, or too large for a model", t->path);
     else if (!t->nmem)
-        fprintf(stderr,
-                "shim-plan: %s: no [memory] events (profile with profile_memory=True): "
-                "the model has operations only\n",
-                t->path);
+        import_note(o,
+                    "shim-plan: %s: no [memory] events (profile with profile_memory=True): "
+                    "the model has operations only\n",
+                    t->path);
     if (!rc && left_out)
-        fprintf(stderr,
-                "shim-plan: %s: %zu allocations live during no kernel of the step left out\n",
-                t->path, left_out);
+        import_note(o,
+                    "shim-plan: %s: %zu allocations live during no kernel of the step left out\n",
+                    t->path, left_out);
     free(rs.r);
     ik_index_free(&ix);
     return rc;

@@ -49,10 +49,10 @@ static int pick_step(const ik_trace *t, const import_opts *o, ik_step *s, char *
                      t->path, (long long)o->step);
             return -1;
         }
-        fprintf(stderr,
-                "shim-plan: %s: no ProfilerStep#N annotations: the model is the whole "
-                "trace as one step\n",
-                t->path);
+        import_note(o,
+                    "shim-plan: %s: no ProfilerStep#N annotations: the model is the whole "
+                    "trace as one step\n",
+                    t->path);
         return 0;
     }
     const ik_span *pick = NULL, *first = &t->step[0], *last = &t->step[0];
@@ -77,8 +77,8 @@ static int pick_step(const ik_trace *t, const import_opts *o, ik_step *s, char *
         return -1;
     }
     s->start = pick->ts, s->end = pick->end;
-    fprintf(stderr, "shim-plan: %s: %s (steps #%lld to #%lld in the trace; --step N picks one)\n",
-            t->path, pick->name, (long long)first->num, (long long)last->num);
+    import_note(o, "shim-plan: %s: %s (steps #%lld to #%lld in the trace; --step N picks one)\n",
+                t->path, pick->name, (long long)first->num, (long long)last->num);
     return 0;
 }
 

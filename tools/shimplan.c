@@ -127,6 +127,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     o->kind = PLAN_KIND_SCHEDULED;
     o->iopts.step = -1;
+    o->iopts.notes = stderr;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
