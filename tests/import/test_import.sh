@@ -88,6 +88,66 @@ read -r peak3 _ < <(python3 "$here/kineto_peak.py" "$traces/hta-dp-rank1.kineto.
 check "hta --step 3: native peak is the trace's own" \
     test "$(field native_peak_bytes "$tmp/hta3.out")" = "$peak3"
 
+# ---- every ET with its Kineto trace: valid, plannable, and its storages as the independent
+# script (et_storages.py) counts them: the largest allocation is the largest storage, the cyclic
+# allocations are the storages that exist before the step, the native peak lies between those
+# and the sum of all storages.
+model_stats() { # MODEL: LARGEST CYCLIC_TOTAL
+    python3 - "$1" <<'PY'
+import sys
+big = cyc = 0
+for line in open(sys.argv[1]):
+    t = line.split()
+    if t and t[0] == "alloc":
+        big = max(big, int(t[1]))
+        cyc += int(t[1]) if t[2] == "-1" and t[3] == "-1" else 0
+print(big, cyc)
+PY
+}
+et_check() { # NAME ET KINETO
+    local name=$1 et=$2 kt=$3
+    if ! "$plan" --import et "$et" --kineto "$kt" -o "$tmp/$name.model" 2>"$tmp/$name.err"; then
+        echo "not ok - $name: import"
+        sed 's/^/    # /' "$tmp/$name.err"
+        return
+    fi
+    "$plan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out"
+    check "$name: the written model parses back" test $? -eq 0
+    read -r big pre all < <(python3 "$here/et_storages.py" "$et")
+    read -r mbig mcyc < <(model_stats "$tmp/$name.model")
+    check "$name: largest allocation $mbig is the largest storage $big" test "$mbig" = "$big"
+    check "$name: cyclic allocations $mcyc are the storages made before the step $pre" \
+        test "$mcyc" = "$pre"
+    local peak
+    peak=$(field native_peak_bytes "$tmp/$name.out")
+    check "$name: native peak $peak within [$pre, $all]" test "$peak" -ge "$pre" -a "$peak" -le "$all"
+    check "$name: most nodes join (notes say N of M)" \
+        python3 -c "import re,sys; m=re.search(r'(\d+) of (\d+) nodes joined', open('$tmp/$name.err').read()); sys.exit(0 if m and int(m[1]) * 5 >= int(m[2]) * 4 else 1)"
+    for b in 75% 50%; do
+        "$plan" --import et "$et" --kineto "$kt" --budget $b >"$tmp/$name.$b" 2>/dev/null
+        check "$name: plans at $b of the peak" test $? -eq 0
+    done
+}
+for r in 0 1 2 3; do
+    et_check "et dlrm-rank$r" "$traces/dlrm-rank$r.et.json.gz" "$traces/dlrm-rank$r.kineto.json.gz"
+done
+et_check "et linear" "$traces/linear.et.json.gz" "$traces/linear.kineto.json.gz"
+python3 - "$tmp/et dlrm-rank0.model" >"$tmp/tables" <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    t = line.split()
+    if t and t[0] == "alloc" and int(t[1]) > 2 << 30:
+        print(len(set(t[4:])))
+PY
+check "et dlrm-rank0: the embedding tables are touched in their backward too (fused update)" \
+    test "$(sort -n "$tmp/tables" | head -1)" -gt 1
+printf '{"nodes": [{"name": "aten::mm", "id": 1, "tid": "x"}]}' >"$tmp/badet.json"
+"$plan" --import et "$tmp/badet.json" --kineto "$syn" >/dev/null 2>"$tmp/bad.err"
+check "et: a mistyped node field is an error at its place" \
+    grep -q "badet.json:1:12: error: nodes\[0\]: 'tid' must be an integer" "$tmp/bad.err"
+"$plan" --import et "$tmp/badet.json" >/dev/null 2>&1
+check "et without --kineto is a usage error (2)" test $? -eq 2
+
 # ---- bad input: a located error, exit status 1, never a crash.
 bad() { # NAME FILE PATTERN [ARGS...]: exit 1 and stderr matching FILE:LINE:COL: error: PATTERN
     local name=$1 file=$2 pat=$3
