@@ -53,6 +53,10 @@ int import_get_int(json_object *o, const char *name, int64_t *out);
 /* Member name of o as a string (borrowed from o) into *out; same returns. */
 int import_get_str(json_object *o, const char *name, const char **out);
 
+/* Checks a finished import (plan_model_check: sizes, durations and totals within the format's
+ * limits, which a trace may exceed); on failure writes "PATH: error: ..." and returns -1. */
+int import_check(const char *path, const plan_model *m, char *msg, size_t cap);
+
 /* A growable array of int32, for touch lists. */
 typedef struct import_ivec {
     int32_t *v;

@@ -205,8 +205,12 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
             lo = p->touch.v[k] < lo ? p->touch.v[k] : lo;
             hi = p->touch.v[k] > hi ? p->touch.v[k] : hi;
         }
+        int32_t first = p->cyclic ? 0 : lo, last = p->cyclic ? (int32_t)m->nops - 1 : hi;
         if (p->cyclic)
             lo = hi = PLAN_NO_OP;
+        for (int32_t k = first; o->all_touches && k <= last; k++)
+            if (import_ivec_push(&p->touch, k))
+                return -1;
         if (plan_model_add_alloc(m, p->bytes, lo, hi, p->touch.v, p->touch.n))
             return -1;
     }
@@ -273,6 +277,8 @@ int import_et(const char *et_path, const char *kineto_path, const import_opts *o
         rc = ie_load(et_path, &e, msg, cap);
     if (!rc)
         rc = build(&c, &s, o, m, msg, cap);
+    if (!rc)
+        rc = import_check(et_path, m, msg, cap);
     for (size_t i = 0; i < c.npc; i++)
         free(c.pc[i].touch.v);
     free(c.pc);

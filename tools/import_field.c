@@ -84,6 +84,15 @@ int import_get_str(json_object *o, const char *name, const char **out)
     return 1;
 }
 
+int import_check(const char *path, const plan_model *m, char *msg, size_t cap)
+{
+    char why[256];
+    if (!plan_model_check(m, NULL, why, sizeof why))
+        return 0;
+    snprintf(msg, cap, "%s: error: the trace gives no valid model: %s", path, why);
+    return -1;
+}
+
 int import_ivec_push(import_ivec *iv, int32_t x)
 {
     if (iv->n == iv->cap) {

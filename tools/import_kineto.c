@@ -215,6 +215,8 @@ int import_kineto(const char *path, const import_opts *o, plan_model *m, char *m
         rc = ik_step_select(&t, o, &s, msg, cap);
     if (!rc)
         rc = build(&t, &s, o, m, msg, cap);
+    if (!rc)
+        rc = import_check(path, m, msg, cap);
     ik_step_free(&s);
     ik_free(&t);
     return rc;

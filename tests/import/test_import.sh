@@ -145,6 +145,14 @@ printf '{"nodes": [{"name": "aten::mm", "id": 1, "tid": "x"}]}' >"$tmp/badet.jso
 "$plan" --import et "$tmp/badet.json" --kineto "$syn" >/dev/null 2>"$tmp/bad.err"
 check "et: a mistyped node field is an error at its place" \
     grep -q "badet.json:1:12: error: nodes\[0\]: 'tid' must be an integer" "$tmp/bad.err"
+"$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
+    --touches all --budget 100% --planner none >"$tmp/etall.out" 2>/dev/null
+check "et --touches all: nothing can leave, the floor is the native peak" \
+    test "$(field floor_bytes "$tmp/etall.out")" = "$(field native_peak_bytes "$tmp/etall.out")"
+check "et (touches from operands): the floor is below the native peak" \
+    test "$(field floor_bytes "$tmp/et linear.out")" -lt "$(field native_peak_bytes "$tmp/et linear.out")"
+"$plan" "$tmp/et linear.model" --step 3 --budget 75% >/dev/null 2>&1
+check "--step without --import is a usage error (2)" test $? -eq 2
 "$plan" --import et "$tmp/badet.json" >/dev/null 2>&1
 check "et without --kineto is a usage error (2)" test $? -eq 2
 
