@@ -4,13 +4,18 @@
  *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
  *             [--json] [--entries]
  *   shim-plan --generate SPEC [-o FILE]
+ *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
+ *   shim-plan --import et ET --kineto TRACE [--step N] [-o FILE] [--budget ...]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
  * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
  * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
- * theirs (conf_budget_parse). Exit status: 0 planned (whether or not the budget holds: see
- * "feasible"), 1 bad input or planning error, 2 usage. */
+ * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
+ * (tools/import.h, tools/IMPORT.md): written to FILE (-o), planned (--budget, --proposals), or,
+ * with neither, written to standard output. Exit status: 0 planned (whether or not the budget
+ * holds: see "feasible"), 1 bad input or planning error, 2 usage. */
 #include "conf.h"
+#include "import.h"
 #include "plan.h"
 
 #include <errno.h>
@@ -25,6 +30,8 @@ typedef struct options {
     const char *budget;
     const char *generate;
     const char *out;
+    const char *import, *kineto;
+    import_opts iopts;
     plan_kind kind;
     size_t proposals;
     bool json, entries;
@@ -35,8 +42,16 @@ static void usage(FILE *f)
     fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
           "                 [--proposals N] [--json] [--entries]\n"
           "       shim-plan --generate SPEC [-o FILE]\n"
+          "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
+          "                 [-o FILE] [--budget SIZE ...]\n"
+          "       shim-plan --import et ET.json[.gz] --kineto TRACE.json[.gz] [--step N]\n"
+          "                 [-o FILE] [--budget SIZE ...]\n"
           "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
-          "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n",
+          "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
+          "--import: the model of one step of a PyTorch profiler trace (tools/IMPORT.md);\n"
+          "  --step N: ProfilerStep#N (default: the last step another follows);\n"
+          "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
+          "  without -o, --budget or --proposals the model goes to standard output.\n",
           f);
 }
 
@@ -51,6 +66,17 @@ static bool parse_count(const char *s, size_t *out)
     return true;
 }
 
+static bool parse_step(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > INT32_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
 /* Option taking a value: stores it; returns 0, or 2 for a usage error. */
 static int value_option(const char *a, const char *v, options *o)
 {
@@ -60,7 +86,22 @@ static int value_option(const char *a, const char *v, options *o)
         o->generate = v;
     else if (!strcmp(a, "-o"))
         o->out = v;
-    else if (!strcmp(a, "--planner") && plan_kind_parse(v, &o->kind)) {
+    else if (!strcmp(a, "--kineto"))
+        o->kineto = v;
+    else if (!strcmp(a, "--import") && strcmp(v, "kineto") && strcmp(v, "et")) {
+        fprintf(stderr, "shim-plan: --import takes kineto or et, got '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--import"))
+        o->import = v;
+    else if (!strcmp(a, "--touches") && strcmp(v, "guess") && strcmp(v, "all")) {
+        fprintf(stderr, "shim-plan: --touches takes guess or all, got '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--touches"))
+        o->iopts.all_touches = !strcmp(v, "all");
+    else if (!strcmp(a, "--step") && !parse_step(v, &o->iopts.step)) {
+        fprintf(stderr, "shim-plan: --step takes a step number in [0, 2^31)\n");
+        return 2;
+    } else if (!strcmp(a, "--planner") && plan_kind_parse(v, &o->kind)) {
         fprintf(stderr, "shim-plan: unknown planner '%s'\n", v);
         return 2;
     } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
@@ -72,7 +113,9 @@ static int value_option(const char *a, const char *v, options *o)
 
 static bool takes_value(const char *a)
 {
-    static const char *const names[] = {"--budget", "--generate", "-o", "--planner", "--proposals"};
+    static const char *const names[] = {"--budget",  "--generate",  "-o",
+                                        "--planner", "--proposals", "--import",
+                                        "--kineto",  "--step",      "--touches"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(a, names[i]))
             return true;
@@ -83,6 +126,8 @@ static bool takes_value(const char *a)
 static int parse_args(int argc, char **argv, options *o)
 {
     o->kind = PLAN_KIND_SCHEDULED;
+    o->iopts.step = -1;
+    o->iopts.notes = stderr;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -111,6 +156,19 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->generate)
         return 0;
+    if (o->import && (!o->model || !strcmp(o->import, "et") != !!o->kineto)) {
+        fprintf(stderr, "shim-plan: --import %s needs %s\n", o->import,
+                !o->model   ? "a trace file"
+                : o->kineto ? "no --kineto"
+                            : "--kineto TRACE");
+        return 2;
+    }
+    if (o->import)
+        return 0;
+    if (o->kineto || o->iopts.step >= 0 || o->iopts.all_touches) {
+        fprintf(stderr, "shim-plan: --kineto, --step and --touches go with --import\n");
+        return 2;
+    }
     if (!o->model || (!o->budget && !o->proposals)) {
         usage(stderr);
         return 2;
@@ -147,18 +205,12 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
-static int generate(const options *o)
+/* Writes m to o->out (standard output without one); 0 or 1. */
+static int write_model(const options *o, const plan_model *m)
 {
-    plan_model m;
-    char msg[256], *text;
+    char *text;
     size_t len;
-    plan_model_init(&m);
-    if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
-        fprintf(stderr, "shim-plan: --generate: %s\n", msg);
-        return 1;
-    }
-    plan_err e = plan_model_write(&m, &text, &len);
-    plan_model_free(&m);
+    plan_err e = plan_model_write(m, &text, &len);
     if (e) {
         fprintf(stderr, "shim-plan: %s\n", plan_strerror(e));
         return 1;
@@ -174,6 +226,21 @@ static int generate(const options *o)
         return 1;
     }
     return 0;
+}
+
+static int generate(const options *o)
+{
+    plan_model m;
+    char msg[256];
+    plan_model_init(&m);
+    if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
+        fprintf(stderr, "shim-plan: --generate: %s\n", msg);
+        plan_model_free(&m);
+        return 1;
+    }
+    int rc = write_model(o, &m);
+    plan_model_free(&m);
+    return rc;
 }
 
 typedef struct result {
@@ -294,6 +361,26 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
     return e;
 }
 
+/* Plans m for o's budget and prints the result; 0 or 1. */
+static int plan_print(const options *o, const plan_model *m)
+{
+    result r = {.model = o->model, .kind = o->kind, .nops = m->nops, .nallocs = m->nallocs};
+    plan_init(&r.p);
+    plan_err e = run_planner(o, m, &r);
+    if (e == PLAN_ERR_LIMIT)
+        fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
+                plan_kind_name(o->kind));
+    else if (e && e != PLAN_ERR_PARSE)
+        fprintf(stderr, "shim-plan: %s: %s\n", o->model, plan_strerror(e));
+    if (!e && o->json)
+        print_json(&r, o->entries);
+    else if (!e)
+        print_text(&r, o->entries);
+    plan_free(&r.p);
+    free(r.props);
+    return e ? 1 : 0;
+}
+
 static int plan_file(const options *o)
 {
     size_t len;
@@ -306,26 +393,30 @@ static int plan_file(const options *o)
     plan_model_init(&m);
     plan_err e = plan_model_parse(buf, len, o->model, &m, msg, sizeof(msg));
     free(buf);
-    if (e) {
+    int rc = e ? 1 : plan_print(o, &m);
+    if (e)
         fprintf(stderr, "%s\n", msg);
-        return 1;
-    }
-    result r = {.model = o->model, .kind = o->kind, .nops = m.nops, .nallocs = m.nallocs};
-    plan_init(&r.p);
-    e = run_planner(o, &m, &r);
-    if (e == PLAN_ERR_LIMIT)
-        fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
-                plan_kind_name(o->kind));
-    else if (e && e != PLAN_ERR_PARSE)
-        fprintf(stderr, "shim-plan: %s: %s\n", o->model, plan_strerror(e));
-    if (!e && o->json)
-        print_json(&r, o->entries);
-    else if (!e)
-        print_text(&r, o->entries);
-    plan_free(&r.p);
-    free(r.props);
     plan_model_free(&m);
-    return e ? 1 : 0;
+    return rc;
+}
+
+/* --import: the model of a trace, written, planned, or both. */
+static int import_file(const options *o)
+{
+    plan_model m;
+    char msg[1024];
+    plan_model_init(&m);
+    int rc = !strcmp(o->import, "et")
+                 ? import_et(o->model, o->kineto, &o->iopts, &m, msg, sizeof msg)
+                 : import_kineto(o->model, &o->iopts, &m, msg, sizeof msg);
+    if (rc)
+        fprintf(stderr, "%s\n", msg);
+    if (!rc && (o->out || (!o->budget && !o->proposals)))
+        rc = write_model(o, &m);
+    if (!rc && (o->budget || o->proposals))
+        rc = plan_print(o, &m);
+    plan_model_free(&m);
+    return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -338,5 +429,5 @@ int main(int argc, char **argv)
     }
     if (rc)
         return rc;
-    return o.generate ? generate(&o) : plan_file(&o);
+    return o.generate ? generate(&o) : o.import ? import_file(&o) : plan_file(&o);
 }

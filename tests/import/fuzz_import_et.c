@@ -1,0 +1,57 @@
+/* tests/import/fuzz_import_et.c — libFuzzer target for the execution-trace importer: the bytes
+ * are the ET, joined with a fixed small Kineto trace; any input either imports or gives a
+ * "FILE:..." error message, and an imported model passes plan_model_check. Any inconsistency
+ * aborts. Both files are memfds (zlib reads by path). */
+#include "import.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* One step, two kernels launched by two CPU operators that the seed ETs name. */
+static const char kineto[] =
+    "{\"traceEvents\": ["
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"ts\":10,\"dur\":10,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::relu\",\"ts\":30,\"dur\":10,\"tid\":1},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":12,\"dur\":1,"
+    "\"tid\":1,\"args\":{\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"ts\":32,\"dur\":1,"
+    "\"tid\":1,\"args\":{\"correlation\":2}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":15,\"dur\":3,\"args\":{\"stream\":7,"
+    "\"correlation\":1}},"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":35,\"dur\":3,\"args\":{\"stream\":7,"
+    "\"correlation\":2}}]}";
+
+static int file_of(const void *p, size_t n, char *path, size_t cap)
+{
+    int fd = memfd_create("trace", 0);
+    if (fd < 0 || write(fd, p, n) != (ssize_t)n)
+        abort();
+    snprintf(path, cap, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char et[64], kt[64], msg[512];
+    int efd = file_of(data, size, et, sizeof et),
+        kfd = file_of(kineto, strlen(kineto), kt, sizeof kt);
+    import_opts o = {.step = -1};
+    plan_model m;
+    plan_model_init(&m);
+    msg[0] = 0;
+    if (import_et(et, kt, &o, &m, msg, sizeof msg)) {
+        if (strncmp(msg, et, strlen(et)) || !strstr(msg, "error: "))
+            abort();
+    } else if (plan_model_check(&m, NULL, msg, sizeof msg)) {
+        abort();
+    }
+    plan_model_free(&m);
+    close(efd);
+    close(kfd);
+    return 0;
+}
