@@ -12,12 +12,11 @@
  * cuMemcpy's "the type of memory is inferred from the pointer values" in cuda.h)
  * it is a peer copy: the stream's device's peer queue at SIMGPU_PEER_GBPS, in
  * bytes_peer; it needs no peer access (cuMemcpyPeer, cuda.h: "Copies from
- * device memory in one context to device memory in another context"). A copy whose ends change location part-way (a range spanning
- * mappings of both kinds) is split into one command per run of bytes with one
- * classification, submitted back to back on the stream. Memsets run on the
- * compute engine; the bytes they write to host-located memory cost link time
- * at SIMGPU_H2D_GBPS instead of device bandwidth, as a kernel's zero-copy
- * writes do (they are not counted as copied bytes).
+ * device memory in one context to device memory in another context"). A copy whose ends change
+ * location part-way (a range spanning mappings of both kinds) is split into one command per run of
+ * bytes with one classification, submitted back to back on the stream. Memsets run on the compute
+ * engine; the bytes they write to host-located memory cost link time at SIMGPU_H2D_GBPS instead of
+ * device bandwidth, as a kernel's zero-copy writes do (they are not counted as copied bytes).
  *
  * Host memory semantics follow the real driver: an asynchronous copy from
  * pageable memory snapshots the source before it returns, an asynchronous copy

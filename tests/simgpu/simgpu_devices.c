@@ -53,8 +53,7 @@ static void parse_memory(void)
             ok = sim_parse_size(item, &v) == 0 && v > 0 && v <= SIM_PHYS_MAX / 2;
         }
         if (!ok)
-            sim_diag("ignoring entry %d of SIMGPU_MEMORY=%s (want a size such as 2GiB)", d + 1,
-                     s);
+            sim_diag("ignoring entry %d of SIMGPU_MEMORY=%s (want a size such as 2GiB)", d + 1, s);
         last = ok ? v : DEFAULT_CAPACITY;
         if (d < sim.ndevices)
             sim.dev[d].capacity = last;
@@ -198,8 +197,7 @@ int simgpu_get_device_stats(int dev, struct simgpu_device_stats *out)
         return -1;
     pthread_mutex_lock(&sim.lock);
     const struct sim_device *d = &sim.dev[dev];
-    *out = (struct simgpu_device_stats){d->capacity, d->bytes, d->peak, d->window_peak,
-                                        d->kernels};
+    *out = (struct simgpu_device_stats){d->capacity, d->bytes, d->peak, d->window_peak, d->kernels};
     pthread_mutex_unlock(&sim.lock);
     return 0;
 }

@@ -18,11 +18,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SIM_GRANULE    ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
-#define SIM_PAGE       ((uint64_t)4096)    /* zero-copy accounting unit */
-#define SIM_VA_SIZE    ((uint64_t)256 << 30)
-#define SIM_PHYS_MAX   ((uint64_t)256 << 30)
-#define SIM_MAX_PARAMS 64
+#define SIM_GRANULE     ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
+#define SIM_PAGE        ((uint64_t)4096)    /* zero-copy accounting unit */
+#define SIM_VA_SIZE     ((uint64_t)256 << 30)
+#define SIM_PHYS_MAX    ((uint64_t)256 << 30)
+#define SIM_MAX_PARAMS  64
 #define SIM_MAX_DEVICES 16 /* bound of SIMGPU_DEVICES */
 
 enum sim_entry {
@@ -237,7 +237,7 @@ struct sim_state {
     struct sim_device dev[SIM_MAX_DEVICES];
     struct sim_ctx *created; /* live cuCtxCreate contexts */
     bool kernel_running;     /* kernels of all devices run one at a time (simgpu_exec.c) */
-    CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
+    CUresult sticky;         /* CUDA_SUCCESS or the sticky context error */
     /* address space */
     uint64_t va_base;
     int phys_fd;

@@ -107,13 +107,13 @@ enum simgpu_rt_mode { SIMGPU_RT_LEGACY = 0, SIMGPU_RT_PER_THREAD = 1 };
    initialiser are read-only afterwards (pthread_once orders them before every
    reader); sticky is the only field written later, atomically. */
 struct simgpu_rt_state {
-    pthread_once_t load_once;       /* guards libcuda .. load_error */
-    void *libcuda;                  /* dlopen handle of libcuda.so.1 */
-    struct simgpu_rt_driver drv[2]; /* indexed by enum simgpu_rt_mode */
-    cudaError_t load_error;         /* cudaSuccess once driver loaded and cuInit done */
-    pthread_mutex_t ctx_lock;                     /* guards primary */
-    CUcontext primary[SIMGPU_RT_MAX_DEVICES];     /* retained primary contexts, by ordinal */
-    _Atomic int sticky;             /* first context-corrupting error seen, or 0 */
+    pthread_once_t load_once;                 /* guards libcuda .. load_error */
+    void *libcuda;                            /* dlopen handle of libcuda.so.1 */
+    struct simgpu_rt_driver drv[2];           /* indexed by enum simgpu_rt_mode */
+    cudaError_t load_error;                   /* cudaSuccess once driver loaded and cuInit done */
+    pthread_mutex_t ctx_lock;                 /* guards primary */
+    CUcontext primary[SIMGPU_RT_MAX_DEVICES]; /* retained primary contexts, by ordinal */
+    _Atomic int sticky;                       /* first context-corrupting error seen, or 0 */
 };
 
 /* Per-thread half of the state: what the real runtime keeps per host thread. */

@@ -72,7 +72,6 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
         e = peer_contexts(dstDevice, srcDevice, &dc, &sc);
     if (e != cudaSuccess)
         return e;
-    return simgpu_rt_error_cu(d->copy_peer_async((CUdeviceptr)(uintptr_t)dst, dc,
-                                                 (CUdeviceptr)(uintptr_t)src, sc, count,
-                                                 (CUstream)stream));
+    return simgpu_rt_error_cu(d->copy_peer_async(
+        (CUdeviceptr)(uintptr_t)dst, dc, (CUdeviceptr)(uintptr_t)src, sc, count, (CUstream)stream));
 }

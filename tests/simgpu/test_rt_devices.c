@@ -19,9 +19,9 @@
 static int ordinal_of(const void *p)
 {
     int ord = -1;
-    assert_int_equal(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                                           (CUdeviceptr)(uintptr_t)p),
-                     CUDA_SUCCESS);
+    assert_int_equal(
+        cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)p),
+        CUDA_SUCCESS);
     return ord;
 }
 
