@@ -73,6 +73,7 @@ void sim_devices_configure(void)
     sim.ndevices = parse_devices();
     parse_memory();
     sim.stats.capacity_bytes = 0;
+    sim.fence_dev = -1;
     for (int d = 0; d < sim.ndevices; d++) {
         sim.dev[d].primary = (struct sim_ctx){CTX_MAGIC, d, true, NULL};
         sim.stats.capacity_bytes += sim.dev[d].capacity;
@@ -114,22 +115,23 @@ CUresult sim_check_device(CUdevice dev)
     return rc;
 }
 
-void sim_devices_fence(int dev, bool open)
+/* The fence stays up between kernels and changes only when a kernel of another device runs
+   (or peer access changed): changing the protection of every mapping around each kernel
+   costs page-table updates in proportion to the memory mapped. Mappings made while a fence
+   is up are not fenced until it next changes: a touch of one is missed, never invented. */
+void sim_devices_fence(int dev)
 {
-    if (sim.ndevices == 1)
+    if (sim.ndevices == 1 || sim.fence_dev == dev)
         return;
     for (size_t i = 0; i < sim.nmaps; i++) {
         const struct sim_map *m = &sim.maps[i];
         int owner = m->phys->device;
-        if (m->phys->host || owner == dev)
+        if (m->phys->host)
             continue; /* host-located memory is reachable from every device (zero-copy) */
-        /* Opening restores every foreign mapping, peer or not: peer access may have been
-           enabled while the kernel ran. */
-        if (open)
-            mprotect((void *)(uintptr_t)m->va, m->size, sim_map_host_prot(m));
-        else if (!sim.dev[dev].peer[owner])
-            mprotect((void *)(uintptr_t)m->va, m->size, PROT_NONE);
+        bool fenced = owner != dev && !sim.dev[dev].peer[owner];
+        mprotect((void *)(uintptr_t)m->va, m->size, fenced ? PROT_NONE : sim_map_host_prot(m));
     }
+    sim.fence_dev = dev;
 }
 
 /* ---- contexts made by cuCtxCreate ---- */

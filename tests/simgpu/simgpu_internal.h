@@ -237,6 +237,8 @@ struct sim_state {
     struct sim_device dev[SIM_MAX_DEVICES];
     struct sim_ctx *created; /* live cuCtxCreate contexts */
     bool kernel_running;     /* kernels of all devices run one at a time (simgpu_exec.c) */
+    int fence_dev;           /* the device whose kernels other devices' memory is fenced
+                                against (sim_devices_fence), or -1 */
     CUresult sticky;         /* CUDA_SUCCESS or the sticky context error */
     /* address space */
     uint64_t va_base;
@@ -318,10 +320,10 @@ int sim_ctx_device(CUcontext c);
 int sim_current_device(void);
 /* Returns CUDA_SUCCESS if dev is an ordinal (after cuInit), else the error to return. */
 CUresult sim_check_device(CUdevice dev);
-/* Before (open false) and after (open true) a kernel of device dev runs: makes the
-   device-located mappings of every device dev has no peer access to inaccessible, so that
-   the kernel touching them faults as an illegal access. Lock held. No-op with one device. */
-void sim_devices_fence(int dev, bool open);
+/* Before a kernel of device dev runs: makes the device-located mappings of every device dev
+   has no peer access to inaccessible (and the others accessible), so that the kernel
+   touching them faults as an illegal access. Lock held. No-op with one device. */
+void sim_devices_fence(int dev);
 
 /* simgpu_fail.c */
 /* Parses SIMGPU_FAIL; returns 0 or -1 on a malformed rule (reported). */

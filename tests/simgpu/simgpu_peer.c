@@ -41,6 +41,7 @@ static CUresult set_peer(CUcontext peer, unsigned flags, bool on)
         rc = on ? CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
     } else {
         sim.dev[self].peer[sim_ctx_device(peer)] = on;
+        sim.fence_dev = -1; /* the next kernel sets the fence anew */
     }
     pthread_mutex_unlock(&sim.lock);
     return rc;

@@ -513,17 +513,15 @@ static void *worker_main(void *arg)
         bool kernel = c->kind == CMD_KERNEL;
         if (kernel) {
             sim.kernel_running = true;
-            sim_devices_fence(s->device, false);
+            sim_devices_fence(s->device);
         }
         if (c->kind != CMD_MARK) {
             pthread_mutex_unlock(&sim.lock);
             cost = sim_exec(c);
             pthread_mutex_lock(&sim.lock);
         }
-        if (kernel) {
-            sim_devices_fence(s->device, true);
+        if (kernel)
             sim.kernel_running = false;
-        }
         retire(s, c, cost);
     }
     return NULL;
