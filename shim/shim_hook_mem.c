@@ -73,6 +73,18 @@ static CUresult alloc_any(const struct alloc_call *c)
     if (!shim_active())
         return call_real(c);
     CUresult rc;
+    int dev;
+    if (c->dptr && shim_resid_foreign(&dev)) {
+        /* Another device's memory: not this budget's, never managed, still recorded. */
+        rc = call_real(c);
+        if (rc != CUDA_SUCCESS)
+            return rc;
+        shim_resid_foreign_add(*c->dptr, c->bytes, dev);
+        shim_record_alloc(*c->dptr, c->bytes,
+                          c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+                          c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
+        return CUDA_SUCCESS;
+    }
     if (c->dptr && c->which != CALL_POOL &&
         shim_resid_alloc(c->dptr, c->bytes, c->stream, c->per_thread, c->which != CALL_PLAIN, &rc))
         return rc;
@@ -109,7 +121,8 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
         return rc;
     }
     CUresult rc = real(dptr, s, per_thread);
-    if (had && rc == CUDA_SUCCESS && (a.kind == SHIM_ALLOC_PLAIN || a.kind == SHIM_ALLOC_ASYNC))
+    if (had && rc == CUDA_SUCCESS && (a.kind == SHIM_ALLOC_PLAIN || a.kind == SHIM_ALLOC_ASYNC) &&
+        !shim_resid_foreign_remove(dptr))
         shim_resid_unmanaged_add(a.size, false);
     freed(had, &a, rc, async ? shim_stream_id(s, per_thread) : 0);
     return rc;

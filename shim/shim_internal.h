@@ -354,6 +354,14 @@ int shim_resid_unmanaged_room(uint64_t bytes);
 bool shim_resid_unmanaged_retry(uint64_t bytes);
 /* Counts an unmanaged allocation of bytes in (add) or out of the budget. */
 void shim_resid_unmanaged_add(uint64_t bytes, bool add);
+/* Whether the calling thread's current device is not the one residency serves (residency
+   is started first); true with that device in *dev. */
+bool shim_resid_foreign(int *dev);
+/* Counts an allocation the driver made at addr on device dev, which residency does not
+   serve, and remembers addr; logs the first one. */
+void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev);
+/* Forgets the allocation at addr on another device; whether it was one. */
+bool shim_resid_foreign_remove(uint64_t addr);
 /* Turns the driver's (free, total) into the budget view. */
 void shim_resid_mem_info(size_t *free_bytes, size_t *total);
 /* Before a launch, copy or memset on stream that touches allocations ids: managed units are
@@ -382,7 +390,9 @@ struct shim_resid_totals {
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
     bool planned; /* a plan was installed or planned moves were made */
     uint64_t planned_evictions, planned_prefetches, planned_missing, departures;
-    uint64_t reactive_evictions; /* evictions for room while a plan was applied */
+    uint64_t reactive_evictions;            /* evictions for room while a plan was applied */
+    int device;                             /* the device residency serves */
+    uint64_t foreign_allocs, foreign_bytes; /* allocations on other devices, left alone */
 };
 /* Fills t (zeroes when residency never started, then returns false). */
 bool shim_resid_totals(struct shim_resid_totals *t);

@@ -290,6 +290,10 @@ struct resid_ctx {
     } plan_mark;
     uint64_t held_units, held_bytes; /* units held for good, and their bytes (reserved) */
     uint64_t transitions[8][8];      /* [from][to], for tests */
+    /* Allocations on other devices (shim_resid_device.c): live addresses, and totals. */
+    uint64_t *foreign;
+    size_t nforeign, foreign_cap;
+    uint64_t foreign_allocs, foreign_bytes;
 };
 
 extern struct resid_ctx resid;

@@ -328,6 +328,9 @@ bool shim_resid_totals(struct shim_resid_totals *t)
         .planned_missing = p->missing,
         .departures = p->departures,
         .reactive_evictions = p->reactive,
+        .device = (int)resid.device,
+        .foreign_allocs = resid.foreign_allocs,
+        .foreign_bytes = resid.foreign_bytes,
     };
     pthread_mutex_unlock(&resid.lock);
     return true;

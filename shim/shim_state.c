@@ -230,6 +230,12 @@ static void exit_line(void)
                      (unsigned long long)t.planned_prefetches,
                      (unsigned long long)t.planned_missing, (unsigned long long)t.departures,
                      (unsigned long long)t.reactive_evictions);
+        n = (int)strlen(moves);
+        if (t.foreign_allocs && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "
+                     "the driver",
+                     t.device, (unsigned long long)t.foreign_allocs, mib(t.foreign_bytes));
     }
     uint64_t steps = shim_steps_closed();
     shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device; %s",

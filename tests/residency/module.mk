@@ -5,7 +5,7 @@
 TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh \
 	tests/residency/test_jitter.sh tests/residency/test_small_tensors.sh \
 	tests/residency/test_moves.sh tests/residency/test_threads.sh tests/residency/test_planner.sh \
-	tests/residency/test_driver_gen.sh
+	tests/residency/test_driver_gen.sh tests/residency/test_multidev.sh
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam.
 tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf -Iplanner

@@ -28,3 +28,12 @@ $(SIMGPU_RT_TEST): $(BUILD)/tests/simgpu/test_runtime.o $(SIMGPU_RT_LIB) \
 		$(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -lcmocka -lpthread
+
+# The runtime with two simulated devices: cudaSetDevice per thread, peer access and copies.
+SIMGPU_RT_DEV_TEST := $(BUILD)/tests/simgpu/test_rt_devices
+ALL_TARGETS += $(SIMGPU_RT_DEV_TEST)
+TESTS += $(SIMGPU_RT_DEV_TEST)
+$(SIMGPU_RT_DEV_TEST): $(BUILD)/tests/simgpu/test_rt_devices.o $(SIMGPU_RT_LIB) \
+		$(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -lcmocka -lpthread

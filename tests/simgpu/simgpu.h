@@ -7,7 +7,12 @@
  * in addition to the driver API; link with -lcuda from build/simgpu.
  *
  * Environment (read once, at the first driver call):
- *   SIMGPU_MEMORY    device capacity ("2GiB", "512MiB", bytes); default 80GiB
+ *   SIMGPU_DEVICES   number of devices, 1 to 16; default 1. They share one unified
+ *                    address space; each has its own memory, engines, legacy default
+ *                    stream and primary context (see simgpu_devices.c)
+ *   SIMGPU_MEMORY    device capacity ("2GiB", "512MiB", bytes); default 80GiB. One
+ *                    size for every device, or a comma list with one per device
+ *   SIMGPU_PEER_GBPS bandwidth of copies between devices; default SIMGPU_H2D_GBPS
  *   SIMGPU_H2D_GBPS  host-to-device link bandwidth in GB/s (1e9 B/s); default 25
  *   SIMGPU_D2H_GBPS  device-to-host link bandwidth in GB/s; default 25
  *   SIMGPU_FAIL      fault injection, comma-separated "ENTRY:N[:sticky]": the Nth
@@ -78,8 +83,8 @@ CUfunction simgpu_function_of(simgpu_body body);
 
 /* Statistics since the first driver call (all byte counts are exact). */
 struct simgpu_stats {
-    uint64_t capacity_bytes;    /* SIMGPU_MEMORY */
-    uint64_t device_bytes;      /* device-located physical bytes now */
+    uint64_t capacity_bytes;    /* SIMGPU_MEMORY, summed over devices */
+    uint64_t device_bytes;      /* device-located physical bytes now (all devices) */
     uint64_t peak_device_bytes; /* high-water mark of device_bytes over the whole run */
     uint64_t window_peak_bytes; /* high-water mark since the last simgpu_reset_peak() */
     uint64_t host_mapped_bytes; /* host-located physical bytes now (VMM) */
@@ -98,10 +103,28 @@ struct simgpu_stats {
                                    known complete by the host touches */
     uint64_t injected_failures; /* calls failed by SIMGPU_FAIL / simgpu_fail */
     double device_time_us;      /* virtual time of the latest completed command */
+    uint64_t bytes_peer;        /* copied between two devices (cuMemcpyPeer, or any copy
+                                   whose ends live on different devices) */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */
 int simgpu_get_stats(struct simgpu_stats *out);
+
+/* Memory and work of one device (SIMGPU_DEVICES); struct simgpu_stats sums all devices. */
+struct simgpu_device_stats {
+    uint64_t capacity_bytes;    /* its SIMGPU_MEMORY */
+    uint64_t device_bytes;      /* physical bytes located on it now */
+    uint64_t peak_device_bytes; /* high-water mark of device_bytes over the whole run */
+    uint64_t window_peak_bytes; /* high-water mark since the last simgpu_reset_peak() */
+    uint64_t kernels;           /* kernels executed on its streams */
+};
+
+/* Fills *out with device dev's statistics. Returns 0, or -1 if out is NULL or dev is not
+   an ordinal. */
+int simgpu_get_device_stats(int dev, struct simgpu_device_stats *out);
+
+/* Number of simulated devices (SIMGPU_DEVICES), 0 if the simulator cannot start. */
+int simgpu_device_count(void);
 
 /* Starts a new window: window_peak_bytes becomes the current device_bytes.
    peak_device_bytes (the whole run's, also in the SIMGPU_STATS file) is kept. */

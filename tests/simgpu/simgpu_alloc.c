@@ -23,18 +23,18 @@ static uint64_t rounded(size_t bytes)
     return round_up(bytes, bytes >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE);
 }
 
-/* Reserves, backs and maps a new device range; lock held. */
-static CUresult alloc_range(size_t bytes, int kind, uint64_t *out)
+/* Reserves, backs (on device dev) and maps a new device range; lock held. */
+static CUresult alloc_range(int dev, size_t bytes, int kind, uint64_t *out)
 {
     if (bytes == 0 || bytes > SIM_VA_SIZE / 2)
         return bytes ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
     uint64_t align = bytes >= SIM_GRANULE ? SIM_GRANULE : SIM_PAGE;
     uint64_t size = rounded(bytes);
     CUresult rc;
-    struct sim_phys *p = sim_phys_create(size, false, &rc);
+    struct sim_phys *p = sim_phys_create(dev, size, false, &rc);
     if (!p && rc == CUDA_ERROR_OUT_OF_MEMORY) {
         sim_pool_trim(); /* before failing, the pool gives back frees the host saw complete */
-        p = sim_phys_create(size, false, &rc);
+        p = sim_phys_create(dev, size, false, &rc);
     }
     if (!p)
         return rc;
@@ -78,7 +78,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
     uint64_t va = 0;
     rc = sim_sticky();
     if (rc == CUDA_SUCCESS)
-        rc = alloc_range(bytes, RESV_ALLOC, &va);
+        rc = alloc_range(sim_current_device(), bytes, RESV_ALLOC, &va);
     pthread_mutex_unlock(&sim.lock);
     if (rc == CUDA_SUCCESS)
         *out = va;
@@ -120,11 +120,11 @@ static CUresult alloc_async(CUdeviceptr *out, size_t bytes, struct sim_stream *s
         return CUDA_SUCCESS;
     }
     uint64_t va = 0;
-    CUresult rc = alloc_range(bytes, RESV_ASYNC, &va);
+    CUresult rc = alloc_range(s->device, bytes, RESV_ASYNC, &va);
     if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
         /* Memory freed in stream order may be pending: let it drain, retry. */
         sim_host_wait_all();
-        rc = alloc_range(bytes, RESV_ASYNC, &va);
+        rc = alloc_range(s->device, bytes, RESV_ASYNC, &va);
     }
     if (rc == CUDA_SUCCESS)
         *out = va;
@@ -207,8 +207,10 @@ CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
     if (!free_bytes || !total)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    *total = sim.stats.capacity_bytes;
-    *free_bytes = sim.stats.capacity_bytes - sim.stats.device_bytes;
+    /* The current context's device. */
+    const struct sim_device *d = &sim.dev[sim_current_device()];
+    *total = d->capacity;
+    *free_bytes = d->capacity - d->bytes;
     pthread_mutex_unlock(&sim.lock);
     return CUDA_SUCCESS;
 }

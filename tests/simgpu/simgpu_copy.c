@@ -8,12 +8,15 @@
  * host-to-device (H2D engine, SIMGPU_H2D_GBPS, bytes_h2d), device to device runs
  * on the compute engine at SIMGPU_DEVICE_GBPS (a copy reads and writes, so it
  * counts twice; bytes_d2d), and host to host uses no device engine and takes no
- * device time. A copy whose ends change location part-way (a range spanning
- * mappings of both kinds) is split into one command per run of bytes with one
- * classification, submitted back to back on the stream. Memsets run on the
- * compute engine; the bytes they write to host-located memory cost link time
- * at SIMGPU_H2D_GBPS instead of device bandwidth, as a kernel's zero-copy
- * writes do (they are not counted as copied bytes).
+ * device time. Between two devices (unified addressing tells them apart, as
+ * cuMemcpy's "the type of memory is inferred from the pointer values" in cuda.h)
+ * it is a peer copy: the stream's device's peer queue at SIMGPU_PEER_GBPS, in
+ * bytes_peer; it needs no peer access (cuMemcpyPeer, cuda.h: "Copies from
+ * device memory in one context to device memory in another context"). A copy whose ends change
+ * location part-way (a range spanning mappings of both kinds) is split into one command per run of
+ * bytes with one classification, submitted back to back on the stream. Memsets run on the compute
+ * engine; the bytes they write to host-located memory cost link time at SIMGPU_H2D_GBPS instead of
+ * device bandwidth, as a kernel's zero-copy writes do (they are not counted as copied bytes).
  *
  * Host memory semantics follow the real driver: an asynchronous copy from
  * pageable memory snapshots the source before it returns, an asynchronous copy
@@ -47,25 +50,33 @@ static bool mapped(uint64_t addr, size_t n, bool write)
     return true;
 }
 
-/* Whether the bytes of end p at offset off live on the device: a device
-   address backed by device-located memory. Shortens *len to the piece that
-   lives in one place. Lock held; the range was checked mapped. */
-static bool on_device(struct sim_ptr p, uint64_t off, uint64_t *len)
+/* Where the bytes of end p at offset off live: the ordinal of the device for a
+   device address backed by device-located memory, else -1 (host). Shortens
+   *len to the piece that lives in one place. Lock held; the range was checked
+   mapped. */
+static int located(struct sim_ptr p, uint64_t off, uint64_t *len)
 {
     if (!p.dev)
-        return false;
+        return -1;
     const struct sim_map *m = sim_map_containing(p.addr + off);
     uint64_t room = m->va + m->size - (p.addr + off);
     if (*len > room)
         *len = room;
-    return !m->phys->host;
+    return m->phys->host ? -1 : m->phys->device;
 }
 
-static int engine_of(bool dst_on_device, bool src_on_device)
+static bool on_device(struct sim_ptr p, uint64_t off, uint64_t *len)
 {
-    if (dst_on_device)
-        return src_on_device ? ENG_COMPUTE : ENG_H2D;
-    return src_on_device ? ENG_D2H : ENG_NONE;
+    return located(p, off, len) >= 0;
+}
+
+static int engine_of(int dst_at, int src_at)
+{
+    if (dst_at >= 0 && src_at >= 0)
+        return dst_at == src_at ? ENG_COMPUTE : ENG_PEER;
+    if (dst_at >= 0)
+        return ENG_H2D;
+    return src_at >= 0 ? ENG_D2H : ENG_NONE;
 }
 
 /* A command copying [off, off+len) of the copy; NULL if memory is exhausted. */
@@ -106,7 +117,7 @@ static uint64_t run_at(struct sim_ptr dst, struct sim_ptr src, uint64_t off, uin
     uint64_t end = off;
     do {
         uint64_t piece = n - end;
-        bool d = on_device(dst, end, &piece), s = on_device(src, end, &piece);
+        int d = located(dst, end, &piece), s = located(src, end, &piece);
         if (end > off && engine_of(d, s) != *engine)
             break;
         *engine = engine_of(d, s);

@@ -1,4 +1,4 @@
-/* simgpu_device.c — init, version, the one device and its attributes, contexts, error strings. */
+/* simgpu_device.c — init, version, devices and their attributes, contexts, error strings. */
 #include "simgpu_internal.h"
 
 #include <string.h>
@@ -25,14 +25,6 @@ CUresult CUDAAPI cuDriverGetVersion(int *version)
     return CUDA_SUCCESS;
 }
 
-static CUresult check_device(CUdevice dev)
-{
-    CUresult rc = sim_need_init();
-    if (rc == CUDA_SUCCESS && dev != 0)
-        rc = CUDA_ERROR_INVALID_DEVICE;
-    return rc;
-}
-
 CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
 {
     SIM_ENTER(cuDeviceGet);
@@ -41,9 +33,9 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
         return rc;
     if (!dev)
         return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0)
+    if (ordinal < 0 || ordinal >= sim.ndevices)
         return CUDA_ERROR_INVALID_DEVICE;
-    *dev = 0;
+    *dev = ordinal; /* the simulator's CUdevice is the ordinal */
     return CUDA_SUCCESS;
 }
 
@@ -54,14 +46,14 @@ CUresult CUDAAPI cuDeviceGetCount(int *count)
     if (rc == CUDA_SUCCESS && !count)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        *count = 1;
+        *count = sim.ndevices;
     return rc;
 }
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetName);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
     if (!name || len <= 0)
@@ -74,27 +66,31 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     SIM_ENTER(cuDeviceTotalMem_v2);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS && !bytes)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        *bytes = sim.stats.capacity_bytes;
+        *bytes = sim.dev[dev].capacity;
     return rc;
 }
 
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetUuid_v2);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS && !uuid)
         rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
         memcpy(uuid->bytes, "simgpu-device-00", 16);
+        uuid->bytes[14] = (char)('0' + dev / 10);
+        uuid->bytes[15] = (char)('0' + dev % 10);
+    }
     return rc;
 }
 
-/* Attributes of an H100 SXM that programs commonly ask for; others are 0. */
-static int attribute(CUdevice_attribute a)
+/* Attributes of an H100 SXM that programs commonly ask for; others are 0. Every device
+   is the same model, on its own PCI bus. */
+static int attribute(CUdevice_attribute a, CUdevice dev)
 {
     switch (a) {
     case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
@@ -142,7 +138,7 @@ static int attribute(CUdevice_attribute a)
     case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
         return 52428800;
     case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID:
-        return 1;
+        return 1 + dev;
     default:
         return 0;
     }
@@ -151,44 +147,44 @@ static int attribute(CUdevice_attribute a)
 CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetAttribute);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
     if (!value || (int)a <= 0 || a >= CU_DEVICE_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
-    int v = attribute(a);
+    int v = attribute(a, dev);
     if (!sim_driver_gen_attribute(a, &v))
         return CUDA_ERROR_INVALID_VALUE; /* unknown to this driver generation */
     *value = v;
     return CUDA_SUCCESS;
 }
 
-/* ---- contexts: one primary context ---- */
+/* ---- contexts: a primary context per device, and cuCtxCreate's (simgpu_devices.c) ---- */
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     SIM_ENTER(cuDevicePrimaryCtxRetain);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS && !ctx)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    sim.primary_refs++;
+    sim.dev[dev].primary_refs++;
     pthread_mutex_unlock(&sim.lock);
-    *ctx = sim_primary_ctx();
+    *ctx = sim_primary_ctx(dev);
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     SIM_ENTER(cuDevicePrimaryCtxRelease_v2);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    if (sim.primary_refs > 0)
-        sim.primary_refs--;
+    if (sim.dev[dev].primary_refs > 0)
+        sim.dev[dev].primary_refs--;
     else
         rc = CUDA_ERROR_INVALID_CONTEXT;
     pthread_mutex_unlock(&sim.lock);
@@ -198,14 +194,14 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
     SIM_ENTER(cuDevicePrimaryCtxGetState);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS && (!flags || !active))
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    *flags = sim.primary_flags;
-    *active = sim.primary_refs > 0;
+    *flags = sim.dev[dev].primary_flags;
+    *active = sim.dev[dev].primary_refs > 0;
     pthread_mutex_unlock(&sim.lock);
     return CUDA_SUCCESS;
 }
@@ -213,10 +209,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
 CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 {
     SIM_ENTER(cuDevicePrimaryCtxSetFlags_v2);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS) {
         pthread_mutex_lock(&sim.lock);
-        sim.primary_flags = flags;
+        sim.dev[dev].primary_flags = flags;
         pthread_mutex_unlock(&sim.lock);
     }
     return rc;
@@ -225,10 +221,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     SIM_ENTER(cuDevicePrimaryCtxReset_v2);
-    CUresult rc = check_device(dev);
+    CUresult rc = sim_check_device(dev);
     if (rc == CUDA_SUCCESS) {
         pthread_mutex_lock(&sim.lock);
-        sim_host_wait_all();
+        sim_host_wait_device(dev);
         pthread_mutex_unlock(&sim.lock);
     }
     return rc;
@@ -236,8 +232,16 @@ CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
 
 static bool valid_ctx(CUcontext c)
 {
-    return c == sim_primary_ctx();
+    pthread_mutex_lock(&sim.lock);
+    bool ok = sim_ctx_valid(c);
+    pthread_mutex_unlock(&sim.lock);
+    return ok;
 }
+
+/* The thread's context stack below the current context (cuCtxPushCurrent / PopCurrent). */
+#define CTX_STACK_MAX 16
+static __thread CUcontext ctx_stack[CTX_STACK_MAX];
+static __thread int ctx_depth;
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
 {
@@ -261,16 +265,34 @@ CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
     return rc;
 }
 
-/* A one-deep stack: the simulator has a single context. */
+/* "Pushes the given context ctx onto the CPU thread's stack of current contexts" (cuda.h);
+   the simulator's stack holds CTX_STACK_MAX contexts below the current one, and a deeper
+   push fails with out of memory. */
+CUresult sim_ctx_push(CUcontext ctx)
+{
+    if (sim_current_ctx()) {
+        if (ctx_depth == CTX_STACK_MAX)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        ctx_stack[ctx_depth++] = sim_current_ctx();
+    }
+    sim_set_current_ctx(ctx);
+    return CUDA_SUCCESS;
+}
+
+CUcontext sim_ctx_pop(void)
+{
+    CUcontext c = sim_current_ctx();
+    sim_set_current_ctx(ctx_depth > 0 ? ctx_stack[--ctx_depth] : NULL);
+    return c;
+}
+
 CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
 {
     SIM_ENTER(cuCtxPushCurrent_v2);
     CUresult rc = sim_need_init();
     if (rc == CUDA_SUCCESS && !valid_ctx(ctx))
         rc = CUDA_ERROR_INVALID_CONTEXT;
-    if (rc == CUDA_SUCCESS)
-        sim_set_current_ctx(ctx);
-    return rc;
+    return rc == CUDA_SUCCESS ? sim_ctx_push(ctx) : rc;
 }
 
 CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *ctx)
@@ -279,9 +301,9 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *ctx)
     CUresult rc = sim_need_ctx();
     if (rc != CUDA_SUCCESS)
         return rc;
+    CUcontext c = sim_ctx_pop();
     if (ctx)
-        *ctx = sim_current_ctx();
-    sim_set_current_ctx(NULL);
+        *ctx = c;
     return CUDA_SUCCESS;
 }
 
@@ -292,17 +314,19 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
     if (rc == CUDA_SUCCESS && !dev)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
-        *dev = 0;
+        *dev = sim_current_device();
     return rc;
 }
 
+/* Waits for the work of the current context's device only ("Blocks until the current
+   context has completed all preceding requested tasks", cuda.h). */
 static CUresult ctx_synchronize(void)
 {
     CUresult rc = sim_need_ctx();
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    sim_host_wait_all();
+    sim_host_wait_device(sim_current_device());
     rc = sim_sticky();
     pthread_mutex_unlock(&sim.lock);
     return rc;
@@ -320,10 +344,11 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
     SIM_ENTER(cuCtxSynchronize_v2);
     if (ctx && !valid_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx && !sim_current_ctx()) {
-        /* synchronising a named context does not need it to be current */
+    if (ctx) {
+        /* synchronising a named context does not need it to be current; it waits for
+           that context's device, whichever is current */
         pthread_mutex_lock(&sim.lock);
-        sim_host_wait_all();
+        sim_host_wait_device(sim_ctx_device(ctx));
         CUresult rc = sim_sticky();
         pthread_mutex_unlock(&sim.lock);
         return rc;
@@ -359,6 +384,12 @@ static const struct {
      "part or all of the requested memory range is already mapped"},
     {CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
      "pointer does not correspond to a registered memory region"},
+    {CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED",
+     "peer access is already enabled"},
+    {CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED",
+     "peer access has not been enabled"},
+    {CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
+     "peer access is not supported between these two devices"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 

@@ -35,6 +35,11 @@
     X(cuCtxGetDevice, cuCtxGetDevice, 2000, A) \
     X(cuCtxSynchronize, cuCtxSynchronize, 2000, A) \
     X(cuCtxSynchronize_v2, cuCtxSynchronize, 13000, A) \
+    X(cuCtxCreate_v4, cuCtxCreate, 12050, A) \
+    X(cuCtxDestroy_v2, cuCtxDestroy, 4000, A) \
+    X(cuDeviceCanAccessPeer, cuDeviceCanAccessPeer, 4000, A) \
+    X(cuCtxEnablePeerAccess, cuCtxEnablePeerAccess, 4000, A) \
+    X(cuCtxDisablePeerAccess, cuCtxDisablePeerAccess, 4000, A) \
     X(cuMemGetInfo_v2, cuMemGetInfo, 3020, A) \
     X(cuMemAlloc_v2, cuMemAlloc, 3020, A) \
     X(cuMemFree_v2, cuMemFree, 3020, A) \
@@ -83,6 +88,10 @@
     X(cuMemcpyDtoHAsync_v2_ptsz, cuMemcpyDtoHAsync, 7000, P) \
     X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync, 3020, D) \
     X(cuMemcpyDtoDAsync_v2_ptsz, cuMemcpyDtoDAsync, 7000, P) \
+    X(cuMemcpyPeer, cuMemcpyPeer, 4000, D) \
+    X(cuMemcpyPeer_ptds, cuMemcpyPeer, 7000, P) \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync, 4000, D) \
+    X(cuMemcpyPeerAsync_ptsz, cuMemcpyPeerAsync, 7000, P) \
     X(cuMemsetD8_v2, cuMemsetD8, 3020, D) \
     X(cuMemsetD8_v2_ptds, cuMemsetD8, 7000, P) \
     X(cuMemsetD32_v2, cuMemsetD32, 3020, D) \

@@ -1,5 +1,8 @@
 /* simgpu_exec.c — the data work of commands, run by stream workers without the lock.
  *
+ * With several devices, a kernel runs while the device-located memory of every
+ * device its own has no peer access to is made inaccessible (simgpu_devices.c),
+ * so touching it is an illegal address as well.
  * Kernels run one at a time (the compute engine is serial) under a SIGSEGV /
  * SIGBUS handler. A fault inside a host-located, accessible mapping is a
  * zero-copy access: the page is opened for the rest of the kernel and counted
@@ -164,6 +167,7 @@ static double run_kernel(struct sim_cmd *c)
     double link_us = (double)(zc.pages * SIM_PAGE) / (sim.h2d_gbps * 1e3);
     pthread_mutex_lock(&sim.lock);
     sim.stats.kernels++;
+    sim.dev[c->stream->device].kernels++;
     if (zc.pages) {
         sim.stats.zero_copy_kernels++;
         sim.stats.zero_copy_pages += zc.pages;
@@ -172,9 +176,9 @@ static double run_kernel(struct sim_cmd *c)
         sim.stats.illegal_accesses++;
         if (sim.sticky == CUDA_SUCCESS)
             sim.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
-        sim_diag("kernel '%s' touched 0x%llx, which is not mapped for it: illegal address "
-                 "(sticky)",
-                 f->name, (unsigned long long)fault_addr);
+        sim_diag("kernel '%s' on device %d touched 0x%llx, which is not mapped for it (or is "
+                 "another device's memory without peer access): illegal address (sticky)",
+                 f->name, c->stream->device, (unsigned long long)fault_addr);
     }
     pthread_mutex_unlock(&sim.lock);
     return f->cost_us + link_us;
@@ -207,6 +211,8 @@ static double copy_cost(const struct sim_cmd *c)
         return bytes / (sim.d2h_gbps * 1e3);
     case ENG_COMPUTE:
         return 2 * bytes / (sim.dev_gbps * 1e3);
+    case ENG_PEER:
+        return bytes / (sim.peer_gbps * 1e3);
     default:
         return 0; /* host to host: no device engine */
     }
@@ -238,6 +244,7 @@ static double run_copy(struct sim_cmd *c)
     uint64_t *dir = c->engine == ENG_H2D       ? &sim.stats.bytes_h2d
                     : c->engine == ENG_D2H     ? &sim.stats.bytes_d2h
                     : c->engine == ENG_COMPUTE ? &sim.stats.bytes_d2d
+                    : c->engine == ENG_PEER    ? &sim.stats.bytes_peer
                                                : NULL;
     if (dir)
         *dir += done;

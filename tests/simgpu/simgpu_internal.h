@@ -18,11 +18,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SIM_GRANULE    ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
-#define SIM_PAGE       ((uint64_t)4096)    /* zero-copy accounting unit */
-#define SIM_VA_SIZE    ((uint64_t)256 << 30)
-#define SIM_PHYS_MAX   ((uint64_t)256 << 30)
-#define SIM_MAX_PARAMS 64
+#define SIM_GRANULE     ((uint64_t)2 << 20) /* VMM granularity, as current GPUs */
+#define SIM_PAGE        ((uint64_t)4096)    /* zero-copy accounting unit */
+#define SIM_VA_SIZE     ((uint64_t)256 << 30)
+#define SIM_PHYS_MAX    ((uint64_t)256 << 30)
+#define SIM_MAX_PARAMS  64
+#define SIM_MAX_DEVICES 16 /* bound of SIMGPU_DEVICES */
 
 enum sim_entry {
 #define SIM_ENUM(sym, base, ver, var) SIM_E_##sym,
@@ -45,7 +46,8 @@ enum sim_entry {
 
 #define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
 
-enum sim_engine { ENG_NONE = -1, ENG_COMPUTE = 0, ENG_H2D, ENG_D2H, ENG_COUNT };
+/* ENG_PEER: copies between two devices (simgpu_copy.c), on the stream's device. */
+enum sim_engine { ENG_NONE = -1, ENG_COMPUTE = 0, ENG_H2D, ENG_D2H, ENG_PEER, ENG_COUNT };
 enum sim_cmd_kind { CMD_KERNEL, CMD_COPY, CMD_MEMSET, CMD_MARK, CMD_FREE, CMD_HOSTFN };
 
 struct sim_extents { /* free extents of an address space, sorted by offset */
@@ -67,6 +69,9 @@ struct sim_phys {       /* a physical allocation (cuMemCreate or the backing of 
     int maps;           /* mappings referring to it */
     int handle_refs;    /* 1 + cuMemRetainAllocationHandle calls not yet released */
     int handle_types;   /* CUmemAllocationProp::requestedHandleTypes at cuMemCreate */
+    int device;         /* ordinal of the device it is located on (device-located) or was
+                           created from (host-located) */
+    CUcontext ctx;      /* the context current when it was created (cuPointerGetAttribute) */
 };
 
 struct sim_map { /* a mapped device range; sorted by va in sim.maps */
@@ -161,6 +166,7 @@ enum { STREAM_USER, STREAM_LEGACY, STREAM_PER_THREAD };
 struct sim_stream {
     unsigned id, flags;
     int kind;
+    int device; /* ordinal: its commands use this device's engines */
     bool live;
     struct sim_cmd *head, *tail; /* submitted, not yet retired (head may be running) */
     uint64_t next_seq, known_seq;
@@ -208,6 +214,28 @@ struct sim_link { /* SIMGPU_LINK_BOTH_GBPS (simgpu_link.c) */
     } dir[2];
 };
 
+/* A context: each device's primary context, or one made by cuCtxCreate. Its
+   address is the CUcontext handle. */
+struct sim_ctx {
+    uint64_t magic;
+    int device;
+    bool primary;
+    struct sim_ctx *next; /* created contexts, in sim.created */
+};
+
+/* One simulated device: its memory accounting, primary context, peer access,
+   engines and legacy default stream. */
+struct sim_device {
+    uint64_t capacity, bytes, peak, window_peak; /* device-located bytes */
+    uint64_t kernels;                            /* kernels run on its streams */
+    struct sim_ctx primary;
+    int primary_refs;
+    unsigned primary_flags;
+    bool peer[SIM_MAX_DEVICES]; /* cuCtxEnablePeerAccess: its kernels may touch device i */
+    struct sim_engine_state engine[ENG_COUNT];
+    struct sim_stream *legacy;
+};
+
 struct sim_pinned {
     uintptr_t lo, hi;
     bool registered;
@@ -224,8 +252,14 @@ struct sim_state {
     bool quiet, host_vmm;
     int driver_version;   /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
     uint64_t jitter_seed; /* 0: no jitter */
-    double h2d_gbps, d2h_gbps, dev_gbps;
-    CUresult sticky; /* CUDA_SUCCESS or the sticky context error */
+    double h2d_gbps, d2h_gbps, dev_gbps, peer_gbps;
+    int ndevices; /* SIMGPU_DEVICES; sim.dev[0 .. ndevices-1] exist */
+    struct sim_device dev[SIM_MAX_DEVICES];
+    struct sim_ctx *created; /* live cuCtxCreate contexts */
+    bool kernel_running;     /* kernels of all devices run one at a time (simgpu_exec.c) */
+    int fence_dev;           /* the device whose kernels other devices' memory is fenced
+                                against (sim_devices_fence), or -1 */
+    CUresult sticky;         /* CUDA_SUCCESS or the sticky context error */
     /* address space */
     uint64_t va_base;
     int phys_fd;
@@ -240,17 +274,13 @@ struct sim_state {
     struct sim_pinned *pinned;
     size_t npinned, pinned_cap;
     /* execution */
-    struct sim_engine_state engine[ENG_COUNT];
     double host_vt;
-    struct sim_stream *legacy, *streams, *free_streams;
+    struct sim_stream *streams, *free_streams;
     unsigned next_stream_id;
     uint64_t next_capture_id;
     struct sim_func *funcs;
     struct sim_handles phys_live, events_live, graphs_live;
     struct sim_handles modules_live, modfns_live; /* simgpu_module.c */
-    /* primary context */
-    int primary_refs;
-    unsigned primary_flags;
     /* statistics and fault injection */
     struct simgpu_stats stats;
     unsigned long calls[SIM_E_COUNT];
@@ -286,13 +316,39 @@ CUresult sim_need_ctx(void);
 void sim_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Parses "2GiB", "512MiB", "4096"; returns 0 and *out, or -1. */
 int sim_parse_size(const char *s, uint64_t *out);
-/* The primary context handle (one device). */
-CUcontext sim_primary_ctx(void);
 /* The current context of the calling thread (NULL if none). */
 CUcontext sim_current_ctx(void);
 void sim_set_current_ctx(CUcontext c);
-/* Accounts for device-located bytes created (+) or freed (-); lock held. */
-void sim_account_device(int64_t delta);
+/* Accounts for device-located bytes created (+) or freed (-) on device dev, and in the
+   process totals of sim.stats; lock held. */
+void sim_account_device(int dev, int64_t delta);
+
+/* simgpu_device.c */
+/* Pushes ctx (valid) on the calling thread's context stack, making it current. Returns
+   CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY when the stack is full. */
+CUresult sim_ctx_push(CUcontext ctx);
+/* Pops the current context (returned, NULL if none); the one below becomes current. */
+CUcontext sim_ctx_pop(void);
+
+/* simgpu_devices.c — the device table, contexts and peer access */
+/* Reads SIMGPU_DEVICES and SIMGPU_MEMORY (one size for every device, or a comma list, one
+   per device); a bad value is reported and the default kept. Sets sim.stats.capacity_bytes
+   to the sum. Called once, before anything else runs. */
+void sim_devices_configure(void);
+/* The primary context handle of device dev (0 <= dev < sim.ndevices). */
+CUcontext sim_primary_ctx(int dev);
+/* Whether c is a live context (a primary one or a created one); lock held. */
+bool sim_ctx_valid(CUcontext c);
+/* Device ordinal of a valid context. */
+int sim_ctx_device(CUcontext c);
+/* Ordinal of the calling thread's current context's device; 0 when it has none. */
+int sim_current_device(void);
+/* Returns CUDA_SUCCESS if dev is an ordinal (after cuInit), else the error to return. */
+CUresult sim_check_device(CUdevice dev);
+/* Before a kernel of device dev runs: makes the device-located mappings of every device dev
+   has no peer access to inaccessible (and the others accessible), so that the kernel
+   touching them faults as an illegal access. Lock held. No-op with one device. */
+void sim_devices_fence(int dev);
 
 /* simgpu_driver_gen.c — the driver generation (SIMGPU_DRIVER_VERSION) */
 /* Reads SIMGPU_DRIVER_VERSION into sim.driver_version (default CUDA_VERSION); a bad value is
@@ -343,7 +399,9 @@ int sim_extents_free(struct sim_extents *x, uint64_t off, uint64_t len);
 /* simgpu_mem.c — the address space; lock held for all */
 int sim_mem_init(void);
 bool sim_is_device_addr(uint64_t a);
-struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc);
+/* Creates physical memory located on device dev (or host-located, made from dev);
+   device-located memory counts against dev's capacity. */
+struct sim_phys *sim_phys_create(int dev, uint64_t size, bool host, CUresult *rc);
 void sim_phys_put(struct sim_phys *p); /* drops a map or handle reference */
 bool sim_phys_valid(const struct sim_phys *p);
 CUresult sim_resv_add(uint64_t size, uint64_t align, uint64_t hint, int kind, uint64_t *va);
@@ -352,6 +410,9 @@ struct sim_resv *sim_resv_containing(uint64_t va); /* any address inside */
 void sim_resv_remove(struct sim_resv *r);
 CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t off, int prot);
 struct sim_map *sim_map_containing(uint64_t va);
+/* The host protection (PROT_*) of m's device range: PROT_NONE for host-located memory,
+   which kernels reach through the zero-copy fault path. */
+int sim_map_host_prot(const struct sim_map *m);
 /* Whether [va, va+size) is exactly a union of whole mappings, each as cuMemMap
    made it (not part of one split by cuMemSetAccess). */
 bool sim_map_whole(uint64_t va, uint64_t size);
@@ -385,11 +446,18 @@ static inline int sim_engine_queue(int e)
 {
     return e == ENG_D2H && sim.link_shared ? ENG_H2D : e;
 }
+/* The engine state serving submitted command c: its queue on its stream's device. */
+static inline struct sim_engine_state *sim_engine_of(const struct sim_cmd *c)
+{
+    return &sim.dev[c->stream->device].engine[sim_engine_queue(c->engine)];
+}
 void sim_host_wait(struct sim_cmd *c);
 /* Whether the host, at its virtual time, sees c complete (a query; lock held). */
 bool sim_host_sees_done(struct sim_cmd *c);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);
+/* Waits for every stream of device dev. */
+void sim_host_wait_device(int dev);
 /* Marks commands up to seq of s (and what they waited for) known complete. */
 void sim_mark_known(struct sim_stream *s, uint64_t seq);
 /* Reports and counts submitted work not known complete that touches [lo, hi). */
@@ -419,6 +487,11 @@ CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CU
                         bool per_thread, bool async);
 /* Returns the sticky error, or CUDA_SUCCESS. Lock held. */
 CUresult sim_sticky(void);
+
+/* simgpu_peer.c */
+/* Entry-point body of cuMemcpyPeer(Async) and their per-thread forms. */
+CUresult sim_api_copy_peer(uint64_t dst, CUcontext dst_ctx, uint64_t src, CUcontext src_ctx,
+                           size_t n, CUstream h, bool per_thread, bool async);
 
 /* simgpu_kernel.c */
 bool sim_func_valid(const struct sim_func *f);

@@ -47,9 +47,9 @@ bool sim_is_device_addr(uint64_t a)
     return a >= sim.va_base && a - sim.va_base < SIM_VA_SIZE;
 }
 
-struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc)
+struct sim_phys *sim_phys_create(int dev, uint64_t size, bool host, CUresult *rc)
 {
-    if (!host && sim.stats.device_bytes + size > sim.stats.capacity_bytes) {
+    if (!host && sim.dev[dev].bytes + size > sim.dev[dev].capacity) {
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
         return NULL;
     }
@@ -68,11 +68,13 @@ struct sim_phys *sim_phys_create(uint64_t size, bool host, CUresult *rc)
     }
     p->size = size;
     p->host = host;
+    p->device = dev;
+    p->ctx = sim_current_ctx();
     p->handle_refs = 1;
     if (host)
         sim.stats.host_mapped_bytes += size;
     else
-        sim_account_device((int64_t)size);
+        sim_account_device(dev, (int64_t)size);
     *rc = CUDA_SUCCESS;
     return p;
 }
@@ -93,7 +95,7 @@ void sim_phys_put(struct sim_phys *p)
     if (p->host)
         sim.stats.host_mapped_bytes -= p->size;
     else
-        sim_account_device(-(int64_t)p->size);
+        sim_account_device(p->device, -(int64_t)p->size);
     sim_handles_del(&sim.phys_live, p);
     free(p);
 }
@@ -175,7 +177,7 @@ struct sim_map *sim_map_containing(uint64_t va)
     return i < sim.nmaps && sim.maps[i].va <= va ? &sim.maps[i] : NULL;
 }
 
-static int prot_of(const struct sim_map *m)
+int sim_map_host_prot(const struct sim_map *m)
 {
     if (m->phys->host || m->prot == CU_MEM_ACCESS_FLAGS_PROT_NONE)
         return PROT_NONE; /* host-located: reached through the fault path */
@@ -192,7 +194,7 @@ static void set_granules(const struct sim_map *m, unsigned char value)
 
 static int apply_mapping(const struct sim_map *m)
 {
-    void *r = mmap((void *)(uintptr_t)m->va, m->size, prot_of(m), MAP_SHARED | MAP_FIXED,
+    void *r = mmap((void *)(uintptr_t)m->va, m->size, sim_map_host_prot(m), MAP_SHARED | MAP_FIXED,
                    sim.phys_fd, (off_t)(m->phys->off + m->phys_off));
     if (r == MAP_FAILED)
         return -1;
@@ -295,7 +297,7 @@ CUresult sim_map_set_prot(uint64_t va, uint64_t size, int prot)
     for (size_t i = sim_map_lower(va); i < sim.nmaps && sim.maps[i].va < va + size; i++) {
         sim.maps[i].prot = prot;
         struct sim_map *m = &sim.maps[i];
-        if (mprotect((void *)(uintptr_t)m->va, m->size, prot_of(m)) != 0)
+        if (mprotect((void *)(uintptr_t)m->va, m->size, sim_map_host_prot(m)) != 0)
             return CUDA_ERROR_UNKNOWN;
         set_granules(m, (unsigned char)prot);
     }

@@ -194,3 +194,17 @@ CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream h)
     SIM_ENTER(cuGraphLaunch_ptsz);
     return sim_api_graph_launch(e, h, true);
 }
+
+CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                              CUcontext src_ctx, size_t n)
+{
+    SIM_ENTER(cuMemcpyPeer_ptds);
+    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, NULL, true, false);
+}
+
+CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
+                                   CUcontext src_ctx, size_t n, CUstream h)
+{
+    SIM_ENTER(cuMemcpyPeerAsync_ptsz);
+    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, h, true, true);
+}

@@ -44,6 +44,10 @@ typedef CUfunction (*simgpu_rt_function_of_fn)(simgpu_body body);
     X(ctx_get_current, "cuCtxGetCurrent", PFN_cuCtxGetCurrent_v4000, CUDA_VERSION, ANY) \
     X(ctx_set_current, "cuCtxSetCurrent", PFN_cuCtxSetCurrent_v4000, CUDA_VERSION, ANY) \
     X(ctx_synchronize, "cuCtxSynchronize", PFN_cuCtxSynchronize_v2000, 12000, ANY) \
+    X(device_can_access_peer, "cuDeviceCanAccessPeer", PFN_cuDeviceCanAccessPeer_v4000, CUDA_VERSION, ANY) \
+    X(ctx_enable_peer_access, "cuCtxEnablePeerAccess", PFN_cuCtxEnablePeerAccess_v4000, CUDA_VERSION, ANY) \
+    X(copy_peer, "cuMemcpyPeer", PFN_cuMemcpyPeer_v4000, CUDA_VERSION, ANY) \
+    X(copy_peer_async, "cuMemcpyPeerAsync", PFN_cuMemcpyPeerAsync_v4000, CUDA_VERSION, ANY) \
     X(mem_get_info, "cuMemGetInfo", PFN_cuMemGetInfo_v3020, CUDA_VERSION, ANY) \
     X(mem_alloc, "cuMemAlloc", PFN_cuMemAlloc_v3020, CUDA_VERSION, ANY) \
     X(mem_free, "cuMemFree", PFN_cuMemFree_v3020, CUDA_VERSION, ANY) \
@@ -100,26 +104,26 @@ struct simgpu_rt_driver {
 /* Which driver table an API call uses. */
 enum simgpu_rt_mode { SIMGPU_RT_LEGACY = 0, SIMGPU_RT_PER_THREAD = 1 };
 
+#define SIMGPU_RT_MAX_DEVICES 16 /* the simulated driver's bound of SIMGPU_DEVICES */
+
 /* The runtime's one global state. Fields written inside a pthread_once
    initialiser are read-only afterwards (pthread_once orders them before every
    reader); sticky is the only field written later, atomically. */
 struct simgpu_rt_state {
-    pthread_once_t load_once;       /* guards libcuda .. load_error */
-    void *libcuda;                  /* dlopen handle of libcuda.so.1 */
-    struct simgpu_rt_driver drv[2]; /* indexed by enum simgpu_rt_mode */
-    cudaError_t load_error;         /* cudaSuccess once driver loaded and cuInit done */
-    pthread_once_t ctx_once;        /* guards device .. ctx_error */
-    CUdevice device;                /* device 0, the only device the runtime uses */
-    CUcontext primary;              /* its retained primary context */
-    cudaError_t ctx_error;          /* cudaSuccess once primary is retained */
-    _Atomic int sticky;             /* first context-corrupting error seen, or 0 */
+    pthread_once_t load_once;                 /* guards libcuda .. load_error */
+    void *libcuda;                            /* dlopen handle of libcuda.so.1 */
+    struct simgpu_rt_driver drv[2];           /* indexed by enum simgpu_rt_mode */
+    cudaError_t load_error;                   /* cudaSuccess once driver loaded and cuInit done */
+    pthread_mutex_t ctx_lock;                 /* guards primary */
+    CUcontext primary[SIMGPU_RT_MAX_DEVICES]; /* retained primary contexts, by ordinal */
+    _Atomic int sticky;                       /* first context-corrupting error seen, or 0 */
 };
 
 /* Per-thread half of the state: what the real runtime keeps per host thread. */
 struct simgpu_rt_thread {
     cudaError_t last_error; /* for cudaGetLastError / cudaPeekAtLastError */
     bool ctx_current;       /* the primary context was made current (or one was) */
-    int device;             /* the cudaSetDevice choice (always 0 today) */
+    int device;             /* the cudaSetDevice choice (0 until then) */
 };
 
 extern struct simgpu_rt_state simgpu_rt;
@@ -129,11 +133,15 @@ extern _Thread_local struct simgpu_rt_thread simgpu_rt_thread;
 /* Loads the driver (once per process) and runs cuInit; no context is needed.
    Returns cudaSuccess with *drv set, or the load error (recorded). */
 cudaError_t simgpu_rt_driver_load(enum simgpu_rt_mode mode, const struct simgpu_rt_driver **drv);
-/* Prepares a call that needs the context: loads the driver, retains device 0's
-   primary context (once) and makes it current on this thread unless the thread
-   already has a current context; fails with the sticky error once the context
-   is corrupted. Returns cudaSuccess with *drv set, or the error (recorded). */
+/* Prepares a call that needs the context: loads the driver, retains the primary
+   context of the thread's device (cudaSetDevice's choice, 0 by default) and
+   makes it current on this thread unless the thread already has a current
+   context; fails with the sticky error once the context is corrupted. Returns
+   cudaSuccess with *drv set, or the error (recorded). */
 cudaError_t simgpu_rt_driver_enter(enum simgpu_rt_mode mode, const struct simgpu_rt_driver **drv);
+/* The primary context of device dev, retained on first use (the driver is loaded).
+   Returns cudaSuccess with *ctx set, or the error (recorded). */
+cudaError_t simgpu_rt_driver_primary(int dev, CUcontext *ctx);
 
 /* simgpu_rt_error.c */
 /* The runtime error for a driver result (the real runtime's mapping). */

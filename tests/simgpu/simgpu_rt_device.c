@@ -1,5 +1,5 @@
 /* simgpu_rt_device.c — device management and version queries of the simulated runtime.
- * The runtime drives device 0 only: cudaSetDevice accepts no other ordinal. */
+ * The current device is per host thread and selects the primary context the thread uses. */
 #include "simgpu_rt.h"
 
 /* Number of devices the driver reports; 0 and the error when there is none. */
@@ -20,22 +20,32 @@ cudaError_t cudaGetDeviceCount(int *count)
     return e;
 }
 
-/* Selects the calling thread's device and, as since CUDA 12, initialises its
-   primary context. Only device 0 exists for this runtime. */
+/* Selects the calling thread's device. cudaSetDevice (cuda_runtime_api.h): "Sets device
+   as the current device for the calling host thread. Valid device id's are 0 to
+   (cudaGetDeviceCount() - 1)"; "This call will bind the primary context of the specified
+   device to the calling thread ... the context will be current on device immediately";
+   "This function will do no synchronization with the previous or new device". */
 cudaError_t cudaSetDevice(int device)
 {
     const struct simgpu_rt_driver *d;
+    CUcontext primary = NULL;
     cudaError_t e;
     int n = 0;
 
     e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess)
         return e;
-    if (device != 0)
+    if (device < 0 || device >= n)
         return simgpu_rt_error_record(cudaErrorInvalidDevice);
-    e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
+    e = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);
     if (e == cudaSuccess)
+        e = simgpu_rt_driver_primary(device, &primary);
+    if (e == cudaSuccess)
+        e = simgpu_rt_error_cu(d->ctx_set_current(primary));
+    if (e == cudaSuccess) {
         simgpu_rt_thread.device = device;
+        simgpu_rt_thread.ctx_current = true;
+    }
     return e;
 }
 
@@ -53,7 +63,9 @@ cudaError_t cudaGetDevice(int *device)
     return e;
 }
 
-/* Waits for all work of the context on every stream. */
+/* Waits for all work of the thread's current device on every stream ("Blocks until the
+   device has completed all preceding requested tasks", cuda_runtime_api.h); other devices
+   run on. */
 cudaError_t cudaDeviceSynchronize(void)
 {
     const struct simgpu_rt_driver *d;

@@ -1,5 +1,5 @@
 /* simgpu_rt_driver.c — how the simulated runtime reaches the driver: dlopen, cuGetProcAddress_v2,
- * the primary context of device 0, and the runtime's global state. */
+ * the primary context of each device, and the runtime's global state. */
 #include "simgpu_rt.h"
 
 #include <dlfcn.h>
@@ -7,9 +7,8 @@
 
 struct simgpu_rt_state simgpu_rt = {
     .load_once = PTHREAD_ONCE_INIT,
-    .ctx_once = PTHREAD_ONCE_INIT,
+    .ctx_lock = PTHREAD_MUTEX_INITIALIZER,
     .load_error = cudaErrorInitializationError,
-    .ctx_error = cudaErrorInitializationError,
 };
 
 _Thread_local struct simgpu_rt_thread simgpu_rt_thread;
@@ -66,16 +65,25 @@ static void load_driver(void)
     simgpu_rt.load_error = simgpu_rt_error_from_cu(simgpu_rt.drv[0].init(0));
 }
 
-/* pthread_once body: retain device 0's primary context, as the real runtime
-   does on the first call that needs a context. */
-static void retain_primary(void)
+/* Retains the device's primary context on first use, as the real runtime does on
+   the first call that needs a context on that device. */
+cudaError_t simgpu_rt_driver_primary(int dev, CUcontext *ctx)
 {
     const struct simgpu_rt_driver *d = &simgpu_rt.drv[SIMGPU_RT_LEGACY];
-    CUresult r = d->device_get(&simgpu_rt.device, 0);
+    CUdevice device;
+    CUresult r = CUDA_SUCCESS;
 
-    if (r == CUDA_SUCCESS)
-        r = d->primary_ctx_retain(&simgpu_rt.primary, simgpu_rt.device);
-    simgpu_rt.ctx_error = simgpu_rt_error_from_cu(r);
+    if (dev < 0 || dev >= SIMGPU_RT_MAX_DEVICES)
+        return simgpu_rt_error_record(cudaErrorInvalidDevice);
+    pthread_mutex_lock(&simgpu_rt.ctx_lock);
+    if (!simgpu_rt.primary[dev]) {
+        r = d->device_get(&device, dev);
+        if (r == CUDA_SUCCESS)
+            r = d->primary_ctx_retain(&simgpu_rt.primary[dev], device);
+    }
+    *ctx = simgpu_rt.primary[dev];
+    pthread_mutex_unlock(&simgpu_rt.ctx_lock);
+    return simgpu_rt_error_cu(r);
 }
 
 cudaError_t simgpu_rt_driver_load(enum simgpu_rt_mode mode, const struct simgpu_rt_driver **drv)
@@ -85,18 +93,24 @@ cudaError_t simgpu_rt_driver_load(enum simgpu_rt_mode mode, const struct simgpu_
     return simgpu_rt_error_record(simgpu_rt.load_error);
 }
 
-/* Makes the primary context current unless the thread already has one (a
-   context the program made current through the driver API is respected). */
+/* Makes the thread device's primary context current unless the thread already
+   has one (a context the program made current through the driver API is
+   respected). */
 static cudaError_t bind_thread(const struct simgpu_rt_driver *d)
 {
-    CUcontext cur = NULL;
+    CUcontext cur = NULL, primary = NULL;
     CUresult r;
+    cudaError_t e;
 
     if (simgpu_rt_thread.ctx_current)
         return cudaSuccess;
     r = d->ctx_get_current(&cur);
-    if (r == CUDA_SUCCESS && !cur)
-        r = d->ctx_set_current(simgpu_rt.primary);
+    if (r == CUDA_SUCCESS && !cur) {
+        e = simgpu_rt_driver_primary(simgpu_rt_thread.device, &primary);
+        if (e != cudaSuccess)
+            return e;
+        r = d->ctx_set_current(primary);
+    }
     if (r != CUDA_SUCCESS)
         return simgpu_rt_error_from_cu(r);
     simgpu_rt_thread.ctx_current = true;
@@ -109,10 +123,7 @@ cudaError_t simgpu_rt_driver_enter(enum simgpu_rt_mode mode, const struct simgpu
 
     if (e != cudaSuccess)
         return e;
-    pthread_once(&simgpu_rt.ctx_once, retain_primary);
-    e = simgpu_rt.ctx_error;
-    if (e == cudaSuccess)
-        e = simgpu_rt_error_sticky();
+    e = simgpu_rt_error_sticky();
     if (e == cudaSuccess)
         e = bind_thread(*drv);
     return simgpu_rt_error_record(e);

@@ -109,8 +109,10 @@ static void put_u64(void *data, uint64_t v)
 static CUresult attribute(void *data, CUpointer_attribute a, uint64_t ptr, const struct ptr_info *i)
 {
     bool on_host = i->host || (i->m && i->m->phys->host);
-    CUcontext ctx = sim_primary_ctx();
-    int ordinal = on_host && !i->host ? -1 : 0;
+    /* the device and context the memory was made on (simgpu_peer.c: several devices) */
+    int dev = i->m ? i->m->phys->device : sim_current_device();
+    CUcontext ctx = i->m && i->m->phys->ctx ? i->m->phys->ctx : sim_primary_ctx(dev);
+    int ordinal = on_host && !i->host ? -1 : dev;
     switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT:
         memcpy(data, &ctx, sizeof ctx);

@@ -19,11 +19,6 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static __thread CUcontext current_ctx;
 static __thread bool current_ctx_set;
 
-/* The single primary context: its address is the handle. */
-static struct {
-    uint64_t magic;
-} primary_ctx = {0x5349474d50435458ull};
-
 void sim_diag(const char *fmt, ...)
 {
     if (sim.quiet)
@@ -93,16 +88,12 @@ static void read_environment(void)
 {
     const char *s = getenv("SIMGPU_QUIET");
     sim.quiet = s && strcmp(s, "1") == 0;
-    sim.stats.capacity_bytes = (uint64_t)80 << 30;
-    if ((s = getenv("SIMGPU_MEMORY")) && *s) {
-        uint64_t v;
-        if (sim_parse_size(s, &v) == 0 && v > 0 && v <= SIM_PHYS_MAX / 2)
-            sim.stats.capacity_bytes = v;
-        else
-            sim_diag("ignoring SIMGPU_MEMORY=%s (want a size such as 2GiB)", s);
-    }
+    sim_devices_configure();
     sim.h2d_gbps = env_double("SIMGPU_H2D_GBPS", 25.0);
     sim.d2h_gbps = env_double("SIMGPU_D2H_GBPS", 25.0);
+    /* Peer copies default to the host link's speed: devices without NVLink exchange data
+       over PCIe, the worse case (NVLink is faster). */
+    sim.peer_gbps = env_double("SIMGPU_PEER_GBPS", sim.h2d_gbps);
     sim.dev_gbps = env_double("SIMGPU_DEVICE_GBPS", 2000.0);
     s = getenv("SIMGPU_LINK_SHARED");
     sim.link_shared = s && strcmp(s, "1") == 0;
@@ -207,11 +198,6 @@ CUresult sim_need_ctx(void)
     return sim_current_ctx() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
-CUcontext sim_primary_ctx(void)
-{
-    return (CUcontext)(void *)&primary_ctx;
-}
-
 CUcontext sim_current_ctx(void)
 {
     return current_ctx_set ? current_ctx : NULL;
@@ -223,8 +209,14 @@ void sim_set_current_ctx(CUcontext c)
     current_ctx_set = c != NULL;
 }
 
-void sim_account_device(int64_t delta)
+void sim_account_device(int dev, int64_t delta)
 {
+    struct sim_device *d = &sim.dev[dev];
+    d->bytes = (uint64_t)((int64_t)d->bytes + delta);
+    if (d->bytes > d->peak)
+        d->peak = d->bytes;
+    if (d->bytes > d->window_peak)
+        d->window_peak = d->bytes;
     sim.stats.device_bytes = (uint64_t)((int64_t)sim.stats.device_bytes + delta);
     if (sim.stats.device_bytes > sim.stats.peak_device_bytes)
         sim.stats.peak_device_bytes = sim.stats.device_bytes;

@@ -21,6 +21,8 @@ void simgpu_reset_peak(void)
 {
     pthread_mutex_lock(&sim.lock);
     sim.stats.window_peak_bytes = sim.stats.device_bytes;
+    for (int d = 0; d < sim.ndevices; d++)
+        sim.dev[d].window_peak = sim.dev[d].bytes;
     pthread_mutex_unlock(&sim.lock);
 }
 
@@ -42,6 +44,23 @@ static void write_caller_calls(FILE *f)
     fputs("}", f);
 }
 
+/* "devices": one object per device, keys as struct simgpu_device_stats. */
+static void write_devices(FILE *f)
+{
+    fputs("  \"devices\": [", f);
+    for (int d = 0; d < sim.ndevices; d++) {
+        struct simgpu_device_stats s;
+        simgpu_get_device_stats(d, &s);
+        fprintf(f,
+                "%s{\"capacity_bytes\": %llu, \"device_bytes\": %llu, "
+                "\"peak_device_bytes\": %llu, \"window_peak_bytes\": %llu, \"kernels\": %llu}",
+                d ? ", " : "", (unsigned long long)s.capacity_bytes,
+                (unsigned long long)s.device_bytes, (unsigned long long)s.peak_device_bytes,
+                (unsigned long long)s.window_peak_bytes, (unsigned long long)s.kernels);
+    }
+    fputs("],\n", f);
+}
+
 int simgpu_write_stats(const char *path)
 {
     struct simgpu_stats s;
@@ -60,7 +79,7 @@ int simgpu_write_stats(const char *path)
             "  \"copies\": %llu,\n  \"kernels\": %llu,\n  \"zero_copy_kernels\": %llu,\n"
             "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
             "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
-            "  \"device_time_us\": %.3f,\n",
+            "  \"device_time_us\": %.3f,\n  \"bytes_peer\": %llu,\n",
             (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
             (unsigned long long)s.peak_device_bytes, (unsigned long long)s.window_peak_bytes,
             (unsigned long long)s.host_mapped_bytes, (unsigned long long)s.bytes_h2d,
@@ -68,7 +87,9 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.copies, (unsigned long long)s.kernels,
             (unsigned long long)s.zero_copy_kernels, (unsigned long long)s.zero_copy_pages,
             (unsigned long long)s.illegal_accesses, (unsigned long long)s.unmap_hazards,
-            (unsigned long long)s.injected_failures, s.device_time_us);
+            (unsigned long long)s.injected_failures, s.device_time_us,
+            (unsigned long long)s.bytes_peer);
+    write_devices(f);
     write_caller_calls(f);
     fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;

@@ -28,7 +28,7 @@ static pthread_key_t per_thread_key;
 
 static void *worker_main(void *arg);
 
-static struct sim_stream *stream_alloc(int kind, unsigned flags)
+static struct sim_stream *stream_alloc(int kind, unsigned flags, int dev)
 {
     struct sim_stream *s = sim.free_streams;
     if (s) {
@@ -43,6 +43,7 @@ static struct sim_stream *stream_alloc(int kind, unsigned flags)
     s->id = sim.next_stream_id++;
     s->kind = kind;
     s->flags = flags;
+    s->device = dev;
     s->live = true;
     s->rng = sim.jitter_seed ^ ((uint64_t)s->id * 0x9E3779B97F4A7C15ull);
     if (!s->worker_started) {
@@ -58,21 +59,45 @@ static struct sim_stream *stream_alloc(int kind, unsigned flags)
     return s;
 }
 
+/* The key's value: the thread's per-thread default stream of each device. */
 static void per_thread_exit(void *p)
 {
+    struct sim_stream **v = p;
     pthread_mutex_lock(&sim.lock);
-    sim_stream_release(p);
+    for (int d = 0; d < SIM_MAX_DEVICES; d++)
+        if (v[d])
+            sim_stream_release(v[d]);
     pthread_mutex_unlock(&sim.lock);
+    free(v);
 }
 
 int sim_streams_init(void)
 {
     if (pthread_key_create(&per_thread_key, per_thread_exit) != 0)
         return -1;
+    int ok = 1;
     pthread_mutex_lock(&sim.lock);
-    sim.legacy = stream_alloc(STREAM_LEGACY, 0);
+    /* Each device's context has its own legacy default stream. */
+    for (int d = 0; d < sim.ndevices; d++)
+        ok &= (sim.dev[d].legacy = stream_alloc(STREAM_LEGACY, 0, d)) != NULL;
     pthread_mutex_unlock(&sim.lock);
-    return sim.legacy ? 0 : -1;
+    return ok ? 0 : -1;
+}
+
+/* The calling thread's per-thread default stream of device dev, made on first use. */
+static struct sim_stream *per_thread_stream(int dev)
+{
+    struct sim_stream **v = pthread_getspecific(per_thread_key);
+    if (!v) {
+        v = calloc(SIM_MAX_DEVICES, sizeof *v);
+        if (!v || pthread_setspecific(per_thread_key, v) != 0) {
+            free(v);
+            return NULL;
+        }
+    }
+    if (!v[dev])
+        v[dev] = stream_alloc(STREAM_PER_THREAD, 0, dev);
+    return v[dev];
 }
 
 bool sim_stream_valid(const struct sim_stream *s)
@@ -85,24 +110,20 @@ bool sim_stream_valid(const struct sim_stream *s)
 
 CUresult sim_stream_create(unsigned flags, struct sim_stream **out)
 {
-    *out = stream_alloc(STREAM_USER, flags);
+    *out = stream_alloc(STREAM_USER, flags, sim_current_device());
     return *out ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 
 struct sim_stream *sim_stream_get(CUstream h, bool per_thread, CUresult *rc)
 {
     *rc = CUDA_SUCCESS;
+    /* The default streams are those of the current context's device. */
     if (h == CU_STREAM_LEGACY || (h == NULL && !per_thread))
-        return sim.legacy;
+        return sim.dev[sim_current_device()].legacy;
     if (h == CU_STREAM_PER_THREAD || h == NULL) {
-        struct sim_stream *s = pthread_getspecific(per_thread_key);
-        if (!s) {
-            s = stream_alloc(STREAM_PER_THREAD, 0);
-            if (!s || pthread_setspecific(per_thread_key, s) != 0) {
-                *rc = CUDA_ERROR_OUT_OF_MEMORY;
-                return NULL;
-            }
-        }
+        struct sim_stream *s = per_thread_stream(sim_current_device());
+        if (!s)
+            *rc = CUDA_ERROR_OUT_OF_MEMORY;
         return s;
     }
     struct sim_stream *s = (struct sim_stream *)h;
@@ -188,16 +209,17 @@ static bool blocking(const struct sim_stream *s)
     return s->kind != STREAM_LEGACY && !(s->flags & CU_STREAM_NON_BLOCKING);
 }
 
-/* The legacy default stream synchronises with every blocking stream. */
+/* The legacy default stream synchronises with every blocking stream of its device. */
 static int add_implicit_deps(struct sim_stream *s, struct sim_cmd *c)
 {
+    struct sim_stream *legacy = sim.dev[s->device].legacy;
     if (s->kind == STREAM_LEGACY) {
         for (struct sim_stream *t = sim.streams; t; t = t->next_all)
-            if (t != s && t->live && blocking(t) && t->last && !t->last->done &&
-                sim_cmd_add_dep(c, t->last) != 0)
+            if (t != s && t->live && t->device == s->device && blocking(t) && t->last &&
+                !t->last->done && sim_cmd_add_dep(c, t->last) != 0)
                 return -1;
-    } else if (blocking(s) && sim.legacy->last && !sim.legacy->last->done) {
-        return sim_cmd_add_dep(c, sim.legacy->last);
+    } else if (blocking(s) && legacy->last && !legacy->last->done) {
+        return sim_cmd_add_dep(c, legacy->last);
     }
     return 0;
 }
@@ -277,7 +299,7 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
     c->seq = ++s->next_seq;
     c->host_vt = sim.host_vt;
     if (c->engine != ENG_NONE)
-        c->ticket = sim.engine[sim_engine_queue(c->engine)].next_ticket++;
+        c->ticket = sim_engine_of(c)->next_ticket++;
     if (sim_link_ordered(c->engine))
         c->link_ticket = sim.link.next_ticket++;
     log_touches(s, c);
@@ -377,6 +399,13 @@ void sim_host_wait_all(void)
     sim_pool_trim();
 }
 
+void sim_host_wait_device(int dev)
+{
+    for (struct sim_stream *s = sim.streams; s; s = s->next_all)
+        if (s->live && s->device == dev && s->last)
+            sim_host_wait(s->last);
+}
+
 void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what)
 {
     for (struct sim_stream *s = sim.streams; s; s = s->next_all) {
@@ -403,7 +432,11 @@ static bool runnable(const struct sim_cmd *c)
             return false;
     if (sim_link_ordered(c->engine) && sim.link.serving != c->link_ticket)
         return false;
-    return c->engine == ENG_NONE || sim.engine[sim_engine_queue(c->engine)].serving == c->ticket;
+    /* Kernel bodies of all devices run one at a time: the zero-copy fault state and the
+       cross-device fence (simgpu_exec.c) belong to the running kernel. */
+    if (c->kind == CMD_KERNEL && sim.kernel_running)
+        return false;
+    return c->engine == ENG_NONE || sim_engine_of(c)->serving == c->ticket;
 }
 
 static void jitter(struct sim_stream *s)
@@ -423,8 +456,8 @@ static double start_time(const struct sim_stream *s, const struct sim_cmd *c)
     for (int i = 0; i < c->ndeps; i++)
         if (c->deps[i]->vend > t)
             t = c->deps[i]->vend;
-    if (c->engine != ENG_NONE && sim.engine[sim_engine_queue(c->engine)].vfree > t)
-        t = sim.engine[sim_engine_queue(c->engine)].vfree;
+    if (c->engine != ENG_NONE && sim_engine_of(c)->vfree > t)
+        t = sim_engine_of(c)->vfree;
     return t;
 }
 
@@ -452,8 +485,8 @@ static void retire(struct sim_stream *s, struct sim_cmd *c, double cost)
         timeline(s, c);
     s->vt_tail = c->vend;
     if (c->engine != ENG_NONE) {
-        sim.engine[sim_engine_queue(c->engine)].vfree = c->vend;
-        sim.engine[sim_engine_queue(c->engine)].serving++;
+        sim_engine_of(c)->vfree = c->vend;
+        sim_engine_of(c)->serving++;
     }
     if (sim_link_ordered(c->engine))
         sim.link.serving++;
@@ -486,6 +519,11 @@ static void *worker_main(void *arg)
         }
         c->vstart = start_time(s, c);
         double cost = 0;
+        bool kernel = c->kind == CMD_KERNEL;
+        if (kernel) {
+            sim.kernel_running = true;
+            sim_devices_fence(s->device);
+        }
         if (c->kind != CMD_MARK) {
             pthread_mutex_unlock(&sim.lock);
             cost = sim_exec(c);
@@ -493,6 +531,8 @@ static void *worker_main(void *arg)
         }
         if (c->kind == CMD_COPY && sim_link_ordered(c->engine))
             cost = sim_link_place(c->engine, c->vstart, c->u.c.bytes);
+        if (kernel)
+            sim.kernel_running = false;
         retire(s, c, cost);
     }
     return NULL;

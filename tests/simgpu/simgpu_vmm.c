@@ -42,14 +42,19 @@ CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
     return rc;
 }
 
-static CUresult location_of(const CUmemAllocationProp *prop, bool *host)
+/* *dev: the device a device location names; the current one for host locations. */
+static CUresult location_of(const CUmemAllocationProp *prop, bool *host, int *dev)
 {
+    *dev = sim_current_device();
     if (!prop || prop->type != CU_MEM_ALLOCATION_TYPE_PINNED)
         return CUDA_ERROR_INVALID_VALUE;
     switch (prop->location.type) {
     case CU_MEM_LOCATION_TYPE_DEVICE:
         *host = false;
-        return prop->location.id == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+        *dev = prop->location.id;
+        return prop->location.id >= 0 && prop->location.id < sim.ndevices
+                   ? CUDA_SUCCESS
+                   : CUDA_ERROR_INVALID_DEVICE;
     default:
         *host = true;
         return sim_driver_gen_host_location(&prop->location);
@@ -64,15 +69,16 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
     if (rc != CUDA_SUCCESS)
         return rc;
     bool host = false;
+    int dev;
     if (!out || size == 0 || !granular(size) || flags)
         return CUDA_ERROR_INVALID_VALUE;
-    if ((rc = location_of(prop, &host)) != CUDA_SUCCESS)
+    if ((rc = location_of(prop, &host, &dev)) != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
-    struct sim_phys *p = sim_phys_create(size, host, &rc);
+    struct sim_phys *p = sim_phys_create(dev, size, host, &rc);
     if (!p && rc == CUDA_ERROR_OUT_OF_MEMORY && !host) {
         sim_pool_trim(); /* before failing, the pool gives back frees the host saw complete */
-        p = sim_phys_create(size, host, &rc);
+        p = sim_phys_create(dev, size, host, &rc);
     }
     if (p) /* what cuMemExportToShareableHandle may export later (simgpu_share.c) */
         p->handle_types = (int)prop->requestedHandleTypes;
@@ -150,7 +156,10 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
         return CUDA_ERROR_INVALID_VALUE;
     int prot = -1;
     for (size_t i = 0; i < count; i++) {
-        if (desc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE && desc[i].location.id == 0)
+        /* One protection per mapping, whichever device the descriptor names: the
+           simulator does not keep per-device access of a VMM mapping. */
+        if (desc[i].location.type == CU_MEM_LOCATION_TYPE_DEVICE && desc[i].location.id >= 0 &&
+            desc[i].location.id < sim.ndevices)
             prot = (int)desc[i].flags;
         else if (desc[i].location.type != CU_MEM_LOCATION_TYPE_HOST &&
                  desc[i].location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA)
@@ -183,10 +192,11 @@ CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, const CUmemA
 {
     SIM_ENTER(cuMemGetAllocationGranularity);
     bool host;
+    int dev;
     (void)option;
     if (!granularity)
         return CUDA_ERROR_INVALID_VALUE;
-    CUresult rc = location_of(prop, &host);
+    CUresult rc = location_of(prop, &host, &dev);
     if (rc == CUDA_SUCCESS)
         *granularity = SIM_GRANULE;
     return rc;
@@ -204,7 +214,7 @@ CUresult CUDAAPI cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp *pro
         *prop = (CUmemAllocationProp){0};
         prop->type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop->location.type = p->host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
-        prop->location.id = 0;
+        prop->location.id = p->host ? 0 : p->device;
     }
     pthread_mutex_unlock(&sim.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;

@@ -34,6 +34,8 @@ struct train_sim_config {
     enum train_sim_mode mode; /* how tensors get device memory */
     enum train_sim_lose lose;
     uint64_t lose_chunk; /* index of the 2 MiB chunk --lose zeroes */
+    int device;          /* first device (--device; -1: $LOCAL_RANK, else 0) */
+    int devices;         /* replicas, one per device from `device` on (--devices) */
 };
 
 /* A device tensor: words 32-bit words at p (NULL when not allocated). */

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Several devices under the shim with a budget. One process with two replicas (train_sim
+# --devices 2): residency serves device 0 (current at the first allocation), device 1's
+# allocations go to the driver untouched and outside the budget; the checksum is the native
+# one, nothing touches memory illegally, device 1 peaks exactly as without the shim. The
+# torchrun layout (4 processes, LOCAL_RANK=r, SIMGPU_DEVICES=4): residency starts lazily after
+# the program's cudaSetDevice, so rank r serves device r: moves in every rank's trace, and only
+# device r is used.
+set -u
+source "$(dirname "$0")/resid_env.sh"
+REPORT="$B/shim-report"
+ARGS=(--layers 3 --hidden 512 --batch 4 --seq 256 --iters 3)
+# devpeak NAME D: device D's peak_device_bytes in the run's SIMGPU_STATS file.
+devpeak() {
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])]["peak_device_bytes"])' \
+        "$work/$1.json" "$2" 2>/dev/null
+}
+
+native ref "${ARGS[@]}"
+P=$(sed -n 's/.*native_peak_bytes=\([0-9]*\).*/\1/p' "$work/ref.out")
+check "native reference run (peak $P bytes)" [ "$(rc ref)" = 0 -a -n "$P" ]
+want=$(checksum ref)
+
+# 1. Two devices in one process.
+SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) shimmed two "${ARGS[@]}" --devices 2
+check "two devices, SHIM_BUDGET=P/2: exit 0 and the native checksum" \
+    [ "$(rc two)" = 0 -a "$(checksum two)" = "$want" ]
+check "two devices: no illegal access" is two illegal_accesses -eq 0
+check "two devices: no unmap hazard" is two unmap_hazards -eq 0
+evs=$(evictions two)
+check "two devices: residency moved memory on device 0 (evictions ${evs:-none})" [ "${evs:-0}" -gt 0 ]
+check "two devices: device 0 below the native peak ($(devpeak two 0) < $P)" \
+    [ "$(devpeak two 0)" -lt "$P" ]
+check "two devices: device 1 untouched, exactly the native peak ($(devpeak two 1))" \
+    [ "$(devpeak two 1)" = "$P" ]
+logged=$(grep -c 'allocation on device 1, which residency does not serve' "$work/two.err")
+counted=$(grep -c 'serving device 0: [1-9][0-9]* allocations' "$work/two.err")
+check "two devices: device 1's allocations logged once ($logged) and counted at exit ($counted)" \
+    [ "$logged" = 1 -a "$counted" = 1 ]
+
+# 2. torchrun layout, the four ranks at once.
+pids=()
+for r in 0 1 2 3; do
+    LOCAL_RANK=$r RANK=$r WORLD_SIZE=4 SIMGPU_DEVICES=4 SHIM_BUDGET=$((P / 2)) \
+        SHIM_TRACE_PATH="$work/rank$r.trace" SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/rank$r.json" \
+        LD_PRELOAD="$PRELOAD" timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "${ARGS[@]}" --mode async \
+        >"$work/rank$r.out" 2>"$work/rank$r.err" &
+    pids+=($!)
+done
+for r in 0 1 2 3; do
+    wait "${pids[$r]}"
+    echo $? >"$work/rank$r.rc"
+done
+for r in 0 1 2 3; do
+    moves=$("$REPORT" moves --json "$work/rank$r.trace" 2>/dev/null |
+        python3 -c 'import json, sys; print(len(json.load(sys.stdin)["moves"]))' 2>/dev/null)
+    others=0
+    for d in 0 1 2 3; do
+        [ "$d" = "$r" ] || others=$((others + $(devpeak "rank$r" $d || echo 1)))
+    done
+    check "rank $r: exit 0 and the native checksum" \
+        [ "$(rc "rank$r")" = 0 -a "$(checksum "rank$r")" = "$want" ]
+    check "rank $r: no illegal access" is "rank$r" illegal_accesses -eq 0
+    check "rank $r: moves in its trace (${moves:-none})" [ "${moves:-0}" -gt 0 ]
+    check "rank $r: only device $r used, below the native peak ($(devpeak "rank$r" $r))" \
+        [ "$others" = 0 -a "$(devpeak "rank$r" $r)" -gt 0 -a "$(devpeak "rank$r" $r)" -lt "$P" ]
+done
+check_sanitizers
+[ "$failures" -eq 0 ]
