@@ -29,6 +29,7 @@ struct replay_config {
     bool streams; /* --streams: each op on its model stream; else all on the legacy stream */
     uint64_t stride;        /* sampling stride in bytes */
     int lose_step, lose_op; /* --lose STEP:OP: that launch reads but writes nothing (-1: none) */
+    bool print_waits;       /* --waits: print the schedule's cross-stream waits first */
 };
 
 /* Compressed lists indexed by operation: items[first[q] .. first[q + 1]). */

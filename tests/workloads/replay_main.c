@@ -2,13 +2,14 @@
  * model format, planner/MODEL-FORMAT.md) as a program on the simulated device.
  *
  *   replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]
- *                [--lose STEP:OP]
+ *                [--lose STEP:OP] [--waits]
  *
  * --malloc: cudaMallocAsync / cudaFreeAsync on the streams (default), or cudaMalloc / cudaFree.
  * --streams: every op on its model stream (0: the legacy stream); without it, every op on the
  * legacy stream. --stride: bytes between sampled pages (4 KiB multiple, at most 1 MiB; default
  * 64 KiB). --lose is a test instrument: op OP of step STEP reads but writes nothing, as a lost
- * write would; the checksum must then differ.
+ * write would; the checksum must then differ. --waits prints the cross-stream waits first, one
+ * "wait OP PRODUCER" line each (op OP waits for op PRODUCER of the same step), for tests.
  *
  * Prints one line per step, "step K device_us=T peak_bytes=P" (virtual time of the step, the
  * simulator's device peak during it), then "summary ..." (with native_peak_bytes, the device
@@ -38,12 +39,13 @@ int replay_check(cudaError_t e, const char *what)
 
 static const char usage_text[] =
     "usage: replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]\n"
-    "              [--lose STEP:OP]\n"
+    "              [--lose STEP:OP] [--waits]\n"
     "defaults: --steps 3 --malloc async --stride 65536\n"
     "  --malloc  async: cudaMallocAsync/cudaFreeAsync; sync: cudaMalloc/cudaFree\n"
     "  --streams each op on its model stream (else all on the legacy stream)\n"
     "  --stride  bytes between sampled 4 KiB pages (4 KiB multiple, at most 1 MiB)\n"
-    "  --lose    test instrument: op OP of step STEP writes nothing\n";
+    "  --lose    test instrument: op OP of step STEP writes nothing\n"
+    "  --waits   print the cross-stream waits (\"wait OP PRODUCER\") before running\n";
 
 static int usage(const char *msg)
 {
@@ -85,8 +87,8 @@ static int parse_flag(const char *flag, const char *val, struct replay_config *c
 {
     int stride = 0;
 
-    if (strcmp(flag, "--streams") == 0) {
-        c->streams = true;
+    if (strcmp(flag, "--streams") == 0 || strcmp(flag, "--waits") == 0) {
+        *(flag[2] == 's' ? &c->streams : &c->print_waits) = true;
         return 1;
     }
     if (!val)
@@ -187,6 +189,9 @@ static int run(const struct replay_config *c, const plan_model *m)
     uint64_t sum = 0;
     int rc = replay_sched_build(&s, m, c->streams);
 
+    for (uint32_t q = 0; rc == 0 && c->print_waits && q < s.nops; q++)
+        for (uint32_t i = s.waits.first[q]; i < s.waits.first[q + 1]; i++)
+            printf("wait %u %u\n", q, s.waits.items[i]);
     if (rc == 0)
         rc = replay_kernel_setup(&s, c->stride);
     if (rc == 0)
