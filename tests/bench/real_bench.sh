@@ -24,6 +24,7 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+source tests/workloads/replay_env.sh
 out=
 if [ "${1:-}" = -o ]; then
     out=$2
@@ -61,8 +62,7 @@ for model in "${models[@]}"; do
     else
         export SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full
     fi
-    awk '$1 == "alloc" { g = ($2 >= 2097152) ? 2097152 : 4096; $2 = int(($2 + g - 1) / g) * g } { print }' \
-        "$model" >"$d/rounded.model"
+    replay_rounded "$model" "$d/rounded.model"
     for pct in 75 50; do
         for planner in scheduled reactive; do
             build/shim-plan "$d/rounded.model" --budget "$pct%" --planner $planner --json \

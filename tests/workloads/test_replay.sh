@@ -16,6 +16,7 @@
 #       budget, and moves in the trace (shim-report moves --json).
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
+source "$(dirname "$0")/replay_env.sh"
 REPLAY="$B/replay" PLAN="$B/shim-plan" REPORT="$B/shim-report"
 RUN_TIMEOUT=${REPLAY_RUN_TIMEOUT:-120}
 work=$(mktemp -d)
@@ -34,8 +35,6 @@ sum() { sed -n 's/^checksum=\([0-9a-f]\{16\}\)$/\1/p' "$work/$1.out" | tail -n 1
 field() { grep -o "$2=[^ ]*" "$work/$1.out" | tail -n 1 | cut -d= -f2; }
 stat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$work/$1.json" "$2" 2>/dev/null; }
 plan_field() { "$PLAN" "$1" --budget 100% --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
-# rounded MODEL OUT: the model with every size as the simulated device holds it.
-rounded() { awk '$1 == "alloc" { g = ($2 >= 2097152) ? 2097152 : 4096; $2 = int(($2 + g - 1) / g) * g } { print }' "$1" >"$2"; }
 tail_err() { tail -n 5 "$work/$1.err" | sed 's/^/    | /'; }
 
 declare -A SPEC=(
@@ -46,11 +45,26 @@ declare -A SPEC=(
 for m in transformer random tiny; do
     "$PLAN" --generate "${SPEC[$m]}" -o "$work/$m.model"
 done
+# Edge cases: zero-duration ops, untouched allocations (cyclic and not), one that exists before
+# the step, one that outlives it, a 7-byte one touched by every op; on three streams.
+cat >"$work/edge.model" <<'EOF'
+hw 25 25 1 10
+op 0
+op 5 1
+op 0 2
+op 3 1
+alloc 3MiB -1 -1
+alloc 8192 -1 -1 0 3
+alloc 5000 -1 1 1
+alloc 1MiB 2 -1 2 3
+alloc 100 1 2
+alloc 7 0 3 0 1 2 3
+EOF
 # The transformer with its ops spread over three model streams (0, 1, 2).
 awk '$1 == "op" { $3 = n++ % 3 } { print }' "$work/transformer.model" >"$work/streams.model"
 
 # (a) determinism and the step's time
-for m in transformer random tiny; do
+for m in transformer random tiny edge; do
     run "$m-a1" "$REPLAY" "$work/$m.model"
     run "$m-a2" "$REPLAY" "$work/$m.model"
     run "$m-sync" "$REPLAY" "$work/$m.model" --malloc sync
@@ -63,6 +77,9 @@ for m in transformer random tiny; do
         python3 -c 'import sys; g, w = map(float, sys.argv[1:]); sys.exit(abs(g - w) > 1e-4 * w)' \
         "${got:-0}" "${want:-1}"
 done
+run edge-streams "$REPLAY" "$work/edge.model" --streams
+check "edge: on its three streams, the one-stream checksum ($(sum edge-streams))" \
+    [ "$(field edge-streams streams)" = 3 -a -n "$(sum edge-a1)" -a "$(sum edge-streams)" = "$(sum edge-a1)" ]
 c=$(sum transformer-a1)
 for malloc in async sync; do
     run "streams-$malloc" "$REPLAY" "$work/streams.model" --streams --malloc "$malloc"
@@ -115,8 +132,8 @@ print(("ok" if n and not bad and not spurious else "not ok") +
 PY
 
 # (b) the device peak against the planner's native peak
-for m in transformer random tiny; do
-    rounded "$work/$m.model" "$work/$m.rounded"
+for m in transformer random tiny edge; do
+    replay_rounded "$work/$m.model" "$work/$m.rounded"
     want=$(plan_field "$work/$m.rounded" native_peak_bytes)
     raw=$(plan_field "$work/$m.model" native_peak_bytes)
     got=$(stat "$m-sync" peak_device_bytes)
