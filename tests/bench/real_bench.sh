@@ -69,10 +69,15 @@ for model in "${models[@]}"; do
                 >"$d/plan-$pct-$planner.json"
         done
     done
+    failed=
     for malloc in $mallocs; do
         SIMGPU_STATS="$d/native-$malloc.json" build/replay "$model" --malloc "$malloc" \
-            --steps "$steps" >"$d/native-$malloc.out"
+            --steps "$steps" >"$d/native-$malloc.out" 2>"$d/native-$malloc.err" || failed=$?
     done
+    if [ -n "$failed" ]; then # no figures to compare with: the model gets no row
+        echo "$model: native replay failed (exit $failed): $(tail -n 1 "$d"/native-*.err | tr '\n' ' ')" >&2
+        continue
+    fi
     peak=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \
         "$d/native-${mallocs%% *}.json")
     # The budget base is the cudaMalloc peak when that mode runs (see above).
@@ -115,6 +120,8 @@ print("| model | ops, allocs | malloc | native peak MiB | native us/step | budge
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for k in range(1, n + 1):
     d = f"{work}/{k}"
+    if not os.path.exists(f"{d}/peak"):
+        continue
     name = os.path.basename(open(f"{d}/name").read().strip())
     peak = int(open(f"{d}/peak").read())
     for malloc in mallocs:

@@ -226,6 +226,12 @@ int main(int argc, char **argv)
         plan_model_free(&m);
         return 2;
     }
+    if (c.lose_op >= 0 && (size_t)c.lose_op >= m.nops) {
+        fprintf(stderr, "replay: --lose %d:%d: the model has %zu ops\n", c.lose_step, c.lose_op,
+                m.nops);
+        plan_model_free(&m);
+        return 2;
+    }
     rc = run(&c, &m);
     plan_model_free(&m);
     return rc;

@@ -161,6 +161,9 @@ check "a model with a death past the last op: exit 2, its file:line named ($(hea
     [ "$(rc bad-model)" = 2 ] && grep -q "bad.model:3: error" "$work/bad-model.err"
 run no-model "$REPLAY" "$work/absent.model"
 check "a missing model file: exit 2, named" [ "$(rc no-model)" = 2 ] && grep -q absent.model "$work/no-model.err"
+run bad-lose "$REPLAY" "$work/transformer.model" --lose 0:37
+check "--lose past the last op: exit 2, named ($(cat "$work/bad-lose.err"))" \
+    [ "$(rc bad-lose)" = 2 ] && grep -q "the model has 37 ops" "$work/bad-lose.err"
 run bad-flag "$REPLAY" "$work/transformer.model" --malloc sometimes
 check "--malloc sometimes: usage error (exit 2)" [ "$(rc bad-flag)" = 2 ] && grep -q "bad argument '--malloc sometimes'" "$work/bad-flag.err"
 
