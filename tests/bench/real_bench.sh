@@ -39,14 +39,18 @@ trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH="$root/build/simgpu" SIMGPU_QUIET=1
 
 models=("$@")
+what="${models[*]}"
 if [ ${#models[@]} -eq 0 ]; then
+    what="(generated: shim-plan --generate"
     for spec in "transformer:layers=6,hidden=8MiB,weights=16MiB" \
         "unet:levels=4,act=32MiB,weights=4MiB" "optim:params=40,layers=5,weights=4MiB" \
         "random:ops=400,allocs=300,maxbytes=4MiB,h2d=25,d2h=25,remap=10"; do
         f="$work/${spec%%:*}.model"
         build/shim-plan --generate "$spec" -o "$f"
         models+=("$f")
+        what="$what $spec"
     done
+    what="$what)"
 fi
 
 i=0
@@ -150,11 +154,15 @@ if [ -n "$out" ]; then
     {
         echo "# Iteration models replayed under libshim"
         echo
-        echo "Command: \`tests/bench/real_bench.sh ${models[*]}\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m);"
+        echo "Command: \`tests/bench/real_bench.sh\` $what ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m);"
         echo "libshim at $(git rev-parse --short HEAD)). $steps steps per run; us/step: the mean of the last $steady"
         echo "(virtual time); predictions: shim-plan on the model rounded as the device holds it, for the"
         echo "same budget; lower bound: compute plus shim-plan's lower_bound_us; '-': infeasible or no figure."
         echo
         echo "$table"
-    } >"$out"
+        # The analysis written by hand below the marker is kept across runs.
+        echo
+        sed -n '/^<!-- analysis -->$/,$p' "$out" 2>/dev/null || true
+    } >"$work/results.md"
+    mv "$work/results.md" "$out"
 fi
