@@ -14,7 +14,9 @@
 #   - the budget is pct% of the device peak replay measured natively with cudaMalloc, which is
 #     the model's native peak with every size rounded as the simulated device holds it
 #     (tests/workloads/test_replay.sh checks that equality); shim-plan plans that rounded model
-#     for pct%, i.e. for the same bytes libshim gets as SHIM_BUDGET;
+#     for pct%, i.e. for the same bytes libshim gets as SHIM_BUDGET. That model also copies
+#     rounded bytes where libshim copies the allocation's own, so on sizes far from multiples of
+#     2 MiB its predictions and bound are pessimistic (RESULTS-real.md);
 #   - the simulated link is the model's hw line: SIMGPU_H2D_GBPS / SIMGPU_D2H_GBPS, and for
 #     DUPLEX 0 SIMGPU_LINK_SHARED=1 with SHIM_LINK_DUPLEX=shared (as residency_bench.sh does).
 #     The simulator has no remap cost of the model's REMAP_US: unknown there, so the planner's
