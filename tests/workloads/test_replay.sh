@@ -13,7 +13,9 @@
 #   (d) under libshim at 75% and 50% of the native peak (SHIM_BUDGET, as tests/residency does),
 #       with cudaMallocAsync and with cudaMalloc, and on three streams: the native checksum,
 #       exit 0, no unmap hazard or illegal access in the simulator, the device peak within the
-#       budget, and moves in the trace (shim-report moves --json).
+#       budget, and moves in the trace (shim-report moves --json);
+#   (e) the model shim-report builds from a trace of train_sim replays at train_sim's step time,
+#       and under libshim at 50% with the native result.
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$(dirname "$0")/replay_env.sh"
@@ -196,4 +198,19 @@ for pct in 75 50; do
     done
 done
 SIMGPU_JITTER=3 shimmed shim-streams-50 $((P / 2)) "$work/streams.model" --streams --malloc async
+
+# (e) a model built from a trace (shim-report model of train_sim recorded under libshim) replays:
+# its step takes train_sim's step time (within 1%: train_sim also copies its tokens each step),
+# and under libshim at 50% the result is the native one.
+SHIM_MODE=record SHIM_TRACE_PATH="$work/train.trace" \
+    run train env LD_PRELOAD="$PRELOAD" "$B/train_sim" --mode async --layers 2 --hidden 512 --batch 4 \
+    --seq 256 --iters 6
+"$REPORT" model "$work/train.trace" -o "$work/train.model" 2>"$work/train-model.err"
+run train-replay "$REPLAY" "$work/train.model" --steps $STEPS --malloc sync
+want=$(sed -n 's/^iter 5 device_us=\([0-9.]*\) .*/\1/p' "$work/train.out") got=$(field train-replay device_us_per_step)
+check "model of a train_sim trace: replay's step $got us = train_sim's $want us (within 1%)" \
+    python3 -c 'import sys; g, w = map(float, sys.argv[1:]); sys.exit(abs(g - w) > 0.01 * w)' \
+    "${got:-0}" "${want:-1}"
+c=$(sum train-replay) P=$(stat train-replay peak_device_bytes)
+[ -n "$c" ] && [ -n "$P" ] && shimmed shim-train-50 $((P / 2)) "$work/train.model" --malloc async
 [ "$failures" -eq 0 ]
