@@ -21,8 +21,10 @@
  * allocation when that op ran on another stream; ops of one stream are ordered by the stream. An
  * async allocation is made on the stream of its first touch in the step (where PyTorch's
  * allocator would make it: the producer's current stream) and freed on the stream of its last
- * touch, which is ordered after every earlier touch by the rule above. Steps are ordered by a
- * host synchronisation of every stream at the end of each step. */
+ * touch, which is ordered after every earlier touch by the rule above. Steps are ordered as a
+ * whole: every side stream waits for an event recorded on the legacy stream when the step
+ * starts, and at its end the legacy stream waits for every side stream and the host
+ * synchronises it (replay_run.c), so no wait crosses a step boundary. */
 #include "replay.h"
 
 #include <stdio.h>
