@@ -75,6 +75,8 @@ CUfunction simgpu_register(const char *name, simgpu_body body, int nparams,
                            const size_t *param_sizes);
 
 /* Virtual device time of each later launch of f, in microseconds (default 1).
+   The cost is taken when a launch is submitted: launches already queued keep
+   theirs, so a program may give each launch of one function its own cost.
    Negative or non-finite values are ignored. */
 void simgpu_set_cost(CUfunction f, double usec);
 

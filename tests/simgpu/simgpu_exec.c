@@ -181,7 +181,7 @@ static double run_kernel(struct sim_cmd *c)
                  f->name, c->stream->device, (unsigned long long)fault_addr);
     }
     pthread_mutex_unlock(&sim.lock);
-    return f->cost_us + link_us;
+    return c->u.k.cost_us + link_us;
 }
 
 /* One contiguous piece of a copy endpoint; NULL if not mapped for the access. */

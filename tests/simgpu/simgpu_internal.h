@@ -129,6 +129,8 @@ struct sim_cmd {
         struct {
             struct sim_func *fn;
             unsigned char *params;
+            double cost_us; /* fn's cost when submitted: a later simgpu_set_cost leaves
+                               queued launches alone (simgpu.h: "each later launch") */
         } k;
         struct {
             struct sim_ptr dst, src; /* engine: by where the bytes live (simgpu_copy.c) */

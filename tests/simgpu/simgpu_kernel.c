@@ -146,6 +146,7 @@ CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CU
         rc = CUDA_ERROR_OUT_OF_MEMORY;
     if (rc == CUDA_SUCCESS) {
         c->u.k.fn = f;
+        c->u.k.cost_us = f->cost_us;
         rc = copy_params(f, params, extra, c->u.k.params);
     }
     if (rc == CUDA_SUCCESS) {

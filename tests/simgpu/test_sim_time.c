@@ -55,6 +55,33 @@ static void test_kernel_costs_add_on_one_stream(void **state)
     assert_us(elapsed_us(a, b), 2.5);
 }
 
+/* Holds the stream's worker until the test opens it, so that later launches stay queued. */
+static _Atomic int gate_open;
+static void k_gate(void **p)
+{
+    (void)p;
+    while (!gate_open)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+/* The cost of a launch is the one set when it was submitted, not when it runs. */
+static void test_kernel_cost_is_taken_at_submission(void **state)
+{
+    (void)state;
+    CUfunction gate = nop_with_cost("gate", k_gate, 0.0);
+    CUfunction f = nop_with_cost("nop_submitted", k_nop, 10.0);
+    CUevent a = ev(), b = ev();
+    gate_open = 0;
+    CK(cuEventRecord(a, NULL));
+    CK(cuLaunchKernel(gate, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    simgpu_set_cost(f, 1000.0); /* the first launch of f is queued behind the gate */
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CK(cuEventRecord(b, NULL));
+    gate_open = 1;
+    assert_us(elapsed_us(a, b), 1010.0);
+}
+
 static void test_kernels_on_two_streams_share_the_compute_engine(void **state)
 {
     (void)state;
@@ -221,6 +248,7 @@ int main(void)
     sim_test_ctx();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_costs_add_on_one_stream),
+        cmocka_unit_test(test_kernel_cost_is_taken_at_submission),
         cmocka_unit_test(test_kernels_on_two_streams_share_the_compute_engine),
         cmocka_unit_test(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction),
         cmocka_unit_test(test_copy_overlaps_compute_and_host_clock_advances_at_sync),

@@ -16,3 +16,16 @@ $(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/lib
 	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread
 
 ALL_TARGETS += $(BUILD)/threads_sim
+
+# replay: runs any iteration model (planner/MODEL-FORMAT.md) as a program on the simulated
+# device, one kernel per operation at its duration; parsed with the planner library.
+REPLAY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/replay_*.c)))
+$(REPLAY_OBJS): tests_workloads_CFLAGS += -Iplanner
+
+$(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcudart.so \
+                 $(BUILD)/simgpu/libcuda.so.1
+	$(CC) $(LDFLAGS_ALL) -o $@ $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) -L$(BUILD)/simgpu \
+		-lcudart -lcuda -lm
+
+ALL_TARGETS += $(BUILD)/replay
+TESTS += tests/workloads/test_replay.sh

@@ -1,0 +1,238 @@
+/* replay_main.c — command line and output of replay, which runs an iteration model (shim-plan's
+ * model format, planner/MODEL-FORMAT.md) as a program on the simulated device.
+ *
+ *   replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]
+ *                [--lose STEP:OP] [--waits]
+ *
+ * --malloc: cudaMallocAsync / cudaFreeAsync on the streams (default), or cudaMalloc / cudaFree.
+ * --streams: every op on its model stream (0: the legacy stream); without it, every op on the
+ * legacy stream. --stride: bytes between sampled pages (4 KiB multiple, at most 1 MiB; default
+ * 64 KiB). --lose is a test instrument: op OP of step STEP reads but writes nothing, as a lost
+ * write would; the checksum must then differ. --waits prints the cross-stream waits first, one
+ * "wait OP PRODUCER" line each (op OP waits for op PRODUCER of the same step), for tests.
+ *
+ * Prints one line per step, "step K device_us=T peak_bytes=P" (virtual time of the step, the
+ * simulator's device peak during it), then "summary ..." (with native_peak_bytes, the device
+ * peak over the run, and device_us_per_step) and "checksum=<16 hex digits>", which depends only
+ * on the model, --steps, --stride and --lose: identical with either --malloc, with or without
+ * --streams, on every run and under libshim. Exit status: 0; 1 when a CUDA call fails (named on
+ * stderr); 2 for a usage error or a model that does not parse (its file:line on stderr). */
+#include "replay.h"
+
+#include "simgpu.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int replay_check(cudaError_t e, const char *what)
+{
+    if (e == cudaSuccess)
+        return 0;
+    fprintf(stderr, "replay: %s failed: %s (%s)\n", what, cudaGetErrorString(e),
+            cudaGetErrorName(e));
+    return -1;
+}
+
+static const char usage_text[] =
+    "usage: replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]\n"
+    "              [--lose STEP:OP] [--waits]\n"
+    "defaults: --steps 3 --malloc async --stride 65536\n"
+    "  --malloc  async: cudaMallocAsync/cudaFreeAsync; sync: cudaMalloc/cudaFree\n"
+    "  --streams each op on its model stream (else all on the legacy stream)\n"
+    "  --stride  bytes between sampled 4 KiB pages (4 KiB multiple, at most 1 MiB)\n"
+    "  --lose    test instrument: op OP of step STEP writes nothing\n"
+    "  --waits   print the cross-stream waits (\"wait OP PRODUCER\") before running\n";
+
+static int usage(const char *msg)
+{
+    fprintf(stderr, "replay: %s\n%s", msg, usage_text);
+    return 2;
+}
+
+static int parse_int(const char *s, long min, long max, int *out)
+{
+    char *end;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || end == s || v < min || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_lose(const char *s, struct replay_config *c)
+{
+    const char *colon = strchr(s, ':');
+    char step[16];
+
+    if (!colon || colon - s >= (long)sizeof step)
+        return -1;
+    memcpy(step, s, (size_t)(colon - s));
+    step[colon - s] = '\0';
+    return parse_int(step, 0, 1 << 30, &c->lose_step) != 0 ||
+                   parse_int(colon + 1, 0, PLAN_MAX_OPS, &c->lose_op) != 0
+               ? -1
+               : 0;
+}
+
+/* One flag, with its value in val (NULL when none follows); returns how many arguments it took
+   (1 or 2), or -1. */
+static int parse_flag(const char *flag, const char *val, struct replay_config *c)
+{
+    int stride = 0;
+
+    if (strcmp(flag, "--streams") == 0 || strcmp(flag, "--waits") == 0) {
+        *(flag[2] == 's' ? &c->streams : &c->print_waits) = true;
+        return 1;
+    }
+    if (!val)
+        return -1;
+    if (strcmp(flag, "--steps") == 0)
+        return parse_int(val, 1, 1 << 20, &c->steps) == 0 ? 2 : -1;
+    if (strcmp(flag, "--malloc") == 0 && (!strcmp(val, "async") || !strcmp(val, "sync"))) {
+        c->async = strcmp(val, "async") == 0;
+        return 2;
+    }
+    if (strcmp(flag, "--lose") == 0)
+        return parse_lose(val, c) == 0 ? 2 : -1;
+    if (strcmp(flag, "--stride") == 0 && parse_int(val, 4096, 1 << 20, &stride) == 0 &&
+        stride % 4096 == 0) {
+        c->stride = (uint64_t)stride;
+        return 2;
+    }
+    return -1;
+}
+
+/* Returns 0, 2 after a usage error, or -1 after printing --help. */
+static int parse_args(int argc, char **argv, struct replay_config *c)
+{
+    char msg[160];
+
+    for (int i = 1; i < argc;) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return -1;
+        }
+        if (argv[i][0] != '-' && !c->model_path) {
+            c->model_path = argv[i++];
+            continue;
+        }
+        int took = parse_flag(argv[i], i + 1 < argc ? argv[i + 1] : NULL, c);
+        if (took < 0) {
+            snprintf(msg, sizeof msg, "bad argument '%s%s%.60s'", argv[i], i + 1 < argc ? " " : "",
+                     i + 1 < argc ? argv[i + 1] : "");
+            return usage(msg);
+        }
+        i += took;
+    }
+    return c->model_path ? 0 : usage("no MODEL given");
+}
+
+/* Reads and parses the model; prints the parser's "FILE:LINE: error: ..." and returns -1. */
+static int load_model(const char *path, plan_model *m)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL, msg[512];
+    size_t len = 0, cap = 0, got;
+
+    if (!f) {
+        fprintf(stderr, "replay: cannot open %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    do {
+        if (len == cap) {
+            char *more = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!more) {
+                fprintf(stderr, "replay: out of memory reading %s\n", path);
+                free(buf);
+                fclose(f);
+                return -1;
+            }
+            buf = more;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        fprintf(stderr, "replay: cannot read %s\n", path);
+        free(buf);
+        return -1;
+    }
+    plan_err e = plan_model_parse(buf, len, path, m, msg, sizeof msg);
+    free(buf);
+    if (e != PLAN_OK)
+        fprintf(stderr, "%s\n", msg);
+    return e == PLAN_OK ? 0 : -1;
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int run(const struct replay_config *c, const plan_model *m)
+{
+    struct replay_sched s;
+    struct simgpu_stats st;
+    double t0 = wall_seconds(), mean_us = 0;
+    uint64_t sum = 0;
+    int rc = replay_sched_build(&s, m, c->streams);
+
+    for (uint32_t q = 0; rc == 0 && c->print_waits && q < s.nops; q++)
+        for (uint32_t i = s.waits.first[q]; i < s.waits.first[q + 1]; i++)
+            printf("wait %u %u\n", q, s.waits.items[i]);
+    if (rc == 0)
+        rc = replay_kernel_setup(&s, c->stride);
+    if (rc == 0)
+        rc = replay_run(&s, c, &sum, &mean_us);
+    if (rc == 0 && simgpu_get_stats(&st) != 0) {
+        fprintf(stderr, "replay: simgpu_get_stats failed\n");
+        rc = -1;
+    }
+    if (rc == 0) {
+        printf("summary ops=%zu allocs=%zu cyclic=%zu streams=%zu steps=%d malloc=%s "
+               "native_peak_bytes=%" PRIu64 " device_us_per_step=%.3f wall_s=%.2f\n",
+               s.nops, s.nallocs, s.ncyclic, s.nstreams, c->steps, c->async ? "async" : "sync",
+               st.peak_device_bytes, mean_us, wall_seconds() - t0);
+        printf("checksum=%016" PRIx64 "\n", sum);
+    }
+    replay_kernel_free();
+    replay_sched_free(&s);
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    struct replay_config c = {
+        .steps = 3, .async = true, .stride = 64 * 1024, .lose_step = -1, .lose_op = -1};
+    plan_model m;
+    int rc = parse_args(argc, argv, &c);
+
+    if (rc != 0)
+        return rc < 0 ? 0 : rc; /* -1: --help was printed */
+    plan_model_init(&m);
+    if (load_model(c.model_path, &m) != 0) {
+        plan_model_free(&m);
+        return 2;
+    }
+    if (c.lose_op >= 0 && (size_t)c.lose_op >= m.nops) {
+        fprintf(stderr, "replay: --lose %d:%d: the model has %zu ops\n", c.lose_step, c.lose_op,
+                m.nops);
+        plan_model_free(&m);
+        return 2;
+    }
+    rc = run(&c, &m);
+    plan_model_free(&m);
+    return rc;
+}
