@@ -97,4 +97,3 @@ CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdevicep
     SIM_ENTER(cuMemcpyPeerAsync);
     return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, h, false, true);
 }
-
