@@ -27,6 +27,9 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0
 TRACE_GEN_RANK=2 "$gen" synthetic "$tmp/r2.trace"
 TRACE_GEN_RANK=0 "$gen" synthetic "$tmp/r0.trace"
 TRACE_GEN_RANK=1 "$gen" moves "$tmp/r1.trace"
+# the format the writer writes (shim/shim_trace_format.h), as summary prints it
+format=$(sed -n 's/^#define SHIM_TRACE_MAJOR *\([0-9]*\).*/\1/p' "$root/shim/shim_trace_format.h").$(
+    sed -n 's/^#define SHIM_TRACE_MINOR *\([0-9]*\).*/\1/p' "$root/shim/shim_trace_format.h")
 
 # ---- text: given as 2, 0, 1 ----
 "$report" summary "$tmp/r2.trace" "$tmp/r0.trace" "$tmp/r1.trace" >"$tmp/sum" 2>"$tmp/err"
@@ -36,7 +39,7 @@ check "three traces: the count" has_line "$tmp/sum" "traces: 3, side by side by 
 check "three traces: listed in rank order" sh -c "sed -n '2,4p' '$tmp/sum' | cut -d: -f1 | \
     tr -d ' ' | tr '\n' ,  | grep -qx 'rank0,rank1,rank2,'"
 check "three traces: rank 1 is the moves trace" \
-    has_line "$tmp/sum" "  rank 1: $tmp/r1.trace (pid 4242, format 1.4, complete)"
+    has_line "$tmp/sum" "  rank 1: $tmp/r1.trace (pid 4242, format $format, complete)"
 check "totals: columns in rank order" \
     has_line "$tmp/sum" "                                   rank 0         rank 1         rank 2"
 for line in \
