@@ -7,8 +7,10 @@
 # lower_bound_us), libshim's achieved step time, and whether the checksum is the native one.
 #   usage: tests/bench/real_bench.sh [-o RESULTS.md] [MODEL...]
 # Without MODEL, generated models (shim-plan --generate) are used.
-# Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14) and
-# REAL_BENCH_STEADY (4: the last steps, run under the in-process plan, are averaged).
+# Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14),
+# REAL_BENCH_STEADY (4: the last steps, run under the in-process plan, are averaged) and
+# REAL_BENCH_REPLAY (more replay options for every run, e.g. "--stride 1048576" for models of
+# many GB, which replay samples more sparsely).
 #
 # Budgets and link, so that the planner and libshim see the same figures:
 #   - the budget is pct% of the device peak replay measured natively with cudaMalloc, which is
@@ -35,6 +37,7 @@ fi
 mallocs=${REAL_BENCH_MALLOC:-async sync}
 steps=${REAL_BENCH_STEPS:-14}
 steady=${REAL_BENCH_STEADY:-4}
+read -r -a replay_args <<<"${REAL_BENCH_REPLAY:-}"
 make -s build/libshim.so build/replay build/shim-plan build/shim-report
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -78,7 +81,7 @@ for model in "${models[@]}"; do
     failed=
     for malloc in $mallocs; do
         SIMGPU_STATS="$d/native-$malloc.json" build/replay "$model" --malloc "$malloc" \
-            --steps "$steps" >"$d/native-$malloc.out" 2>"$d/native-$malloc.err" || failed=$?
+            --steps "$steps" ${replay_args[@]+"${replay_args[@]}"} >"$d/native-$malloc.out" 2>"$d/native-$malloc.err" || failed=$?
     done
     if [ -n "$failed" ]; then # no figures to compare with: the model gets no row
         echo "$model: native replay failed (exit $failed): $(tail -n 1 "$d"/native-*.err | tr '\n' ' ')" >&2
@@ -96,7 +99,8 @@ for model in "${models[@]}"; do
             name="$d/shim-$malloc-$pct"
             SHIM_TRACE_PATH="$name.trace" SHIM_LOG_LEVEL=info SHIM_BUDGET=$((peak * pct / 100)) \
                 SIMGPU_STATS="$name.json" LD_PRELOAD="$root/build/libshim.so" \
-                build/replay "$model" --malloc "$malloc" --steps "$steps" >"$name.out" 2>"$name.err" ||
+                build/replay "$model" --malloc "$malloc" --steps "$steps" \
+                ${replay_args[@]+"${replay_args[@]}"} >"$name.out" 2>"$name.err" ||
                 echo "shim run $name failed: exit $?" >&2
             build/shim-report summary --json "$name.trace" >"$name.sum.json" 2>/dev/null || true
             rm -f "$name.trace"
@@ -156,7 +160,11 @@ if [ -n "$out" ]; then
     {
         echo "# Iteration models replayed under libshim"
         echo
-        echo "Command: \`tests/bench/real_bench.sh\` $what ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m);"
+        env_used=
+        for v in REAL_BENCH_MALLOC REAL_BENCH_STEPS REAL_BENCH_STEADY REAL_BENCH_REPLAY; do
+            [ -n "${!v:-}" ] && env_used="$env_used$v=\"${!v}\" "
+        done
+        echo "Command: \`${env_used}tests/bench/real_bench.sh\` $what ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m);"
         echo "libshim at $(git rev-parse --short HEAD)). $steps steps per run; us/step: the mean of the last $steady"
         echo "(virtual time); predictions: shim-plan on the model rounded as the device holds it, for the"
         echo "same budget; lower bound: compute plus shim-plan's lower_bound_us; '-': infeasible or no figure."
