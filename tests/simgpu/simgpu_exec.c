@@ -13,20 +13,32 @@
 
 #include <setjmp.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#define ZC_MAX_GRANULES    256
 #define ZC_MAX_PAGE_GRANTS 8192
 #define PAGES_PER_GRANULE  (SIM_GRANULE / SIM_PAGE)
+#define ZC_GRANULES        (SIM_VA_SIZE / SIM_GRANULE)
 
-/* Zero-copy state of the running kernel; owned by the compute engine. */
+/* Zero-copy state of the running kernel; owned by the compute engine. Indexed by the granule's
+   place in the device range, for every granule of it: a kernel may read any amount of
+   host-located memory through the link (nothing in the VMM documentation bounds it; an earlier
+   table of 256 granules made a kernel reading more than 512 MiB of host memory an illegal
+   access). Allocated once at start, since grants happen in the signal handler. */
 static struct {
-    uint64_t granule[ZC_MAX_GRANULES];
-    uint64_t bits[ZC_MAX_GRANULES][PAGES_PER_GRANULE / 64];
-    int ngranules;
-    uint64_t pages, grants;
+    uint64_t *used;                           /* granules opened by this kernel, in order */
+    uint64_t (*bits)[PAGES_PER_GRANULE / 64]; /* per granule: its pages opened */
+    uint64_t nused, pages, grants;
 } zc;
+
+static bool granule_unopened(uint64_t g)
+{
+    for (uint64_t i = 0; i < PAGES_PER_GRANULE / 64; i++)
+        if (zc.bits[g][i])
+            return false;
+    return true;
+}
 
 static __thread sigjmp_buf *kernel_jmp;
 static __thread uint64_t fault_addr;
@@ -50,18 +62,11 @@ static void chain(int sig, siginfo_t *si, void *uc)
 static bool zero_copy_grant(uint64_t addr, unsigned prot)
 {
     uint64_t g = (addr - sim.va_base) / SIM_GRANULE;
-    int slot = 0;
-    while (slot < zc.ngranules && zc.granule[slot] != g)
-        slot++;
-    if (slot == zc.ngranules) {
-        if (zc.ngranules == ZC_MAX_GRANULES)
-            return false;
-        zc.granule[slot] = g;
-        memset(zc.bits[slot], 0, sizeof zc.bits[slot]);
-        zc.ngranules++;
-    }
+    if (!zc.bits || g >= ZC_GRANULES)
+        return false;
+    bool fresh = granule_unopened(g);
     uint64_t page = (addr - sim.va_base) % SIM_GRANULE / SIM_PAGE;
-    if (zc.bits[slot][page / 64] & (1ull << (page % 64)))
+    if (zc.bits[g][page / 64] & (1ull << (page % 64)))
         return false; /* already open: this access needs more than was granted */
     int p = prot == CU_MEM_ACCESS_FLAGS_PROT_READ ? PROT_READ : PROT_READ | PROT_WRITE;
     uint64_t gbase = sim.va_base + g * SIM_GRANULE;
@@ -71,16 +76,18 @@ static bool zero_copy_grant(uint64_t addr, unsigned prot)
         if (mprotect((void *)(uintptr_t)gbase, SIM_GRANULE, p) != 0)
             return false;
         for (uint64_t i = 0; i < PAGES_PER_GRANULE / 64; i++) {
-            zc.pages += 64 - (uint64_t)__builtin_popcountll(zc.bits[slot][i]);
-            zc.bits[slot][i] = ~0ull;
+            zc.pages += 64 - (uint64_t)__builtin_popcountll(zc.bits[g][i]);
+            zc.bits[g][i] = ~0ull;
         }
-        return true;
+    } else {
+        if (mprotect((void *)(uintptr_t)(gbase + page * SIM_PAGE), SIM_PAGE, p) != 0)
+            return false;
+        zc.bits[g][page / 64] |= 1ull << (page % 64);
+        zc.pages++;
+        zc.grants++;
     }
-    if (mprotect((void *)(uintptr_t)(gbase + page * SIM_PAGE), SIM_PAGE, p) != 0)
-        return false;
-    zc.bits[slot][page / 64] |= 1ull << (page % 64);
-    zc.pages++;
-    zc.grants++;
+    if (fresh)
+        zc.used[zc.nused++] = g;
     return true;
 }
 
@@ -128,15 +135,28 @@ static int faults_arm(void)
 
 int sim_faults_init(void)
 {
+    if (!zc.bits) {
+        zc.used = calloc(ZC_GRANULES, sizeof *zc.used);
+        zc.bits = calloc(ZC_GRANULES, sizeof *zc.bits); /* pages are committed as used */
+        if (!zc.used || !zc.bits) {
+            free(zc.used), free(zc.bits);
+            zc.used = NULL, zc.bits = NULL;
+            return -1;
+        }
+    }
     return faults_arm();
 }
 
+/* Closes the granules the kernel opened and forgets them. */
 static void zero_copy_close(void)
 {
-    for (int i = 0; i < zc.ngranules; i++)
-        if (atomic_load(&sim.granule_host[zc.granule[i]]) != CU_MEM_ACCESS_FLAGS_PROT_NONE)
-            mprotect((void *)(uintptr_t)(sim.va_base + zc.granule[i] * SIM_GRANULE), SIM_GRANULE,
-                     PROT_NONE);
+    for (uint64_t i = 0; i < zc.nused; i++) {
+        uint64_t g = zc.used[i];
+        if (atomic_load(&sim.granule_host[g]) != CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            mprotect((void *)(uintptr_t)(sim.va_base + g * SIM_GRANULE), SIM_GRANULE, PROT_NONE);
+        memset(zc.bits[g], 0, sizeof zc.bits[g]);
+    }
+    zc.nused = 0;
 }
 
 /* Runs the body; returns true if it faulted outside what it may touch. */
@@ -159,7 +179,6 @@ static double run_kernel(struct sim_cmd *c)
     void *params[SIM_MAX_PARAMS];
     for (int i = 0; i < f->nparams; i++)
         params[i] = c->u.k.params + f->offsets[i];
-    zc.ngranules = 0;
     zc.pages = zc.grants = 0;
     faults_arm();
     bool illegal = call_body(f, params);

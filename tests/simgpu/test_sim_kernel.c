@@ -26,6 +26,15 @@ static void k_touch_pages(void **p)
         base[i * 1024] += 1;
 }
 
+/* One word in each 2 MiB granule of n granules. */
+static void k_touch_granules(void **p)
+{
+    volatile uint32_t *base = *(uint32_t **)p[0];
+    size_t n = *(size_t *)p[1];
+    for (size_t i = 0; i < n; i++)
+        base[i * (2 * MIB / 4) + 7] += 1;
+}
+
 static void k_nothing(void **p)
 {
     (void)p;
@@ -104,6 +113,29 @@ static void test_launch_forms_pass_struct_params(void **state)
     assert_int_equal(cuLaunchKernel((CUfunction)&pr, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL),
                      CUDA_ERROR_INVALID_HANDLE);
     CK(cuMemFree(d));
+}
+
+/* A kernel may read any amount of host-located memory through the link: 600 granules (1.2 GiB,
+   more than the 256 an earlier table held) read by one kernel are all legal, each one page. */
+static void test_zero_copy_of_many_granules(void **state)
+{
+    (void)state;
+    size_t n = 600;
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va = sim_test_vmm(n * 2 * MIB, CU_MEM_LOCATION_TYPE_HOST, &h);
+    static const size_t sizes[] = {8, 8};
+    CUfunction f = simgpu_register("touch_granules", k_touch_granules, 2, sizes);
+    struct simgpu_stats before = sim_test_stats();
+    void *args[] = {&va, &n};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CK(cuCtxSynchronize());
+    struct simgpu_stats after = sim_test_stats();
+    assert_int_equal(after.illegal_accesses - before.illegal_accesses, 0);
+    assert_int_equal(after.zero_copy_pages - before.zero_copy_pages, 2 * n);
+    uint32_t word;
+    CK(cuMemcpyDtoH(&word, va + (n - 1) * 2 * MIB + 7 * 4, 4));
+    assert_int_equal(word, 2); /* both kernels wrote the last granule */
 }
 
 static void test_zero_copy_pages_counted_and_timed(void **state)
@@ -219,6 +251,7 @@ int main(void)
         cmocka_unit_test(test_param_layout),
         cmocka_unit_test(test_launch_forms_pass_struct_params),
         cmocka_unit_test(test_zero_copy_pages_counted_and_timed),
+        cmocka_unit_test(test_zero_copy_of_many_granules),
         cmocka_unit_test(test_capture_and_graph_replay),
         cmocka_unit_test(test_per_thread_stream_variant_runs),
     };
