@@ -404,6 +404,8 @@ void sim_host_wait_device(int dev)
     for (struct sim_stream *s = sim.streams; s; s = s->next_all)
         if (s->live && s->device == dev && s->last)
             sim_host_wait(s->last);
+    sim_pool_trim(); /* a context synchronisation: the pool gives back completed frees (of
+                        every device's pool: one pool per process is simulated) */
 }
 
 void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what)
