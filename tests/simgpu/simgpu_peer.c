@@ -77,6 +77,15 @@ CUresult sim_api_copy_peer(uint64_t dst, CUcontext dst_ctx, uint64_t src, CUcont
     else if (!d || !s || (!d->phys->host && d->phys->device != sim_ctx_device(dst_ctx)) ||
              (!s->phys->host && s->phys->device != sim_ctx_device(src_ctx)))
         rc = CUDA_ERROR_INVALID_VALUE;
+    /* cudaMemcpyPeer "is asynchronous with respect to the host, but serialized with respect
+       all pending and future asynchronous work in to the current device, srcDevice, and
+       dstDevice" (cuda_runtime_api.h): the synchronous form waits for the work pending on both
+       devices first (the worse case of "serialized"); the Async form orders only by its stream,
+       as the program's events say. */
+    if (rc == CUDA_SUCCESS && !async) {
+        sim_host_wait_device(sim_ctx_device(src_ctx));
+        sim_host_wait_device(sim_ctx_device(dst_ctx));
+    }
     pthread_mutex_unlock(&sim.lock);
     if (rc != CUDA_SUCCESS)
         return rc;
