@@ -1,10 +1,11 @@
 /* shim_hook_share.c — exports, shared handles and raw ranges pin a managed allocation; pointer
  * queries on a managed range answer as for the device memory the program allocated.
  *
- * Pinning: cuIpcGetMemHandle, cuMemExportToShareableHandle, cuMemRetainAllocationHandle and
- * cuMemGetAddressRange hand a managed allocation's memory or range to a user libshim cannot
- * follow, so the allocation is brought to the device and never moves again
- * (shim_resid_hold.c); then the real call runs and the program gets its answer.
+ * Pinning: cuIpcGetMemHandle, cuMemExportToShareableHandle and cuMemGetAddressRange hand a
+ * managed allocation's memory or range to a user libshim cannot follow, so the allocation is
+ * brought to the device and never moves again (shim_resid_hold.c); then the real call runs and
+ * the program gets its answer. cuMemRetainAllocationHandle of a managed allocation is refused,
+ * as the driver refuses it for the program's own cuMemAlloc memory (below).
  *
  * Pointer queries: a managed range is a VMM reservation mapped chunk by chunk onto device or,
  * once evicted, host-located memory, so the driver's raw answers describe libshim's chunks: one
@@ -66,11 +67,21 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle,
         shim.real.cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags));
 }
 
+/* A managed allocation is memory the program made with cuMemAlloc or cuMemAllocAsync, which
+   the driver refuses to retain: cuda.h documents the address as one "in a range previously
+   mapped by ::cuMemMap", and the simulated device answers CUDA_ERROR_INVALID_VALUE for the
+   program's own cuMemAlloc memory. libshim answers the same, without asking the driver: its
+   answer would be the handle of one of libshim's 2 MiB chunks, which a caller such as NCCL's
+   buffer registration would take for the whole buffer and map or export (a partial mapping of
+   the program's memory). Nothing is handed out, so nothing needs pinning. Other addresses go
+   to the driver. */
 CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
 {
     SHIM_NEED_REAL(cuMemRetainAllocationHandle);
-    PIN_THEN_FORWARD(shim_resid_hold((CUdeviceptr)(uintptr_t)addr, SHIM_PIN_RETAIN, &h_, &rc_),
-                     shim.real.cuMemRetainAllocationHandle(handle, addr));
+    struct shim_managed_range r;
+    if (shim_active() && shim_resid_range((CUdeviceptr)(uintptr_t)addr, &r))
+        return CUDA_ERROR_INVALID_VALUE;
+    return shim.real.cuMemRetainAllocationHandle(handle, addr);
 }
 
 CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *pbase, size_t *psize, CUdeviceptr dptr)

@@ -71,7 +71,8 @@ enum shim_move_reason {
 enum shim_pin_reason {
     SHIM_PIN_IPC = 1,    /* cuIpcGetMemHandle: another process may map it */
     SHIM_PIN_EXPORT = 2, /* cuMemExportToShareableHandle of one of its chunks */
-    SHIM_PIN_RETAIN = 3, /* cuMemRetainAllocationHandle: the program holds its physical memory */
+    SHIM_PIN_RETAIN = 3, /* cuMemRetainAllocationHandle (libshim now refuses it for managed memory:
+                            kept for traces written before) */
     SHIM_PIN_RANGE = 4,  /* cuMemGetAddressRange: raw range users (NCCL registration) */
 };
 

@@ -3,15 +3,14 @@
  * own pattern.
  *
  *   pin_prog pin     allocates P0..P2 and O0..O5; exports P0 with cuIpcGetMemHandle, asks
- *                    cuMemGetAddressRange about P1 + 12345, retains P2's handle with
- *                    cuMemRetainAllocationHandle; then touches O0..O5 in turn, three rounds (a
- *                    small budget evicts whatever may move), and prints each call's result, the
- *                    addresses, and each allocation's checksum.
- *   pin_prog query   allocates X, then touches O0..O3 (X is evicted under a small budget), then
- *                    prints X's pointer attributes (one by one and all at once) relative to X.
- *   pin_prog hostvmm maps a VMM range onto host-located memory and prints its memory type.
- * Lines are "key value ...", the same natively and under libshim unless libshim changed an
- * answer. */
+ *                    cuMemGetAddressRange about P1 + 12345, asks for P2's handle with
+ *                    cuMemRetainAllocationHandle (refused for cuMemAlloc memory); then touches
+ * O0..O5 in turn, three rounds (a small budget evicts whatever may move), and prints each call's
+ * result, the addresses, and each allocation's checksum. pin_prog query   allocates X, then touches
+ * O0..O3 (X is evicted under a small budget), then prints X's pointer attributes (one by one and
+ * all at once) relative to X. pin_prog hostvmm maps a VMM range onto host-located memory and prints
+ * its memory type. Lines are "key value ...", the same natively and under libshim unless libshim
+ * changed an answer. */
 #include "simgpu.h"
 
 #include <cuda.h>
