@@ -161,17 +161,20 @@ struct resid_unit {
     uint32_t n;
     struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
     enum resid_state state;
-    _Atomic int pins;        /* operations between their residency check and their submission
-                                (decremented without the lock) */
-    bool graph;              /* touched while capturing: stays on the device */
-    uint32_t held;           /* holds by exports and raw-range users (shim_resid_hold.c):
-                                while nonzero it stays on the device, for good once a hold
-                                succeeded */
-    uint8_t held_why;        /* bit (1 << enum shim_pin_reason) of each successful hold */
-    bool stuck;              /* a remap failed half way: the next touch maps it again */
-    bool unsettled;          /* a copy given up may still read its range or chunks: the
-                                device must be idle before they go (release) */
-    struct resid_move *move; /* in flight, or NULL */
+    _Atomic int pins;         /* operations between their residency check and their submission
+                                 (decremented without the lock) */
+    _Atomic int host_readers; /* of those, the ones that read it through its host mapping
+                                 (resident on the host): until they are submitted, no fence
+                                 covers them, so nothing may restore (remap) it */
+    bool graph;               /* touched while capturing: stays on the device */
+    uint32_t held;            /* holds by exports and raw-range users (shim_resid_hold.c):
+                                 while nonzero it stays on the device, for good once a hold
+                                 succeeded */
+    uint8_t held_why;         /* bit (1 << enum shim_pin_reason) of each successful hold */
+    bool stuck;               /* a remap failed half way: the next touch maps it again */
+    bool unsettled;           /* a copy given up may still read its range or chunks: the
+                                 device must be idle before they go (release) */
+    struct resid_move *move;  /* in flight, or NULL */
     CUstream streams[RESID_MAX_STREAMS]; /* touched since the last fence */
     uint8_t nstreams;
     bool streams_unknown; /* more streams, or a per-thread stream: fence with a full sync */
@@ -412,7 +415,8 @@ bool resid_reap(bool wait);
 /* shim_resid_move.c */
 /* Starts evicting u (DEVICE, not pinned); 0, or -1 with u unchanged. */
 int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
-/* Starts restoring u (HOST); 0, or -1 with u unchanged (it stays readable on the host). */
+/* Starts restoring u (HOST, and no operation in progress reads it through its host mapping);
+   0, or -1 with u unchanged (it stays readable on the host). */
 int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
 /* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
    stream first, wait for the copy until it is known done (u->reading), and its chunks'

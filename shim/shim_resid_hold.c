@@ -12,6 +12,8 @@
  * allocation movable. A small allocation's slab is held as a whole (its chunk is what moves). */
 #include "shim_resid.h"
 
+#include <time.h>
+
 /* The unit holding managed allocation id and, for a small one, its member (lock held). */
 static struct resid_unit *unit_of(uint64_t id, struct resid_member **member)
 {
@@ -68,6 +70,29 @@ static void wait_copies(struct resid_unit *u)
         resid_fence_drop(f[i]);
 }
 
+#define READER_PAUSE_NS     20000     /* first pause for an operation reading through the host */
+#define READER_PAUSE_MAX_NS 2000000   /* up to this */
+#define READER_WAIT_MAX_NS  200000000 /* in all, at most */
+
+/* Waits, bounded, while operations in progress on other threads read u through its host
+   mapping (lock held; dropped meanwhile: u is pinned by the caller, so it stays on the host):
+   they are between their residency check and their submission, which nothing here delays,
+   and u cannot be restored before they are submitted (resid_restore). */
+static void wait_host_readers(struct resid_unit *u)
+{
+    uint64_t waited = 0;
+    for (uint64_t ns = READER_PAUSE_NS;
+         u->state == RESID_HOST && atomic_load_explicit(&u->host_readers, memory_order_acquire) &&
+                 waited<READER_WAIT_MAX_NS; ns = ns * 2> READER_PAUSE_MAX_NS
+             ? READER_PAUSE_MAX_NS
+             : ns * 2) {
+        pthread_mutex_unlock(&resid.lock);
+        nanosleep(&(struct timespec){0, (long)ns}, NULL);
+        pthread_mutex_lock(&resid.lock);
+        waited += ns;
+    }
+}
+
 /* Brings u to the device (lock held, u pinned): within the budget if room can be made, above
    it otherwise (a held unit must be on the device, whatever the budget). 0, or -1. */
 static int settle(struct resid_unit *u)
@@ -78,6 +103,7 @@ static int settle(struct resid_unit *u)
         return -1;
     if (u->state == RESID_EVICTING && u->move)
         resid_cancel_eviction(u, NULL);
+    wait_host_readers(u);
     struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
     if (u->state == RESID_HOST && resid_restore(u, &why) != 0 && u->state == RESID_HOST) {
         resid.over_budget = true;

@@ -202,9 +202,16 @@ static void order_restore(struct resid_unit *u, struct resid_move *m)
     resid_fsm(u, RESID_EV_ORDERED, &m->cause);
 }
 
+/* Whether an operation not yet submitted reads u through its host mapping: a fence now
+   would not cover it, and a remap would pull the range from under it. */
+static bool read_through_host(const struct resid_unit *u)
+{
+    return atomic_load_explicit(&u->host_readers, memory_order_acquire) > 0;
+}
+
 int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (resid.sticky || u->state != RESID_HOST || u->move)
+    if (resid.sticky || u->state != RESID_HOST || u->move || read_through_host(u))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
     if (!m)
@@ -215,7 +222,8 @@ int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
     }
     /* Room may have been made with the lock dropped: someone else may have moved u. */
     bool quiet = !u->nstreams && !u->streams_unknown; /* no touch through the host mapping */
-    if (u->state != RESID_HOST || u->move || resid_fence(u, resid.to_device) != 0) {
+    if (u->state != RESID_HOST || u->move || read_through_host(u) ||
+        resid_fence(u, resid.to_device) != 0) {
         resid_give_back(m->chunks, m->n);
         move_free(m);
         return u->state == RESID_HOST ? -1 : 0;

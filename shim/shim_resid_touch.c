@@ -10,7 +10,9 @@
  * unit, before any restore makes room) keeps one restore from evicting another
  * the same operation needs. A unit that cannot come back (nothing else can
  * move) stays on the host: the operation reads it through the host link,
- * correct but slower.
+ * correct but slower; until it is submitted it marks the unit (host_readers),
+ * and no restore remaps the range under it (a fence taken before the
+ * submission would not cover it).
  *
  * Cost: the lock is taken once per operation that touches a managed unit and
  * never otherwise; nothing is allocated under it. Unpinning after the
@@ -84,12 +86,22 @@ static inline CUstream waiter_of(CUstream s, bool per_thread)
 static __thread const uint64_t *my_ids;
 static __thread uint32_t my_n;
 
+/* A handle in ids[] for a pinned unit: its address with bit 63 set, and bit 62 while the
+   operation reads it through its host mapping. Never an id: ids count up from 1 and only
+   managed ones carry bit 62, without bit 63; user-space addresses are below 2^47. */
+#define PINNED_BIT    ((uint64_t)1 << 63)
+#define HOST_READ_BIT ((uint64_t)1 << 62)
+
+static inline struct resid_unit *unit_of_handle(uint64_t handle)
+{
+    return (struct resid_unit *)(uintptr_t)(handle & ~(PINNED_BIT | HOST_READ_BIT));
+}
+
 int resid_pinned_here(const struct resid_unit *u)
 {
-    uint64_t handle = (uint64_t)(uintptr_t)u | ((uint64_t)1 << 63);
     int n = 0;
     for (uint32_t i = 0; i < my_n; i++)
-        n += my_ids[i] == handle;
+        n += (my_ids[i] & PINNED_BIT) && unit_of_handle(my_ids[i]) == u;
     return n;
 }
 
@@ -153,10 +165,6 @@ static inline bool any_managed(const uint64_t *ids, uint32_t n)
             return true;
     return false;
 }
-
-/* A handle in ids[] for a pinned unit: its address with bit 63 set. Never an id: ids count
-   up from 1 and only managed ones carry bit 62; user-space addresses are below 2^47. */
-#define PINNED_BIT ((uint64_t)1 << 63)
 
 /* Orders the operation after fence *f (a copy that writes or reads the unit) until the fence
    is known done, then drops it: on the operation's stream, or on the host while capturing (a
@@ -227,17 +235,24 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & PINNED_BIT))
             continue;
-        CUresult rc = make_resident((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), waiter);
+        CUresult rc = make_resident(unit_of_handle(ids[i]), waiter);
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
     }
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & PINNED_BIT))
             continue;
-        CUresult rc = ready_for((struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT), stream,
-                                per_thread, capturing);
+        struct resid_unit *u = unit_of_handle(ids[i]);
+        CUresult rc = ready_for(u, stream, per_thread, capturing);
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
+        /* Read through the host mapping: its fence cannot cover this operation until it is
+           submitted, so no restore may remap the range before then (resid_restore). Its other
+           units' waits may drop the lock, hence here, after the last one for u. */
+        if (u->state == RESID_HOST && !resid.unmapped) {
+            ids[i] |= HOST_READ_BIT;
+            atomic_fetch_add_explicit(&u->host_readers, 1, memory_order_relaxed);
+        }
     }
     my_n = 0;
     pthread_mutex_unlock(&resid.lock);
@@ -249,7 +264,9 @@ void shim_resid_leave(uint64_t *ids, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & PINNED_BIT))
             continue;
-        struct resid_unit *u = (struct resid_unit *)(uintptr_t)(ids[i] & ~PINNED_BIT);
+        struct resid_unit *u = unit_of_handle(ids[i]);
+        if (ids[i] & HOST_READ_BIT)
+            atomic_fetch_sub_explicit(&u->host_readers, 1, memory_order_release);
         ids[i] = saved ? saved[i] : u->id;
         atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
     }

@@ -37,8 +37,8 @@ run_shimmed() {
     local name=$1
     shift
     rm -f "$work/$name.json"
-    SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/$name.json" LD_PRELOAD="$PRELOAD" \
-        timeout -k 5 "$RUN_TIMEOUT" "$@" >"$work/$name.out" 2>"$work/$name.err"
+    SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info SIMGPU_STATS="$work/$name.json" SIMGPU_BACKTRACE=1 \
+        LD_PRELOAD="$PRELOAD" timeout -k 5 "$RUN_TIMEOUT" "$@" >"$work/$name.out" 2>"$work/$name.err"
     local rc=$?
     echo "$rc" >"$work/$name.rc"
     return "$rc"
@@ -73,7 +73,23 @@ is() {
     [ -n "$v" ] && [ "$v" "$3" "$4" ]
 }
 # tail_err NAME: the last lines of the run's stderr, indented, for a failure's report.
-tail_err() { tail -n "${2:-8}" "$work/$1.err" | sed 's/^/    | /'; }
+# tail_err NAME [N]: the last N lines of a run's stderr; first, its first unmap hazard with the
+# stack of the call that made it (SIMGPU_BACKTRACE), libshim's frames named by addr2line.
+tail_err() {
+    local f="$work/$1.err" line off
+    if grep -q "unmap hazard" "$f"; then
+        grep -m1 -A24 "unmap hazard" "$f" | grep -E "unmap hazard|\(\+0x|\(.*\+0x" |
+            while IFS= read -r line; do
+                off=$(sed -n 's/.*libshim\.so(+\(0x[0-9a-f]*\)).*/\1/p' <<<"$line")
+                if [ -n "$off" ] && command -v addr2line >/dev/null; then
+                    echo "    | libshim.so+$off $(addr2line -f -i -e "$SHIM_LIB" "$off" | paste -sd' ')"
+                else
+                    echo "    | $line"
+                fi
+            done
+    fi
+    tail -n "${2:-8}" "$f" | sed 's/^/    | /'
+}
 # summary NAME...: one line per run, "NAME EXIT CHECKSUM ILLEGAL HAZARDS EVICTIONS", '-' for what
 # the run did not leave (one process for many runs: a figure each would cost a python start).
 summary() {

@@ -389,6 +389,64 @@ static void test_cancelled_copy_fences_freed_chunks(void **state)
     release(c, false);
 }
 
+/* An operation that reads an evicted unit through its host mapping (no room could be made)
+   is submitted after it lets the lock go. Until then no fence covers it: had another
+   operation restored the unit meanwhile, the restore's remap would unmap the range under it
+   (simgpu reported the unmap hazard with 64 threads). Such a restore is refused, and the
+   second operation reads through the host too; once the first is submitted, a touch restores
+   the unit. A hold waits (bounded) and then fails cleanly rather than remap under it. */
+static void test_no_restore_under_a_host_read_in_progress(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 21);
+    evict_by_hand(a);
+    settle();
+    assert_true(fake_on_host(a));
+    CUdeviceptr b = alloc(3 * MiB), c = alloc(3 * MiB); /* the whole budget */
+    struct resid_unit *ub = unit_of(b), *uc = unit_of(c);
+    atomic_fetch_add(&ub->pins, 1); /* other threads' operations in progress use them */
+    atomic_fetch_add(&uc->pins, 1);
+    uint64_t first[1] = {id_of(a)};
+    CUresult refuse = CUDA_SUCCESS;
+    tick();
+    assert_true(shim_resid_enter(first, 1, STREAM, false, true, &refuse));
+    assert_int_equal(refuse, CUDA_SUCCESS);
+    assert_true(fake_on_host(a)); /* read through the host link: not yet submitted */
+    assert_int_equal(unit_of(a)->host_readers, 1);
+    atomic_fetch_sub(&ub->pins, 1); /* room can be made now */
+    atomic_fetch_sub(&uc->pins, 1);
+    uint64_t restores = resid.transitions[RESID_HOST][RESID_RESTORING];
+    uint64_t second[1] = {id_of(a)};
+    tick();
+    assert_true(shim_resid_enter(second, 1, (CUstream)(uintptr_t)0x6000, false, true, &refuse));
+    assert_int_equal(refuse, CUDA_SUCCESS);
+    assert_int_equal(resid.transitions[RESID_HOST][RESID_RESTORING], restores);
+    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_true(fake_on_host(a));
+    assert_int_equal(unit_of(a)->host_readers, 2);
+    shim_resid_leave(second, 1);
+    assert_int_equal(second[0], id_of(a));
+    struct shim_hold h;
+    CUresult rc = CUDA_SUCCESS;
+    assert_true(shim_resid_hold(a, SHIM_PIN_IPC, &h, &rc));
+    assert_int_not_equal(rc, CUDA_SUCCESS);
+    assert_false(h.active);
+    assert_true(fake_on_host(a));
+    shim_resid_leave(first, 1); /* submitted: its stream is in the next fence */
+    assert_int_equal(first[0], id_of(a));
+    assert_int_equal(unit_of(a)->host_readers, 0);
+    touch(a);
+    settle();
+    assert_int_equal(resid.transitions[RESID_HOST][RESID_RESTORING], restores + 1);
+    assert_false(fake_on_host(a));
+    assert_true(holds(a, 3 * MiB, 21));
+    release(a, false);
+    release(b, false);
+    release(c, false);
+}
+
 static void test_wait_is_bounded(void **state)
 {
     (void)state;
@@ -602,6 +660,7 @@ int main(void)
         cmocka_unit_test_setup(test_single_failures_never_reach_the_program, setup),
         cmocka_unit_test_setup(test_cancel_keeps_device_copy, setup),
         cmocka_unit_test_setup(test_cancelled_copy_fences_freed_chunks, setup),
+        cmocka_unit_test_setup(test_no_restore_under_a_host_read_in_progress, setup),
         cmocka_unit_test_setup(test_wait_is_bounded, setup),
         cmocka_unit_test_setup(test_sticky_error_reaches_the_program, setup),
         cmocka_unit_test_setup(test_small_allocations_share_slabs, setup),

@@ -252,6 +252,7 @@ struct sim_state {
     bool initialised;       /* cuInit has been called */
     bool forked;            /* this is the child of a fork: every call fails */
     bool quiet, host_vmm;
+    bool backtrace;       /* SIMGPU_BACKTRACE=1: hazards print the caller's stack */
     int driver_version;   /* SIMGPU_DRIVER_VERSION (simgpu_driver_gen.c); set once at init */
     uint64_t jitter_seed; /* 0: no jitter */
     double h2d_gbps, d2h_gbps, dev_gbps, peer_gbps;
@@ -316,6 +317,9 @@ CUresult sim_need_init(void);
 CUresult sim_need_ctx(void);
 /* Prints "simgpu: ..." on stderr unless SIMGPU_QUIET; never allocates. */
 void sim_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* With SIMGPU_BACKTRACE=1, the calling thread's stack to stderr (after a hazard's diagnostic:
+   which of the caller's paths did it; addresses resolve with addr2line). */
+void sim_diag_backtrace(void);
 /* Parses "2GiB", "512MiB", "4096"; returns 0 and *out, or -1. */
 int sim_parse_size(const char *s, uint64_t *out);
 /* The current context of the calling thread (NULL if none). */

@@ -2,6 +2,7 @@
 #include "simgpu_internal.h"
 
 #include <errno.h>
+#include <execinfo.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -37,6 +38,15 @@ void sim_diag(const char *fmt, ...)
     buf[n++] = '\n';
     ssize_t w = write(2, buf, (size_t)n);
     (void)w;
+}
+
+void sim_diag_backtrace(void)
+{
+    if (sim.quiet || !sim.backtrace)
+        return;
+    void *frames[48];
+    int n = backtrace(frames, 48);
+    backtrace_symbols_fd(frames, n, 2);
 }
 
 int sim_parse_size(const char *s, uint64_t *out)
@@ -88,6 +98,8 @@ static void read_environment(void)
 {
     const char *s = getenv("SIMGPU_QUIET");
     sim.quiet = s && strcmp(s, "1") == 0;
+    s = getenv("SIMGPU_BACKTRACE");
+    sim.backtrace = s && strcmp(s, "1") == 0;
     sim_devices_configure();
     sim.h2d_gbps = env_double("SIMGPU_H2D_GBPS", 25.0);
     sim.d2h_gbps = env_double("SIMGPU_D2H_GBPS", 25.0);

@@ -419,6 +419,7 @@ void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what)
                          "not known complete by the host, touches 0x%llx",
                          what, (unsigned long long)lo, (unsigned long long)hi,
                          (unsigned long long)t.seq, s->id, (unsigned long long)t.lo);
+                sim_diag_backtrace();
                 return;
             }
         }
