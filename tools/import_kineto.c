@@ -148,29 +148,39 @@ static int add_alloc(const ik_step *s, const ik_index *ix, const rec *r, const i
 }
 
 /* Memory allocated before the step that no event accounts for (weights and optimizer state
- * made before the profiler started): one cyclic allocation that every operation touches, since
- * nothing says when each part is used. */
+ * made before the profiler started): cyclic allocations that every operation touches, since
+ * nothing says when each part is used. It is many tensors, not one block (the caching
+ * allocator gives a large request its own segment), but nothing says how it divides: pieces
+ * no larger than the largest allocation the trace records, so that a budget holding less than
+ * all of it can still hold some (one block larger than the budget could not be allocated). */
 static int add_resident(const ik_trace *t, const ik_step *s, const ik_index *ix, const recs *rs,
                         const import_opts *o, plan_model *m)
 {
     int64_t total = total_before(t, s->device, s->start);
-    uint64_t known = 0;
-    for (size_t i = 0; i < rs->n; i++)
+    uint64_t known = 0, largest = 0;
+    for (size_t i = 0; i < rs->n; i++) {
         if ((rs->r[i].ta < s->start || isinf(rs->r[i].ta)) && rs->r[i].tf >= s->start)
             known += rs->r[i].bytes;
+        if (rs->r[i].bytes > largest)
+            largest = rs->r[i].bytes;
+    }
     if (total <= 0 || (uint64_t)total <= known)
         return 0;
-    import_note(
-        o,
-        "shim-plan: %s: %llu bytes allocated before the step have no alloc event: one cyclic "
-        "allocation touched by every operation\n",
-        t->path, (unsigned long long)((uint64_t)total - known));
+    uint64_t left = (uint64_t)total - known;
+    uint64_t piece = largest && largest < left ? largest : left;
+    import_note(o,
+                "shim-plan: %s: %llu bytes allocated before the step have no alloc event: %llu "
+                "cyclic allocations of at most %llu bytes (the largest the trace records), each "
+                "touched by every operation\n",
+                t->path, (unsigned long long)left, (unsigned long long)((left + piece - 1) / piece),
+                (unsigned long long)piece);
     import_ivec tv = {0};
     int rc = ik_index_range(ix, PLAN_NO_OP, PLAN_NO_OP, &tv);
-    if (!rc)
-        rc = plan_model_add_alloc(m, (uint64_t)total - known, PLAN_NO_OP, PLAN_NO_OP, tv.v, tv.n)
-                 ? -1
-                 : 0;
+    for (; !rc && left; left -= piece < left ? piece : left)
+        rc =
+            plan_model_add_alloc(m, piece < left ? piece : left, PLAN_NO_OP, PLAN_NO_OP, tv.v, tv.n)
+                ? -1
+                : 0;
     free(tv.v);
     return rc;
 }
