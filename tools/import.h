@@ -71,6 +71,7 @@ typedef struct import_opts {
     int64_t step;    /* ProfilerStep#N to import; -1: the default step (tools/IMPORT.md) */
     int all_touches; /* non-zero: every operation in an allocation's life touches it */
     FILE *notes;     /* where notes for the user go (what was chosen or assumed); NULL: nowhere */
+    FILE *join_map;  /* ET import only: gets "OP NODE_ID" per operation (tools/IMPORT.md); NULL */
 } import_opts;
 
 /* Writes a note for the user ("shim-plan: FILE: ...\n") to o->notes, if any. */

@@ -241,6 +241,8 @@ static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, 
             long n = ie_node_at(c->t, order, by_op, sub.tid[i], sub.launch[i]);
             with += n >= 0;
             rc = n >= 0 ? touch_op(c, n, (int32_t)i) : 0;
+            if (o->join_map)
+                fprintf(o->join_map, "%zu %lld\n", i, n >= 0 ? (long long)c->e->node[n].id : -1LL);
         }
         import_note(o,
                     "shim-plan: %s: %ld of %zu nodes joined to Kineto operators; %zu of %zu "

@@ -5,14 +5,15 @@
  *             [--json] [--entries]
  *   shim-plan --generate SPEC [-o FILE]
  *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
- *   shim-plan --import et ET --kineto TRACE [--step N] [-o FILE] [--budget ...]
+ *   shim-plan --import et ET --kineto TRACE [--step N] [--join-map FILE] [-o FILE] [--budget ...]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
  * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
  * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
  * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
  * (tools/import.h, tools/IMPORT.md): written to FILE (-o), planned (--budget, --proposals), or,
- * with neither, written to standard output. Exit status: 0 planned (whether or not the budget
+ * with neither, written to standard output; --join-map writes which ET node launched each
+ * operation (a debugging and test aid). Exit status: 0 planned (whether or not the budget
  * holds: see "feasible"), 1 bad input or planning error, 2 usage. */
 #include "conf.h"
 #include "import.h"
@@ -30,7 +31,7 @@ typedef struct options {
     const char *budget;
     const char *generate;
     const char *out;
-    const char *import, *kineto;
+    const char *import, *kineto, *join_map;
     import_opts iopts;
     plan_kind kind;
     size_t proposals;
@@ -45,12 +46,14 @@ static void usage(FILE *f)
           "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
           "                 [-o FILE] [--budget SIZE ...]\n"
           "       shim-plan --import et ET.json[.gz] --kineto TRACE.json[.gz] [--step N]\n"
-          "                 [-o FILE] [--budget SIZE ...]\n"
+          "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
           "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
           "--import: the model of one step of a PyTorch profiler trace (tools/IMPORT.md);\n"
           "  --step N: ProfilerStep#N (default: the last step another follows);\n"
           "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
+          "  --join-map FILE: (et) one line per operation: its number and the ET node id\n"
+          "    that launched it (-1: none);\n"
           "  without -o, --budget or --proposals the model goes to standard output.\n",
           f);
 }
@@ -88,6 +91,8 @@ static int value_option(const char *a, const char *v, options *o)
         o->out = v;
     else if (!strcmp(a, "--kineto"))
         o->kineto = v;
+    else if (!strcmp(a, "--join-map"))
+        o->join_map = v;
     else if (!strcmp(a, "--import") && strcmp(v, "kineto") && strcmp(v, "et")) {
         fprintf(stderr, "shim-plan: --import takes kineto or et, got '%s'\n", v);
         return 2;
@@ -113,9 +118,9 @@ static int value_option(const char *a, const char *v, options *o)
 
 static bool takes_value(const char *a)
 {
-    static const char *const names[] = {"--budget",  "--generate",  "-o",
-                                        "--planner", "--proposals", "--import",
-                                        "--kineto",  "--step",      "--touches"};
+    static const char *const names[] = {"--budget",    "--generate", "-o",       "--planner",
+                                        "--proposals", "--import",   "--kineto", "--step",
+                                        "--touches",   "--join-map"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(a, names[i]))
             return true;
@@ -161,6 +166,10 @@ static int parse_args(int argc, char **argv, options *o)
                 !o->model   ? "a trace file"
                 : o->kineto ? "no --kineto"
                             : "--kineto TRACE");
+        return 2;
+    }
+    if (o->join_map && (!o->import || strcmp(o->import, "et"))) {
+        fprintf(stderr, "shim-plan: --join-map goes with --import et\n");
         return 2;
     }
     if (o->import)
@@ -405,12 +414,20 @@ static int import_file(const options *o)
 {
     plan_model m;
     char msg[1024];
+    import_opts io = o->iopts;
+    if (o->join_map && !(io.join_map = fopen(o->join_map, "w"))) {
+        fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, strerror(errno));
+        return 1;
+    }
     plan_model_init(&m);
-    int rc = !strcmp(o->import, "et")
-                 ? import_et(o->model, o->kineto, &o->iopts, &m, msg, sizeof msg)
-                 : import_kineto(o->model, &o->iopts, &m, msg, sizeof msg);
+    int rc = !strcmp(o->import, "et") ? import_et(o->model, o->kineto, &io, &m, msg, sizeof msg)
+                                      : import_kineto(o->model, &io, &m, msg, sizeof msg);
     if (rc)
         fprintf(stderr, "%s\n", msg);
+    if (io.join_map && (ferror(io.join_map) | fclose(io.join_map)) && !rc) {
+        fprintf(stderr, "shim-plan: %s: write error\n", o->join_map);
+        rc = 1;
+    }
     if (!rc && (o->out || (!o->budget && !o->proposals)))
         rc = write_model(o, &m);
     if (!rc && (o->budget || o->proposals))
