@@ -87,7 +87,8 @@ int import_kineto(const char *path, const import_opts *o, plan_model *m, char *m
 
 /* Builds into m the step of the execution trace et_path joined with the Kineto trace
  * kineto_path of the same job: operations and durations from the kernels, touches from the
- * operands of the ET operators that launched them. Errors as above. */
+ * operands of the ET operators that launched them; o->join_map, when set, gets which ET node
+ * launched each operation. Errors as above. */
 int import_et(const char *et_path, const char *kineto_path, const import_opts *o, plan_model *m,
               char *msg, size_t cap);
 

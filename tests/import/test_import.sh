@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/import/test_import.sh — shim-plan --import: every trace in $SHARED/traces imports to a
 # valid, plannable model whose native peak matches an independent reckoning
-# (tests/import/kineto_peak.py reads the same JSON by its own logic); a small hand-made trace
+# (tests/import/kineto_peak.py and et_peak.py read the same JSON by their own logic); a small hand-made trace
 # pins step boundaries, resident memory and device filtering; bad input gives a located error
 # and exit status 1. Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
@@ -92,7 +92,9 @@ check "hta --step 3: native peak is the trace's own" \
 # ---- every ET with its Kineto trace: valid, plannable, and its storages as the independent
 # script (et_storages.py) counts them: the largest allocation is the largest storage, the cyclic
 # allocations are the storages that exist before the step, the native peak lies between those
-# and the sum of all storages.
+# and the sum of all storages. The native peak and the allocations kept equal et_peak.py's,
+# which applies tools/IMPORT.md's rules to the ET itself, given only which node launched each
+# operation (--join-map).
 model_stats() { # MODEL: LARGEST CYCLIC_TOTAL
     python3 - "$1" <<'PY'
 import sys
@@ -107,7 +109,8 @@ PY
 }
 et_check() { # NAME ET KINETO
     local name=$1 et=$2 kt=$3
-    if ! "$plan" --import et "$et" --kineto "$kt" -o "$tmp/$name.model" 2>"$tmp/$name.err"; then
+    if ! "$plan" --import et "$et" --kineto "$kt" -o "$tmp/$name.model" --join-map "$tmp/$name.map" \
+        2>"$tmp/$name.err"; then
         echo "not ok - $name: import"
         sed 's/^/    # /' "$tmp/$name.err"
         return
@@ -122,6 +125,13 @@ et_check() { # NAME ET KINETO
     local peak
     peak=$(field native_peak_bytes "$tmp/$name.out")
     check "$name: native peak $peak within [$pre, $all]" test "$peak" -ge "$pre" -a "$peak" -le "$all"
+    local epeak nalloc nop
+    read -r epeak nalloc nop < <(python3 "$here/et_peak.py" "$et" "$tmp/$name.map")
+    check "$name: native peak $peak is et_peak.py's $epeak" test "$peak" = "$epeak"
+    check "$name: $(grep -c '^alloc' "$tmp/$name.model") allocations, et_peak.py keeps $nalloc" \
+        test "$(grep -c '^alloc' "$tmp/$name.model")" = "$nalloc"
+    check "$name: the join map has a line per operation ($nop)" \
+        test "$(grep -c '^op ' "$tmp/$name.model")" = "$nop"
     check "$name: most nodes join (notes say N of M)" \
         python3 -c "import re,sys; m=re.search(r'(\d+) of (\d+) nodes joined', open('$tmp/$name.err').read()); sys.exit(0 if m and int(m[1]) * 5 >= int(m[2]) * 4 else 1)"
     for b in 75% 50%; do
@@ -156,6 +166,11 @@ check "et (touches from operands): the floor is below the native peak" \
 check "--step without --import is a usage error (2)" test $? -eq 2
 "$plan" --import et "$tmp/badet.json" >/dev/null 2>&1
 check "et without --kineto is a usage error (2)" test $? -eq 2
+"$plan" --import kineto "$syn" --join-map "$tmp/none.map" >/dev/null 2>&1
+check "--join-map with --import kineto is a usage error (2)" test $? -eq 2
+"$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
+    --join-map "$tmp/no/such/dir.map" -o "$tmp/x.model" >/dev/null 2>&1
+check "--join-map to a file that cannot be made: exit 1" test $? -eq 1
 
 # ---- bad input: a located error, exit status 1, never a crash.
 bad() { # NAME FILE PATTERN [ARGS...]: exit 1 and stderr matching FILE:LINE:COL: error: PATTERN
