@@ -4,9 +4,13 @@
  * engine when the link is not duplex) serves copies first come, first served. Step after step,
  * at each operation q:
  *   1. W = end of the previous operation, raised to the completion of every eviction whose
- *      wait_at is q;
- *   2. prefetches with prefetch_at q are issued at W (earliest need first): a copy back starts
- *      at max(W, engine free, its own eviction done) and takes bytes / bandwidth + remap;
+ *      wait_at is q (the room q's births and prefetches need);
+ *   2. prefetches with prefetch_at q are issued in earliest-need order, each as soon as the
+ *      evictions q waits for that complete first have given back the bytes it and the
+ *      prefetches before it take (libshim's prefetch waits for moves, oldest first, only until
+ *      it finds room), never before the end of the previous operation and at W at the latest:
+ *      a copy back starts at max(issue, engine free, its own eviction done) and takes bytes /
+ *      bandwidth + remap;
  *   3. q starts at max(W, copies back it needs); the difference to the previous end is stall;
  *      its births are added at its start and its deaths removed at its end (allocations that
  *      exist before the step are added with the births of operation 0, those that outlive it
@@ -63,6 +67,7 @@ typedef struct sim {
     uint32_t *head[L_COUNT];
     sim_item *item[L_COUNT];
     double *evict_done, *restore_done, *d2h_us, *h2d_us;
+    uint32_t *waits; /* scratch: the entries one operation waits for, by completion */
     int64_t *death_adj;
     cev *cv;
     size_t ncv;
@@ -288,8 +293,29 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
 {
     plan_err e = PLAN_OK;
     double w = ready, st;
-    FOR_ITEMS(s, L_WAIT, q, it) w = PLAN_MAX(w, s->evict_done[it->ent]);
-    FOR_ITEMS(s, L_PREFETCH, q, it) if ((e = issue_restore(s, it->ent, w))) return e;
+    size_t nw = 0;
+    FOR_ITEMS(s, L_WAIT, q, it)
+    {
+        w = PLAN_MAX(w, s->evict_done[it->ent]);
+        uint32_t x = it->ent;
+        size_t k = nw++; /* insertion by completion: an operation waits for few */
+        for (; k > 0 && s->evict_done[s->waits[k - 1]] > s->evict_done[x]; k--)
+            s->waits[k] = s->waits[k - 1];
+        s->waits[k] = x;
+    }
+    uint64_t freed = 0, taken = 0;
+    size_t k = 0;
+    double issue = ready;
+    FOR_ITEMS(s, L_PREFETCH, q, it)
+    {
+        taken += s->c->m->allocs[s->p->entries[it->ent].alloc].bytes;
+        for (; freed < taken && k < nw; k++) {
+            freed += s->c->m->allocs[s->p->entries[s->waits[k]].alloc].bytes;
+            issue = PLAN_MAX(issue, s->evict_done[s->waits[k]]);
+        }
+        if ((e = issue_restore(s, it->ent, freed < taken ? w : issue)))
+            return e;
+    }
     st = w;
     FOR_ITEMS(s, L_NEED, q, it) st = PLAN_MAX(st, s->restore_done[it->ent]);
     s->stall += st - ready;
@@ -382,6 +408,7 @@ static plan_err sim_alloc(sim *s)
     s->restore_done = malloc(E * sizeof(double));
     s->d2h_us = malloc(E * sizeof(double));
     s->h2d_us = malloc(E * sizeof(double));
+    s->waits = malloc(E * sizeof(uint32_t));
     s->death_adj = malloc(n * sizeof(int64_t));
     s->cv = malloc((2 * n + 2) * sizeof(cev));
     s->op_start = malloc(n * sizeof(double));
@@ -389,8 +416,9 @@ static plan_err sim_alloc(sim *s)
     s->win = malloc(n * sizeof(uint64_t));
     s->copy_head = calloc(n + 1, sizeof(uint32_t));
     s->copy_order = malloc((s->c->m->ncopies ? s->c->m->ncopies : 1) * sizeof(uint32_t));
-    if (!s->evict_done || !s->restore_done || !s->d2h_us || !s->h2d_us || !s->death_adj || !s->cv ||
-        !s->op_start || !s->op_end || !s->win || !s->copy_head || !s->copy_order)
+    if (!s->evict_done || !s->restore_done || !s->d2h_us || !s->h2d_us || !s->waits ||
+        !s->death_adj || !s->cv || !s->op_start || !s->op_end || !s->win || !s->copy_head ||
+        !s->copy_order)
         return PLAN_ERR_NOMEM;
     /* counting sort of the copies by operation, stable: the model's order is stream order */
     const plan_model *m = s->c->m;
@@ -468,7 +496,7 @@ static void sim_free(sim *s)
 {
     for (int l = 0; l < L_COUNT; l++)
         free(s->head[l]), free(s->item[l]);
-    free(s->evict_done), free(s->restore_done), free(s->d2h_us), free(s->h2d_us);
+    free(s->evict_done), free(s->restore_done), free(s->d2h_us), free(s->h2d_us), free(s->waits);
     free(s->death_adj), free(s->cv), free(s->hp);
     free(s->op_start), free(s->op_end), free(s->win);
     free(s->copy_head), free(s->copy_order);
