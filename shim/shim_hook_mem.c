@@ -12,7 +12,8 @@ uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind k
 {
     uint64_t id = shim_registry_add(addr, bytes, kind);
     if (id && (shim.record & CONF_RECORD_ALLOCS))
-        shim_trace_alloc(id, addr, bytes, kind, stream);
+        shim_trace_alloc_on(id, addr, bytes, kind, stream,
+                            kind == SHIM_ALLOC_HOST ? 0 : shim_current_device());
     if (id && kind != SHIM_ALLOC_HOST && (shim_plan_recording() || shim_resid_plan_on())) {
         uint32_t ordinal = shim_plan_count_alloc();
         if (shim_plan_recording())

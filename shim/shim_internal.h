@@ -360,6 +360,9 @@ bool shim_resid_foreign(int *dev);
 /* Counts an allocation the driver made at addr on device dev, which residency does not
    serve, and remembers addr; logs the first one. */
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev);
+/* The calling thread's current device (its context's), for the trace: 0 when the driver
+   cannot say. */
+uint32_t shim_current_device(void);
 /* Forgets the allocation at addr on another device; whether it was one. */
 bool shim_resid_foreign_remove(uint64_t addr);
 /* Turns the driver's (free, total) into the budget view. */

@@ -115,8 +115,8 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
     if (m->id && resid_member_insert(m) == 0) {
         shim_registry_slab_set(m->slab->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
-            shim_trace_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
-                             shim_stream_id(stream, per_thread));
+            shim_trace_alloc_on(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+                                shim_stream_id(stream, per_thread), (uint32_t)resid.device);
         if (shim_plan_recording() || resid.plan) {
             uint32_t ordinal = shim_plan_count_alloc();
             if (shim_plan_recording())

@@ -19,6 +19,14 @@ bool shim_resid_foreign(int *dev)
     return true;
 }
 
+uint32_t shim_current_device(void)
+{
+    CUdevice d = 0;
+    if (!shim.real.cuCtxGetDevice || shim.real.cuCtxGetDevice(&d) != CUDA_SUCCESS || d < 0)
+        return 0;
+    return (uint32_t)d;
+}
+
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
 {
     pthread_mutex_lock(&resid.lock);

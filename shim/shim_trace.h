@@ -177,8 +177,12 @@ int shim_trace_active(void);
 
 /* ---- records ---- */
 
+/* An allocation on device 0 (pinned host memory: device 0 too). */
 void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
                       uint64_t stream);
+/* An allocation made on CUDA device ordinal `device` (the device current at the call). */
+void shim_trace_alloc_on(uint64_t alloc_id, uint64_t addr, uint64_t bytes,
+                         enum shim_alloc_kind kind, uint64_t stream, uint32_t device);
 void shim_trace_free(uint64_t alloc_id, uint64_t stream);
 /* The name of a function, recorded once before its first launch record. */
 void shim_trace_func_name(uint64_t func_id, const char *name);

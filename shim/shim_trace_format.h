@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         5          /* a reader accepts any minor; 1.5: pins */
+#define SHIM_TRACE_MINOR         6          /* a reader accepts any minor; 1.6: alloc device */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -126,6 +126,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, 16)                                               \
     X(SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, 24)                                              \
     X(SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, 32)                                          \
+    X(SHIM_TRACE_ALLOC, "device", SHIM_TRACE_U32, 36)                                              \
     X(SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, 0)                                              \
     X(SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, 8)                                                \
     X(SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, 0)                                          \
@@ -244,7 +245,7 @@ enum shim_trace_kind {
 /* Record bodies as the writer lays them out (no implicit padding on LP64). */
 struct shim_trace_body_alloc {
     uint64_t alloc_id, addr, bytes, stream;
-    uint32_t alloc_kind, zero;
+    uint32_t alloc_kind, device; /* device: since 1.6 (0 before, and for pinned host memory) */
 };
 struct shim_trace_body_ids { /* free, graph_launch, step, dropped: two u64 */
     uint64_t a, b;

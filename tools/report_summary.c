@@ -86,6 +86,24 @@ static void text_limits(FILE *out, const report_trace *t, const report_stats *s)
     }
 }
 
+/* With allocations on more than one device (format 1.6 records the device): each device's
+   allocations and peak; the figures above are the primary device's. */
+static void text_devices(FILE *out, const report_stats *s)
+{
+    uint32_t seen = 0;
+    for (uint32_t d = 0; d < s->ndevices; d++)
+        seen += s->device_allocs[d] > 0;
+    if (seen < 2)
+        return;
+    fprintf(out, "devices: %u (the device figures above are device %u's)\n", seen,
+            s->primary_device);
+    fprintf(out, "    %6s %12s %18s\n", "device", "allocations", "peak_bytes");
+    for (uint32_t d = 0; d < s->ndevices; d++)
+        if (s->device_allocs[d])
+            fprintf(out, "    %6u %12llu %18llu\n", d, U(s->device_allocs[d]),
+                    U(s->device_peak[d]));
+}
+
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "trace: ");
@@ -114,6 +132,7 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
             U(s->peak_host_bytes));
     fprintf(out, "device_bytes_at_end: %llu\nunmatched_frees: %llu\nnotes: %llu\n",
             U(s->end_device_bytes), U(s->unmatched_frees), U(s->notes));
+    text_devices(out, s);
 }
 
 static double mib(uint64_t bytes)
@@ -214,6 +233,18 @@ static void json_u(FILE *out, const char *key, uint64_t v)
     fprintf(out, "\"%s\": %llu, ", key, U(v));
 }
 
+/* Every device with an allocation: "devices": [{device, allocations, peak_bytes}, ...]. */
+static void json_devices(FILE *out, const report_stats *s)
+{
+    json_u(out, "primary_device", s->primary_device);
+    fputs("\"devices\": [", out);
+    for (uint32_t d = 0, n = 0; d < s->ndevices; d++)
+        if (s->device_allocs[d])
+            fprintf(out, "%s{\"device\": %u, \"allocations\": %llu, \"peak_bytes\": %llu}",
+                    n++ ? ", " : "", d, U(s->device_allocs[d]), U(s->device_peak[d]));
+    fputs("], ", out);
+}
+
 /* The keys of a bounded trace (format 1.4); zeros, false and null for any other trace. */
 static void json_limits(FILE *out, const report_trace *t, const report_stats *s)
 {
@@ -266,6 +297,7 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
     json_u(out, "device_bytes_at_end", s->end_device_bytes);
     json_u(out, "unmatched_frees", s->unmatched_frees);
+    json_devices(out, s);
     json_limits(out, t, s);
 }
 

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* One record, decoded. The meaning of a..d depends on kind (enum shim_trace_kind):
-     alloc        a alloc_id, b addr, c bytes, d stream, sub alloc_kind
+     alloc        a alloc_id, b addr, c bytes, d stream, sub alloc_kind, sub2 device (1.6)
      free         a alloc_id, d stream
      func_name    a func_id, text
      launch       a seq, b func_id, c n_allocs, d stream, ids
@@ -169,6 +169,7 @@ typedef struct report_alloc {
     uint64_t t_alloc, t_free; /* t_free valid when freed */
     uint64_t touches;         /* launches whose parameters pointed into it */
     uint32_t kind, tid;
+    uint32_t device; /* CUDA device ordinal (format 1.6; 0 in older traces) */
     int freed;
     int64_t step; /* the step it was made in, -1 before the first */
 } report_alloc;
@@ -201,10 +202,19 @@ typedef struct report_held {
     uint64_t device;
 } report_held;
 
+#define REPORT_MAX_DEVICES 64
+
 typedef struct report_stats {
     uint64_t launches, allocations, frees, copies, syncs, graph_launches, notes, kernel_times;
     uint64_t warmup_launches, launches_per_iteration, allocations_per_iteration;
+    /* Device figures (peak, end, the held series, steps' peaks) are those of the primary
+       device: the one managed allocations are on (the device libshim serves), else the device
+       of the first device allocation. Every device's own are in device_*. */
     uint64_t peak_device_bytes, peak_t_ns, end_device_bytes, peak_host_bytes;
+    uint32_t primary_device;
+    uint32_t ndevices; /* highest device ordinal with an allocation, plus one (at most
+                          REPORT_MAX_DEVICES; higher ordinals count in the last) */
+    uint64_t device_allocs[REPORT_MAX_DEVICES], device_peak[REPORT_MAX_DEVICES];
     uint64_t copy_bytes[6]; /* by enum shim_copy_dir */
     uint64_t unmatched_frees, unmatched_times, duplicate_allocs;
     uint64_t first_ns, last_ns;

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Where a field goes in report_rec; from S_WIDE on: into the record's entry of a table of
@@ -65,6 +66,7 @@ static const struct want {
              {SHIM_TRACE_ALLOC, "bytes", SHIM_TRACE_U64, S_C},
              {SHIM_TRACE_ALLOC, "stream", SHIM_TRACE_U64, S_D},
              {SHIM_TRACE_ALLOC, "alloc_kind", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_ALLOC, "device", SHIM_TRACE_U32, S_SUB2}, /* 1.6: added_later */
              {SHIM_TRACE_FREE, "alloc_id", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_FREE, "stream", SHIM_TRACE_U64, S_D},
              {SHIM_TRACE_FUNC_NAME, "func_id", SHIM_TRACE_U64, S_A},
@@ -149,6 +151,13 @@ static const struct want {
              PLAN_STEP(bytes_to_device),
              PLAN_STEP(stall_ns),
              SHIM_TRACE_SUMMARY_FIELDS(SUMMARY)};
+
+/* A field a later minor version added to a kind: an older file's schema lacks it, and its
+   records read it as 0 (alloc's device, 1.6: device 0). */
+static bool added_later(const struct want *w)
+{
+    return w->kind == SHIM_TRACE_ALLOC && strcmp(w->field, "device") == 0;
+}
 #define NWANTS     (sizeof wants / sizeof wants[0])
 #define KIND_WANTS 25 /* the most wants of one kind (step_summary) */
 
@@ -329,7 +338,7 @@ static int parse_kind(sparse *sp, report_schema *s, uint16_t pos)
         int found = 0;
         for (unsigned f = 0; f < k->nf; f++)
             found |= k->f[f].want == w;
-        if (wants[w].kind == id && !found)
+        if (wants[w].kind == id && !found && !added_later(&wants[w]))
             return bad(sp->err, sp->errlen, sp->base + start,
                        "schema: kind '%s' lacks the field '%s' (%s)", kname, wants[w].field,
                        type_name(wants[w].type));

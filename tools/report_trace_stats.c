@@ -314,15 +314,27 @@ static uint64_t typical(const report_step *steps, size_t n, int launches)
 
 /* Device and pinned host bytes held at the current point of the memory pass. */
 typedef struct held {
-    uint64_t device, host;
+    uint64_t device, host;           /* device: the primary device's */
+    uint64_t on[REPORT_MAX_DEVICES]; /* every device's */
     long step; /* the step being walked, -1 before the first or between steps */
     long next; /* the next step to start */
 } held;
 
-static void release(report_alloc *a, uint64_t t_ns, held *h)
+static uint32_t device_slot(uint32_t device)
 {
-    uint64_t *b = report_alloc_on_device(a->kind) ? &h->device : &h->host;
-    *b -= a->bytes < *b ? a->bytes : *b;
+    return device < REPORT_MAX_DEVICES ? device : REPORT_MAX_DEVICES - 1;
+}
+
+static void release(const report_stats *s, report_alloc *a, uint64_t t_ns, held *h)
+{
+    bool dev = report_alloc_on_device(a->kind);
+    if (dev) {
+        uint64_t *on = &h->on[device_slot(a->device)];
+        *on -= a->bytes < *on ? a->bytes : *on;
+    }
+    uint64_t *b = !dev ? &h->host : a->device == s->primary_device ? &h->device : NULL;
+    if (b)
+        *b -= a->bytes < *b ? a->bytes : *b;
     a->freed = 1;
     a->t_free = t_ns;
 }
@@ -335,6 +347,15 @@ static void hold(report_stats *s, const report_alloc *a, held *h)
             s->peak_host_bytes = h->host;
         return;
     }
+    uint32_t d = device_slot(a->device);
+    h->on[d] = sat_add(h->on[d], a->bytes);
+    s->device_allocs[d]++;
+    if (h->on[d] > s->device_peak[d])
+        s->device_peak[d] = h->on[d];
+    if (d + 1 > s->ndevices)
+        s->ndevices = d + 1;
+    if (a->device != s->primary_device)
+        return;
     h->device = sat_add(h->device, a->bytes);
     if (h->device > s->peak_device_bytes) {
         s->peak_device_bytes = h->device;
@@ -351,7 +372,7 @@ static int on_alloc(ctx *c, const report_rec *r, held *h)
     uint64_t old;
     if (report_map_get(&c->live, r->a, &old) && old != FREED) {
         s->duplicate_allocs++; /* ids are never reused: take it as the end of the old one */
-        release(&s->allocs[old], r->t_ns, h);
+        release(s, &s->allocs[old], r->t_ns, h);
     }
     if (push((void **)&s->allocs, &c->acap, s->nallocs, sizeof *s->allocs) != 0 ||
         report_map_put(&c->live, r->a, s->nallocs) != 0)
@@ -363,6 +384,7 @@ static int on_alloc(ctx *c, const report_rec *r, held *h)
                         .stream = r->d,
                         .t_alloc = r->t_ns,
                         .kind = r->sub,
+                        .device = r->sub2,
                         .tid = r->tid,
                         .step = h->step};
     s->allocations++;
@@ -383,7 +405,7 @@ static int on_free(ctx *c, const report_rec *r, held *h)
         s->unmatched_frees++;
         return 0;
     }
-    release(&s->allocs[idx], r->t_ns, h);
+    release(s, &s->allocs[idx], r->t_ns, h);
     return report_map_put(&c->live, r->a, FREED);
 }
 
@@ -408,11 +430,29 @@ static void on_other(report_stats *s, const report_rec *r)
     s->notes += r->kind == SHIM_TRACE_NOTE;
 }
 
+/* The primary device: that of the first managed allocation, else of the first device
+   allocation, else 0. */
+static uint32_t primary_device(const report_trace *t)
+{
+    const report_rec *first = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        const report_rec *r = &t->recs[i];
+        if (r->kind != SHIM_TRACE_ALLOC || !report_alloc_on_device(r->sub))
+            continue;
+        if (r->sub == SHIM_ALLOC_MANAGED)
+            return r->sub2;
+        if (!first)
+            first = r;
+    }
+    return first ? first->sub2 : 0;
+}
+
 /* Allocations, frees and touches in time order; peaks overall and per step. */
 static int memory_pass(ctx *c)
 {
     report_stats *s = c->s;
-    held h = {0, 0, -1, 0};
+    held h = {.step = -1};
+    s->primary_device = primary_device(c->t);
     for (size_t i = 0; i < c->t->n; i++) {
         const report_rec *r = &c->t->recs[i];
         while ((size_t)h.next < s->nsteps && r->t_ns >= s->steps[h.next].t_start) {

@@ -21,8 +21,11 @@ P=$(sed -n 's/.*native_peak_bytes=\([0-9]*\).*/\1/p' "$work/ref.out")
 check "native reference run (peak $P bytes)" [ "$(rc ref)" = 0 -a -n "$P" ]
 want=$(checksum ref)
 
-# 1. Two devices in one process.
-SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) shimmed two "${ARGS[@]}" --devices 2
+# 1. Two devices in one process (traced: the report keys device memory by device).
+SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) SHIM_TRACE_PATH="$work/two.trace" SHIM_LOG_LEVEL=info \
+    SIMGPU_STATS="$work/two.json" SIMGPU_BACKTRACE=1 LD_PRELOAD="$PRELOAD" \
+    timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "${ARGS[@]}" --devices 2 >"$work/two.out" 2>"$work/two.err"
+echo $? >"$work/two.rc"
 check "two devices, SHIM_BUDGET=P/2: exit 0 and the native checksum" \
     [ "$(rc two)" = 0 -a "$(checksum two)" = "$want" ]
 check "two devices: no illegal access" is two illegal_accesses -eq 0
@@ -37,6 +40,28 @@ logged=$(grep -c 'allocation on device 1, which residency does not serve' "$work
 counted=$(grep -c 'serving device 0: [1-9][0-9]* allocations' "$work/two.err")
 check "two devices: device 1's allocations logged once ($logged) and counted at exit ($counted)" \
     [ "$logged" = 1 -a "$counted" = 1 ]
+
+# The report: each device's allocations and peak (trace format 1.6), device 1's equal to what
+# the simulated device measured; the summary's device figures are device 0's, the served one.
+"$REPORT" summary --json "$work/two.trace" >"$work/two.sum.json" 2>/dev/null
+"$REPORT" summary "$work/two.trace" >"$work/two.sum" 2>/dev/null
+read -r primary ndev peak0 peak1 allocs1 summary_peak < <(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+by = {x["device"]: x for x in d["devices"]}
+print(d["primary_device"], len(by), by.get(0, {}).get("peak_bytes", -1),
+      by.get(1, {}).get("peak_bytes", -1), by.get(1, {}).get("allocations", -1),
+      d["peak_device_bytes"])' "$work/two.sum.json" 2>/dev/null)
+check "two devices: the report lists both devices (${ndev:-none}), device 0 primary (${primary:-none})" \
+    [ "${ndev:-0}" = 2 -a "${primary:-x}" = 0 ]
+check "two devices: the report's device 1 peak ${peak1:-none} is the simulated device's $(devpeak two 1)" \
+    [ "${peak1:-x}" = "$(devpeak two 1)" ]
+check "two devices: device 1's allocations in the report (${allocs1:-none}) are those counted at exit" \
+    grep -q "serving device 0: ${allocs1:-x} allocations" "$work/two.err"
+check "two devices: the summary's peak is device 0's allocated peak ${peak0:-none}, the program's native $P, not both devices' (${summary_peak:-none})" \
+    [ "${summary_peak:-x}" = "${peak0:-y}" -a "${peak0:-y}" = "$P" ]
+check "two devices: the text summary has the devices table" \
+    grep -q "^devices: 2 (the device figures above are device 0's)" "$work/two.sum"
 
 # 2. torchrun layout, the four ranks at once.
 pids=()

@@ -213,7 +213,7 @@ check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$
 "$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$tmp/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.5"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.6"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$tmp/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"
