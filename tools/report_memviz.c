@@ -14,7 +14,9 @@
  * Records are walked in time order with summary's rules (report_trace_stats.c): an alloc of an id
  * already live ends the old allocation first, a free of no live allocation is skipped; so the
  * running sum of alloc sizes peaks at summary's peak_device_bytes. Pinned host memory, zero-byte
- * allocations and residency moves are left out. Records carry no device: everything is on device 0.
+ * allocations and residency moves are left out. Device memory is keyed by device (trace format
+ * 1.6 names it; older records read as device 0): one trace list per device up to the highest
+ * one used, each segment with its device; slabs are the primary device's (report_trace.h).
  */
 #include "report.h"
 #include "report_pickle.h"
@@ -59,6 +61,8 @@ typedef struct mv {
     size_t nopen, ocap;
     report_map id; /* alloc_id -> index in allocs of its latest record */
     report_map slab_id;
+    uint32_t device; /* the device this walk shows */
+    int slabs_here;  /* it is the primary device: slab records are its */
     uint64_t alloc_events, free_events, host_left_out, zero_left_out, unmatched_frees;
 } mv;
 
@@ -142,7 +146,7 @@ static void slab_close(mv *m, size_t si, uint64_t t_ns)
 static int on_slab(mv *m, const report_rec *r)
 {
     uint64_t dummy;
-    if (r->c == 0 || report_map_get(&m->slab_id, r->a, &dummy))
+    if (!m->slabs_here || r->c == 0 || report_map_get(&m->slab_id, r->a, &dummy))
         return 0;
     if (grow((void **)&m->slabs, &m->scap, m->nslabs, sizeof *m->slabs) != 0 ||
         grow((void **)&m->open, &m->ocap, m->nopen, sizeof *m->open) != 0 ||
@@ -161,7 +165,8 @@ static int on_slab(mv *m, const report_rec *r)
 static void on_transition(mv *m, const report_rec *r)
 {
     uint64_t si;
-    if (r->sub != SHIM_EV_FREE || !report_map_get(&m->slab_id, r->a, &si) || !m->slabs[si].live)
+    if (!m->slabs_here || r->sub != SHIM_EV_FREE || !report_map_get(&m->slab_id, r->a, &si) ||
+        !m->slabs[si].live)
         return;
     if (m->slabs[si].members == 0)
         slab_close(m, si, r->t_ns);
@@ -200,6 +205,9 @@ static int on_alloc(mv *m, const report_rec *r)
         m->host_left_out++;
         return 0;
     }
+    if (r->sub2 != m->device &&
+        (r->sub2 < REPORT_MAX_DEVICES || m->device != REPORT_MAX_DEVICES - 1))
+        return 0; /* another device's (ordinals past the last list are shown in it) */
     if (r->c == 0) {
         m->zero_left_out++;
         return 0;
@@ -298,11 +306,12 @@ static uint64_t slab_blocks(pk *p, const mv *m, const mv_slab *s, const seg *mem
     return held;
 }
 
-static void segment(pk *p, uint64_t addr, uint64_t size, uint64_t stream, uint64_t held)
+static void segment(pk *p, uint32_t device, uint64_t addr, uint64_t size, uint64_t stream,
+                    uint64_t held)
 {
     pk_item(p);
     pk_dict(p);
-    pk_key_int(p, "device", 0);
+    pk_key_int(p, "device", device);
     pk_key_uint(p, "address", addr);
     pk_key_uint(p, "total_size", size);
     pk_key_uint(p, "allocated_size", held);
@@ -331,7 +340,8 @@ static int by_slab_addr(const void *pa, const void *pb)
     return by_addr(pa, pb);
 }
 
-/* The "segments" list: every live segment by address (an empty list when memory ran out: -1). */
+/* The items of the "segments" list for m's device: every live segment by address (none when
+   memory ran out: -1). */
 static int segments(pk *p, const mv *m)
 {
     size_t nseg = 0, nmem = 0;
@@ -342,8 +352,6 @@ static int segments(pk *p, const mv *m)
         free(v);
         free(mem);
         free(first);
-        pk_list(p);
-        pk_end(p);
         return -1;
     }
     for (size_t i = 0; i < m->nallocs; i++) {
@@ -365,22 +373,20 @@ static int segments(pk *p, const mv *m)
         while (k < nmem && mem[k].slab == i)
             k++;
     }
-    pk_list(p);
     for (size_t i = 0; i < nseg; i++) {
         if (v[i].slab == NO_SLAB) {
             const mv_alloc *a = &m->allocs[v[i].alloc];
-            segment(p, a->addr, a->bytes, a->stream, a->bytes);
+            segment(p, m->device, a->addr, a->bytes, a->stream, a->bytes);
             block(p, a->addr, a->bytes, a->bytes, "active_allocated");
         } else {
             const mv_slab *s = &m->slabs[v[i].slab];
             size_t n = m->slabs[v[i].slab].members, at = first[v[i].slab];
-            segment(p, s->addr, s->bytes, 0, slab_blocks(NULL, m, s, mem + at, n));
+            segment(p, m->device, s->addr, s->bytes, 0, slab_blocks(NULL, m, s, mem + at, n));
             slab_blocks(p, m, s, mem + at, n);
         }
         pk_end(p); /* blocks */
         pk_end(p); /* the segment */
     }
-    pk_end(p);
     free(v);
     free(mem);
     free(first);
@@ -388,7 +394,7 @@ static int segments(pk *p, const mv *m)
 }
 
 /* The "libshim" dict: the trace, and what the snapshot holds and leaves out. */
-static void about(pk *p, const mv *m)
+static void about(pk *p, const mv *m, uint32_t devices)
 {
     const report_trace *t = m->t;
     char format[16];
@@ -408,6 +414,7 @@ static void about(pk *p, const mv *m)
     pk_key_uint(p, "allocations", m->alloc_events);
     pk_key_uint(p, "frees", m->free_events);
     pk_key_uint(p, "slabs", m->nslabs);
+    pk_key_uint(p, "devices", devices);
     pk_key_uint(p, "pinned_host_allocations_left_out", m->host_left_out);
     pk_key_uint(p, "zero_byte_allocations_left_out", m->zero_left_out);
     pk_key_uint(p, "unmatched_frees", m->unmatched_frees);
@@ -427,27 +434,43 @@ static void mv_free(mv *m)
 int report_memviz_print(FILE *out, const report_trace *t)
 {
     pk p;
-    mv m = {.t = t, .p = &p};
+    uint32_t ndev = report_device_count(t), primary = report_primary_device(t);
+    mv *m = calloc(ndev, sizeof *m);
+    if (m == NULL)
+        return -1;
     pk_start(&p, out);
     pk_dict(&p);
     pk_key(&p, "device_traces");
     pk_list(&p);
-    pk_item(&p);
-    pk_list(&p);
-    int rc = walk(&m);
-    pk_end(&p); /* device 0's trace */
+    int rc = 0;
+    for (uint32_t d = 0; d < ndev; d++) { /* a walk per device: its list is written as it goes */
+        m[d] = (mv){.t = t, .p = &p, .device = d, .slabs_here = d == primary};
+        pk_item(&p);
+        pk_list(&p);
+        if (rc == 0)
+            rc = walk(&m[d]);
+        pk_end(&p); /* device d's trace */
+    }
     pk_end(&p); /* device_traces */
     pk_key(&p, "segments");
-    if (rc == 0)
-        rc = segments(&p, &m);
-    else { /* still a whole pickle */
-        pk_list(&p);
-        pk_end(&p);
+    pk_list(&p); /* still a whole pickle when memory ran out */
+    for (uint32_t d = 0; rc == 0 && d < ndev; d++)
+        rc = segments(&p, &m[d]);
+    pk_end(&p);
+    /* What the walks counted: events per device, the rest once (every walk sees them all). */
+    mv all = m[0];
+    for (uint32_t d = 1; d < ndev; d++) {
+        all.alloc_events += m[d].alloc_events;
+        all.free_events += m[d].free_events;
+        all.zero_left_out += m[d].zero_left_out;
+        all.nslabs += m[d].nslabs;
     }
     pk_key(&p, "libshim");
-    about(&p, &m);
+    about(&p, &all, ndev);
     pk_end(&p);
-    mv_free(&m);
+    for (uint32_t d = 0; d < ndev; d++)
+        mv_free(&m[d]);
+    free(m);
     return pk_finish(&p) == 0 ? rc : -1;
 }
 

@@ -249,6 +249,13 @@ void report_stats_free(report_stats *s);
    before it starts. */
 double report_step_wall_us(const report_step *st);
 
+/* The primary device of a trace: that of its first managed allocation (the device libshim
+   serves), else of its first device allocation, else 0. */
+uint32_t report_primary_device(const report_trace *t);
+/* The highest device ordinal of a device allocation, plus one: at least 1, at most
+   REPORT_MAX_DEVICES. */
+uint32_t report_device_count(const report_trace *t);
+
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
 

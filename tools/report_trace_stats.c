@@ -430,9 +430,8 @@ static void on_other(report_stats *s, const report_rec *r)
     s->notes += r->kind == SHIM_TRACE_NOTE;
 }
 
-/* The primary device: that of the first managed allocation, else of the first device
-   allocation, else 0. */
-static uint32_t primary_device(const report_trace *t)
+/* Contract in report_trace.h. */
+uint32_t report_primary_device(const report_trace *t)
 {
     const report_rec *first = NULL;
     for (size_t i = 0; i < t->n; i++) {
@@ -447,12 +446,24 @@ static uint32_t primary_device(const report_trace *t)
     return first ? first->sub2 : 0;
 }
 
+/* Contract in report_trace.h. */
+uint32_t report_device_count(const report_trace *t)
+{
+    uint32_t n = 1;
+    for (size_t i = 0; i < t->n; i++) {
+        const report_rec *r = &t->recs[i];
+        if (r->kind == SHIM_TRACE_ALLOC && report_alloc_on_device(r->sub) && r->sub2 >= n)
+            n = r->sub2 < REPORT_MAX_DEVICES ? r->sub2 + 1 : REPORT_MAX_DEVICES;
+    }
+    return n;
+}
+
 /* Allocations, frees and touches in time order; peaks overall and per step. */
 static int memory_pass(ctx *c)
 {
     report_stats *s = c->s;
     held h = {.step = -1};
-    s->primary_device = primary_device(c->t);
+    s->primary_device = report_primary_device(c->t);
     for (size_t i = 0; i < c->t->n; i++) {
         const report_rec *r = &c->t->recs[i];
         while ((size_t)h.next < s->nsteps && r->t_ns >= s->steps[h.next].t_start) {

@@ -62,6 +62,25 @@ check "two devices: the summary's peak is device 0's allocated peak ${peak0:-non
     [ "${summary_peak:-x}" = "${peak0:-y}" -a "${peak0:-y}" = "$P" ]
 check "two devices: the text summary has the devices table" \
     grep -q "^devices: 2 (the device figures above are device 0's)" "$work/two.sum"
+# memviz: one trace list per device, each peaking where the summary says that device peaks.
+"$REPORT" memviz -o "$work/two.pickle" "$work/two.trace" 2>/dev/null
+check "two devices: memviz has a trace list per device, each peaking at the summary's device peak" \
+    python3 - "$work/two.pickle" "$work/two.sum.json" <<'PY'
+import json, pickle, sys
+snap = pickle.load(open(sys.argv[1], "rb"))
+want = {d["device"]: d["peak_bytes"] for d in json.load(open(sys.argv[2]))["devices"]}
+traces = snap["device_traces"]
+peaks = {}
+for dev, events in enumerate(traces):
+    held = peak = 0
+    for e in events:
+        held += e["size"] if e["action"] == "alloc" else -e["size"] if e["action"] == "free_completed" else 0
+        peak = max(peak, held)
+    peaks[dev] = peak
+devs = {seg["device"] for seg in snap["segments"]}
+print("# memviz peaks", peaks, "summary", want, "segment devices", sorted(devs))
+sys.exit(0 if len(traces) == 2 and peaks == want and devs <= {0, 1} and snap["libshim"]["devices"] == 2 else 1)
+PY
 
 # 2. torchrun layout, the four ranks at once.
 pids=()
