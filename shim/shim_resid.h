@@ -463,6 +463,8 @@ static inline bool resid_unmovable(const struct resid_unit *u)
 }
 
 /* shim_resid_mover.c */
+/* Completes every queued move whose copy is known done (lock held; no wait); how many. */
+int resid_complete_done(void);
 /* Queues m for the mover (starting the thread on first use). */
 void resid_mover_queue(struct resid_move *m);
 /* Takes m off the mover queue (it is over). */

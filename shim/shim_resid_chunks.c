@@ -284,6 +284,11 @@ static bool make_progress(void)
 {
     if (resid_reap(false))
         return true;
+    /* Moves already done give their room back first, whether or not the mover thread has
+       polled them yet: waiting for the oldest move instead (a copy back still running) would
+       make the time this costs depend on the mover's timing. */
+    if (resid_complete_done() > 0)
+        return true;
     if (resid_wait_oldest())
         return true;
     if (resid.pending && resid_reap(true))

@@ -50,11 +50,11 @@ void resid_mover_unqueue(struct resid_move *m)
     }
 }
 
-/* Completes every queued move whose copy is done, in one pass; returns how many. A move
-   that completes may be freed and the lock may have been dropped: the pass then starts
-   again from the head (each restart follows one move off the queue, so it ends). A move
-   still queued after a poll is still valid, and so is its successor. */
-static int complete_batch(void)
+/* Contract in shim_resid.h. A move that completes may be freed and the lock may have been
+   dropped: the pass then starts again from the head (each restart follows one move off the
+   queue, so it ends). A move still queued after a poll is still valid, and so is its
+   successor. */
+int resid_complete_done(void)
 {
     int n = 0;
 restart:
@@ -77,7 +77,7 @@ static void *mover_main(void *arg)
             pthread_cond_wait(&resid.wake, &resid.lock);
             continue;
         }
-        if (complete_batch() > 0)
+        if (resid_complete_done() > 0)
             continue;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);

@@ -92,6 +92,11 @@ static const struct rule *failing(const char *entry)
             return r_->rc;                                                                         \
     } while (0)
 
+void fake_hold_keep(void)
+{
+    hold = false;
+}
+
 void fake_hold_events(bool on)
 {
     hold = on;

@@ -23,6 +23,9 @@ void fake_reset(void);
 void fake_fail(const char *entry, unsigned long nth, bool sticky, CUresult rc);
 /* on: events recorded from now on stay not done; off: every held event completes. */
 void fake_hold_events(bool on);
+/* Events recorded from now on complete at once; those held so far stay not done (until
+   fake_hold_events(false), or an event_sync of one). */
+void fake_hold_keep(void);
 /* The bytes behind a mapped address (device or host physical memory), or NULL if unmapped. */
 uint8_t *fake_bytes(CUdeviceptr va);
 /* Whether va is mapped onto host-located memory. */
