@@ -291,6 +291,7 @@ void html_sections(html_page *p)
             "budget (libshim keeps what is on the device under it); the dot marks the peak of "
             "the allocations. Hover for the values.");
     html_chart_memory(p);
+    html_table_devices(p);
     end_section(p);
     section(p, "moves", "Residency moves",
             "Every eviction (to host) and restore (to device) from its start to its end, on the "

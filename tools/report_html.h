@@ -159,6 +159,10 @@ void html_table_steps(html_page *p);
 void html_table_plans(html_page *p);
 void html_table_plan_steps(html_page *p);
 void html_table_allocs(html_page *p);
+/* With allocations on more than one device (trace format 1.6): a note that the charts and
+   figures are the primary device's, and each device's allocations and peak (id
+   devices-table, summary --json's devices); nothing otherwise. */
+void html_table_devices(html_page *p);
 void html_table_kernels(html_page *p);
 void html_table_moves(html_page *p);
 /* The ranks side by side (id ranks-table): per rank, summary TRACE...'s totals (steps, median

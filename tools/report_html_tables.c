@@ -273,6 +273,37 @@ void html_table_plan_steps(html_page *p)
 }
 
 /* Contract in report_html.h. */
+void html_table_devices(html_page *p)
+{
+    static const col cols[] = {
+        {"device", "device", NULL, 1, 0},
+        {"allocations", "allocations", NULL, 1, 0},
+        {"peak_bytes", "peak", "the most bytes its allocations held at once", 1, 0},
+    };
+    const report_stats *s = p->s;
+    size_t n = 0;
+    for (uint32_t d = 0; d < s->ndevices; d++)
+        n += s->device_allocs[d] > 0;
+    if (n < 2)
+        return;
+    fprintf(p->out,
+            "<p class=\"note\" id=\"%sdevices-note\">Allocations on %zu devices: the chart and "
+            "figures are device %u's (the one libshim serves).</p>\n",
+            p->pfx, n, s->primary_device);
+    open_table(p->out, p->pfx, "devices-table", n, cols, NCOLS(cols));
+    for (uint32_t d = 0; d < s->ndevices; d++) {
+        if (!s->device_allocs[d])
+            continue;
+        fprintf(p->out, "<tr>");
+        td_u(p->out, d);
+        td_u(p->out, s->device_allocs[d]);
+        td_bytes(p->out, s->device_peak[d]);
+        fprintf(p->out, "</tr>\n");
+    }
+    close_table(p->out);
+}
+
+/* Contract in report_html.h. */
 void html_table_allocs(html_page *p)
 {
     static const col cols[] = {

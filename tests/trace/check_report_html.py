@@ -287,6 +287,16 @@ def check_trace(name, dom, pfx, data, summary, moves, a):
     if plans:
         same_rows(f"{name}: plans", by_id("plans-table"), plans)
 
+    # ---- devices (trace format 1.6): a table only with allocations on several ----
+    devices = summary.get("devices", [])
+    if len(devices) > 1:
+        same_rows(f"{name}: devices", by_id("devices-table"), devices)
+        note = by_id("devices-note")
+        check(f"{name}: the devices note names the primary device",
+              note is not None and f"device {summary['primary_device']}'s" in note.text())
+    else:
+        check(f"{name}: one device, no devices table", by_id("devices-table") is None)
+
     # ---- top allocations and kernels ----
     top = data["top"]
     if summary["top_allocations"]:

@@ -208,6 +208,25 @@ done
 check "moves -o: not an option of moves, exit 2" [ $? -eq 2 ]
 check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$tmp/mv.usage"
 
+# ---- devices (format 1.6): trace_gen's devices scenario, three devices, managed memory on 1 ----
+"$gen" devices "$tmp/dev.trace"
+"$report" summary "$tmp/dev.trace" >"$tmp/dev.sum" 2>&1
+"$report" summary --json "$tmp/dev.trace" >"$tmp/dev.json" 2>&1
+check "devices: the figures are the primary device's (1, where managed memory is): peak 10 MiB" \
+    has_line "$tmp/dev.sum" "peak_device_bytes: 10485760 (10.0 MiB)"
+check "devices: the text lists three devices, device 1 primary" \
+    has_line "$tmp/dev.sum" "devices: 3 (the device figures above are device 1's)"
+check "devices: --json lists each device's allocations and peak" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = [{"device": 0, "allocations": 2, "peak_bytes": 7 << 20},
+        {"device": 1, "allocations": 2, "peak_bytes": 10 << 20},
+        {"device": 2, "allocations": 1, "peak_bytes": 6 << 20}]
+sys.exit(0 if d["devices"] == want and d["primary_device"] == 1 else 1)' "$tmp/dev.json"
+"$report" summary "$tmp/syn.trace" >"$tmp/syn1.sum" 2>&1
+check "devices: a one-device trace has no devices list" \
+    sh -c "grep -q '^peak_device_bytes:' '$tmp/syn1.sum' && ! grep -q '^devices:' '$tmp/syn1.sum'"
+
 # ---- plan: the in-process plan and what it did (format 1.3), trace_gen's plan scenario ----
 "$gen" plan "$tmp/plan.trace"
 "$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"

@@ -48,10 +48,11 @@ env "${demo_env[@]}" "$REPORT" config >"$work/demo.config" 2>/dev/null
 "$GEN" plan "$work/plan.trace"
 "$GEN" moves "$work/moves.trace"
 "$GEN" empty "$work/empty.trace"
+"$GEN" devices "$work/devices.trace"
 cp "$CORPUS/synthetic.trace" "$work/format-1.0.trace"
 cp "$CORPUS/residency.trace" "$work/format-1.1.trace"
 head -c $(($(stat -c %s "$work/demo.trace") / 2)) "$work/demo.trace" >"$work/truncated.trace"
-PAGES=(demo synthetic plan moves empty format-1.0 format-1.1 truncated)
+PAGES=(demo synthetic plan moves empty devices format-1.0 format-1.1 truncated)
 
 # page NAME: the page of $work/NAME.trace, and summary --json and moves --json beside it (the
 # same path: the page's data block holds the summary's "trace" key too).

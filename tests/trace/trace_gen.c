@@ -22,6 +22,9 @@
  *                              while a member lives, the second live at the end with gaps
  *                              between its members (see test_report_memviz.sh)
  *   trace_gen threads PATH     4 threads, a few records of every kind each
+ *   trace_gen devices PATH     allocations on three devices (format 1.6): managed ones on
+ *                              device 1 (the primary: peak 10 MiB), plain ones on device 0
+ *                              (peak 7 MiB) and 2 (6 MiB), a launch on each
  *   trace_gen empty PATH       no records at all
  *   trace_gen steps PATH [N [MAX_BYTES]]
  *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
@@ -400,6 +403,24 @@ static void steps(uint64_t n)
     shim_trace_free(1, 0); /* teardown: after the last step */
 }
 
+static void devices(void)
+{
+    const uint64_t stream = 0x5000;
+    shim_trace_func_name(GEMM, "gemm");
+    shim_trace_alloc_on(1, 0x7f0000000000ull, 8 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
+    shim_trace_alloc_on(2, 0x7e0000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
+    shim_trace_alloc_on(3, 0x7d0000000000ull, 6 * MIB, SHIM_ALLOC_PLAIN, 0, 2);
+    shim_trace_alloc_on(4, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
+    for (uint64_t id = 1; id <= 3; id++)
+        launch(GEMM, stream, &id, 1, 10);
+    shim_trace_free(4, stream);
+    shim_trace_alloc_on(5, 0x7e0000400000ull, 3 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
+    shim_trace_free(5, 0);
+    shim_trace_free(2, 0);
+    shim_trace_free(3, 0);
+    shim_trace_free(1, stream);
+}
+
 static void say(int level, const char *msg)
 {
     fprintf(stderr, "trace_gen: log %d: %s\n", level, msg);
@@ -418,7 +439,7 @@ int main(int argc, char **argv)
 {
     int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
     if (argc != 3 && !(is_steps && argc <= 5)) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|empty PATH\n"
+        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|devices|empty PATH\n"
                         "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
@@ -449,6 +470,8 @@ int main(int argc, char **argv)
         memviz();
     else if (strcmp(argv[1], "threads") == 0)
         threads();
+    else if (strcmp(argv[1], "devices") == 0)
+        devices();
     else if (is_steps)
         steps(n);
     else if (strcmp(argv[1], "empty") != 0) {
