@@ -210,15 +210,18 @@ static bool blocking(const struct sim_stream *s)
 }
 
 /* The legacy default stream synchronises with every blocking stream of its device. */
+/* The legacy stream's implicit order with blocking streams (cuda.h: CU_STREAM_DEFAULT). A
+   dependency that already ran (in real time) still counts: it bounds c's virtual start, and the
+   host that waits for c then knows it done. */
 static int add_implicit_deps(struct sim_stream *s, struct sim_cmd *c)
 {
     struct sim_stream *legacy = sim.dev[s->device].legacy;
     if (s->kind == STREAM_LEGACY) {
         for (struct sim_stream *t = sim.streams; t; t = t->next_all)
             if (t != s && t->live && t->device == s->device && blocking(t) && t->last &&
-                !t->last->done && sim_cmd_add_dep(c, t->last) != 0)
+                sim_cmd_add_dep(c, t->last) != 0)
                 return -1;
-    } else if (blocking(s) && legacy->last && !legacy->last->done) {
+    } else if (blocking(s) && legacy->last) {
         return sim_cmd_add_dep(c, legacy->last);
     }
     return 0;
