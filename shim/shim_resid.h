@@ -249,6 +249,8 @@ struct resid_ctx {
     struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;
+    struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
+    uint64_t nspares, nspare_chunks; /* how many, and their chunks (counted in dev_bytes) */
     struct resid_pending *pending; /* stream-ordered frees, oldest first */
     CUdeviceptr *slots;            /* free arena addresses */
     size_t nslots, slot_cap;
@@ -411,6 +413,20 @@ bool resid_shed(uint64_t bytes);
 uint64_t resid_trim_device(uint64_t bytes);
 /* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
 bool resid_reap(bool wait);
+
+/* shim_resid_spare.c */
+struct resid_spare;
+/* Keeps u's range and chunks mapped as a spare if u is whole on the device with nothing in
+   flight (called on its release, before the FREE transition): true if kept (u->backing is then
+   NULL: the caller frees u without unmapping). */
+bool resid_spare_keep(struct resid_unit *u);
+/* Gives new unit u (u->n set, no range) a mapped range of u->n chunks: a spare, or with ordered
+   the range of a free still pending on `stream` (*reused is set then: u's users on other
+   streams must fence on stream). False if none; u unchanged. The chunks keep their fences. */
+bool resid_spare_take(struct resid_unit *u, CUstream stream, bool ordered, bool *reused);
+/* Unmaps spares, oldest first, until at least `chunks` chunks went back to the pool (or none
+   is left); returns how many went back. */
+uint32_t resid_spare_drop(uint32_t chunks);
 
 /* shim_resid_move.c */
 /* Starts evicting u (DEVICE, not pinned); 0, or -1 with u unchanged. */

@@ -74,17 +74,41 @@ static int back(struct resid_unit *u, CUstream stream, bool ordered)
     return 0;
 }
 
+/* Gives new unit u a spare range of its size (shim_resid_spare.c), or one a free pending on
+   stream leaves; false if there is none (lock held). No driver call but an event query. */
+static bool from_spare(struct resid_unit *u, CUstream stream, bool ordered)
+{
+    bool reused = false;
+    if (resid.pending)
+        resid_reap(false); /* frees known done become spares */
+    if (!resid_spare_take(u, stream, ordered, &reused))
+        return false;
+    if (reused) /* the range is still in use by that stream's earlier work: fence on it too */
+        u->streams[u->nstreams++] = stream;
+    resid_fsm(u, RESID_EV_CREATE, NULL);
+    u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    u->birth = u->last_use;
+    u->ready = resid_take_fences(u->backing, u->n);
+    return true;
+}
+
 /* One attempt at a unit of its own: 0 done (*dptr set), 1 out of memory, -1 driver failure. */
 static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async)
 {
-    struct resid_unit *u = resid_unit_reserve(bytes);
+    bool ordered = async && nameable(stream, per_thread);
+    struct resid_unit *u = resid_unit_new(bytes);
     if (!u)
         return -1;
-    int r = back(u, stream, async && nameable(stream, per_thread));
-    if (r != 0) {
-        resid.drv->address_free(u->va, u->mapped);
+    if (!from_spare(u, stream, ordered)) {
         resid_unit_free(u);
-        return r;
+        if (!(u = resid_unit_reserve(bytes)))
+            return -1;
+        int r = back(u, stream, ordered);
+        if (r != 0) {
+            resid.drv->address_free(u->va, u->mapped);
+            resid_unit_free(u);
+            return r;
+        }
     }
     /* The registry takes its own lock after ours: never the other way round. */
     u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread));
@@ -324,10 +348,12 @@ void shim_resid_mem_info(size_t *free_bytes, size_t *total)
         return;
     pthread_mutex_lock(&resid.lock);
     uint64_t budget = resid.budget < *total ? resid.budget : *total;
-    /* Held by the program: device chunks not sitting free in the pool, and unmanaged bytes. */
-    uint64_t held = resid.dev_bytes - resid.nfree_dev * resid.gran;
+    /* Held by the program: device chunks not sitting free in the pool or in spare ranges, and
+       unmanaged bytes. */
+    uint64_t idle = (resid.nfree_dev + resid.nspare_chunks) * resid.gran;
+    uint64_t held = resid.dev_bytes - idle;
     uint64_t left = held < budget ? budget - held : 0;
-    uint64_t phys = *free_bytes + resid.nfree_dev * resid.gran;
+    uint64_t phys = *free_bytes + idle;
     pthread_mutex_unlock(&resid.lock);
     *total = budget;
     *free_bytes = left < phys ? left : phys;

@@ -178,6 +178,10 @@ struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n)
 uint64_t resid_trim_device(uint64_t bytes)
 {
     uint64_t done = 0;
+    uint64_t want = bytes / resid.gran + (bytes % resid.gran != 0);
+    if (resid.nfree_dev < want) /* spare ranges are pooled chunks too */
+        resid_spare_drop(want - resid.nfree_dev > UINT32_MAX ? UINT32_MAX
+                                                             : (uint32_t)(want - resid.nfree_dev));
     struct resid_chunk *c, *busy = NULL;
     while (done < bytes && (c = pop(false)) != NULL) {
         /* A chunk an eviction's copy may still read (a cancelled one, say) stays pooled. */
@@ -283,6 +287,9 @@ static bool evict_one(void)
 static bool make_progress(void)
 {
     if (resid_reap(false))
+        return true;
+    /* Spare ranges are free memory kept mapped: unmap one before waiting or evicting. */
+    if (resid.spares && resid_spare_drop(1))
         return true;
     /* Moves already done give their room back first, whether or not the mover thread has
        polled them yet: waiting for the oldest move instead (a copy back still running) would

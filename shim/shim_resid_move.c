@@ -411,7 +411,12 @@ bool resid_wait_oldest(void)
 void resid_release(struct resid_unit *u, const struct resid_cause *cause)
 {
     bool mapped = !(resid.unmapped && u->state == RESID_HOST) && !u->stuck;
+    bool kept = resid_spare_keep(u); /* whole on the device: its range stays mapped */
     resid_fsm(u, RESID_EV_FREE, cause);
+    if (kept) {
+        resid_unit_free(u);
+        return;
+    }
     if (u->unsettled && resid.drv->ctx_sync() != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range may still be read by a copy whose end "
                                      "is unknown: it is left mapped and its chunks are not reused");

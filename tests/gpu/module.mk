@@ -2,6 +2,8 @@
 # Built with nvcc against the real driver; tests/gpu/run.sh skips them cleanly without one.
 NVCC ?= $(CUDA_HOME)/bin/nvcc
 GPU_TESTS := $(BUILD)/gpu/vmm_facts
+# torch_budget.sh's logs, traces and JSON lines (a fresh temporary folder when empty)
+GPU_OUT ?=
 
 $(BUILD)/gpu/%: tests/gpu/%.cu
 	@mkdir -p $(dir $@)
@@ -9,5 +11,6 @@ $(BUILD)/gpu/%: tests/gpu/%.cu
 		$(NVCC) -O2 -gencode arch=compute_90,code=sm_90 -o $@ $< -lcuda -ldl
 
 .PHONY: gpu-test
-gpu-test: $(GPU_TESTS)
+gpu-test: $(GPU_TESTS) $(BUILD)/libshim.so $(BUILD)/shim-report
 	tests/gpu/run.sh $(GPU_TESTS)
+	BUILD=$(BUILD) tests/gpu/torch_budget.sh $(GPU_OUT)

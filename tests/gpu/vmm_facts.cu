@@ -7,7 +7,9 @@
 //   2. one range remapped device -> host -> device keeps its data;
 //   3. cuFuncGetParamInfo on a compiled kernel with a by-value struct parameter;
 //   4. what cuGetProcAddress returns per flag (legacy / per-thread variants);
-//   5. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the
+//   5. what each VMM call libshim makes costs the host, idle and with unrelated work queued (a
+//   call that returns only when that work is done waits for the device);
+//   6. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the
 //   context).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -238,6 +240,71 @@ static void proc_variant(void *lib, const char *base, const char *legacy, const 
     }
 }
 
+// Host milliseconds of each VMM call libshim makes for a 64 MiB allocation (32 chunks of gran),
+// one pass idle and one with ~200 ms of unrelated work queued on the legacy stream: a call that
+// takes about that long waits for the device, and on an allocation path it would hold the
+// program's host thread to the GPU's pace.
+static int vmm_call_costs(size_t gran)
+{
+    enum { N = 32 };
+    CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
+    int *busy = NULL;
+    if (cudaMalloc(&busy, sizeof *busy) != cudaSuccess) {
+        printf("not ok - cudaMalloc of the busy word\n");
+        return 1;
+    }
+    int rate_khz = 0;
+    cudaDeviceGetAttribute(&rate_khz, cudaDevAttrClockRate, 0);
+    CUevent ev;
+    CU(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            spin_then_write<<<1, 1>>>(busy, (long long)rate_khz * 200);
+        CUmemGenericAllocationHandle h[N];
+        CUdeviceptr va = 0, pa = 0;
+        double t[10];
+        t[0] = now_ms();
+        for (int i = 0; i < N; i++)
+            CU(cuMemCreate(&h[i], gran, &pd, 0));
+        t[1] = now_ms();
+        CU(cuMemAddressReserve(&va, N * gran, 0, 0, 0));
+        t[2] = now_ms();
+        for (int i = 0; i < N; i++)
+            CU(cuMemMap(va + i * gran, gran, 0, h[i], 0));
+        t[3] = now_ms();
+        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CU(cuMemSetAccess(va, N * gran, &d, 1));
+        t[4] = now_ms();
+        CU(cuMemUnmap(va, N * gran));
+        t[5] = now_ms();
+        CU(cuMemAddressFree(va, N * gran));
+        t[6] = now_ms();
+        for (int i = 0; i < N; i++)
+            CU(cuMemRelease(h[i]));
+        t[7] = now_ms();
+        CU(cuEventRecord(ev, 0));
+        CUresult q = cuEventQuery(ev);
+        t[8] = now_ms();
+        CU(cuMemAllocAsync(&pa, N * gran, 0));
+        CU(cuMemFreeAsync(pa, 0));
+        t[9] = now_ms();
+        const char *what = pass ? "with ~200 ms of work queued" : "idle";
+        const char *names[] = {"cuMemCreate x32", "cuMemAddressReserve", "cuMemMap x32",
+                               "cuMemSetAccess (64 MiB)", "cuMemUnmap (64 MiB)",
+                               "cuMemAddressFree", "cuMemRelease x32",
+                               "cuEventRecord + cuEventQuery", "cuMemAllocAsync + cuMemFreeAsync"};
+        for (int i = 0; i < 9; i++)
+            printf("fact: %s, %s: %.3f ms%s\n", what, names[i], t[i + 1] - t[i],
+                   pass && t[i + 1] - t[i] > 100 ? " (WAITED for the queued work)" : "");
+        if (pass == 1)
+            printf("fact: the event query with work queued answered %d\n", (int)q);
+        CU(cuCtxSynchronize());
+    }
+    CU(cuEventDestroy(ev));
+    cudaFree(busy);
+    return 0;
+}
+
 static int unmap_waits(size_t gran)
 {
     CUdeviceptr va;
@@ -316,6 +383,8 @@ int main()
                : fn == dlsym(lib, "cuCtxSynchronize")  ? "cuCtxSynchronize"
                                                        : "another pointer");
     }
+    if (vmm_call_costs(gran))
+        return 1;
     unmap_waits(gran);
     return failures ? 1 : 0;
 }

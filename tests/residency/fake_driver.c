@@ -168,6 +168,7 @@ static CUresult reserve(CUdeviceptr *va, size_t size, size_t align)
 {
     (void)align;
     FAIL_IF("reserve");
+    fake.reserves++;
     *va = next_va;
     next_va += (size + FAKE_GRAN - 1) / FAKE_GRAN * FAKE_GRAN + FAKE_GRAN;
     return CUDA_SUCCESS;
@@ -217,12 +218,14 @@ static CUresult map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
     if (nmaps == MAX_MAPS || map_of(va))
         return CUDA_ERROR_INVALID_VALUE;
     maps[nmaps++] = (struct fake_map){va, size, (unsigned)h};
+    fake.maps++;
     return CUDA_SUCCESS;
 }
 
 static CUresult unmap(CUdeviceptr va, size_t size)
 {
     FAIL_IF("unmap");
+    fake.unmaps++;
     for (size_t i = 0; i < nmaps;) {
         if (maps[i].va >= va && maps[i].va < va + size)
             maps[i] = maps[--nmaps];
@@ -236,6 +239,7 @@ static CUresult set_access(CUdeviceptr va, size_t size, CUdevice dev)
 {
     (void)va, (void)size, (void)dev;
     FAIL_IF("set_access");
+    fake.set_accesses++;
     return CUDA_SUCCESS;
 }
 

@@ -11,6 +11,7 @@ struct fake_stats {
     uint64_t device_chunks, peak_device_chunks, host_chunks; /* physical handles that exist */
     uint64_t bytes_copied, injected, event_syncs;
     uint64_t waits_on_pending; /* stream waits on events not yet done (the device would wait) */
+    uint64_t reserves, maps, unmaps, set_accesses; /* VMM calls made (successful ones) */
 };
 extern struct fake_stats fake;
 extern const struct resid_driver fake_driver;

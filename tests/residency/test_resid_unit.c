@@ -683,6 +683,100 @@ static void test_reactive_policy_predicts_from_the_last_step(void **state)
     assert_int_equal(next, 108);
 }
 
+static CUdeviceptr alloc_on(uint64_t bytes, CUstream stream, bool async)
+{
+    tick();
+    CUdeviceptr p = 0;
+    CUresult rc = CUDA_ERROR_UNKNOWN;
+    assert_true(shim_resid_alloc(&p, bytes, stream, false, async, &rc));
+    assert_int_equal(rc, CUDA_SUCCESS);
+    return p;
+}
+
+static uint64_t vmm_calls(void)
+{
+    return fake.reserves + fake.maps + fake.unmaps + fake.set_accesses;
+}
+
+/* A freed unit's range stays mapped: the next allocation of its size takes it without a VMM
+   call (on a real driver, cuMemSetAccess and cuMemUnmap of 64 MiB cost the host ~1.5 ms), and
+   cuMemGetInfo counts its chunks as free. Another size gets a range of its own. */
+static void test_freed_range_is_reused_without_vmm_calls(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(4 * MiB);
+    size_t free_before = 1ull << 40, total = 1ull << 40;
+    shim_resid_mem_info(&free_before, &total);
+    release(p, false);
+    size_t free_after = 1ull << 40;
+    total = 1ull << 40;
+    shim_resid_mem_info(&free_after, &total);
+    assert_int_equal(free_after - free_before, 4 * MiB);
+    uint64_t calls = vmm_calls();
+    CUdeviceptr q = alloc(4 * MiB);
+    assert_int_equal(q, p);
+    assert_int_equal(vmm_calls(), calls);
+    assert_int_equal(unit_of(q)->state, RESID_DEVICE);
+    fill(q, 4 * MiB, 7);
+    assert_true(holds(q, 4 * MiB, 7));
+    CUdeviceptr r = alloc(6 * MiB);
+    assert_int_not_equal(r, p);
+    assert_true(vmm_calls() > calls);
+    release(q, false);
+    release(r, false);
+}
+
+/* Spare ranges are free memory: a search for room unmaps one before it evicts anything. */
+static void test_spares_give_room_before_anything_moves(void **state)
+{
+    (void)state;
+    budget_chunks(4);
+    CUdeviceptr a = alloc(4 * MiB), b = alloc(4 * MiB);
+    fill(b, 4 * MiB, 3);
+    release(a, false); /* a spare of two chunks: the budget is full */
+    assert_int_equal(resid.nspares, 1);
+    uint64_t evictions = resid.evictions, unmaps = fake.unmaps;
+    CUdeviceptr c = alloc(2 * MiB); /* one chunk: no spare of its size */
+    assert_int_equal(resid.evictions, evictions);
+    assert_int_equal(resid.nspares, 0);
+    assert_true(fake.unmaps > unmaps);
+    assert_int_equal(unit_of(b)->state, RESID_DEVICE);
+    assert_true(holds(b, 4 * MiB, 3));
+    assert_true(resid.dev_bytes <= resid.budget);
+    release(b, false);
+    release(c, false);
+}
+
+/* A free still pending on a stream gives its range at once to an allocation on that stream
+   (its work is queued after the free, as the driver's pool reuses memory), fenced on that
+   stream; an allocation on another stream does not take it. */
+static void test_pending_free_range_reused_in_stream_order(void **state)
+{
+    (void)state;
+    const CUstream other = (CUstream)(uintptr_t)0x6000;
+    fake_hold_events(true); /* the free's event stays not done */
+    CUdeviceptr a = alloc_on(4 * MiB, STREAM, true);
+    release(a, true);
+    assert_non_null(resid.pending);
+    CUdeviceptr elsewhere = alloc_on(4 * MiB, other, true);
+    assert_int_not_equal(elsewhere, a);
+    uint64_t calls = vmm_calls();
+    CUdeviceptr q = alloc_on(4 * MiB, STREAM, true);
+    assert_int_equal(q, a);
+    assert_int_equal(vmm_calls(), calls);
+    struct resid_unit *u = unit_of(q);
+    bool fenced = false;
+    for (uint8_t i = 0; i < u->nstreams; i++)
+        fenced |= u->streams[i] == STREAM;
+    assert_true(fenced);
+    fake_hold_events(false);
+    release(q, false);
+    release(elsewhere, false);
+    pthread_mutex_lock(&resid.lock);
+    resid_reap(false);
+    pthread_mutex_unlock(&resid.lock);
+}
+
 int main(void)
 {
     fake_reset();
@@ -708,6 +802,9 @@ int main(void)
         cmocka_unit_test_setup(test_cancelled_slab_copy_fences_every_member, setup),
         cmocka_unit_test_setup(test_small_allocations_fit_a_tight_budget, setup),
         cmocka_unit_test_setup(test_oversized_allocation_is_out_of_memory, setup),
+        cmocka_unit_test_setup(test_freed_range_is_reused_without_vmm_calls, setup),
+        cmocka_unit_test_setup(test_spares_give_room_before_anything_moves, setup),
+        cmocka_unit_test_setup(test_pending_free_range_reused_in_stream_order, setup),
         /* last: it puts the step detector in steady state */
         cmocka_unit_test_setup(test_reactive_policy_predicts_from_the_last_step, setup),
     };

@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""torch_train.py: a small, deterministic PyTorch training job for the real-GPU checks.
+
+An MLP (Linear + GELU blocks) trained with Adam on fixed random data, one loss read per step
+(a host synchronisation, as most training loops make, which is how libshim finds the step).
+Every kernel is deterministic (torch.use_deterministic_algorithms, no TF32, a fixed cuBLAS
+workspace), so two runs on one GPU give bit-identical parameters: the checksum (SHA-256 of
+every parameter's bytes and the Adam state) must not change when libshim moves memory.
+
+Prints one JSON line: checksum, final loss, steps, the median wall time of the last half of
+the steps (ms) and PyTorch's view of device memory.
+"""
+import argparse
+import hashlib
+import json
+import os
+import statistics
+import sys
+import time
+
+# cuBLAS reads this when its handle is made: deterministic reductions need a fixed workspace.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import torch  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--width", type=int, default=4096)
+    p.add_argument("--batch", type=int, default=4096)
+    p.add_argument("--steps", type=int, default=40)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+def checksum(model, opt):
+    h = hashlib.sha256()
+    for t in model.state_dict().values():
+        h.update(t.detach().contiguous().cpu().numpy().tobytes())
+    for state in opt.state.values():
+        for k in sorted(state):
+            v = state[k]
+            if torch.is_tensor(v):
+                h.update(v.detach().contiguous().cpu().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def main():
+    a = parse_args()
+    if not torch.cuda.is_available():
+        print(json.dumps({"error": "no CUDA device"}))
+        return 77
+    torch.manual_seed(a.seed)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    blocks = []
+    for _ in range(a.layers):
+        blocks += [torch.nn.Linear(a.width, a.width), torch.nn.GELU()]
+    model = torch.nn.Sequential(*blocks).to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    gen = torch.Generator().manual_seed(a.seed + 1)
+    x = torch.randn(a.batch, a.width, generator=gen).to(dev)
+    y = torch.randn(a.batch, a.width, generator=gen).to(dev)
+    times, loss_v = [], None
+    for _ in range(a.steps):
+        t0 = time.perf_counter()
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        loss_v = loss.item()
+        times.append((time.perf_counter() - t0) * 1e3)
+    torch.cuda.synchronize()
+    free, total = torch.cuda.mem_get_info()
+    print(json.dumps({
+        "checksum": checksum(model, opt),
+        "loss": loss_v,
+        "steps": a.steps,
+        "step_ms": round(statistics.median(times[a.steps // 2:]), 3),
+        "mem_free": free,
+        "mem_total": total,
+        "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
