@@ -151,6 +151,7 @@ struct resid_slab {
     uint32_t taken;            /* blocks taken */
     struct shim_slab_map *map; /* its range in the address table */
     struct resid_unit *next, *prev; /* every slab, newest first */
+    bool kept_empty; /* no member, kept mapped on the device for the next small allocation */
 };
 
 /* A unit: what moves. */
@@ -251,6 +252,7 @@ struct resid_ctx {
     uint64_t nfree_dev, nfree_host;
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks; /* how many, and their chunks (counted in dev_bytes) */
+    uint64_t empty_slabs;            /* slabs kept_empty */
     struct resid_pending *pending; /* stream-ordered frees, oldest first */
     CUdeviceptr *slots;            /* free arena addresses */
     size_t nslots, slot_cap;

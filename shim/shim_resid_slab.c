@@ -16,6 +16,8 @@
 
 #include <stdlib.h>
 
+#define SLAB_KEEP_EMPTY 8 /* empty slabs kept mapped at most (a chunk each) */
+
 /* First run of `want` free blocks in s, or -1. */
 static int64_t find_run(const struct resid_slab *s, uint32_t want)
 {
@@ -148,6 +150,10 @@ int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out)
         first = 0;
     }
     set_blocks(u->slab, (uint32_t)first, want, true);
+    if (u->slab->kept_empty) {
+        u->slab->kept_empty = false;
+        resid.empty_slabs--;
+    }
     u->slab->members++;
     *m = (struct resid_member){0, u, (uint32_t)first, want, NULL};
     *va = u->va + (uint64_t)first * RESID_SLAB_BLOCK;
@@ -160,6 +166,10 @@ bool resid_slab_reclaim(struct resid_unit *u)
     if (!u->slab || u->slab->members || u->pins || u->move ||
         (u->state != RESID_DEVICE && u->state != RESID_HOST))
         return false;
+    if (u->slab->kept_empty) {
+        u->slab->kept_empty = false;
+        resid.empty_slabs--;
+    }
     unlink_slab(u);
     resid_erase(u);
     shim_registry_remove_slab(u->slab->map);
@@ -176,5 +186,14 @@ void resid_slab_free(struct resid_member *m)
     set_blocks(u->slab, m->first, m->blocks, false);
     u->slab->members--;
     free(m);
+    /* A few empty slabs stay mapped on the device, as freed ranges do (shim_resid_spare.c:
+       mapping a chunk anew costs the host more than the allocation it serves); a search for
+       room releases them first (resid_slab_reclaim from the victim search). */
+    if (!u->slab->members && !u->slab->kept_empty && resid.empty_slabs < SLAB_KEEP_EMPTY &&
+        open_for_members(u) && !u->pins) {
+        u->slab->kept_empty = true;
+        resid.empty_slabs++;
+        return;
+    }
     resid_slab_reclaim(u);
 }

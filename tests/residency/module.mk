@@ -2,7 +2,7 @@
 # over every driver call libshim makes, random stream timing, small tensors, the moves report,
 # threads_sim's many threads on their own streams, and the in-process planner (scripts; need
 # train_sim, threads_sim and libshim).
-TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh \
+TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh tests/residency/test_spares.sh \
 	tests/residency/test_jitter.sh tests/residency/test_small_tensors.sh \
 	tests/residency/test_moves.sh tests/residency/test_threads.sh tests/residency/test_planner.sh \
 	tests/residency/test_driver_gen.sh tests/residency/test_multidev.sh

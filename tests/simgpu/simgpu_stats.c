@@ -44,6 +44,25 @@ static void write_caller_calls(FILE *f)
     fputs("}", f);
 }
 
+/* "calls": the nonzero call counts by entry point (successful or not), so that tests can
+   check which driver calls a run made, such as VMM calls per step. */
+static void write_calls(FILE *f)
+{
+    unsigned long n[SIM_E_COUNT];
+    pthread_mutex_lock(&sim.lock);
+    memcpy(n, sim.calls, sizeof n);
+    pthread_mutex_unlock(&sim.lock);
+    fputs("  \"calls\": {", f);
+    const char *sep = "";
+    for (int e = 0; e < SIM_E_COUNT; e++) {
+        if (n[e]) {
+            fprintf(f, "%s\"%s\": %lu", sep, sim_entry_name(e), n[e]);
+            sep = ", ";
+        }
+    }
+    fputs("},\n", f);
+}
+
 /* "devices": one object per device, keys as struct simgpu_device_stats. */
 static void write_devices(FILE *f)
 {
@@ -90,6 +109,7 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.injected_failures, s.device_time_us,
             (unsigned long long)s.bytes_peer);
     write_devices(f);
+    write_calls(f);
     write_caller_calls(f);
     fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;
