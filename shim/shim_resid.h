@@ -253,8 +253,8 @@ struct resid_ctx {
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks; /* how many, and their chunks (counted in dev_bytes) */
     uint64_t empty_slabs;            /* slabs kept_empty */
-    struct resid_pending *pending; /* stream-ordered frees, oldest first */
-    CUdeviceptr *slots;            /* free arena addresses */
+    struct resid_pending *pending;   /* stream-ordered frees, oldest first */
+    CUdeviceptr *slots;              /* free arena addresses */
     size_t nslots, slot_cap;
     CUstream to_host, to_device; /* the shim's copy streams */
     CUevent *events;             /* pooled events */
