@@ -214,6 +214,10 @@ typedef enum {
       "With link_duplex = full, the speed in GB/s of each direction while the other is copying "   \
       "too (a PCIe Gen4 A100 measured 11,25: nvbandwidth issue #53); each is capped at that "      \
       "direction's measured speed; empty: both directions at their own speed at once")             \
+    X(LINK_REMAP, "link_remap", STRING, "measured", 0, 0, 0, "", "time",                           \
+      "Host time the planner charges each move for remapping its range (unmap, map, set access): " \
+      "measured: the median of libshim's own first 64 remaps (an H100 took about 1.5 ms per 64 "   \
+      "MiB), 10us until one was timed; or a duration such as \"10us\"")                            \
     X(PYTORCH_ASYNC_BACKEND, "pytorch.async_backend", BOOL, "true", 0, 0, 0, "", "",               \
       "Set PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync when the job has not set it, "          \
       "for per-tensor lifetimes")                                                                  \

@@ -43,6 +43,7 @@ struct shim_ctx {
     int planner;                   /* CONF_PLANNER_* */
     bool link_shared;              /* link_duplex = "shared": the planner's link is half duplex */
     double link_both_gbps[2];      /* link_both_gbps (H2D, D2H); 0, 0 when not set */
+    double link_remap_us;          /* link_remap in us; -1: measured */
     _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;      /* next allocation / function / graph id */
 };
@@ -288,6 +289,9 @@ void shim_resid_plan_withdraw(const char *why);
 void shim_resid_plan_tick(void);
 /* The budget a plan must hold (the residency budget less its slack). */
 uint64_t shim_resid_plan_budget(void);
+/* The median host time in microseconds of libshim's first remaps of a unit's range (up to 64
+   timed), or -1 when none was timed yet. */
+double shim_resid_remap_us(void);
 /* The largest managed allocation that shares a slab; the device granularity. */
 uint64_t shim_resid_slab_max(void);
 uint64_t shim_resid_granularity(void);

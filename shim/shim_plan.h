@@ -58,7 +58,7 @@ struct shim_plan {
     bool feasible;
     /* The link it was planned for, for the log: "link X GB/s to the device measured, Y GB/s to
        the host assumed, both at once". */
-    char link[128];
+    char link[224];
 };
 
 /* Frees a compiled plan (NULL is fine). */

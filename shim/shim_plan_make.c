@@ -159,6 +159,21 @@ static bool compile(struct shim_plan *sp, const plan *p)
     return ok;
 }
 
+/* The remap cost the plan assumes into *us: link_remap when set, else the median of libshim's own
+   remaps when one was timed, else the model's default; returns how it was found, for the log. */
+static const char *remap_of(double *us)
+{
+    if (shim.link_remap_us >= 0) {
+        *us = shim.link_remap_us;
+        return "set";
+    }
+    double measured = shim_resid_remap_us();
+    if (measured < 0)
+        return "assumed";
+    *us = measured;
+    return "measured";
+}
+
 /* Plans the recording of j; returns the plan, or NULL with why in msg. */
 static struct shim_plan *make(struct job *j, char *msg, size_t cap)
 {
@@ -171,6 +186,7 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
     plan_err e = plan_build_model_ids(j->b, -1, &m, &info, &ids, msg, cap);
     if (e)
         return NULL;
+    const char *remap_how = remap_of(&m.hw.remap_us);
     struct shim_plan *sp = calloc(1, sizeof *sp);
     size_t movable = 0;
     if (sp) {
@@ -218,6 +234,8 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
             if (m.hw.both_h2d_gbps > 0)
                 snprintf(sp->link + strlen(sp->link), sizeof sp->link - strlen(sp->link),
                          " (%.3f/%.3f GB/s both busy)", m.hw.both_h2d_gbps, m.hw.both_d2h_gbps);
+            snprintf(sp->link + strlen(sp->link), sizeof sp->link - strlen(sp->link),
+                     ", remap %.0f us %s", m.hw.remap_us, remap_how);
             snprintf(msg, cap, "step %llu (%zu launches, %zu allocations, %zu movable; %s)",
                      (unsigned long long)info.step, m.nops, m.nallocs, movable, sp->link);
         } else {
@@ -366,7 +384,7 @@ void shim_plan_collect(uint64_t step)
     pthread_mutex_unlock(&ready_lock);
     if (!sp)
         return;
-    char text[512];
+    char text[640];
     applied_line(sp, step, text, sizeof text); /* sp is residency's (or freed) after install */
     shim_resid_plan_install(sp);
     if (shim_resid_plan_on()) /* installed: it applies from the step beginning now */

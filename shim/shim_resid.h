@@ -228,6 +228,9 @@ struct resid_oom {
     uint64_t paused_ns;             /* waited for pinned units to come free */
 };
 
+/* Remaps whose host time is kept for the planner's model (link_remap = "measured"). */
+#define RESID_REMAP_SAMPLES 64
+
 /* The residency manager's one state (part of the shim's global context). */
 struct resid_ctx {
     pthread_mutex_t lock;
@@ -251,10 +254,12 @@ struct resid_ctx {
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
-    uint64_t nspares, nspare_chunks; /* how many, and their chunks (counted in dev_bytes) */
-    uint64_t empty_slabs;            /* slabs kept_empty */
-    struct resid_pending *pending;   /* stream-ordered frees, oldest first */
-    CUdeviceptr *slots;              /* free arena addresses */
+    uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */
+    uint64_t empty_slabs;                   /* slabs kept_empty */
+    uint32_t remap_us[RESID_REMAP_SAMPLES]; /* host time of the first remaps (shim_resid_move.c) */
+    uint32_t nremap_us;
+    struct resid_pending *pending; /* stream-ordered frees, oldest first */
+    CUdeviceptr *slots;            /* free arena addresses */
     size_t nslots, slot_cap;
     CUstream to_host, to_device; /* the shim's copy streams */
     CUevent *events;             /* pooled events */

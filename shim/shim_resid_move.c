@@ -14,6 +14,7 @@
 #include "shim_resid.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int resid_fence(struct resid_unit *u, CUstream stream)
 {
@@ -158,10 +159,40 @@ int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
     return 0;
 }
 
+/* Keeps the host time of a remap that began at t0 among the first RESID_REMAP_SAMPLES. */
+static void remap_timed(uint64_t t0)
+{
+    uint64_t us = (resid_now_ns() - t0) / 1000;
+    if (resid.nremap_us < RESID_REMAP_SAMPLES)
+        resid.remap_us[resid.nremap_us++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+double shim_resid_remap_us(void)
+{
+    uint32_t v[RESID_REMAP_SAMPLES];
+    pthread_mutex_lock(&resid.lock);
+    uint32_t n = resid.nremap_us;
+    memcpy(v, resid.remap_us, n * sizeof *v);
+    pthread_mutex_unlock(&resid.lock);
+    if (!n)
+        return -1;
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
 /* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
-   neither mapping could be made, u->stuck set: the next touch maps the old chunks again). */
+   neither mapping could be made, u->stuck set: the next touch maps the old chunks again).
+   Times the remap: on a real driver it costs the host far more than the planner's default
+   (tests/bench/RESULTS-gpu.md). */
 static int remap(struct resid_unit *u, struct resid_move *m)
 {
+    uint64_t t0 = resid_now_ns();
     bool was_mapped = !u->stuck && !(resid.unmapped && u->state == RESID_RESTORING);
     bool to_unmapped = resid.unmapped && m->dir == SHIM_MOVE_TO_HOST;
     if (was_mapped) {
@@ -171,8 +202,10 @@ static int remap(struct resid_unit *u, struct resid_move *m)
             return -1;
         }
     }
-    if (to_unmapped || resid_map(u->va, m->chunks, u->n) == 0)
+    if (to_unmapped || resid_map(u->va, m->chunks, u->n) == 0) {
+        remap_timed(t0);
         return 0;
+    }
     if (!was_mapped || resid_map(u->va, u->backing, u->n) == 0)
         return -1;
     u->stuck = true;

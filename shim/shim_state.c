@@ -103,6 +103,24 @@ static void link_both(const char *v)
     shim.link_both_gbps[1] = d;
 }
 
+/* link_remap: "measured", or a duration. A malformed value is reported and read as measured. */
+static void link_remap(const char *v)
+{
+    shim.link_remap_us = -1;
+    if (!strcmp(v, "measured"))
+        return;
+    int64_t ns = 0;
+    char err[128];
+    if (conf_duration_parse(v, strlen(v), &ns, err, sizeof err) != 0 || ns > 1000000000000000LL) {
+        shim_log(SHIM_LOG_WARN,
+                 "link_remap = \"%s\": want \"measured\" or a duration of at most "
+                 "1e9 s such as \"10us\"; measured instead",
+                 v);
+        return;
+    }
+    shim.link_remap_us = (double)ns / 1e3;
+}
+
 static void apply(const conf_config *cfg)
 {
     shim.mode = conf_get_choice(cfg, CONF_MODE);
@@ -116,6 +134,7 @@ static void apply(const conf_config *cfg)
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
     link_both(conf_get_string(cfg, CONF_LINK_BOTH_GBPS));
+    link_remap(conf_get_string(cfg, CONF_LINK_REMAP));
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_size max = conf_get_size(cfg, CONF_TRACE_MAX_BYTES);

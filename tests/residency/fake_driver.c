@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_HANDLES 512
 #define MAX_MAPS    2048
@@ -212,9 +213,21 @@ static CUresult release(CUmemGenericAllocationHandle h)
     return CUDA_SUCCESS;
 }
 
+static uint64_t map_ns;
+
+void fake_slow_map(uint64_t ns)
+{
+    map_ns = ns;
+}
+
 static CUresult map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
 {
     FAIL_IF("map");
+    if (map_ns) {
+        struct timespec t = {(time_t)(map_ns / 1000000000u), (long)(map_ns % 1000000000u)};
+        while (nanosleep(&t, &t) != 0) {
+        }
+    }
     if (nmaps == MAX_MAPS || map_of(va))
         return CUDA_ERROR_INVALID_VALUE;
     maps[nmaps++] = (struct fake_map){va, size, (unsigned)h};

@@ -27,6 +27,9 @@ void fake_hold_events(bool on);
 /* Events recorded from now on complete at once; those held so far stay not done (until
    fake_hold_events(false), or an event_sync of one). */
 void fake_hold_keep(void);
+/* Every later successful map call takes ns of wall time first (0: none), as a real driver's
+   VMM calls cost the host. */
+void fake_slow_map(uint64_t ns);
 /* The bytes behind a mapped address (device or host physical memory), or NULL if unmapped. */
 uint8_t *fake_bytes(CUdeviceptr va);
 /* Whether va is mapped onto host-located memory. */

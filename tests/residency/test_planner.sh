@@ -57,6 +57,29 @@ link=$(grep -o 'link [0-9.]* GB/s to the device measured, [0-9.]* GB/s to the ho
     "$work/link.err" | tail -n 1)
 check "link measured from libshim's copies: 12 GB/s to the device, 40 to the host (${link:-none})" \
     test "$link" = "link 12.000 GB/s to the device measured, 40.000 GB/s to the host measured"
+# The remap cost in the plan's model (link_remap): "measured" takes the median of libshim's own
+# remaps, timed on the host; a duration is taken as given, and a dearer remap makes the plan
+# predict a slower step than the 10 us the other runs here are given (tests/shim/shim_env.sh).
+# predicted_us NAME: the step time the last plan applied predicted, in microseconds.
+predicted_us() {
+    sed -n 's/.*plan applied from step [0-9]*: predicted \([0-9.]*\) \(us\|ms\|s\) per step.*/\1 \2/p' \
+        "$work/$1.err" | tail -n 1 | awk '{ print $1 * ($2 == "s" ? 1e6 : $2 == "ms" ? 1e3 : 1) }'
+}
+SHIM_LINK_REMAP=measured SHIM_BUDGET=$((${P:-0} * 75 / 100)) shimmed remap-measured --mode async "${ARGS[@]}"
+check "link_remap = measured: the plan's model has a remap cost measured from libshim's remaps" \
+    grep -q 'remap [0-9]* us measured$' "$work/remap-measured.err"
+fast=$(predicted_us link)
+SIMGPU_H2D_GBPS=12 SIMGPU_D2H_GBPS=40 SHIM_LINK_REMAP=2ms SHIM_BUDGET=$((${P:-0} * 75 / 100)) \
+    shimmed remap-2ms-link --mode async "${ARGS[@]}"
+slow=$(predicted_us remap-2ms-link)
+slower=$(awk -v a="${slow:-0}" -v b="${fast:-0}" 'BEGIN { print (b > 0 && a > b) ? "yes" : "no" }')
+check "link_remap = 2ms: the plan's model says so and predicts a slower step than with 10us (${slow:-none} against ${fast:-none} us), native checksum" \
+    test "$(rc remap-2ms-link)" = 0 -a "$(checksum remap-2ms-link)" = "$(checksum native-link)" \
+    -a "$(grep -c 'remap 2000 us set$' "$work/remap-2ms-link.err")" -ge 1 -a "$slower" = yes
+SHIM_LINK_REMAP=soon SHIM_BUDGET=$((${P:-0} * 75 / 100)) shimmed remap-bad --mode async "${ARGS[@]}"
+check "link_remap = \"soon\": reported, measured instead (exit $(rc remap-bad))" \
+    test "$(rc remap-bad)" = 0 -a "$(grep -c 'link_remap = "soon": want "measured" or a duration' \
+    "$work/remap-bad.err")" -ge 1
 # A link that runs one way at a time (SIMGPU_LINK_SHARED): with link_duplex = "shared" the
 # planner's model says so, and the result is still the native one.
 want=$(checksum native-link)

@@ -777,6 +777,23 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
     pthread_mutex_unlock(&resid.lock);
 }
 
+/* A remap's host time is measured for the planner (link_remap = "measured"): with every map
+   call taking 1 ms, the median of the remaps timed is at least the two maps of a 4 MiB unit. */
+static void test_remap_host_time_is_measured(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(4 * MiB);
+    resid.nremap_us = 0;
+    assert_true(shim_resid_remap_us() < 0);
+    fake_slow_map(1000000);
+    evict_by_hand(p);
+    settle();
+    fake_slow_map(0);
+    assert_int_equal(unit_of(p)->state, RESID_HOST);
+    assert_true(shim_resid_remap_us() >= 2000);
+    release(p, false);
+}
+
 int main(void)
 {
     fake_reset();
@@ -805,6 +822,7 @@ int main(void)
         cmocka_unit_test_setup(test_freed_range_is_reused_without_vmm_calls, setup),
         cmocka_unit_test_setup(test_spares_give_room_before_anything_moves, setup),
         cmocka_unit_test_setup(test_pending_free_range_reused_in_stream_order, setup),
+        cmocka_unit_test_setup(test_remap_host_time_is_measured, setup),
         /* last: it puts the step detector in steady state */
         cmocka_unit_test_setup(test_reactive_policy_predicts_from_the_last_step, setup),
     };
