@@ -44,12 +44,14 @@
  * (plan_link_check), so under the fluid rule bytes never move faster than bw_d2h / bw_h2d: every
  * time used in claims 2, 3 and 5 is still a lower bound on the copies it counts, and the bound
  * holds unchanged (it ignores the slowdown, so it is weaker on such links, never wrong).
- * Claim 7 (the program's own copies, model `copy` lines). Between the end of one operation
- * and the start of the next, actual time also holds the program's copies after the first: their
- * own duration (bytes at their direction's rate) is neither compute nor stall. Every window of
- * claims 2-4 spans at most n positions, so it holds at most one step's copies; one step lasts
- * compute + S + their own time. Each claim therefore holds less the most time one step's copies
- * can take, each at its direction's slowest rate (its link_both rate when lower).
+ * Claim 7 (the program's own copies, model `copy` lines). Between the end of an operation and
+ * the start of the next, actual time also holds the program's copies after the first: their own
+ * duration (bytes at their direction's rate) is neither compute nor stall, and an eviction may
+ * run beside them. So claims 2-4 measure windows on an axis where each such copy takes the most
+ * it can (at its direction's both-busy rate when that is lower): a window then holds exactly
+ * the copies after the operations it starts with and spans (one step holds them once).
+ * Claim 5: one step lasts compute + S + those copies, and each engine's busy time also counts
+ * the copies it serves, at least at its full rate.
  * The bound is the largest of these, over the operations examined (all of them for small
  * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
 #include "plan_internal.h"
@@ -96,43 +98,61 @@ static int by_pos(const void *x, const void *y)
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
-/* Work arrays of claims 1-4, ngaps + 1 items each. */
+/* Work arrays of claims 1-4 (ngaps + 1 items each), and the time axis they use: own[x] is the
+ * most time the program's own copies after operations 0 .. x - 1 can take (claim 7), x in
+ * [0, n], each at its direction's slowest rate. */
 typedef struct bscratch {
     bcand *cs;
     bterm *ev, *re;
+    double *own;
 } bscratch;
 
-static plan_err scratch_init(bscratch *s, size_t ngaps)
+/* Most time a copy of the program's can take: at its direction's both-busy rate when lower. */
+static double copy_max_us(const plan_hw *hw, const plan_copy *cp)
 {
-    s->cs = malloc((ngaps + 1) * sizeof(*s->cs));
-    s->ev = malloc((ngaps + 1) * sizeof(*s->ev));
-    s->re = malloc((ngaps + 1) * sizeof(*s->re));
-    return s->cs && s->ev && s->re ? PLAN_OK : PLAN_ERR_NOMEM;
+    double full = cp->to_device ? hw->h2d_gbps : hw->d2h_gbps;
+    double both = cp->to_device ? hw->both_h2d_gbps : hw->both_d2h_gbps;
+    double gbps = plan_link_on(hw) && both > 0 ? PLAN_MIN(full, both) : full;
+    return (double)cp->bytes / (gbps * 1e3);
+}
+
+static plan_err scratch_init(bscratch *s, const plan_ctx *c)
+{
+    s->cs = malloc((c->ngaps + 1) * sizeof(*s->cs));
+    s->ev = malloc((c->ngaps + 1) * sizeof(*s->ev));
+    s->re = malloc((c->ngaps + 1) * sizeof(*s->re));
+    s->own = calloc(c->n + 1, sizeof(*s->own));
+    if (!s->cs || !s->ev || !s->re || !s->own)
+        return PLAN_ERR_NOMEM;
+    for (size_t k = 0; k < c->m->ncopies; k++)
+        s->own[c->m->copies[k].after + 1] += copy_max_us(&c->m->hw, &c->m->copies[k]);
+    for (size_t x = 1; x <= c->n; x++)
+        s->own[x] += s->own[x - 1];
+    return PLAN_OK;
 }
 
 static void scratch_free(bscratch *s)
 {
-    free(s->cs), free(s->ev), free(s->re);
+    free(s->cs), free(s->ev), free(s->re), free(s->own);
 }
 
-/* The most time the program's own copies of one step can take, which the simulation counts
- * neither as compute nor as stall: each at its direction's slowest rate. */
-static double own_copies_us(const plan_ctx *c)
+/* On claim 7's axis (nominal time plus the most the program's copies before can take): the
+ * start of position x (x may be >= n: the next step), and the end of x before its own copies. */
+static double axis_start(const plan_ctx *c, const bscratch *s, int64_t x)
 {
-    const plan_hw *hw = &c->m->hw;
-    double us = 0;
-    for (size_t k = 0; k < c->m->ncopies; k++) {
-        const plan_copy *cp = &c->m->copies[k];
-        double full = cp->to_device ? hw->h2d_gbps : hw->d2h_gbps;
-        double both = cp->to_device ? hw->both_h2d_gbps : hw->both_d2h_gbps;
-        double gbps = plan_link_on(hw) && both > 0 ? PLAN_MIN(full, both) : full;
-        us += (double)cp->bytes / (gbps * 1e3);
-    }
-    return us;
+    int64_t n = (int64_t)c->n;
+    return x >= n ? c->compute + s->own[n] + c->start[x - n] + s->own[x - n]
+                  : c->start[x] + s->own[x];
+}
+
+static double axis_end(const plan_ctx *c, const bscratch *s, int64_t x)
+{
+    int64_t n = (int64_t)c->n;
+    return x >= n ? axis_end(c, s, x - n) + c->compute + s->own[n] : c->start[x + 1] + s->own[x];
 }
 
 /* Covering gaps of step position p, with times and positions on p's own unrolled axis. */
-static size_t candidates(const plan_ctx *c, int32_t p, const uint8_t *skip, bcand *out,
+static size_t candidates(const plan_ctx *c, const bscratch *s, int32_t p, const uint8_t *skip,
                          uint64_t *dying)
 {
     size_t k = 0;
@@ -145,14 +165,15 @@ static size_t candidates(const plan_ctx *c, int32_t p, const uint8_t *skip, bcan
         if (pr > gp->last)
             continue;
         bool next = pr != p; /* p lies in the next step of this gap */
-        double shift = next ? c->compute : 0;
+        double shift = next ? c->compute + s->own[c->n] : 0;
         int64_t pshift = next ? (int64_t)c->n : 0;
         uint64_t b = c->m->allocs[gp->alloc].bytes;
+        bcand *out = s->cs;
         out[k].bytes = b;
-        out[k].t_a = plan_ctx_end_at(c, gp->a) - shift;
+        out[k].t_a = axis_end(c, s, gp->a) - shift;
         out[k].pos_a = gp->a - pshift;
         out[k].back = gp->kind != PLAN_GAP_TAIL;
-        out[k].t_b = out[k].back ? plan_ctx_start_at(c, gp->b) - shift : INFINITY;
+        out[k].t_b = out[k].back ? axis_start(c, s, gp->b) - shift : INFINITY;
         out[k].pos_b = out[k].back ? gp->b - pshift : INT64_MAX;
         if (!out[k].back)
             *dying += b;
@@ -226,19 +247,19 @@ static double combine(bterm *ev, size_t ne, bterm *re, size_t nr, int64_t n)
     return best;
 }
 
-/* Claims 1-4 at step position p, less the program's own copy time (claim 7). */
+/* Claims 1-4 (with 7) at step position p. */
 static double op_bound(const plan_ctx *c, int32_t p, uint64_t budget, const uint8_t *skip,
-                       const bscratch *s, double own_us)
+                       const bscratch *s)
 {
     uint64_t dying, x = c->live[p] - budget, total = 0;
-    size_t k = candidates(c, p, skip, s->cs, &dying);
+    size_t k = candidates(c, s, p, skip, &dying);
     for (size_t i = 0; i < k; i++)
         total += s->cs[i].bytes;
     if (total < x)
         return INFINITY;
-    size_t ne = evict_terms(c, s->cs, k, x, c->start[p], s->ev);
-    size_t nr = x > dying ? restore_terms(c, s->cs, k, x - dying, c->start[p + 1], s->re) : 0;
-    return PLAN_MAX(0.0, combine(s->ev, ne, s->re, nr, (int64_t)c->n) - own_us);
+    size_t ne = evict_terms(c, s->cs, k, x, axis_start(c, s, p), s->ev);
+    size_t nr = x > dying ? restore_terms(c, s->cs, k, x - dying, axis_end(c, s, p), s->re) : 0;
+    return combine(s->ev, ne, s->re, nr, (int64_t)c->n);
 }
 
 /* Claim 5 from the largest excesses. */
@@ -255,8 +276,17 @@ static double traffic_bound(const plan_ctx *c, uint64_t budget, const uint64_t *
     double rm = c->m->hw.remap_us;
     double td = d ? (double)d * c->d2h_us_per_byte + rm : 0;
     double th = h ? (double)h * c->h2d_us_per_byte + rm : 0;
-    double busy = c->m->hw.duplex ? PLAN_MAX(td, th) : td + th;
-    return PLAN_MAX(0.0, busy - c->compute - own_copies_us(c));
+    /* the program's copies keep their engines busy too, at least at the full rate */
+    double od = 0, oh = 0, own = 0;
+    for (size_t k = 0; k < c->m->ncopies; k++) {
+        const plan_copy *cp = &c->m->copies[k];
+        double full =
+            (double)cp->bytes / ((cp->to_device ? c->m->hw.h2d_gbps : c->m->hw.d2h_gbps) * 1e3);
+        *(cp->to_device ? &oh : &od) += full;
+        own += copy_max_us(&c->m->hw, cp);
+    }
+    double busy = c->m->hw.duplex ? PLAN_MAX(td + od, th + oh) : td + th + od + oh;
+    return PLAN_MAX(0.0, busy - c->compute - own);
 }
 
 typedef struct excess {
@@ -299,7 +329,7 @@ static plan_err per_op(const plan_ctx *c, uint64_t budget, double *lb)
 {
     excess *xs = malloc(c->n * sizeof(*xs));
     bscratch s;
-    if (scratch_init(&s, c->ngaps) || !xs) {
+    if (scratch_init(&s, c) || !xs) {
         free(xs);
         scratch_free(&s);
         return PLAN_ERR_NOMEM;
@@ -310,9 +340,8 @@ static plan_err per_op(const plan_ctx *c, uint64_t budget, double *lb)
             xs[nx++] = (excess){c->live[p] - budget, (int32_t)p};
     qsort(xs, nx, sizeof(*xs), by_excess);
     size_t limit = (size_t)PLAN_MAX(4.0, BOUND_WORK / (double)(c->ngaps + 1));
-    double own = own_copies_us(c);
     for (size_t i = 0; i < nx && i < limit; i++)
-        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, &s, own));
+        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, &s));
     free(xs);
     scratch_free(&s);
     return PLAN_OK;
@@ -339,14 +368,13 @@ plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *ski
 {
     bscratch s;
     *lb_us = 0;
-    if (scratch_init(&s, c->ngaps)) {
+    if (scratch_init(&s, c)) {
         scratch_free(&s);
         return PLAN_ERR_NOMEM;
     }
-    double own = own_copies_us(c);
     for (size_t p = 0; p < c->n && *lb_us < INFINITY; p++)
         if (c->live[p] > budget)
-            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, &s, own));
+            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, &s));
     scratch_free(&s);
     return PLAN_OK;
 }
