@@ -95,7 +95,8 @@ static double brute_force(const plan_ctx *c, uint64_t budget)
 }
 
 /* Random small model `seed`: every third with a program copy or two, every fourth duplex one on
- * a both-busy link; budget from the floor to the native peak. */
+ * a both-busy link, every fifth with two operations of zero duration; budget from the floor to
+ * the native peak. */
 static void make_model(unsigned seed, plan_model *m, plan_ctx *c, uint64_t *budget, char *spec,
                        size_t cap)
 {
@@ -112,6 +113,8 @@ static void make_model(unsigned seed, plan_model *m, plan_ctx *c, uint64_t *budg
         assert_int_equal(plan_model_add_copy(m, (int32_t)(seed / 6 % m->nops), 1, 120), 0);
     if (seed % 4 == 1 && m->hw.duplex)
         m->hw.both_h2d_gbps = m->hw.h2d_gbps / 2, m->hw.both_d2h_gbps = m->hw.d2h_gbps;
+    if (seed % 5 == 2) /* operations of zero duration: several positions share one time */
+        m->ops[seed % m->nops].dur_us = m->ops[(seed + 2) % m->nops].dur_us = 0;
     if (plan_ctx_init(c, m, msg, sizeof(msg)))
         fail_msg("%s: %s", spec, msg);
     uint64_t lo = c->floor_peak, hi = c->native_peak;
