@@ -24,9 +24,16 @@
  * Claim 3 (copies back after p), symmetrically with the next touches b and the bytes that must
  * come back (X_p minus covering gaps that die on host), latest need first:
  *     σ(p, b] >= R_p := max over b of  H(b)^+ / bw_h2d + remap - (start_b - end_p).
- * Claim 4 (combining). Both windows lie within n consecutive positions, so each σ sum is at
- * most S: S >= max(E_p, R_p). When no covering gap wraps around the step boundary the two
- * windows are disjoint parts of one step: S >= E_p + R_p.
+ * Claim 4 (combining). Positions are on p's unrolled axis: the last touch q of a wrapping gap
+ * that p follows in the next step is q - n < 0 there, its next touch b - n. Each σ sum above
+ * covers at most n consecutive positions, so each is at most S: S >= every term of claims 2
+ * and 3. A claim-2 window (q, p] and a claim-3 window (p, b] are disjoint and together cover
+ * the b - q positions (q, b]; when b - q <= n that is at most one step's positions, and in the
+ * steady state σ repeats every n positions, so S >= σ(q, p] + σ(p, b] >= E-term(q) +
+ * R-term(b). The bound at p is the largest single term or such a sum. (Ties: with operations
+ * of zero duration several positions share one nominal time; claim 2's term at a time t counts
+ * as earlier exactly the gaps before the first position of time t, so it is stated there; claim
+ * 3's at the last position of its time.)
  * Claim 5 (traffic). Every byte off the device at p is copied to host once per step, and back
  * once unless it dies on host, so a step moves at least D = max_p X_p bytes to host and
  * H = max_p (X_p - dying bytes)^+ back. One step lasts at least the compute time plus S and at
@@ -37,6 +44,14 @@
  * (plan_link_check), so under the fluid rule bytes never move faster than bw_d2h / bw_h2d: every
  * time used in claims 2, 3 and 5 is still a lower bound on the copies it counts, and the bound
  * holds unchanged (it ignores the slowdown, so it is weaker on such links, never wrong).
+ * Claim 7 (the program's own copies, model `copy` lines). Between the end of an operation and
+ * the start of the next, actual time also holds the program's copies after the first: their own
+ * duration (bytes at their direction's rate) is neither compute nor stall, and an eviction may
+ * run beside them. So claims 2-4 measure windows on an axis where each such copy takes the most
+ * it can (at its direction's both-busy rate when that is lower): a window then holds exactly
+ * the copies after the operations it starts with and spans (one step holds them once).
+ * Claim 5: one step lasts compute + S + those copies, and each engine's busy time also counts
+ * the copies it serves, at least at its full rate.
  * The bound is the largest of these, over the operations examined (all of them for small
  * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
 #include "plan_internal.h"
@@ -49,29 +64,98 @@
 
 typedef struct bcand {
     double t_a, t_b; /* nominal end of the last touch, start of the next touch (relative to p) */
+    int64_t pos_a, pos_b; /* their positions on p's axis */
     uint64_t bytes;
     bool back; /* copied back */
 } bcand;
 
+/* One term of claim 2 or 3: the stall it proves over the window it names by one end (the last
+ * touch q of claim 2, the next touch b of claim 3). */
+typedef struct bterm {
+    int64_t pos;
+    double us;
+} bterm;
+
 static int by_a(const void *x, const void *y)
 {
     const bcand *a = x, *b = y;
-    return (a->t_a > b->t_a) - (a->t_a < b->t_a);
+    if (a->t_a != b->t_a)
+        return a->t_a > b->t_a ? 1 : -1;
+    return (a->pos_a > b->pos_a) - (a->pos_a < b->pos_a);
 }
 
 static int by_b(const void *x, const void *y)
 {
     const bcand *a = x, *b = y;
-    return (a->t_b > b->t_b) - (a->t_b < b->t_b);
+    if (a->t_b != b->t_b)
+        return a->t_b > b->t_b ? 1 : -1;
+    return (a->pos_b > b->pos_b) - (a->pos_b < b->pos_b);
 }
 
-/* Covering gaps of step position p, with times on p's own unrolled axis; sets *wrap when one
- * crosses the step boundary. */
-static size_t candidates(const plan_ctx *c, int32_t p, const uint8_t *skip, bcand *out, bool *wrap,
+static int by_pos(const void *x, const void *y)
+{
+    const bterm *a = x, *b = y;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Work arrays of claims 1-4 (ngaps + 1 items each), and the time axis they use: own[x] is the
+ * most time the program's own copies after operations 0 .. x - 1 can take (claim 7), x in
+ * [0, n], each at its direction's slowest rate. */
+typedef struct bscratch {
+    bcand *cs;
+    bterm *ev, *re;
+    double *own;
+} bscratch;
+
+/* Most time a copy of the program's can take: at its direction's both-busy rate when lower. */
+static double copy_max_us(const plan_hw *hw, const plan_copy *cp)
+{
+    double full = cp->to_device ? hw->h2d_gbps : hw->d2h_gbps;
+    double both = cp->to_device ? hw->both_h2d_gbps : hw->both_d2h_gbps;
+    double gbps = plan_link_on(hw) && both > 0 ? PLAN_MIN(full, both) : full;
+    return (double)cp->bytes / (gbps * 1e3);
+}
+
+static plan_err scratch_init(bscratch *s, const plan_ctx *c)
+{
+    s->cs = malloc((c->ngaps + 1) * sizeof(*s->cs));
+    s->ev = malloc((c->ngaps + 1) * sizeof(*s->ev));
+    s->re = malloc((c->ngaps + 1) * sizeof(*s->re));
+    s->own = calloc(c->n + 1, sizeof(*s->own));
+    if (!s->cs || !s->ev || !s->re || !s->own)
+        return PLAN_ERR_NOMEM;
+    for (size_t k = 0; k < c->m->ncopies; k++)
+        s->own[c->m->copies[k].after + 1] += copy_max_us(&c->m->hw, &c->m->copies[k]);
+    for (size_t x = 1; x <= c->n; x++)
+        s->own[x] += s->own[x - 1];
+    return PLAN_OK;
+}
+
+static void scratch_free(bscratch *s)
+{
+    free(s->cs), free(s->ev), free(s->re), free(s->own);
+}
+
+/* On claim 7's axis (nominal time plus the most the program's copies before can take): the
+ * start of position x (x may be >= n: the next step), and the end of x before its own copies. */
+static double axis_start(const plan_ctx *c, const bscratch *s, int64_t x)
+{
+    int64_t n = (int64_t)c->n;
+    return x >= n ? c->compute + s->own[n] + c->start[x - n] + s->own[x - n]
+                  : c->start[x] + s->own[x];
+}
+
+static double axis_end(const plan_ctx *c, const bscratch *s, int64_t x)
+{
+    int64_t n = (int64_t)c->n;
+    return x >= n ? axis_end(c, s, x - n) + c->compute + s->own[n] : c->start[x + 1] + s->own[x];
+}
+
+/* Covering gaps of step position p, with times and positions on p's own unrolled axis. */
+static size_t candidates(const plan_ctx *c, const bscratch *s, int32_t p, const uint8_t *skip,
                          uint64_t *dying)
 {
     size_t k = 0;
-    *wrap = false;
     *dying = 0;
     for (size_t g = 0; g < c->ngaps; g++) {
         const plan_gap *gp = &c->gaps[g];
@@ -80,13 +164,17 @@ static size_t candidates(const plan_ctx *c, int32_t p, const uint8_t *skip, bcan
         int32_t pr = p > gp->a ? p : p + (int32_t)c->n;
         if (pr > gp->last)
             continue;
-        double shift = pr != p ? c->compute : 0; /* p lies in the next step of this gap */
+        bool next = pr != p; /* p lies in the next step of this gap */
+        double shift = next ? c->compute + s->own[c->n] : 0;
+        int64_t pshift = next ? (int64_t)c->n : 0;
         uint64_t b = c->m->allocs[gp->alloc].bytes;
+        bcand *out = s->cs;
         out[k].bytes = b;
-        out[k].t_a = plan_ctx_end_at(c, gp->a) - shift;
+        out[k].t_a = axis_end(c, s, gp->a) - shift;
+        out[k].pos_a = gp->a - pshift;
         out[k].back = gp->kind != PLAN_GAP_TAIL;
-        out[k].t_b = out[k].back ? plan_ctx_start_at(c, gp->b) - shift : INFINITY;
-        *wrap |= gp->kind == PLAN_GAP_WRAP;
+        out[k].t_b = out[k].back ? axis_start(c, s, gp->b) - shift : INFINITY;
+        out[k].pos_b = out[k].back ? gp->b - pshift : INT64_MAX;
         if (!out[k].back)
             *dying += b;
         k++;
@@ -94,57 +182,84 @@ static size_t candidates(const plan_ctx *c, int32_t p, const uint8_t *skip, bcan
     return k;
 }
 
-/* E_p: evictions that must finish by the start of p. */
-static double evict_part(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double start_p)
+/* Claim 2's terms: evictions that must finish by the start of p, one per distinct last-touch
+ * time (at the first position with that time, which makes the window the widest), positive
+ * ones only, into out; returns how many. */
+static size_t evict_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double start_p,
+                          bterm *out)
 {
     qsort(cs, k, sizeof(*cs), by_a);
-    double best = 0;
-    uint64_t before = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (i && cs[i].t_a != cs[i - 1].t_a)
-            for (size_t j = i; j-- > 0 && cs[j].t_a == cs[i - 1].t_a;)
-                before += cs[j].bytes;
-        if (before >= x)
-            break;
+    size_t nt = 0;
+    uint64_t before = 0; /* bytes whose last touch is earlier */
+    for (size_t i = 0, j; i < k && before < x; i = j) {
+        uint64_t grp = 0;
+        for (j = i; j < k && cs[j].t_a == cs[i].t_a; j++)
+            grp += cs[j].bytes;
         double need = (double)(x - before) * c->d2h_us_per_byte + c->m->hw.remap_us;
-        best = PLAN_MAX(best, need - (start_p - cs[i].t_a));
+        double v = need - (start_p - cs[i].t_a);
+        if (v > 0)
+            out[nt++] = (bterm){cs[i].pos_a, v};
+        before += grp;
     }
-    return best;
+    return nt;
 }
 
-/* R_p: copies back that must finish by their next touches. */
-static double restore_part(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double end_p)
+/* Claim 3's terms: copies back that must finish by their next touches, one per distinct
+ * next-touch time (at the last position with that time), positive ones only, into out;
+ * returns how many. */
+static size_t restore_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double end_p,
+                            bterm *out)
 {
     qsort(cs, k, sizeof(*cs), by_b);
-    double best = 0;
-    uint64_t after = 0; /* bytes with a later next touch */
-    for (size_t i = k; i-- > 0;) {
-        if (!cs[i].back)
-            continue;
-        if (i + 1 < k && cs[i].t_b != cs[i + 1].t_b)
-            for (size_t j = i + 1; j < k && cs[j].t_b == cs[i + 1].t_b; j++)
-                after += cs[j].back ? cs[j].bytes : 0;
-        if (after >= x)
-            break;
+    size_t nt = 0;
+    uint64_t after = 0; /* bytes copied back with a later next touch */
+    for (size_t j = k, i; j > 0 && after < x; j = i) {
+        uint64_t grp = 0;
+        for (i = j; i > 0 && cs[i - 1].t_b == cs[j - 1].t_b; i--)
+            grp += cs[i - 1].back ? cs[i - 1].bytes : 0;
+        if (!cs[j - 1].back)
+            continue; /* dying on host: sorted last, nothing comes back */
         double need = (double)(x - after) * c->h2d_us_per_byte + c->m->hw.remap_us;
-        best = PLAN_MAX(best, need - (cs[i].t_b - end_p));
+        double v = need - (cs[j - 1].t_b - end_p);
+        if (v > 0)
+            out[nt++] = (bterm){cs[j - 1].pos_b, v};
+        after += grp;
+    }
+    return nt;
+}
+
+/* Claim 4: the largest single term, or sum of a claim-2 term (window (q, p]) and a claim-3 term
+ * (window (p, b]) whose windows together span at most n positions (b - q <= n). */
+static double combine(bterm *ev, size_t ne, bterm *re, size_t nr, int64_t n)
+{
+    double best = 0, rmax = -INFINITY;
+    for (size_t i = 0; i < ne; i++)
+        best = PLAN_MAX(best, ev[i].us);
+    for (size_t j = 0; j < nr; j++)
+        best = PLAN_MAX(best, re[j].us);
+    qsort(ev, ne, sizeof(*ev), by_pos);
+    qsort(re, nr, sizeof(*re), by_pos);
+    for (size_t i = 0, j = 0; i < ne; i++) {
+        for (; j < nr && re[j].pos - ev[i].pos <= n; j++)
+            rmax = PLAN_MAX(rmax, re[j].us);
+        best = PLAN_MAX(best, ev[i].us + rmax);
     }
     return best;
 }
 
+/* Claims 1-4 (with 7) at step position p. */
 static double op_bound(const plan_ctx *c, int32_t p, uint64_t budget, const uint8_t *skip,
-                       bcand *cs)
+                       const bscratch *s)
 {
-    bool wrap;
     uint64_t dying, x = c->live[p] - budget, total = 0;
-    size_t k = candidates(c, p, skip, cs, &wrap, &dying);
+    size_t k = candidates(c, s, p, skip, &dying);
     for (size_t i = 0; i < k; i++)
-        total += cs[i].bytes;
+        total += s->cs[i].bytes;
     if (total < x)
         return INFINITY;
-    double e = evict_part(c, cs, k, x, c->start[p]);
-    double r = x > dying ? restore_part(c, cs, k, x - dying, c->start[p + 1]) : 0;
-    return wrap ? PLAN_MAX(e, r) : e + r;
+    size_t ne = evict_terms(c, s->cs, k, x, axis_start(c, s, p), s->ev);
+    size_t nr = x > dying ? restore_terms(c, s->cs, k, x - dying, axis_end(c, s, p), s->re) : 0;
+    return combine(s->ev, ne, s->re, nr, (int64_t)c->n);
 }
 
 /* Claim 5 from the largest excesses. */
@@ -161,8 +276,17 @@ static double traffic_bound(const plan_ctx *c, uint64_t budget, const uint64_t *
     double rm = c->m->hw.remap_us;
     double td = d ? (double)d * c->d2h_us_per_byte + rm : 0;
     double th = h ? (double)h * c->h2d_us_per_byte + rm : 0;
-    double busy = c->m->hw.duplex ? PLAN_MAX(td, th) : td + th;
-    return PLAN_MAX(0.0, busy - c->compute);
+    /* the program's copies keep their engines busy too, at least at the full rate */
+    double od = 0, oh = 0, own = 0;
+    for (size_t k = 0; k < c->m->ncopies; k++) {
+        const plan_copy *cp = &c->m->copies[k];
+        double full =
+            (double)cp->bytes / ((cp->to_device ? c->m->hw.h2d_gbps : c->m->hw.d2h_gbps) * 1e3);
+        *(cp->to_device ? &oh : &od) += full;
+        own += copy_max_us(&c->m->hw, cp);
+    }
+    double busy = c->m->hw.duplex ? PLAN_MAX(td + od, th + oh) : td + th + od + oh;
+    return PLAN_MAX(0.0, busy - c->compute - own);
 }
 
 typedef struct excess {
@@ -204,10 +328,10 @@ static uint64_t *dying_bytes(const plan_ctx *c)
 static plan_err per_op(const plan_ctx *c, uint64_t budget, double *lb)
 {
     excess *xs = malloc(c->n * sizeof(*xs));
-    bcand *cs = malloc((c->ngaps + 1) * sizeof(*cs));
-    if (!xs || !cs) {
+    bscratch s;
+    if (scratch_init(&s, c) || !xs) {
         free(xs);
-        free(cs);
+        scratch_free(&s);
         return PLAN_ERR_NOMEM;
     }
     size_t nx = 0;
@@ -217,9 +341,9 @@ static plan_err per_op(const plan_ctx *c, uint64_t budget, double *lb)
     qsort(xs, nx, sizeof(*xs), by_excess);
     size_t limit = (size_t)PLAN_MAX(4.0, BOUND_WORK / (double)(c->ngaps + 1));
     for (size_t i = 0; i < nx && i < limit; i++)
-        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, cs));
+        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, &s));
     free(xs);
-    free(cs);
+    scratch_free(&s);
     return PLAN_OK;
 }
 
@@ -242,14 +366,16 @@ plan_err plan_bound_ctx(const plan_ctx *c, uint64_t budget, double *lb_us)
 
 plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *skip, double *lb_us)
 {
-    bcand *cs = malloc((c->ngaps + 1) * sizeof(*cs));
-    if (!cs)
-        return PLAN_ERR_NOMEM;
+    bscratch s;
     *lb_us = 0;
+    if (scratch_init(&s, c)) {
+        scratch_free(&s);
+        return PLAN_ERR_NOMEM;
+    }
     for (size_t p = 0; p < c->n && *lb_us < INFINITY; p++)
         if (c->live[p] > budget)
-            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, cs));
-    free(cs);
+            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, &s));
+    scratch_free(&s);
     return PLAN_OK;
 }
 
