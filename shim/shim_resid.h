@@ -418,6 +418,11 @@ int resid_room_for_unmanaged(uint64_t bytes);
 bool resid_shed(uint64_t bytes);
 /* Releases free device chunks to the driver until `bytes` were released; returns how many. */
 uint64_t resid_trim_device(uint64_t bytes);
+/* Completes the oldest stream-ordered frees while their events are known done, stopping at the
+   first that is not: one event query when nothing completed, so an allocation may call it
+   however many frees are pending (a real driver's query costs about a microsecond). Returns how
+   many completed. */
+uint32_t resid_reap_oldest(void);
 /* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
 bool resid_reap(bool wait);
 

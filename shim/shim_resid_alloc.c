@@ -79,8 +79,7 @@ static int back(struct resid_unit *u, CUstream stream, bool ordered)
 static bool from_spare(struct resid_unit *u, CUstream stream, bool ordered)
 {
     bool reused = false;
-    if (resid.pending)
-        resid_reap(false); /* frees known done become spares */
+    resid_reap_oldest(); /* frees known done become spares (cheap: stops at the first not done) */
     if (!resid_spare_take(u, stream, ordered, &reused))
         return false;
     if (reused) /* the range is still in use by that stream's earlier work: fence on it too */

@@ -425,6 +425,17 @@ static void finish_pending(struct resid_pending **link)
     free(p);
 }
 
+uint32_t resid_reap_oldest(void)
+{
+    uint32_t n = 0;
+    while (resid.pending && !(resid.pending->unit && resid.pending->unit->move) &&
+           resid.drv->query(resid.pending->event) == CUDA_SUCCESS) {
+        finish_pending(&resid.pending);
+        n++;
+    }
+    return n;
+}
+
 bool resid_reap(bool wait)
 {
     bool any = false;

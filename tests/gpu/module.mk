@@ -4,6 +4,8 @@ NVCC ?= $(CUDA_HOME)/bin/nvcc
 GPU_TESTS := $(BUILD)/gpu/vmm_facts
 # torch_budget.sh's logs, traces and JSON lines (a fresh temporary folder when empty)
 GPU_OUT ?=
+# The second PyTorch workload: a transformer encoder under bf16 autocast, eager and compiled.
+GPU_TRANSFORMER := --model transformer --layers 6 --width 1024 --seq 512 --batch 16 --steps 30
 
 $(BUILD)/gpu/%: tests/gpu/%.cu
 	@mkdir -p $(dir $@)
@@ -14,3 +16,7 @@ $(BUILD)/gpu/%: tests/gpu/%.cu
 gpu-test: $(GPU_TESTS) $(BUILD)/libshim.so $(BUILD)/shim-report
 	tests/gpu/run.sh $(GPU_TESTS)
 	BUILD=$(BUILD) tests/gpu/torch_budget.sh $(GPU_OUT)
+	BUILD=$(BUILD) TORCH_NAME=tf- TORCH_ALLOCS=async TORCH_ARGS="$(GPU_TRANSFORMER)" \
+		tests/gpu/torch_budget.sh $(GPU_OUT)
+	BUILD=$(BUILD) TORCH_NAME=tfc- TORCH_ALLOCS=async TORCH_BUDGETS=75 \
+		TORCH_ARGS="$(GPU_TRANSFORMER) --compile" tests/gpu/torch_budget.sh $(GPU_OUT)

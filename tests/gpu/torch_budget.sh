@@ -2,13 +2,16 @@
 # Real-GPU check: a PyTorch training job (tests/gpu/torch_train.py) under libshim keeps its
 # results bit for bit at budgets below its own peak, with each of PyTorch's allocators.
 #
-#   tests/gpu/torch_budget.sh [OUT_DIR]      (BUILD, PYTHON, TORCH_ARGS from the environment)
+#   tests/gpu/torch_budget.sh [OUT_DIR]
+#   (BUILD, PYTHON; TORCH_ARGS: torch_train.py's arguments; TORCH_ALLOCS: "async caching";
+#   TORCH_BUDGETS: "75 50", shares of the peak; TORCH_NAME: a prefix for the runs' files)
 #
 # For each allocator (cudaMallocAsync, libshim's default; PyTorch's caching allocator) it runs
 # the job natively, then under libshim with the default budget (nothing should move; the trace
-# gives the job's peak), then at 75% and 50% of that peak. Prints a table (checksum, median step
+# gives the job's peak), then at each share of that peak (75% and 50%). Prints a table (checksum, median step
 # time against native, the shim's exit line) and fails when a run fails or a checksum differs.
 # Skips cleanly (exit 0, a "skip" line) without PyTorch or a CUDA device.
+# TORCH_TIMEOUT: seconds each run may take (600).
 set -u
 BUILD=${BUILD:-build}
 PY=${PYTHON:-python3}
@@ -17,6 +20,9 @@ root=$(cd "$here/../.." && pwd)
 shim="$root/$BUILD/libshim.so"
 report="$root/$BUILD/shim-report"
 args=${TORCH_ARGS:---layers 8 --width 4096 --batch 4096 --steps 40}
+allocs=${TORCH_ALLOCS:-async caching}
+budgets=${TORCH_BUDGETS:-75 50}
+pre=${TORCH_NAME:-}
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 
@@ -35,7 +41,7 @@ rows=()
 run() {
     local name=$1 conf=$2
     shift 2
-    env PYTORCH_CUDA_ALLOC_CONF="$conf" "$@" timeout 600 "$PY" "$here/torch_train.py" $args \
+    env PYTORCH_CUDA_ALLOC_CONF="$conf" "$@" timeout "${TORCH_TIMEOUT:-600}" "$PY" "$here/torch_train.py" $args \
         >"$out/$name.json" 2>"$out/$name.err"
     local rc=$?
     if [ $rc -ne 0 ]; then
@@ -57,7 +63,7 @@ shimmed() {
         SHIM_LOG_FILE="$out/$name.log" "$@"
 }
 
-for alloc in async caching; do
+for alloc in $allocs; do
     if [ $alloc = async ]; then
         conf=backend:cudaMallocAsync
         extra=()
@@ -65,27 +71,27 @@ for alloc in async caching; do
         conf=backend:native
         extra=(SHIM_PYTORCH_ASYNC_BACKEND=false)
     fi
-    run native-$alloc "$conf" || continue
-    want=$(field "$out/native-$alloc.json" checksum)
-    base=$(field "$out/native-$alloc.json" step_ms)
-    rows+=("native-$alloc|$want|$base|1.00|-")
-    shimmed shim-$alloc-auto "$conf" auto "${extra[@]}" || continue
-    "$report" summary --json "$out/shim-$alloc-auto.trace" >"$out/shim-$alloc-auto.summary.json" 2>&1
-    peak=$(field "$out/shim-$alloc-auto.summary.json" peak_device_bytes)
-    for name in auto 75 50; do
+    run ${pre}native-$alloc "$conf" || continue
+    want=$(field "$out/${pre}native-$alloc.json" checksum)
+    base=$(field "$out/${pre}native-$alloc.json" step_ms)
+    rows+=("${pre}native-$alloc|$want|$base|1.00|-")
+    shimmed ${pre}shim-$alloc-auto "$conf" auto "${extra[@]}" || continue
+    "$report" summary --json "$out/${pre}shim-$alloc-auto.trace" >"$out/${pre}shim-$alloc-auto.summary.json" 2>&1
+    peak=$(field "$out/${pre}shim-$alloc-auto.summary.json" peak_device_bytes)
+    for name in auto $budgets; do
         if [ $name != auto ]; then
-            shimmed shim-$alloc-$name "$conf" "$((peak * name / 100 / 1048576))MiB" "${extra[@]}" \
+            shimmed ${pre}shim-$alloc-$name "$conf" "$((peak * name / 100 / 1048576))MiB" "${extra[@]}" \
                 || continue
         fi
-        got=$(field "$out/shim-$alloc-$name.json" checksum)
-        ms=$(field "$out/shim-$alloc-$name.json" step_ms)
+        got=$(field "$out/${pre}shim-$alloc-$name.json" checksum)
+        ms=$(field "$out/${pre}shim-$alloc-$name.json" step_ms)
         ratio=$("$PY" -c "print(f'{$ms / $base:.2f}')")
-        line=$(grep -h 'exit:' "$out/shim-$alloc-$name.log" | tail -n 1 | sed 's/.*exit: //')
-        rows+=("shim-$alloc-$name|$got|$ms|$ratio|$line")
+        line=$(grep -h 'exit:' "$out/${pre}shim-$alloc-$name.log" | tail -n 1 | sed 's/.*exit: //')
+        rows+=("${pre}shim-$alloc-$name|$got|$ms|$ratio|$line")
         if [ "$got" = "$want" ]; then
-            echo "ok - shim-$alloc-$name: checksum $got equals native's"
+            echo "ok - ${pre}shim-$alloc-$name: checksum $got equals native's"
         else
-            echo "not ok - shim-$alloc-$name: checksum $got, native $want"
+            echo "not ok - ${pre}shim-$alloc-$name: checksum $got, native $want"
             fail=1
         fi
     done

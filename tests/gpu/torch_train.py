@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """torch_train.py: a small, deterministic PyTorch training job for the real-GPU checks.
 
-An MLP (Linear + GELU blocks) trained with Adam on fixed random data, one loss read per step
+An MLP (Linear + GELU blocks, fp32) or a transformer encoder (bf16 autocast), optionally
+compiled with torch.compile, trained with Adam on fixed random data, one loss read per step
 (a host synchronisation, as most training loops make, which is how libshim finds the step).
 Every kernel is deterministic (torch.use_deterministic_algorithms, no TF32, a fixed cuBLAS
 workspace), so two runs on one GPU give bit-identical parameters: the checksum (SHA-256 of
@@ -31,6 +32,13 @@ def parse_args():
     p.add_argument("--batch", type=int, default=4096)
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--model", choices=["mlp", "transformer"], default="mlp",
+                   help="mlp: Linear + GELU blocks in fp32; transformer: encoder layers "
+                        "(attention, layer norm) under bf16 autocast")
+    p.add_argument("--heads", type=int, default=16)
+    p.add_argument("--seq", type=int, default=512, help="transformer: tokens per sample")
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (Triton kernels, launched through dlsym)")
     return p.parse_args()
 
 
@@ -56,19 +64,33 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     dev = torch.device("cuda")
-    blocks = []
-    for _ in range(a.layers):
-        blocks += [torch.nn.Linear(a.width, a.width), torch.nn.GELU()]
-    model = torch.nn.Sequential(*blocks).to(dev)
+    if a.model == "mlp":
+        blocks = []
+        for _ in range(a.layers):
+            blocks += [torch.nn.Linear(a.width, a.width), torch.nn.GELU()]
+        model = torch.nn.Sequential(*blocks).to(dev)
+        shape = (a.batch, a.width)
+    else:
+        # The math attention kernels: flash and memory-efficient backward passes are not
+        # deterministic, and the checksum must be.
+        torch.backends.cuda.enable_flash_sdp(False)
+        torch.backends.cuda.enable_mem_efficient_sdp(False)
+        layer = torch.nn.TransformerEncoderLayer(a.width, a.heads, 4 * a.width, dropout=0.0,
+                                                 batch_first=True, norm_first=True)
+        model = torch.nn.TransformerEncoder(layer, a.layers, enable_nested_tensor=False).to(dev)
+        shape = (a.batch, a.seq, a.width)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    step_model = torch.compile(model) if a.compile else model
     gen = torch.Generator().manual_seed(a.seed + 1)
-    x = torch.randn(a.batch, a.width, generator=gen).to(dev)
-    y = torch.randn(a.batch, a.width, generator=gen).to(dev)
+    x = torch.randn(*shape, generator=gen).to(dev)
+    y = torch.randn(*shape, generator=gen).to(dev)
+    bf16 = a.model == "transformer"
     times, loss_v = [], None
     for _ in range(a.steps):
         t0 = time.perf_counter()
-        out = model(x)
-        loss = torch.nn.functional.mse_loss(out, y)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+            out = step_model(x)
+        loss = torch.nn.functional.mse_loss(out.float(), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
