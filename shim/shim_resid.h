@@ -482,6 +482,10 @@ int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out)
 void resid_slab_free(struct resid_member *m);
 /* Releases u if it is an empty slab that nothing holds; true if it did. Lock held. */
 bool resid_slab_reclaim(struct resid_unit *u);
+/* Releases one empty slab kept mapped (kept_empty) if there is one that can go; true if it
+   did. A search for room calls it before waiting or evicting, and without host VMM (nothing
+   can be evicted) it is the only way those chunks come back. */
+bool resid_slab_release_empty(void);
 
 /* shim_resid_hold.c */
 /* Whether u may never move again (exported, shared, or in a graph). */

@@ -291,6 +291,8 @@ static bool make_progress(void)
     /* Spare ranges are free memory kept mapped: unmap one before waiting or evicting. */
     if (resid.spares && resid_spare_drop(1))
         return true;
+    if (resid_slab_release_empty()) /* an empty slab kept mapped: room without a copy */
+        return true;
     /* Moves already done give their room back first, whether or not the mover thread has
        polled them yet: waiting for the oldest move instead (a copy back still running) would
        make the time this costs depend on the mover's timing. */

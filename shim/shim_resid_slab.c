@@ -177,6 +177,16 @@ bool resid_slab_reclaim(struct resid_unit *u)
     return true;
 }
 
+bool resid_slab_release_empty(void)
+{
+    if (!resid.empty_slabs)
+        return false;
+    for (struct resid_unit *u = resid.slabs; u; u = u->slab->next)
+        if (u->slab->kept_empty && resid_slab_reclaim(u))
+            return true;
+    return false;
+}
+
 void resid_slab_free(struct resid_member *m)
 {
     struct resid_unit *u = m->slab;
