@@ -2,22 +2,24 @@
  * Perfetto (ui.perfetto.dev) and chrome://tracing.
  *
  * Each trace given is one rank: a host process (its pid, named after its command, rank and pid)
- * and one process per GPU ("GPU 0 (rank R)": records carry no device, so every stream is put on
- * device 0), whose pid lies above Linux's pid range (4194304 + 256 * the trace's position + the
- * device), so that the processes of several ranks never share a pid; a host pid that an earlier
- * trace already has (ranks in containers on several machines), or that is not a Linux pid,
- * becomes 4194304 + 256 * the position + 255. Processes are ordered as the traces were given
- * (process_sort_index). With several traces, times are aligned on their wall-clock starts (INFO
- * start_realtime_ns). One track per stream (tid = the stream's order of appearance, named after its
- * handle), kernels as complete events where a kernel_time record gives their duration (the start is
- * estimated: the launch time, or the end of the stream's previous kernel if later), untimed
- * kernels and copies as instants, device memory as a counter track; the host process has one
- * track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and notes.
- * Residency moves are complete events on two tracks of the GPU process ("residency: to host",
- * "residency: to device"), and the stalls they caused on a "residency: stalls" track of the host
- * process; a slice that overlaps the previous one of its track goes on a further lane ("... #2"),
- * since Perfetto needs the slices of a track nested. Timestamps are microseconds since the trace
- * (with several, the earliest) started. tests/trace/chrome_trace_check.py checks the output
+ * and one process per GPU that holds allocations ("GPU D (rank R)"), whose pid lies above Linux's
+ * pid range (4194304 + 256 * the trace's position + the device), so that the processes of several
+ * ranks never share a pid. Each GPU process has its own device memory counter (allocation records
+ * name their device since format 1.6); launches, copies and moves carry no device, so their
+ * tracks go on the primary device's process (the one libshim serves: summary's device); a host pid
+ * that an earlier trace already has (ranks in containers on several machines), or that is not a
+ * Linux pid, becomes 4194304 + 256 * the position + 255. Processes are ordered as the traces were
+ * given (process_sort_index). With several traces, times are aligned on their wall-clock starts
+ * (INFO start_realtime_ns). One track per stream (tid = the stream's order of appearance, named
+ * after its handle), kernels as complete events where a kernel_time record gives their duration
+ * (the start is estimated: the launch time, or the end of the stream's previous kernel if later),
+ * untimed kernels and copies as instants, device memory as a counter track; the host process has
+ * one track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and
+ * notes. Residency moves are complete events on two tracks of the GPU process ("residency: to
+ * host", "residency: to device"), and the stalls they caused on a "residency: stalls" track of the
+ * host process; a slice that overlaps the previous one of its track goes on a further lane ("...
+ * #2"), since Perfetto needs the slices of a track nested. Timestamps are microseconds since the
+ * trace (with several, the earliest) started. tests/trace/chrome_trace_check.py checks the output
  * against the trace event format.
  */
 #include "report.h"
@@ -43,7 +45,8 @@ typedef struct pctx {
     FILE *out;
     const report_trace *t;
     const report_stats *s;
-    int host_pid, gpu_pid, rank_index;
+    int host_pid, gpu_pid, rank_index; /* gpu_pid: the primary device's process */
+    int gpu_base;                      /* device D's process is gpu_base + D */
     double offset_us;   /* added to every time: where this trace starts among the others */
     int *first;         /* no event written yet (shared by the traces) */
     report_map names;   /* func_id -> text offset */
@@ -314,8 +317,20 @@ static int by_change_time(const void *pa, const void *pb)
     return a->t_ns < b->t_ns ? -1 : a->t_ns > b->t_ns;
 }
 
-/* Device bytes held, as a counter track of the GPU process. */
-static int memory_counter(pctx *p)
+/* The device slot of an allocation, as the stats count devices. */
+static uint32_t slot_of(uint32_t device)
+{
+    return device < REPORT_MAX_DEVICES ? device : REPORT_MAX_DEVICES - 1;
+}
+
+/* Whether device d has a process: it holds allocations, or it is the primary device. */
+static int shown(const pctx *p, uint32_t d)
+{
+    return d == slot_of(p->s->primary_device) || (d < p->s->ndevices && p->s->device_allocs[d]);
+}
+
+/* Bytes held on device d, as a counter track of its GPU process. */
+static int memory_counter_of(pctx *p, uint32_t d)
 {
     const report_stats *s = p->s;
     change *c = malloc((2 * s->nallocs + 1) * sizeof *c);
@@ -324,7 +339,7 @@ static int memory_counter(pctx *p)
     size_t n = 0;
     for (size_t i = 0; i < s->nallocs; i++) {
         const report_alloc *a = &s->allocs[i];
-        if (!report_alloc_on_device(a->kind))
+        if (!report_alloc_on_device(a->kind) || slot_of(a->device) != d)
             continue;
         c[n++] = (change){a->t_alloc, a->bytes, 1};
         if (a->freed)
@@ -337,10 +352,19 @@ static int memory_counter(pctx *p)
             held = held + c[i].bytes < held ? UINT64_MAX : held + c[i].bytes;
         else
             held -= c[i].bytes < held ? c[i].bytes : held;
-        ev(p, "C", "device memory", p->gpu_pid, 0, us(p, c[i].t_ns));
+        ev(p, "C", "device memory", p->gpu_base + (int)d, 0, us(p, c[i].t_ns));
         fprintf(p->out, ", \"args\": {\"allocated_bytes\": %llu}}", U(held));
     }
     free(c);
+    return 0;
+}
+
+/* Every shown device's memory counter. */
+static int memory_counter(pctx *p)
+{
+    for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++)
+        if (shown(p, d) && memory_counter_of(p, d) != 0)
+            return -1;
     return 0;
 }
 
@@ -351,14 +375,19 @@ static int names(pctx *p)
     const char *cmd = p->t->command;
     snprintf(name, sizeof name, "%.40s (rank %d, pid %d)", cmd && *cmd ? cmd : "host", p->t->rank,
              p->t->pid);
-    snprintf(gpu, sizeof gpu, "GPU 0 (rank %d)", p->t->rank);
     meta(p, "process_name", p->host_pid, 0, name);
-    meta(p, "process_name", p->gpu_pid, 0, gpu);
-    ev(p, "M", "process_labels", p->gpu_pid, 0, 0);
-    fprintf(p->out, ", \"args\": {\"labels\": \"GPU 0\"}}");
-    for (int k = 0; k < 2; k++) {
-        ev(p, "M", "process_sort_index", k ? p->gpu_pid : p->host_pid, 0, 0);
-        fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 2 * p->rank_index + k);
+    ev(p, "M", "process_sort_index", p->host_pid, 0, 0);
+    fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 256 * p->rank_index);
+    for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++) {
+        if (!shown(p, d))
+            continue;
+        int pid = p->gpu_base + (int)d;
+        snprintf(gpu, sizeof gpu, "GPU %u (rank %d)", d, p->t->rank);
+        meta(p, "process_name", pid, 0, gpu);
+        ev(p, "M", "process_labels", pid, 0, 0);
+        fprintf(p->out, ", \"args\": {\"labels\": \"GPU %u\"}}", d);
+        ev(p, "M", "process_sort_index", pid, 0, 0);
+        fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 256 * p->rank_index + 1 + (int)d);
     }
     report_map seen = {0};
     for (size_t i = 0; i < p->t->n; i++) {
@@ -456,11 +485,13 @@ int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
         for (size_t k = 0; k < i; k++)
             if (t[k]->pid == host_pid)
                 host_pid = own;
+        int gpu_base = PID_LIMIT + 256 * (int)i;
         pctx p = {.out = out,
                   .t = t[i],
                   .s = s[i],
                   .host_pid = host_pid,
-                  .gpu_pid = PID_LIMIT + 256 * (int)i,
+                  .gpu_pid = gpu_base + (int)slot_of(s[i]->primary_device),
+                  .gpu_base = gpu_base,
                   .rank_index = (int)i,
                   .first = &first};
         if (aligned)

@@ -40,7 +40,7 @@ residency="[(e['name'], e['pid'], [m['args']['name'] for m in ev if m['ph'] == '
     for e in ev if e.get('cat') == 'residency']"
 
 # ---- traces with known contents ----
-for scenario in synthetic moves memviz threads plan empty; do
+for scenario in synthetic moves memviz threads plan empty devices; do
     "$GEN" "$scenario" "$work/$scenario.trace"
     "$REPORT" perfetto -o "$work/$scenario.json" "$work/$scenario.trace"
     check "$scenario: perfetto exits 0" [ $? -eq 0 ]
@@ -57,6 +57,31 @@ check "synthetic: moves on the GPU's residency tracks, stalls on the host's, eac
     json "$S" "sorted(set($residency)) == [('cancelled eviction', 4194304, 'residency: to host #2'), \
      ('evict', 4194304, 'residency: to host'), ('restore', 4194304, 'residency: to device'), \
      ('stall', 4242, 'residency: stalls')]"
+# Allocations on three devices, managed memory (the primary device) on device 1: one GPU process
+# per device, each with its own memory counter peaking at summary's per-device peak (before,
+# one counter on "GPU 0" summed every device), and the kernels on the primary device's process.
+D="$work/devices.json"
+"$REPORT" summary --json "$work/devices.trace" >"$work/devices.summary.json"
+check "devices: one GPU process per device, named, each after the host" json "$D" \
+    "sorted((e['pid'], e['args']['name']) for e in ev if e['name'] == 'process_name') == \
+     [(4242, 'trace_gen --synthetic (rank 3, pid 4242)'), (4194304, 'GPU 0 (rank 3)'), \
+      (4194305, 'GPU 1 (rank 3)'), (4194306, 'GPU 2 (rank 3)')] and \
+     sorted((e['args']['sort_index'], e['pid']) for e in ev if e['name'] == 'process_sort_index') \
+     == [(0, 4242), (1, 4194304), (2, 4194305), (3, 4194306)]"
+check "devices: each GPU's memory counter peaks at summary --json's peak for its device" \
+    python3 -c "
+import json, sys
+ev = json.load(open(sys.argv[1]))['traceEvents']
+devs = json.load(open(sys.argv[2]))['devices']
+peak = {}
+for e in ev:
+    if e['ph'] == 'C' and e['name'] == 'device memory':
+        peak[e['pid'] - 4194304] = max(peak.get(e['pid'] - 4194304, 0), e['args']['allocated_bytes'])
+want = {d['device']: d['peak_bytes'] for d in devs}
+sys.exit(0 if peak == want and len(set(want.values())) == 3 else 1)
+" "$D" "$work/devices.summary.json"
+check "devices: kernels on the primary device's process (device 1)" json "$D" \
+    "{e['pid'] for e in ev if e.get('cat') == 'kernel'} == {4194305}"
 "$REPORT" perfetto "$work/synthetic.trace" >"$work/stdout.json"
 check "synthetic: without -o, the same JSON on standard output" cmp -s "$work/stdout.json" "$S"
 
@@ -122,7 +147,7 @@ host = {e['args']['sort_index']: e['pid'] for e in m['traceEvents'] if e['name']
 same = events(syn, 4194304) == events(m, 4194816) and m['baseTimeNanoseconds'] == syn['baseTimeNanoseconds']
 a, b = events(auto, 4194304), events(m, 4194304)
 shift = [y[1] - x[1] for x, y in zip(a, b)]
-order = max(e[1] + (e[2] or 0) for e in events(m, host[2])) < min(e[1] for e in events(m, host[0]))
+order = max(e[1] + (e[2] or 0) for e in events(m, host[256])) < min(e[1] for e in events(m, host[0]))
 sys.exit(0 if same and a and len(a) == len(b) and max(shift) - min(shift) < 0.01 and min(shift) > 0
          and order else 1)
 " "$work/synthetic.json" "$work/auto.json" "$M"
