@@ -13,7 +13,8 @@ static const report_command commands[] = {
      "steps, launches, allocations, peak device bytes, top allocations and kernels; several "
      "traces (ranks): side by side"},
     {"kernels", report_kernels_main, "[--json] TRACE", "every kernel: launches and measured time"},
-    {"allocs", report_allocs_main, "[--json] TRACE", "every allocation: size, kind, lifetime"},
+    {"allocs", report_allocs_main, "[--json] TRACE",
+     "every allocation: size, kind, device, lifetime"},
     {"moves", report_moves_main, "[--json] TRACE",
      "every residency move: unit, direction, bytes, reason, outcome, times"},
     {"html", report_html_main, "[--top N] [-o FILE] TRACE...",

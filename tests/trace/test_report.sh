@@ -100,10 +100,18 @@ check "kernels --json: softmax mean 50 us" json "$tmp/kern.json" \
 "$report" allocs "$tmp/syn.trace" >"$tmp/allocs"
 check "allocs: seven allocations plus the header" [ "$(wc -l <"$tmp/allocs")" -eq 8 ]
 check "allocs: the weights are touched by 11 launches and never freed" \
-    grep -qE '^ +1 +4194304 +plain +0x7f1000000000 +0x0 +-1 +[0-9.]+ +- +11$' "$tmp/allocs"
+    grep -qE '^ +1 +4194304 +plain +0 +0x7f1000000000 +0x0 +-1 +[0-9.]+ +- +11$' "$tmp/allocs"
 "$report" allocs --json "$tmp/syn.trace" >"$tmp/allocs.json"
 check "allocs --json: the 8 MiB one is made in step 2 and freed" json "$tmp/allocs.json" \
     "[(a['step'],a['freed_ms'] is not None) for a in d['allocations'] if a['alloc_id']==99] == [(2,True)]"
+# Allocations on three devices (trace_gen devices): each one's device, in text and JSON.
+"$gen" devices "$tmp/dev-allocs.trace"
+"$report" allocs --json "$tmp/dev-allocs.trace" >"$tmp/dev-allocs.json"
+"$report" allocs "$tmp/dev-allocs.trace" >"$tmp/dev-allocs"
+check "allocs: each allocation's device (two on 0, two on 1, one on 2), text and JSON alike" \
+    json "$tmp/dev-allocs.json" "sorted(a['device'] for a in d['allocations']) == [0, 0, 1, 1, 2] \
+     and sorted(a['device'] for a in d['allocations']) == sorted(int(l.split()[3]) for l in \
+     open('$tmp/dev-allocs').read().splitlines()[1:])"
 
 # ---- moves: residency transitions (format 1.2), trace_gen's moves scenario ----
 "$gen" moves "$tmp/mv.trace"
