@@ -297,6 +297,8 @@ uint64_t shim_resid_slab_max(void);
 uint64_t shim_resid_granularity(void);
 /* Whether residency has started (and manages allocations). */
 bool shim_resid_started(void);
+/* Whether managers serve several devices (the in-process planner then stays off). */
+bool shim_resid_several(void);
 /* Whether a plan is installed (one relaxed load). */
 bool shim_resid_plan_on(void);
 
@@ -401,8 +403,9 @@ struct shim_resid_totals {
     int device;                             /* the device residency serves */
     uint64_t foreign_allocs, foreign_bytes; /* allocations on other devices, left alone */
 };
-/* Fills t (zeroes when residency never started, then returns false). */
-bool shim_resid_totals(struct shim_resid_totals *t);
+/* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
+   the plan serves); false (t zeroed) when there is no k-th. */
+bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t);
 
 /* shim_resid_hold.c — allocations that must never move, and the ranges pointer queries report */
 /* A managed allocation as the program sees it. */

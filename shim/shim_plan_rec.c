@@ -34,7 +34,7 @@ static struct {
 static bool wanted(void)
 {
     return shim.mode == CONF_MODE_AUTO && shim.planner == CONF_PLANNER_SCHEDULED &&
-           shim_resid_started();
+           shim_resid_started() && !shim_resid_several();
 }
 
 /* Drops the recording (lock held). */

@@ -302,13 +302,45 @@ struct resid_ctx {
     } plan_mark;
     uint64_t held_units, held_bytes; /* units held for good, and their bytes (reserved) */
     uint64_t transitions[8][8];      /* [from][to], for tests */
-    /* Allocations on other devices (shim_resid_device.c): live addresses, and totals. */
+    /* Allocations on devices no manager serves (shim_resid_device.c; kept by the first
+       manager started): live addresses, and totals. */
     uint64_t *foreign;
     size_t nforeign, foreign_cap;
     uint64_t foreign_allocs, foreign_bytes;
+    bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
 };
 
-extern struct resid_ctx resid;
+/* One residency manager per device (shim_resid_ctx.c): device D's is resid_ctxs[D], for D below
+   RESID_MAX_DEVICES; a device beyond that has none (its allocations are left to the driver).
+   Every function of the residency manager works on `resid`, the manager the calling thread
+   selected last: each entry point (shim_resid_*) selects one before it takes a lock (by the
+   current device, by the allocation it is given, or the primary one for the plan), and nothing
+   selects another while a manager's lock is held. */
+#define RESID_MAX_DEVICES 16
+extern struct resid_ctx resid_ctxs[RESID_MAX_DEVICES];
+extern _Thread_local struct resid_ctx *resid_cur;
+#define resid (*resid_cur)
+
+/* shim_resid_ctx.c */
+/* Selects the manager of the calling thread's current device; false (nothing selected) when that
+   device has no manager slot. */
+bool resid_use_current(void);
+/* Selects the first manager started (the primary one, which the in-process plan serves); false
+   when none started. */
+bool resid_use_primary(void);
+/* Selects the started manager holding managed allocation or slab id; false if none does. */
+bool resid_use_id(uint64_t id);
+/* Selects the manager for a launch or copy: the only one started, or with several the current
+   device's. False when none started. */
+bool resid_use_for_operation(void);
+/* Notes that the selected manager has started (called once per manager, under the start lock):
+   the first becomes the primary; a second one turns the in-process planner off (it plans one
+   device's step), logged once. */
+void resid_note_started(void);
+/* The primary manager (the first started), or NULL: read it without selecting it. */
+struct resid_ctx *resid_primary(void);
+/* The k-th started manager (in start order), or NULL past the last. */
+struct resid_ctx *resid_started_at(uint32_t k);
 
 /* shim_resid_driver.c */
 /* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */

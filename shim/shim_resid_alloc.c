@@ -246,6 +246,8 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
 {
     if (async)
         shim_streams_note(stream, per_thread);
+    if (!resid_use_id(id))
+        return CUDA_ERROR_INVALID_VALUE;
     /* As cuMemFree does: nothing queued may use it after. */
     bool idle = async || device_idle();
     pthread_mutex_lock(&resid.lock);
@@ -316,7 +318,7 @@ int shim_resid_unmanaged_room(uint64_t bytes)
 
 bool shim_resid_unmanaged_retry(uint64_t bytes)
 {
-    if (!atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!resid_use_current() || !atomic_load_explicit(&resid.on, memory_order_acquire))
         return false;
     pthread_mutex_lock(&resid.lock);
     /* The device is fuller than the budget says: give back pooled chunks, or move one. */
@@ -327,7 +329,7 @@ bool shim_resid_unmanaged_retry(uint64_t bytes)
 
 void shim_resid_unmanaged_add(uint64_t bytes, bool add)
 {
-    if (!atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!resid_use_current() || !atomic_load_explicit(&resid.on, memory_order_acquire))
         return;
     uint64_t v = visible_bytes(bytes);
     pthread_mutex_lock(&resid.lock);

@@ -12,10 +12,10 @@
 
 bool shim_resid_foreign(int *dev)
 {
-    CUdevice d = 0;
-    if (!shim_resid_start() || resid.drv->device(&d) != CUDA_SUCCESS || d == resid.device)
+    uint32_t d = shim_current_device();
+    if (d < RESID_MAX_DEVICES || !resid_use_primary()) /* a device with a manager slot */
         return false;
-    *dev = d;
+    *dev = (int)d;
     return true;
 }
 
@@ -29,6 +29,8 @@ uint32_t shim_current_device(void)
 
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
 {
+    if (!resid_use_primary())
+        return;
     pthread_mutex_lock(&resid.lock);
     if (resid.nforeign == resid.foreign_cap) {
         size_t cap = resid.foreign_cap ? 2 * resid.foreign_cap : 64;
@@ -46,14 +48,14 @@ void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
     resid.foreign_bytes += bytes;
     pthread_mutex_unlock(&resid.lock);
     SHIM_LOG_ONCE(SHIM_LOG_WARN,
-                  "allocation on device %d, which residency does not serve (it serves device %d): "
-                  "left to the driver, outside the budget",
-                  dev, (int)resid.device);
+                  "allocation on device %d, which residency cannot serve (devices 0 to %d have "
+                  "managers): left to the driver, outside the budget",
+                  dev, RESID_MAX_DEVICES - 1);
 }
 
 bool shim_resid_foreign_remove(uint64_t addr)
 {
-    if (!atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!resid_use_primary() || !atomic_load_explicit(&resid.on, memory_order_acquire))
         return false;
     bool found = false;
     pthread_mutex_lock(&resid.lock);

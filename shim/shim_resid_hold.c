@@ -45,7 +45,7 @@ static void range_of(const struct resid_unit *u, const struct resid_member *m, u
 bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r)
 {
     uint64_t id = shim_registry_find(p);
-    if (!(id & SHIM_MANAGED_ID_TAG) || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!(id & SHIM_MANAGED_ID_TAG) || !resid_use_id(id))
         return false;
     pthread_mutex_lock(&resid.lock);
     struct resid_member *m;
@@ -147,7 +147,7 @@ bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *
 {
     *h = (struct shim_hold){.reason = why};
     uint64_t id = shim_registry_find(p);
-    if (!(id & SHIM_MANAGED_ID_TAG) || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    if (!(id & SHIM_MANAGED_ID_TAG) || !resid_use_id(id))
         return false;
     pthread_mutex_lock(&resid.lock);
     struct resid_member *m;
@@ -175,15 +175,19 @@ bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_r
                             struct shim_hold *h, CUresult *rc)
 {
     *h = (struct shim_hold){.reason = why};
-    if (!handle || !atomic_load_explicit(&resid.on, memory_order_acquire))
-        return false;
-    pthread_mutex_lock(&resid.lock);
-    struct by_handle b = {handle, NULL};
-    resid_each(match_handle, &b); /* rare: a linear search is fine */
-    if (b.found)                  /* a slab's chunk: the slab itself stands for its members */
-        *rc = hold_unit(b.found, NULL, b.found->id, h);
-    pthread_mutex_unlock(&resid.lock);
-    return b.found != NULL;
+    struct resid_ctx *c;
+    for (uint32_t k = 0; handle && (c = resid_started_at(k)) != NULL; k++) {
+        resid_cur = c; /* every device's manager in turn */
+        pthread_mutex_lock(&resid.lock);
+        struct by_handle b = {handle, NULL};
+        resid_each(match_handle, &b); /* rare: a linear search is fine */
+        if (b.found)                  /* a slab's chunk: the slab itself stands for its members */
+            *rc = hold_unit(b.found, NULL, b.found->id, h);
+        pthread_mutex_unlock(&resid.lock);
+        if (b.found)
+            return true;
+    }
+    return false;
 }
 
 static const char *reason_name(enum shim_pin_reason r)
@@ -206,6 +210,8 @@ void shim_resid_hold_done(struct shim_hold *h, bool ok)
         return;
     h->active = false;
     bool first = false;
+    if (!resid_use_id(h->unit_id)) /* the program freed it meanwhile */
+        return;
     pthread_mutex_lock(&resid.lock);
     struct resid_unit *u = resid_find(h->unit_id); /* the program may have freed it meanwhile */
     if (u && !ok)

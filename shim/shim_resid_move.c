@@ -176,10 +176,13 @@ static int by_value(const void *a, const void *b)
 double shim_resid_remap_us(void)
 {
     uint32_t v[RESID_REMAP_SAMPLES];
-    pthread_mutex_lock(&resid.lock);
-    uint32_t n = resid.nremap_us;
-    memcpy(v, resid.remap_us, n * sizeof *v);
-    pthread_mutex_unlock(&resid.lock);
+    struct resid_ctx *c = resid_primary(); /* read without selecting it */
+    if (!c)
+        return -1;
+    pthread_mutex_lock(&c->lock);
+    uint32_t n = c->nremap_us;
+    memcpy(v, c->remap_us, n * sizeof *v);
+    pthread_mutex_unlock(&c->lock);
     if (!n)
         return -1;
     qsort(v, n, sizeof *v, by_value);

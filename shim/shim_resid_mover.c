@@ -28,7 +28,7 @@ void resid_mover_queue(struct resid_move *m)
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        resid.mover_running = pthread_create(&resid.mover, &attr, mover_main, NULL) == 0;
+        resid.mover_running = pthread_create(&resid.mover, &attr, mover_main, resid_cur) == 0;
         pthread_attr_destroy(&attr);
         if (!resid.mover_running)
             SHIM_LOG_ONCE(SHIM_LOG_WARN, "no mover thread: moves complete when someone waits");
@@ -69,7 +69,7 @@ restart:
 
 static void *mover_main(void *arg)
 {
-    (void)arg;
+    resid_cur = arg; /* the device's manager whose moves it completes */
     shim_inside = 1; /* nothing the mover does is the program's */
     pthread_mutex_lock(&resid.lock);
     while (!resid.stopping) {
@@ -94,7 +94,8 @@ static void *mover_main(void *arg)
     return NULL;
 }
 
-void shim_resid_stop(void)
+/* Stops the selected manager's mover (at most about a second). */
+static void stop_one(void)
 {
     pthread_mutex_lock(&resid.lock);
     resid.stopping = true;
@@ -110,4 +111,13 @@ void shim_resid_stop(void)
         pthread_cond_timedwait(&resid.wake, &resid.lock, &until);
     }
     pthread_mutex_unlock(&resid.lock);
+}
+
+void shim_resid_stop(void)
+{
+    struct resid_ctx *c;
+    for (uint32_t k = 0; (c = resid_started_at(k)) != NULL; k++) {
+        resid_cur = c;
+        stop_one();
+    }
 }

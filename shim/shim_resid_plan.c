@@ -126,13 +126,15 @@ static void withdraw(void)
 
 void shim_resid_plan_withdraw(const char *why)
 {
-    if (!atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
-        return;
-    pthread_mutex_lock(&resid.lock);
-    if (resid.plan)
-        shim_log(SHIM_LOG_INFO, "planner: plan withdrawn (%s): moves are reactive again", why);
-    withdraw();
-    pthread_mutex_unlock(&resid.lock);
+    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
+    if (resid_use_primary() && atomic_load_explicit(&resid.plan_on, memory_order_relaxed)) {
+        pthread_mutex_lock(&resid.lock);
+        if (resid.plan)
+            shim_log(SHIM_LOG_INFO, "planner: plan withdrawn (%s): moves are reactive again", why);
+        withdraw();
+        pthread_mutex_unlock(&resid.lock);
+    }
+    resid_cur = was;
 }
 
 /* The totals a plan_step record counts from (lock held). */
@@ -166,9 +168,10 @@ static void trace_plan(const struct shim_plan *p)
     shim_trace_plan(&r);
 }
 
-void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
+/* shim_resid_plan_step_closed with the primary manager selected. */
+static void step_closed(uint64_t step, uint64_t first_seq)
 {
-    if (!atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+    if (!resid_use_primary() || !atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
         return;
     pthread_mutex_lock(&resid.lock);
     struct resid_plan_mark now = mark_now(), *was = &resid.plan_mark;
@@ -191,7 +194,15 @@ void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
     pthread_mutex_unlock(&resid.lock);
 }
 
-void shim_resid_plan_install(struct shim_plan *p)
+void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
+{
+    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
+    step_closed(step, first_seq);
+    resid_cur = was;
+}
+
+/* shim_resid_plan_install, changing the selection. */
+static void install(struct shim_plan *p)
 {
     uint32_t *order = malloc((p->nallocs + 1) * sizeof *order);
     struct resid_unit **units = calloc(p->nallocs + 1, sizeof *units);
@@ -207,6 +218,12 @@ void shim_resid_plan_install(struct shim_plan *p)
         if (positional(&p->keys[i]))
             order[npos++] = i;
     qsort_r(order, npos, sizeof *order, by_key, p->keys);
+    if (!resid_use_primary() || shim_resid_several()) { /* a second device started meanwhile */
+        free(order);
+        free(units);
+        shim_plan_free(p);
+        return;
+    }
     pthread_mutex_lock(&resid.lock);
     withdraw();
     if (shim_steps_length() != p->step_len) { /* the step changed while it was planned */
@@ -232,6 +249,13 @@ void shim_resid_plan_install(struct shim_plan *p)
     trace_plan(p);
     atomic_store_explicit(&resid.plan_on, true, memory_order_relaxed);
     pthread_mutex_unlock(&resid.lock);
+}
+
+void shim_resid_plan_install(struct shim_plan *p)
+{
+    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
+    install(p);
+    resid_cur = was;
 }
 
 /* Counts a planned move that could not be made, and says why at debug level. */
@@ -318,32 +342,43 @@ void resid_plan_advance(uint64_t next)
 
 void shim_resid_plan_tick(void)
 {
-    pthread_mutex_lock(&resid.lock);
-    resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
-    pthread_mutex_unlock(&resid.lock);
+    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
+    if (resid_use_primary()) {
+        pthread_mutex_lock(&resid.lock);
+        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+        pthread_mutex_unlock(&resid.lock);
+    }
+    resid_cur = was;
 }
 
+/* The accessors below read the primary manager without selecting it: the plan's recording calls
+   them while a manager's lock is held (an allocation's), and must not change the selection. */
 uint64_t shim_resid_plan_budget(void)
 {
-    return resid.budget > resid.slack ? resid.budget - resid.slack : 0;
+    const struct resid_ctx *c = resid_primary();
+    return c && c->budget > c->slack ? c->budget - c->slack : 0;
 }
 
 uint64_t shim_resid_slab_max(void)
 {
-    return resid.gran / 2;
+    const struct resid_ctx *c = resid_primary();
+    return c ? c->gran / 2 : 0;
 }
 
 uint64_t shim_resid_granularity(void)
 {
-    return resid.gran;
+    const struct resid_ctx *c = resid_primary();
+    return c ? c->gran : 0;
 }
 
 bool shim_resid_started(void)
 {
-    return atomic_load_explicit(&resid.on, memory_order_acquire);
+    struct resid_ctx *c = resid_primary();
+    return c && atomic_load_explicit(&c->on, memory_order_acquire);
 }
 
 bool shim_resid_plan_on(void)
 {
-    return atomic_load_explicit(&resid.plan_on, memory_order_relaxed);
+    struct resid_ctx *c = resid_primary();
+    return c && atomic_load_explicit(&c->plan_on, memory_order_relaxed);
 }

@@ -6,14 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-struct resid_ctx resid = {
-    .lock = PTHREAD_MUTEX_INITIALIZER,
-    .wake = PTHREAD_COND_INITIALIZER,
-    .prefetched = PTHREAD_COND_INITIALIZER,
-    .policy = &resid_policy_reactive,
-};
-
-static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+/* Serialises managers' starts (each is tried once, by the first thread that needs it). */
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t resid_now_ns(void)
 {
@@ -102,21 +96,24 @@ bool resid_start_with(const struct resid_driver *drv)
         return false;
     if (shim.record & CONF_RECORD_MOVES)
         shim_trace_budget(resid.budget, resid.host_budget, resid.device_total);
+    resid_note_started();
     atomic_store_explicit(&resid.on, true, memory_order_release);
     return true;
 }
 
-static void start(void)
-{
-    if (shim.mode == CONF_MODE_AUTO) /* only on a driver with SHIM_RESID_NEEDS (shim_state.c) */
-        resid_start_with(resid_driver_real());
-}
-
 bool shim_resid_start(void)
 {
+    if (!resid_use_current())
+        return false;
     if (atomic_load_explicit(&resid.on, memory_order_acquire))
         return true;
-    pthread_once(&start_once, start);
+    pthread_mutex_lock(&start_lock);
+    /* Only on a driver with SHIM_RESID_NEEDS (shim_state.c); each device's manager once. */
+    if (!resid.tried && shim.mode == CONF_MODE_AUTO) {
+        resid.tried = true;
+        resid_start_with(resid_driver_real());
+    }
+    pthread_mutex_unlock(&start_lock);
     return atomic_load_explicit(&resid.on, memory_order_acquire);
 }
 
@@ -306,9 +303,13 @@ void resid_driver_failed(CUresult rc)
              (int)rc);
 }
 
-bool shim_resid_totals(struct shim_resid_totals *t)
+bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
 {
     *t = (struct shim_resid_totals){0};
+    struct resid_ctx *c = resid_started_at(k);
+    if (!c)
+        return false;
+    resid_cur = c;
     if (!atomic_load(&resid.on))
         return false;
     pthread_mutex_lock(&resid.lock);

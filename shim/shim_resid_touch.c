@@ -204,8 +204,10 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
                       CUresult *refuse)
 {
     shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
-    if (!any_managed(ids, n) || !atomic_load_explicit(&resid.on, memory_order_acquire)) {
-        if (launch && atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+    bool selected = resid_use_for_operation();
+    if (!selected || !any_managed(ids, n) ||
+        !atomic_load_explicit(&resid.on, memory_order_acquire)) {
+        if (selected && launch && atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
             shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
         return false;
     }

@@ -228,8 +228,8 @@ static double mib(uint64_t bytes)
 static void exit_line(void)
 {
     struct shim_resid_totals t;
-    char moves[640];
-    if (!shim_resid_totals(&t)) {
+    char moves[1024];
+    if (!shim_resid_totals(0, &t)) {
         snprintf(moves, sizeof moves, "nothing moved (%s)",
                  shim.mode == CONF_MODE_RECORD ? "mode = record" : "residency did not start");
     } else {
@@ -255,6 +255,21 @@ static void exit_line(void)
                      "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "
                      "the driver",
                      t.device, (unsigned long long)t.foreign_allocs, mib(t.foreign_bytes));
+        /* Further devices' managers, each within its own budget (the figures above are the
+           first's: the device the first allocation was made on). */
+        struct shim_resid_totals o;
+        for (uint32_t k = 1; shim_resid_totals(k, &o); k++) {
+            n = (int)strlen(moves);
+            if ((size_t)n >= sizeof moves)
+                break;
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; device %d: %llu evictions (%llu cancelled), %llu restores, %llu errors, "
+                     "%.1f MiB to host, %.1f MiB to device, %.1f ms stalled, budget %llu MiB",
+                     o.device, (unsigned long long)o.evictions, (unsigned long long)o.cancelled,
+                     (unsigned long long)o.restores, (unsigned long long)o.errors,
+                     mib(o.bytes_to_host), mib(o.bytes_to_device), (double)o.stall_ns / 1e6,
+                     (unsigned long long)(o.budget >> 20));
+        }
     }
     uint64_t steps = shim_steps_closed();
     shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device; %s",

@@ -549,10 +549,11 @@ static void residency_pass(ctx *c)
         report_step *st =
             r->kind == SHIM_TRACE_MOVE || r->kind == SHIM_TRACE_STALL ? step_at(s, r->c) : NULL;
         if (r->kind == SHIM_TRACE_BUDGET) {
-            s->budgets++;
-            s->budget_bytes = r->a;
-            s->host_budget_bytes = r->b;
-            s->device_total = r->c;
+            if (!s->budgets++) { /* the first: the primary device's manager starts first */
+                s->budget_bytes = r->a;
+                s->host_budget_bytes = r->b;
+                s->device_total = r->c;
+            }
         } else if (r->kind == SHIM_TRACE_STALL) {
             add_stall(&s->residency, r);
             if (st != NULL)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Several devices under the shim with a budget. One process with two replicas (train_sim
-# --devices 2): residency serves device 0 (current at the first allocation), device 1's
-# allocations go to the driver untouched and outside the budget; the checksum is the native
-# one, nothing touches memory illegally, device 1 peaks exactly as without the shim. The
-# torchrun layout (4 processes, LOCAL_RANK=r, SIMGPU_DEVICES=4): residency starts lazily after
-# the program's cudaSetDevice, so rank r serves device r: moves in every rank's trace, and only
-# device r is used.
+# --devices 2, cudaSetDevice before each replica's step): each device has its own residency
+# manager, started at the first allocation made on it, and the budget applies to each; the
+# checksum is the native one, nothing touches memory illegally, and both devices stay below the
+# native peak with moves on each (the exit line gives the second device's own figures). The
+# torchrun layout (4 processes, LOCAL_RANK=r, SIMGPU_DEVICES=4): rank r's manager serves device r:
+# moves in every rank's trace, and only device r is used.
 set -u
 source "$(dirname "$0")/resid_env.sh"
 REPORT="$B/shim-report"
@@ -26,40 +26,43 @@ SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) SHIM_TRACE_PATH="$work/two.trace" SHIM_L
     SIMGPU_STATS="$work/two.json" SIMGPU_BACKTRACE=1 LD_PRELOAD="$PRELOAD" \
     timeout -k 5 "$RUN_TIMEOUT" "$TRAIN" "${ARGS[@]}" --devices 2 >"$work/two.out" 2>"$work/two.err"
 echo $? >"$work/two.rc"
-check "two devices, SHIM_BUDGET=P/2: exit 0 and the native checksum" \
+check "two devices, SHIM_BUDGET=P/2 on each: exit 0 and the native checksum" \
     [ "$(rc two)" = 0 -a "$(checksum two)" = "$want" ]
 check "two devices: no illegal access" is two illegal_accesses -eq 0
 check "two devices: no unmap hazard" is two unmap_hazards -eq 0
 evs=$(evictions two)
 check "two devices: residency moved memory on device 0 (evictions ${evs:-none})" [ "${evs:-0}" -gt 0 ]
-check "two devices: device 0 below the native peak ($(devpeak two 0) < $P)" \
-    [ "$(devpeak two 0)" -lt "$P" ]
-check "two devices: device 1 untouched, exactly the native peak ($(devpeak two 1))" \
-    [ "$(devpeak two 1)" = "$P" ]
-logged=$(grep -c 'allocation on device 1, which residency does not serve' "$work/two.err")
-counted=$(grep -c 'serving device 0: [1-9][0-9]* allocations' "$work/two.err")
-check "two devices: device 1's allocations logged once ($logged) and counted at exit ($counted)" \
-    [ "$logged" = 1 -a "$counted" = 1 ]
+# The second device's figures: "; device 1: E evictions (...), R restores, ..., budget B MiB".
+evs1=$(sed -n 's/.*info: exit: .*; device 1: \([0-9]*\) evictions .*/\1/p' "$work/two.err" | tail -n 1)
+budget1=$(sed -n 's/.*info: exit: .*; device 1: .*, budget \([0-9]*\) MiB.*/\1/p' "$work/two.err" | tail -n 1)
+check "two devices: device 1 has its own manager: its evictions (${evs1:-none}) and budget (${budget1:-none} MiB, device 0's $(budget_mib two)) in the exit line" \
+    [ "${evs1:-0}" -gt 0 -a -n "$budget1" -a "${budget1:-x}" = "$(budget_mib two)" ]
+for d in 0 1; do
+    check "two devices: device $d within its budget ($(devpeak two $d) <= $((P / 2)) + 2 chunks), below the native peak $P" \
+        [ "$(devpeak two $d)" -le $((P / 2 + 4194304)) ]
+done
+check "two devices: the planner says it stays off with a second device" \
+    grep -q "a second device (1) is managed, within its own budget" "$work/two.err"
+check "two devices: no allocation left to the driver as on a device without a manager" \
+    sh -c "! grep -q 'residency cannot serve' '$work/two.err'"
 
-# The report: each device's allocations and peak (trace format 1.6), device 1's equal to what
-# the simulated device measured; the summary's device figures are device 0's, the served one.
+# The report: each device's allocations and peak (trace format 1.6): the program's allocated
+# bytes, the native peak on each; the summary's device figures are device 0's (the primary).
 "$REPORT" summary --json "$work/two.trace" >"$work/two.sum.json" 2>/dev/null
 "$REPORT" summary "$work/two.trace" >"$work/two.sum" 2>/dev/null
-read -r primary ndev peak0 peak1 allocs1 summary_peak < <(python3 -c '
+read -r primary ndev peak0 peak1 allocs0 allocs1 summary_peak < <(python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 by = {x["device"]: x for x in d["devices"]}
 print(d["primary_device"], len(by), by.get(0, {}).get("peak_bytes", -1),
-      by.get(1, {}).get("peak_bytes", -1), by.get(1, {}).get("allocations", -1),
-      d["peak_device_bytes"])' "$work/two.sum.json" 2>/dev/null)
+      by.get(1, {}).get("peak_bytes", -1), by.get(0, {}).get("allocations", -1),
+      by.get(1, {}).get("allocations", -1), d["peak_device_bytes"])' "$work/two.sum.json" 2>/dev/null)
 check "two devices: the report lists both devices (${ndev:-none}), device 0 primary (${primary:-none})" \
     [ "${ndev:-0}" = 2 -a "${primary:-x}" = 0 ]
-check "two devices: the report's device 1 peak ${peak1:-none} is the simulated device's $(devpeak two 1)" \
-    [ "${peak1:-x}" = "$(devpeak two 1)" ]
-check "two devices: device 1's allocations in the report (${allocs1:-none}) are those counted at exit" \
-    grep -q "serving device 0: ${allocs1:-x} allocations" "$work/two.err"
-check "two devices: the summary's peak is device 0's allocated peak ${peak0:-none}, the program's native $P, not both devices' (${summary_peak:-none})" \
-    [ "${summary_peak:-x}" = "${peak0:-y}" -a "${peak0:-y}" = "$P" ]
+check "two devices: each device's allocated peak is the program's native $P (${peak0:-none}, ${peak1:-none}), the two replicas' allocations alike (${allocs0:-none}, ${allocs1:-none})" \
+    [ "${peak0:-x}" = "$P" -a "${peak1:-x}" = "$P" -a "${allocs0:-x}" = "${allocs1:-y}" ]
+check "two devices: the summary's peak is device 0's (${summary_peak:-none}), not both devices'" \
+    [ "${summary_peak:-x}" = "${peak0:-y}" ]
 check "two devices: the text summary has the devices table" \
     grep -q "^devices: 2 (the device figures above are device 0's)" "$work/two.sum"
 # memviz: one trace list per device, each peaking where the summary says that device peaks.
