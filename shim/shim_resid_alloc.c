@@ -248,8 +248,15 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
         shim_streams_note(stream, per_thread);
     if (!resid_use_id(id))
         return CUDA_ERROR_INVALID_VALUE;
-    /* As cuMemFree does: nothing queued may use it after. */
-    bool idle = async || device_idle();
+    /* As cuMemFree does: nothing queued may use it after. The wait covers the current
+       device's work (shim_streams_sync_program): freed while another device is current, the
+       allocation's own device may still run work on it, so its memory is then set aside (kept
+       mapped, never reused) rather than unmapped under that work. */
+    bool own = !shim_resid_several() || shim_current_device() == (uint32_t)resid.device;
+    if (!async && !own)
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a managed allocation was freed with cuMemFree while another "
+                                     "device was current: its memory is not reused");
+    bool idle = async || (own && device_idle());
     pthread_mutex_lock(&resid.lock);
     struct resid_member *m = resid_member_find(id);
     struct resid_unit *u = m ? NULL : resid_find(id);
