@@ -1,11 +1,10 @@
-/* shim_resid_device.c — allocations on devices the residency manager does not serve.
+/* shim_resid_device.c — allocations on devices no residency manager serves, and the current
+ * device.
  *
- * The residency manager serves one device: the one current when it starts, which is at the
- * program's first allocation (or memory query), after the program chose its device with
- * cudaSetDevice, so a torchrun worker's manager serves its LOCAL_RANK device. Allocations made
- * while another device is current go to the driver untouched: never managed, never counted in
- * the budget (which is the served device's), counted here and logged once. Their addresses are
- * kept so that their frees are not taken out of the budget either. */
+ * Every device below RESID_MAX_DEVICES gets a manager of its own (shim_resid_ctx.c). An
+ * allocation made while a device beyond that is current goes to the driver untouched: never
+ * managed, never counted in a budget, counted here (in the first manager's state) and logged
+ * once. Their addresses are kept so that their frees are not taken out of a budget either. */
 #include "shim_resid.h"
 
 #include <stdlib.h>

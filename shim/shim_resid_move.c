@@ -302,7 +302,8 @@ void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
 static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
 {
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_move(m->dir, m->unit_id, m->bytes, m->start_ns, resid_now_ns(), reason);
+        shim_trace_move(m->dir, m->unit_id, m->bytes, m->start_ns, resid_now_ns(), reason,
+                        (uint32_t)resid.device);
 }
 
 /* Finishes m, whose copy is known complete (lock held). */
@@ -417,7 +418,7 @@ void resid_stalled(uint64_t t0, enum shim_move_reason reason)
     uint64_t t1 = resid_now_ns();
     resid.stall_ns += t1 - t0;
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_stall(t0, t1, reason);
+        shim_trace_stall(t0, t1, reason, (uint32_t)resid.device);
 }
 
 void resid_wait_move(struct resid_unit *u, enum shim_move_reason reason)

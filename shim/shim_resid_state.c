@@ -95,7 +95,8 @@ bool resid_start_with(const struct resid_driver *drv)
     if (!start_device())
         return false;
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_budget(resid.budget, resid.host_budget, resid.device_total);
+        shim_trace_budget(resid.budget, resid.host_budget, resid.device_total,
+                          (uint32_t)resid.device);
     resid_note_started();
     atomic_store_explicit(&resid.on, true, memory_order_release);
     return true;

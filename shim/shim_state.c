@@ -272,9 +272,9 @@ static void exit_line(void)
         }
     }
     uint64_t steps = shim_steps_closed();
-    shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device; %s",
+    shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device%s; %s",
              (unsigned long long)steps, steps == 1 ? "" : "s", mib(shim_registry_device_peak()),
-             moves);
+             shim_resid_several() ? "s together" : "", moves);
 }
 
 static void at_exit(void)

@@ -200,15 +200,18 @@ void shim_trace_step(uint64_t step, uint64_t first_seq);
 void shim_trace_graph_launch(uint64_t graph_id, uint64_t stream);
 /* The residency budget in force: device bytes the shim keeps managed plus visible
    unmanaged allocations within, host bytes it may use for evicted data, and the
-   device's physical total. Recorded when residency starts (and if it changes). */
-void shim_trace_budget(uint64_t budget_bytes, uint64_t host_budget_bytes, uint64_t device_total);
-/* One residency move of an allocation: start_ns when its copy was submitted,
+   device's physical total, for the device it manages (one record per device's manager, when it
+   starts). */
+void shim_trace_budget(uint64_t budget_bytes, uint64_t host_budget_bytes, uint64_t device_total,
+                       uint32_t device);
+/* One residency move of an allocation on device: start_ns when its copy was submitted,
    end_ns when the range was remapped (or the move abandoned), CLOCK_MONOTONIC. */
 void shim_trace_move(enum shim_move_dir dir, uint64_t alloc_id, uint64_t bytes, uint64_t start_ns,
-                     uint64_t end_ns, enum shim_move_reason reason);
-/* The program's thread was blocked by the residency manager from start_ns to end_ns
+                     uint64_t end_ns, enum shim_move_reason reason, uint32_t device);
+/* The program's thread was blocked by device's residency manager from start_ns to end_ns
    (waiting for a restore, or for room), for the given reason. */
-void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason);
+void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason,
+                      uint32_t device);
 /* One residency transition (struct shim_trace_transition above); t is not kept. A move is
    the EVICT or RESTORE transition that starts it and the one that ends it (COPY_DONE, CANCEL,
    ERROR or FREE of the same unit), each recorded when it happens: the record's time is the

@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         6          /* a reader accepts any minor; 1.6: alloc device */
+#define SHIM_TRACE_MINOR         7          /* a reader accepts any minor; 1.7: residency device */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -108,8 +108,8 @@ enum shim_trace_kind {
     X(SHIM_TRACE_GRAPH_LAUNCH, "graph_launch", 16)                                                 \
     X(SHIM_TRACE_NOTE, "note", 0)                                                                  \
     X(SHIM_TRACE_DROPPED, "dropped", 16)                                                           \
-    X(SHIM_TRACE_BUDGET, "budget", 24)                                                             \
-    X(SHIM_TRACE_MOVE, "move", 40)                                                                 \
+    X(SHIM_TRACE_BUDGET, "budget", 32)                                                             \
+    X(SHIM_TRACE_MOVE, "move", 48)                                                                 \
     X(SHIM_TRACE_STALL, "stall", 24)                                                               \
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
     X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
@@ -155,15 +155,18 @@ enum shim_trace_kind {
     X(SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, 0)                                        \
     X(SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, 8)                                   \
     X(SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, 16)                                       \
+    X(SHIM_TRACE_BUDGET, "device", SHIM_TRACE_U32, 24)                                             \
     X(SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, 0)                                              \
     X(SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, 8)                                                 \
     X(SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, 16)                                             \
     X(SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, 24)                                               \
     X(SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, 32)                                                  \
     X(SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, 36)                                               \
+    X(SHIM_TRACE_MOVE, "device", SHIM_TRACE_U32, 40)                                               \
     X(SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, 0)                                             \
     X(SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, 8)                                               \
     X(SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, 16)                                              \
+    X(SHIM_TRACE_STALL, "device", SHIM_TRACE_U32, 20)                                              \
     X(SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, 0)                                         \
     X(SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, 8)                                           \
     X(SHIM_TRACE_TRANSITION, "stream", SHIM_TRACE_U64, 16)                                         \
@@ -268,14 +271,16 @@ struct shim_trace_body_sync {
 };
 struct shim_trace_body_budget {
     uint64_t budget_bytes, host_budget_bytes, device_total;
+    uint32_t device, zero; /* device: since 1.7 */
 };
 struct shim_trace_body_move {
     uint64_t alloc_id, bytes, start_ns, end_ns;
     uint32_t dir, reason;
+    uint32_t device, zero; /* device: since 1.7 */
 };
 struct shim_trace_body_stall {
     uint64_t start_ns, end_ns;
-    uint32_t reason, zero;
+    uint32_t reason, device; /* device: since 1.7 (zero before) */
 };
 struct shim_trace_body_transition {
     uint64_t unit_id, bytes, stream, seq, score, next_use;

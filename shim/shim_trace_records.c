@@ -16,9 +16,12 @@ _Static_assert(sizeof(struct shim_trace_body_kernel_time) == 16, "kernel_time bo
 _Static_assert(sizeof(struct shim_trace_body_copy) == 40, "copy body");
 _Static_assert(offsetof(struct shim_trace_body_copy, dir) == 32, "dir offset");
 _Static_assert(sizeof(struct shim_trace_body_sync) == 16, "sync body");
-_Static_assert(sizeof(struct shim_trace_body_budget) == 24, "budget body");
-_Static_assert(sizeof(struct shim_trace_body_move) == 40, "move body");
+_Static_assert(sizeof(struct shim_trace_body_budget) == 32, "budget body");
+_Static_assert(sizeof(struct shim_trace_body_move) == 48, "move body");
 _Static_assert(offsetof(struct shim_trace_body_move, reason) == 36, "move reason offset");
+_Static_assert(offsetof(struct shim_trace_body_move, device) == 40, "move device offset");
+_Static_assert(offsetof(struct shim_trace_body_budget, device) == 24, "budget device offset");
+_Static_assert(offsetof(struct shim_trace_body_stall, device) == 20, "stall device offset");
 _Static_assert(sizeof(struct shim_trace_body_stall) == 24, "stall body");
 _Static_assert(offsetof(struct shim_trace_body_stall, reason) == 16, "stall reason offset");
 _Static_assert(sizeof(struct shim_trace_body_transition) == 56, "transition body");
@@ -152,30 +155,33 @@ void shim_trace_graph_launch(uint64_t graph_id, uint64_t stream)
 }
 
 /* Contract in shim_trace.h. */
-void shim_trace_budget(uint64_t budget_bytes, uint64_t host_budget_bytes, uint64_t device_total)
+void shim_trace_budget(uint64_t budget_bytes, uint64_t host_budget_bytes, uint64_t device_total,
+                       uint32_t device)
 {
-    struct shim_trace_body_budget body = {budget_bytes, host_budget_bytes, device_total};
+    struct shim_trace_body_budget body = {budget_bytes, host_budget_bytes, device_total, device, 0};
     put_fixed(SHIM_TRACE_BUDGET, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. The record's own time is when it was recorded (after end_ns, as a
    rule); the move's times are in its body. */
 void shim_trace_move(enum shim_move_dir dir, uint64_t alloc_id, uint64_t bytes, uint64_t start_ns,
-                     uint64_t end_ns, enum shim_move_reason reason)
+                     uint64_t end_ns, enum shim_move_reason reason, uint32_t device)
 {
     struct shim_trace_body_move body = {.alloc_id = alloc_id,
                                         .bytes = bytes,
                                         .start_ns = start_ns,
                                         .end_ns = end_ns,
                                         .dir = (uint32_t)dir,
-                                        .reason = (uint32_t)reason};
+                                        .reason = (uint32_t)reason,
+                                        .device = device};
     put_fixed(SHIM_TRACE_MOVE, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. */
-void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason)
+void shim_trace_stall(uint64_t start_ns, uint64_t end_ns, enum shim_move_reason reason,
+                      uint32_t device)
 {
-    struct shim_trace_body_stall body = {start_ns, end_ns, (uint32_t)reason, 0};
+    struct shim_trace_body_stall body = {start_ns, end_ns, (uint32_t)reason, device};
     put_fixed(SHIM_TRACE_STALL, &body, sizeof body);
 }
 

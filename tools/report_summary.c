@@ -87,7 +87,8 @@ static void text_limits(FILE *out, const report_trace *t, const report_stats *s)
 }
 
 /* With allocations on more than one device (format 1.6 records the device): each device's
-   allocations and peak; the figures above are the primary device's. */
+   allocations and peak, and its manager's budget and moves (format 1.7); the device figures
+   above are the primary device's, the residency figures every device's together. */
 static void text_devices(FILE *out, const report_stats *s)
 {
     uint32_t seen = 0;
@@ -97,11 +98,13 @@ static void text_devices(FILE *out, const report_stats *s)
         return;
     fprintf(out, "devices: %u (the device figures above are device %u's)\n", seen,
             s->primary_device);
-    fprintf(out, "    %6s %12s %18s\n", "device", "allocations", "peak_bytes");
+    fprintf(out, "    %6s %12s %18s %18s %10s %9s\n", "device", "allocations", "peak_bytes",
+            "budget_bytes", "evictions", "restores");
     for (uint32_t d = 0; d < s->ndevices; d++)
         if (s->device_allocs[d])
-            fprintf(out, "    %6u %12llu %18llu\n", d, U(s->device_allocs[d]),
-                    U(s->device_peak[d]));
+            fprintf(out, "    %6u %12llu %18llu %18llu %10llu %9llu\n", d, U(s->device_allocs[d]),
+                    U(s->device_peak[d]), U(s->device_budget[d]),
+                    U(s->device_residency[d].evictions), U(s->device_residency[d].restores));
 }
 
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
@@ -233,15 +236,27 @@ static void json_u(FILE *out, const char *key, uint64_t v)
     fprintf(out, "\"%s\": %llu, ", key, U(v));
 }
 
-/* Every device with an allocation: "devices": [{device, allocations, peak_bytes}, ...]. */
+/* Every device with an allocation: "devices": [{device, allocations, peak_bytes, budget_bytes,
+   evictions, restores, bytes_to_host, bytes_to_device, stall_ms}, ...] (budget_bytes 0: no
+   manager's budget recorded for it). */
 static void json_devices(FILE *out, const report_stats *s)
 {
     json_u(out, "primary_device", s->primary_device);
     fputs("\"devices\": [", out);
-    for (uint32_t d = 0, n = 0; d < s->ndevices; d++)
-        if (s->device_allocs[d])
-            fprintf(out, "%s{\"device\": %u, \"allocations\": %llu, \"peak_bytes\": %llu}",
-                    n++ ? ", " : "", d, U(s->device_allocs[d]), U(s->device_peak[d]));
+    for (uint32_t d = 0, n = 0; d < s->ndevices; d++) {
+        if (!s->device_allocs[d])
+            continue;
+        const report_residency *r = &s->device_residency[d];
+        fprintf(out,
+                "%s{\"device\": %u, \"allocations\": %llu, \"peak_bytes\": %llu, "
+                "\"budget_bytes\": %llu, \"evictions\": %llu, \"restores\": %llu, "
+                "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_ms\": ",
+                n++ ? ", " : "", d, U(s->device_allocs[d]), U(s->device_peak[d]),
+                U(s->device_budget[d]), U(r->evictions), U(r->restores), U(r->bytes_to_host),
+                U(r->bytes_to_device));
+        report_json_double(out, (double)r->stall_ns / 1e6);
+        fputs("}", out);
+    }
     fputs("], ", out);
 }
 

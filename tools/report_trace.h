@@ -20,9 +20,9 @@
      graph_launch a graph_id, d stream
      note         text
      dropped      a records, b total
-     budget       a budget_bytes, b host_budget_bytes, c device_total
-     move         a alloc_id, b bytes, c start_ns, d end_ns, sub dir, sub2 reason
-     stall        c start_ns, d end_ns, sub2 reason
+     budget       a budget_bytes, b host_budget_bytes, c device_total, d device (1.7)
+     move         a alloc_id, b bytes, c start_ns, d end_ns, e device (1.7), sub dir, sub2 reason
+     stall        c start_ns, d end_ns, e device (1.7), sub2 reason
      transition   a unit_id, b bytes, c seq, d stream, e score, f next_use, sub event,
                   sub2 reason, sub3 from, sub4 to
      slab         a slab_id, b addr, c bytes
@@ -215,10 +215,16 @@ typedef struct report_stats {
     uint32_t ndevices; /* highest device ordinal with an allocation, plus one (at most
                           REPORT_MAX_DEVICES; higher ordinals count in the last) */
     uint64_t device_allocs[REPORT_MAX_DEVICES], device_peak[REPORT_MAX_DEVICES];
+    /* Each device's manager (format 1.7: budget, move and stall records name their device; in
+       older traces every one counts as the primary device's): its budget (0: no budget record)
+       and its moves and stalls. */
+    uint64_t device_budget[REPORT_MAX_DEVICES];
+    report_residency device_residency[REPORT_MAX_DEVICES];
     uint64_t copy_bytes[6]; /* by enum shim_copy_dir */
     uint64_t unmatched_frees, unmatched_times, duplicate_allocs;
     uint64_t first_ns, last_ns;
-    /* The last budget record (budgets == 0: none, and the three are 0). */
+    /* The primary device's last budget record, else the last one (budgets == 0: none, and the
+       three are 0). */
     uint64_t budgets, budget_bytes, host_budget_bytes, device_total;
     report_residency residency; /* every move and stall, in steps or not */
     uint64_t odd_moves;         /* moves of a direction the format does not define: not counted */

@@ -95,15 +95,18 @@ static const struct want {
              {SHIM_TRACE_BUDGET, "budget_bytes", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_BUDGET, "host_budget_bytes", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_BUDGET, "device_total", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_BUDGET, "device", SHIM_TRACE_U32, S_D}, /* 1.7: added_later */
              {SHIM_TRACE_MOVE, "alloc_id", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_MOVE, "bytes", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_MOVE, "start_ns", SHIM_TRACE_U64, S_C},
              {SHIM_TRACE_MOVE, "end_ns", SHIM_TRACE_U64, S_D},
              {SHIM_TRACE_MOVE, "dir", SHIM_TRACE_U32, S_SUB},
              {SHIM_TRACE_MOVE, "reason", SHIM_TRACE_U32, S_SUB2},
+             {SHIM_TRACE_MOVE, "device", SHIM_TRACE_U32, S_E}, /* 1.7: added_later */
              {SHIM_TRACE_STALL, "start_ns", SHIM_TRACE_U64, S_C},
              {SHIM_TRACE_STALL, "end_ns", SHIM_TRACE_U64, S_D},
              {SHIM_TRACE_STALL, "reason", SHIM_TRACE_U32, S_SUB2},
+             {SHIM_TRACE_STALL, "device", SHIM_TRACE_U32, S_E}, /* 1.7: added_later */
              {SHIM_TRACE_TRANSITION, "unit_id", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_TRANSITION, "bytes", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_TRANSITION, "seq", SHIM_TRACE_U64, S_C},
@@ -153,10 +156,13 @@ static const struct want {
              SHIM_TRACE_SUMMARY_FIELDS(SUMMARY)};
 
 /* A field a later minor version added to a kind: an older file's schema lacks it, and its
-   records read it as 0 (alloc's device, 1.6: device 0). */
+   records read it as 0 (alloc's device, 1.6: device 0; budget's, move's and stall's device,
+   1.7: the statistics then count them as the primary device's). */
 static bool added_later(const struct want *w)
 {
-    return w->kind == SHIM_TRACE_ALLOC && strcmp(w->field, "device") == 0;
+    return strcmp(w->field, "device") == 0 &&
+           (w->kind == SHIM_TRACE_ALLOC || w->kind == SHIM_TRACE_BUDGET ||
+            w->kind == SHIM_TRACE_MOVE || w->kind == SHIM_TRACE_STALL);
 }
 #define NWANTS     (sizeof wants / sizeof wants[0])
 #define KIND_WANTS 25 /* the most wants of one kind (step_summary) */

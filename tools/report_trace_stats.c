@@ -539,23 +539,40 @@ static void add_stall(report_residency *x, const report_rec *r)
     x->stall_ns = sat_add(x->stall_ns, r->d > r->c ? r->d - r->c : 0);
 }
 
-/* Budget records (the last one wins), and moves and stalls overall and per step: a move or a
-   stall belongs to the step whose window holds its start_ns. */
+/* The device a budget, move or stall record names: its own from format 1.7, else the primary
+   device (older traces had one manager, which served it). */
+static uint32_t residency_device(const ctx *c, uint64_t named)
+{
+    uint64_t d = c->t->minor >= 7 ? named : c->s->primary_device;
+    return d < REPORT_MAX_DEVICES ? (uint32_t)d : REPORT_MAX_DEVICES - 1;
+}
+
+/* Budget records (a device's last one is its budget, as a manager records a budget again if it
+   changes; the trace's budget is the primary device's, else the last of any device), and moves
+   and stalls overall, per step and per device: a move or a stall belongs to the step whose
+   window holds its start_ns. */
 static void residency_pass(ctx *c)
 {
     report_stats *s = c->s;
+    int primary_budget = 0;
     for (size_t i = 0; i < c->t->n; i++) {
         const report_rec *r = &c->t->recs[i];
         report_step *st =
             r->kind == SHIM_TRACE_MOVE || r->kind == SHIM_TRACE_STALL ? step_at(s, r->c) : NULL;
         if (r->kind == SHIM_TRACE_BUDGET) {
-            if (!s->budgets++) { /* the first: the primary device's manager starts first */
+            uint32_t d = residency_device(c, r->d);
+            s->device_budget[d] = r->a;
+            s->budgets++;
+            int primary = d == residency_device(c, s->primary_device);
+            if (primary || !primary_budget) {
                 s->budget_bytes = r->a;
                 s->host_budget_bytes = r->b;
                 s->device_total = r->c;
             }
+            primary_budget |= primary;
         } else if (r->kind == SHIM_TRACE_STALL) {
             add_stall(&s->residency, r);
+            add_stall(&s->device_residency[residency_device(c, r->e)], r);
             if (st != NULL)
                 add_stall(&st->residency, r);
         } else if (r->kind == SHIM_TRACE_MOVE && r->sub != SHIM_MOVE_TO_HOST &&
@@ -563,6 +580,7 @@ static void residency_pass(ctx *c)
             s->odd_moves++;
         } else if (r->kind == SHIM_TRACE_MOVE) {
             add_move(&s->residency, r);
+            add_move(&s->device_residency[residency_device(c, r->e)], r);
             add_reason(s, r->sub2);
             if (st != NULL)
                 add_move(&st->residency, r);

@@ -216,7 +216,8 @@ done
 check "moves -o: not an option of moves, exit 2" [ $? -eq 2 ]
 check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$tmp/mv.usage"
 
-# ---- devices (format 1.6): trace_gen's devices scenario, three devices, managed memory on 1 ----
+# ---- devices (formats 1.6, 1.7): trace_gen's devices scenario, three devices, managed memory on
+# 1, managers on 1 (budget 12 MiB, 2 evictions, 1 restore) and 0 (5 MiB, 1 eviction) ----
 "$gen" devices "$tmp/dev.trace"
 "$report" summary "$tmp/dev.trace" >"$tmp/dev.sum" 2>&1
 "$report" summary --json "$tmp/dev.trace" >"$tmp/dev.json" 2>&1
@@ -224,13 +225,21 @@ check "devices: the figures are the primary device's (1, where managed memory is
     has_line "$tmp/dev.sum" "peak_device_bytes: 10485760 (10.0 MiB)"
 check "devices: the text lists three devices, device 1 primary" \
     has_line "$tmp/dev.sum" "devices: 3 (the device figures above are device 1's)"
-check "devices: --json lists each device's allocations and peak" python3 -c '
+check "devices: --json lists each device's allocations, peak, budget and moves; the trace's budget is the primary's" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-want = [{"device": 0, "allocations": 2, "peak_bytes": 7 << 20},
-        {"device": 1, "allocations": 2, "peak_bytes": 10 << 20},
-        {"device": 2, "allocations": 1, "peak_bytes": 6 << 20}]
-sys.exit(0 if d["devices"] == want and d["primary_device"] == 1 else 1)' "$tmp/dev.json"
+keys = ("device", "allocations", "peak_bytes", "budget_bytes", "evictions", "restores",
+        "bytes_to_host", "bytes_to_device")
+want = [(0, 2, 7 << 20, 5 << 20, 1, 0, 4 << 20, 0),
+        (1, 2, 10 << 20, 12 << 20, 2, 1, 10 << 20, 8 << 20),
+        (2, 1, 6 << 20, 0, 0, 0, 0, 0)]
+got = [tuple(x[k] for k in keys) for x in d["devices"]]
+stalls = [x["stall_ms"] > 0 for x in d["devices"]]
+sys.exit(0 if got == want and stalls == [False, True, False] and d["primary_device"] == 1
+         and d["budget_bytes"] == 12 << 20 and d["evictions"] == 3 and d["restores"] == 1
+         else 1)' "$tmp/dev.json"
+check "devices: the text table has each device's budget, evictions and restores" \
+    has_line "$tmp/dev.sum" "         1            2           10485760           12582912          2         1"
 "$report" summary "$tmp/syn.trace" >"$tmp/syn1.sum" 2>&1
 check "devices: a one-device trace has no devices list" \
     sh -c "grep -q '^peak_device_bytes:' '$tmp/syn1.sum' && ! grep -q '^devices:' '$tmp/syn1.sum'"
@@ -240,7 +249,7 @@ check "devices: a one-device trace has no devices list" \
 "$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$tmp/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.6"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.7"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$tmp/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

@@ -500,13 +500,14 @@ static void stats_on_odd_data(void **state)
 
 static void rec_move(buf *p, uint32_t dir, uint64_t bytes, uint64_t start, uint32_t why, uint64_t t)
 {
-    rec(p, SHIM_TRACE_MOVE, 40, t);
+    rec(p, SHIM_TRACE_MOVE, 48, t);
     put64(p, 3);
     put64(p, bytes);
     put64(p, start);
     put64(p, start + 10);
     put32(p, dir);
     put32(p, why);
+    put64(p, 0); /* device 0 (1.7), padding */
 }
 
 static void rec_stall(buf *p, uint64_t start, uint64_t end, uint64_t t)
@@ -519,10 +520,11 @@ static void rec_stall(buf *p, uint64_t start, uint64_t end, uint64_t t)
 
 static void rec_budget(buf *p, uint64_t budget, uint64_t host, uint64_t t)
 {
-    rec(p, SHIM_TRACE_BUDGET, 24, t);
+    rec(p, SHIM_TRACE_BUDGET, 32, t);
     put64(p, budget);
     put64(p, host);
     put64(p, 3000);
+    put64(p, 0); /* device 0 (1.7), padding */
 }
 
 /* Step 0's window is [200, 400) (from the sync before its first launch to the sync before

@@ -24,7 +24,9 @@
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen devices PATH     allocations on three devices (format 1.6): managed ones on
  *                              device 1 (the primary: peak 10 MiB), plain ones on device 0
- *                              (peak 7 MiB) and 2 (6 MiB), a launch on each
+ *                              (peak 7 MiB) and 2 (6 MiB), a launch on each; managers on
+ *                              devices 1 (budget 12 MiB: 2 evictions, 1 restore, a stall) and
+ *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7)
  *   trace_gen empty PATH       no records at all
  *   trace_gen steps PATH [N [MAX_BYTES]]
  *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
@@ -77,14 +79,14 @@ static void move(enum shim_move_dir dir, uint64_t id, uint64_t bytes, uint64_t u
                  enum shim_move_reason why)
 {
     uint64_t t = now_ns();
-    shim_trace_move(dir, id, bytes, t, t + usec * 1000, why);
+    shim_trace_move(dir, id, bytes, t, t + usec * 1000, why, 0);
     wait_until(t + usec * 1000);
 }
 
 static void stall(uint64_t usec, enum shim_move_reason why)
 {
     uint64_t t = now_ns();
-    shim_trace_stall(t, t + usec * 1000, why);
+    shim_trace_stall(t, t + usec * 1000, why, 0);
     wait_until(t + usec * 1000);
 }
 
@@ -100,9 +102,9 @@ static void residency(uint64_t i, uint64_t act)
         stall(250, SHIM_REASON_DEMAND);
     } else if (i == 2) {
         uint64_t t = now_ns();
-        shim_trace_move(SHIM_MOVE_TO_HOST, act, 2 * MIB, t, t + 150000, SHIM_REASON_BUDGET);
-        shim_trace_move(SHIM_MOVE_TO_HOST, 1, 4 * MIB, t + 50000, t + 150000,
-                        SHIM_REASON_CANCELLED);
+        shim_trace_move(SHIM_MOVE_TO_HOST, act, 2 * MIB, t, t + 150000, SHIM_REASON_BUDGET, 0);
+        shim_trace_move(SHIM_MOVE_TO_HOST, 1, 4 * MIB, t + 50000, t + 150000, SHIM_REASON_CANCELLED,
+                        0);
         wait_until(t + 150000);
         move(SHIM_MOVE_TO_DEVICE, act, 2 * MIB, 150, SHIM_REASON_PREFETCH);
         stall(1000, SHIM_REASON_BUDGET);
@@ -146,7 +148,7 @@ static void synthetic(void)
     shim_trace_func_name(RELU, "relu");
     shim_trace_func_name(SOFTMAX, "softmax_kernel<float>");
     shim_trace_func_name(LOSS, "loss \"readback\"");
-    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
     shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
     shim_trace_copy(SHIM_COPY_H2D, 1, 2, 1 * MIB, stream);
@@ -318,7 +320,7 @@ static void plan_boundary(uint64_t i, uint64_t first)
 static void plan_scenario(void)
 {
     shim_trace_func_name(GEMM, "gemm");
-    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     launch(GEMM, 0, NULL, 0, 0);
     shim_trace_sync(SHIM_SYNC_CTX, 0);
     for (uint64_t i = 0; i < 4; i++) {
@@ -349,7 +351,7 @@ static void *thread_body(void *arg)
     }
     shim_trace_step(base, base);
     shim_trace_graph_launch(base, base);
-    shim_trace_budget(base + 1, base + 2, base + 3);
+    shim_trace_budget(base + 1, base + 2, base + 3, 0);
     move(SHIM_MOVE_TO_HOST, base + 1, 4096, 20, SHIM_REASON_BUDGET);
     stall(10, SHIM_REASON_DEMAND);
     shim_trace_note(name);
@@ -371,7 +373,7 @@ static void steps(uint64_t n)
     const uint64_t stream = 0x5000;
     shim_trace_func_name(GEMM, "gemm");
     shim_trace_func_name(RELU, "relu");
-    shim_trace_budget(64 * MIB, 64 * MIB, 80 * 1024 * MIB);
+    shim_trace_budget(64 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
     launch(GEMM, stream, NULL, 0, 0); /* warm-up */
     shim_trace_sync(SHIM_SYNC_CTX, 0);
@@ -386,12 +388,12 @@ static void steps(uint64_t n)
         }
         launch(RELU, stream, &act, 1, 0);
         if (i % 2 == 0) { /* moves and stalls start in the step (at t), whatever they last */
-            shim_trace_move(SHIM_MOVE_TO_HOST, act, 1 * MIB, t, t + 500, SHIM_REASON_BUDGET);
-            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, 1 * MIB, t + 1, t + 900,
-                            SHIM_REASON_PREFETCH);
+            shim_trace_move(SHIM_MOVE_TO_HOST, act, 1 * MIB, t, t + 500, SHIM_REASON_BUDGET, 0);
+            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, 1 * MIB, t + 1, t + 900, SHIM_REASON_PREFETCH,
+                            0);
         }
         if (i % 3 == 0)
-            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND);
+            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND, 0);
         launch(GEMM, stream, both, 2, 0);
         shim_trace_copy(SHIM_COPY_D2H, 0, act, 4096, stream);
         shim_trace_free(act, stream);
@@ -411,6 +413,15 @@ static void devices(void)
     shim_trace_alloc_on(2, 0x7e0000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
     shim_trace_alloc_on(3, 0x7d0000000000ull, 6 * MIB, SHIM_ALLOC_PLAIN, 0, 2);
     shim_trace_alloc_on(4, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
+    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 1);
+    shim_trace_budget(5 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
+    uint64_t t = now_ns();
+    shim_trace_move(SHIM_MOVE_TO_HOST, 4, 2 * MIB, t, t + 1000, SHIM_REASON_BUDGET, 1);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 1, 8 * MIB, t, t + 2000, SHIM_REASON_BUDGET, 1);
+    shim_trace_move(SHIM_MOVE_TO_DEVICE, 1, 8 * MIB, t + 2000, t + 3000, SHIM_REASON_DEMAND, 1);
+    shim_trace_stall(t + 2000, t + 3000, SHIM_REASON_DEMAND, 1);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 2, 4 * MIB, t, t + 1500, SHIM_REASON_BUDGET, 0);
+    wait_until(t + 3000);
     for (uint64_t id = 1; id <= 3; id++)
         launch(GEMM, stream, &id, 1, 10);
     shim_trace_free(4, stream);
