@@ -195,6 +195,9 @@ typedef enum {
       "bytes",                                                                                     \
       "Device memory the program may hold, managed plus visible unmanaged allocations; auto: "     \
       "what the device has free at start minus a reserve (1/16 of the device, 128 MiB to 2 GiB)")  \
+    X(BUDGETS, "budgets", STRING, "", 0, 0, 0, "", "SIZE,SIZE,...",                                \
+      "Budgets per device: comma-separated sizes or shares (as budget), one per device from "      \
+      "device 0, such as \"20GiB,75%\"; an empty entry, or a device past the list, takes budget")  \
     X(HOST_BUDGET, "host_budget", SIZE, "auto", 0, CONF_PIB, CONF_FORM_AUTO, "", "bytes",          \
       "Pinned host memory that may hold evicted data; auto: half of the host's physical memory")   \
     X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "64KiB", 1, CONF_TIB, 0, "", "bytes",          \

@@ -30,6 +30,9 @@ enum shim_state {
 
 /* The shim's one global context. Fields are written during initialisation
    (before state becomes READY, published with release order) unless noted. */
+/* Devices that the budgets option can name (each device's manager: shim_resid_ctx.c). */
+#define SHIM_MAX_DEVICE_BUDGETS 16
+
 struct shim_ctx {
     _Atomic int state;           /* enum shim_state */
     struct shim_real_table real; /* the real driver's functions (shim_real.c) */
@@ -39,13 +42,15 @@ struct shim_ctx {
     int profile_iterations;
     uint64_t min_managed_bytes;
     conf_size budget, host_budget; /* as configured; resolved when residency starts */
-    bool unmapped_eviction;        /* evict without host VMM (ranges left unmapped) */
-    int planner;                   /* CONF_PLANNER_* */
-    bool link_shared;              /* link_duplex = "shared": the planner's link is half duplex */
-    double link_both_gbps[2];      /* link_both_gbps (H2D, D2H); 0, 0 when not set */
-    double link_remap_us;          /* link_remap in us; -1: measured */
-    _Atomic uint64_t launch_seq;   /* next launch index (relaxed atomic) */
-    _Atomic uint64_t next_id;      /* next allocation / function / graph id */
+    conf_size device_budget[SHIM_MAX_DEVICE_BUDGETS]; /* budgets: device d's when set[d] */
+    bool device_budget_set[SHIM_MAX_DEVICE_BUDGETS];
+    bool unmapped_eviction;      /* evict without host VMM (ranges left unmapped) */
+    int planner;                 /* CONF_PLANNER_* */
+    bool link_shared;            /* link_duplex = "shared": the planner's link is half duplex */
+    double link_both_gbps[2];    /* link_both_gbps (H2D, D2H); 0, 0 when not set */
+    double link_remap_us;        /* link_remap in us; -1: measured */
+    _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
+    _Atomic uint64_t next_id;    /* next allocation / function / graph id */
 };
 
 extern struct shim_ctx shim;

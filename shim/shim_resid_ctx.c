@@ -24,8 +24,13 @@ static _Atomic uint32_t nstarted;
 
 bool resid_use_current(void)
 {
-    uint32_t d = shim_current_device();
-    if (d >= RESID_MAX_DEVICES)
+    /* Without a current context there is no device to serve (the driver would refuse the
+       allocation too): nothing is selected, rather than device 0's manager started for it. A
+       driver seam without the call (the unit tests' fake driver) has device 0. */
+    CUdevice d = 0;
+    if (shim.real.cuCtxGetDevice && shim.real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
+        return false;
+    if (d < 0 || d >= RESID_MAX_DEVICES)
         return false;
     resid_cur = &resid_ctxs[d];
     return true;

@@ -43,7 +43,11 @@ static void set_budgets(uint64_t free_bytes, uint64_t total)
 {
     uint64_t reserve = reserve_of(total);
     uint64_t fallback = free_bytes > reserve ? free_bytes - reserve : free_bytes / 2;
-    resid.budget = conf_size_resolve(&shim.budget, total, fallback);
+    const conf_size *b = &shim.budget; /* budgets names this device's, else budget */
+    if (resid.device >= 0 && resid.device < SHIM_MAX_DEVICE_BUDGETS &&
+        shim.device_budget_set[resid.device])
+        b = &shim.device_budget[resid.device];
+    resid.budget = conf_size_resolve(b, total, fallback);
     if (resid.budget > total) {
         shim_log(SHIM_LOG_WARN, "budget %llu bytes is above the device's %llu: using the device's",
                  (unsigned long long)resid.budget, (unsigned long long)total);

@@ -103,6 +103,45 @@ static void link_both(const char *v)
     shim.link_both_gbps[1] = d;
 }
 
+/* budgets: comma-separated sizes or shares, one per device from device 0; an empty entry keeps
+   budget for that device. A malformed list is reported with the entry at fault and ignored
+   whole (every device then takes budget): a partly read list could give a device another's. */
+static void device_budgets(const char *v)
+{
+    memset(shim.device_budget_set, 0, sizeof shim.device_budget_set);
+    conf_size got[SHIM_MAX_DEVICE_BUDGETS];
+    bool set[SHIM_MAX_DEVICE_BUDGETS] = {false};
+    uint32_t d = 0;
+    for (const char *p = v; *v; d++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char err[320] = "";
+        if (d >= SHIM_MAX_DEVICE_BUDGETS) {
+            snprintf(err, sizeof err, "more than %d devices", SHIM_MAX_DEVICE_BUDGETS);
+        } else if (len > 0 && conf_size_parse(p, len, &got[d], err, sizeof err) == 0) {
+            bool share = got[d].kind == CONF_SIZE_PERCENT;
+            if ((share && (got[d].ppm == 0 || got[d].ppm > 1000000)) ||
+                (got[d].kind == CONF_SIZE_BYTES && got[d].bytes < CONF_MIB))
+                snprintf(err, sizeof err,
+                         "a share must be above 0%% and at most 100%%, a size "
+                         "at least 1MiB");
+            set[d] = true;
+        }
+        if (err[0]) {
+            shim_log(SHIM_LOG_WARN,
+                     "budgets = \"%s\": entry %u (\"%.*s\"): %s; ignored, every "
+                     "device takes budget",
+                     v, d + 1, (int)len, p, err);
+            return;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    memcpy(shim.device_budget, got, sizeof got);
+    memcpy(shim.device_budget_set, set, sizeof set);
+}
+
 /* link_remap: "measured", or a duration. A malformed value is reported and read as measured. */
 static void link_remap(const char *v)
 {
@@ -130,6 +169,7 @@ static void apply(const conf_config *cfg)
     shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
     shim.budget = conf_get_size(cfg, CONF_BUDGET);
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
+    device_budgets(conf_get_string(cfg, CONF_BUDGETS));
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;

@@ -98,6 +98,24 @@ print("# memviz peaks", peaks, "summary", want, "segment devices", sorted(devs))
 sys.exit(0 if len(traces) == 2 and peaks == want and devs <= {0, 1} and snap["libshim"]["devices"] == 2 else 1)
 PY
 
+# 1a. A budget per device (budgets): device 0 at P/2, device 1 at 3P/4, each manager within its
+# own (the exit line's budgets, the simulated device's peaks), the native checksum; a malformed
+# list is reported with its entry and ignored (every device takes budget).
+SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) SHIM_BUDGETS="$((P / 2)),$((P * 3 / 4))" \
+    shimmed perdev "${ARGS[@]}" --devices 2
+b0=$(sed -n 's/.*info: exit: [^;]*; residency: [^;]*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdev.err" | tail -n 1)
+b1=$(sed -n 's/.*info: exit: .*; device 1: .*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdev.err" | tail -n 1)
+check "budgets = P/2,3P/4: native checksum, budgets ${b0:-none} and ${b1:-none} MiB, device peaks $(devpeak perdev 0) and $(devpeak perdev 1) within them" \
+    [ "$(rc perdev)" = 0 -a "$(checksum perdev)" = "$want" -a "${b0:-0}" = $((P / 2 >> 20)) \
+    -a "${b1:-0}" = $((P * 3 / 4 >> 20)) \
+    -a "$(devpeak perdev 0)" -le $((P / 2 + 4194304)) -a "$(devpeak perdev 1)" -le $((P * 3 / 4 + 4194304)) \
+    -a "$(devpeak perdev 1)" -gt "$(devpeak perdev 0)" ]
+SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) SHIM_BUDGETS="1GiB,soon" shimmed perdevbad "${ARGS[@]}" --devices 2
+check "budgets = \"1GiB,soon\": reported with its entry, ignored: both devices at budget, native checksum" \
+    [ "$(rc perdevbad)" = 0 -a "$(checksum perdevbad)" = "$want" \
+    -a "$(grep -c 'budgets = "1GiB,soon": entry 2 ("soon")' "$work/perdevbad.err")" -ge 1 \
+    -a "$(sed -n 's/.*info: exit: .*; device 1: .*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdevbad.err")" = $((P / 2 >> 20)) ]
+
 # 1b. The two devices' managers under random stream timing (SIMGPU_JITTER) in each allocation
 # mode, and with a driver call of the residency managers failing now and then (single failures
 # of calls the program never makes: a move or an allocation step is undone and retried): every

@@ -82,10 +82,12 @@ static void *record_all(void *arg)
         shim_trace_graph_launch(V(k, i, 9), V(k, i, 5));
         shim_trace_free(V(k, i, 2), V(k, i, 5));
         shim_trace_note(text);
-        shim_trace_budget(V(k, i, 16), V(k, i, 17), V(k, i, 18));
+        shim_trace_budget(V(k, i, 16), V(k, i, 17), V(k, i, 18), (uint32_t)(k + i) % 7);
         shim_trace_move(i % 2 ? SHIM_MOVE_TO_DEVICE : SHIM_MOVE_TO_HOST, V(k, i, 19), V(k, i, 20),
-                        V(k, i, 21), V(k, i, 22), (enum shim_move_reason)(1 + i % 4));
-        shim_trace_stall(V(k, i, 23), V(k, i, 24), (enum shim_move_reason)(1 + (i + 1) % 4));
+                        V(k, i, 21), V(k, i, 22), (enum shim_move_reason)(1 + i % 4),
+                        (uint32_t)(k + i) % 5);
+        shim_trace_stall(V(k, i, 23), V(k, i, 24), (enum shim_move_reason)(1 + (i + 1) % 4),
+                         (uint32_t)(k + i) % 3);
         struct shim_trace_transition tr = {
             V(k, i, 25),          V(k, i, 26),         V(k, i, 27),      V(k, i, 28),
             V(k, i, 29),          V(k, i, 30),         (uint8_t)(i % 5), (uint8_t)((i + 1) % 5),
@@ -170,18 +172,21 @@ static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_
         assert_int_equal(r->a, V(k, i, 16));
         assert_int_equal(r->b, V(k, i, 17));
         assert_int_equal(r->c, V(k, i, 18));
+        assert_int_equal(r->d, (k + i) % 7);
         break;
     case SHIM_TRACE_MOVE:
         assert_int_equal(r->a, V(k, i, 19));
         assert_int_equal(r->b, V(k, i, 20));
         assert_int_equal(r->c, V(k, i, 21));
         assert_int_equal(r->d, V(k, i, 22));
+        assert_int_equal(r->e, (k + i) % 5);
         assert_int_equal(r->sub, i % 2 ? SHIM_MOVE_TO_DEVICE : SHIM_MOVE_TO_HOST);
         assert_int_equal(r->sub2, 1 + i % 4);
         break;
     case SHIM_TRACE_STALL:
         assert_int_equal(r->c, V(k, i, 23));
         assert_int_equal(r->d, V(k, i, 24));
+        assert_int_equal(r->e, (k + i) % 3);
         assert_int_equal(r->sub2, 1 + (i + 1) % 4);
         break;
     case SHIM_TRACE_TRANSITION:
@@ -332,13 +337,13 @@ static void residency_records_exact(void **state)
     char path[128];
     path_in_dir(path, sizeof path, "residency.trace");
     start_or_fail(path);
-    shim_trace_budget(0, UINT64_MAX, 1);
-    shim_trace_move(SHIM_MOVE_TO_HOST, 5, UINT64_MAX, 100, 50, SHIM_REASON_CANCELLED);
-    shim_trace_move(SHIM_MOVE_TO_HOST, 6, 3, 10, 20, SHIM_REASON_BUDGET);
-    shim_trace_move((enum shim_move_dir)9, 7, 1000, 10, 20, (enum shim_move_reason)77);
-    shim_trace_move(SHIM_MOVE_TO_DEVICE, 8, 4, 30, 31, SHIM_REASON_PREFETCH);
-    shim_trace_stall(UINT64_MAX - 1, UINT64_MAX, SHIM_REASON_DEMAND);
-    shim_trace_stall(500, 400, SHIM_REASON_BUDGET); /* ends before it starts: no time */
+    shim_trace_budget(0, UINT64_MAX, 1, 0);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 5, UINT64_MAX, 100, 50, SHIM_REASON_CANCELLED, 0);
+    shim_trace_move(SHIM_MOVE_TO_HOST, 6, 3, 10, 20, SHIM_REASON_BUDGET, 0);
+    shim_trace_move((enum shim_move_dir)9, 7, 1000, 10, 20, (enum shim_move_reason)77, 0);
+    shim_trace_move(SHIM_MOVE_TO_DEVICE, 8, 4, 30, 31, SHIM_REASON_PREFETCH, 0);
+    shim_trace_stall(UINT64_MAX - 1, UINT64_MAX, SHIM_REASON_DEMAND, 0);
+    shim_trace_stall(500, 400, SHIM_REASON_BUDGET, 0); /* ends before it starts: no time */
     shim_trace_stop();
     report_trace t;
     load_or_fail(&t, path);
@@ -816,11 +821,11 @@ static void record_steps(uint64_t n)
         }
         shim_trace_launch(seq++, 8, 9, &act, 1);
         if (i % 2 == 0) { /* moves and stalls start in the step (at t), whatever they last */
-            shim_trace_move(SHIM_MOVE_TO_HOST, act, MIB, t, t + 500, SHIM_REASON_BUDGET);
-            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, MIB, t + 1, t + 900, SHIM_REASON_PREFETCH);
+            shim_trace_move(SHIM_MOVE_TO_HOST, act, MIB, t, t + 500, SHIM_REASON_BUDGET, 0);
+            shim_trace_move(SHIM_MOVE_TO_DEVICE, act, MIB, t + 1, t + 900, SHIM_REASON_PREFETCH, 0);
         }
         if (i % 3 == 0)
-            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND);
+            shim_trace_stall(t + 2, t + 1002, SHIM_REASON_DEMAND, 0);
         shim_trace_launch(seq++, 7, 9, ids, 2);
         shim_trace_copy(SHIM_COPY_D2H, 0, act, 4096, 9);
         shim_trace_free(act, 9);
