@@ -24,12 +24,20 @@ static _Atomic uint32_t nstarted;
 
 bool resid_use_current(void)
 {
-    /* Without a current context there is no device to serve (the driver would refuse the
-       allocation too): nothing is selected, rather than device 0's manager started for it. A
-       driver seam without the call (the unit tests' fake driver) has device 0. */
+    /* A driver seam without the call (the unit tests' fake driver) has device 0. A failed call
+       (no current context, or a transient failure, which must not reach the program) gets one
+       more try; then the only manager serves if one started, else none is selected (rather
+       than device 0's started for an unknown device). */
     CUdevice d = 0;
-    if (shim.real.cuCtxGetDevice && shim.real.cuCtxGetDevice(&d) != CUDA_SUCCESS)
-        return false;
+    CUresult rc = CUDA_SUCCESS;
+    if (shim.real.cuCtxGetDevice && (rc = shim.real.cuCtxGetDevice(&d)) != CUDA_SUCCESS)
+        rc = shim.real.cuCtxGetDevice(&d);
+    if (rc != CUDA_SUCCESS) {
+        if (atomic_load_explicit(&nstarted, memory_order_acquire) != 1)
+            return false;
+        resid_cur = started[0];
+        return true;
+    }
     if (d < 0 || d >= RESID_MAX_DEVICES)
         return false;
     resid_cur = &resid_ctxs[d];

@@ -279,6 +279,9 @@ void html_table_devices(html_page *p)
         {"device", "device", NULL, 1, 0},
         {"allocations", "allocations", NULL, 1, 0},
         {"peak_bytes", "peak", "the most bytes its allocations held at once", 1, 0},
+        {"budget_bytes", "budget", "its residency manager's budget (0: none recorded)", 1, 0},
+        {"evictions", "evictions", NULL, 1, 0},
+        {"restores", "restores", NULL, 1, 0},
     };
     const report_stats *s = p->s;
     size_t n = 0;
@@ -287,8 +290,9 @@ void html_table_devices(html_page *p)
     if (n < 2)
         return;
     fprintf(p->out,
-            "<p class=\"note\" id=\"%sdevices-note\">Allocations on %zu devices: the chart and "
-            "figures are device %u's (the one libshim serves).</p>\n",
+            "<p class=\"note\" id=\"%sdevices-note\">Allocations on %zu devices: the charts and "
+            "device figures are device %u's (the first libshim serves); each device's own "
+            "budget and moves are in this table.</p>\n",
             p->pfx, n, s->primary_device);
     open_table(p->out, p->pfx, "devices-table", n, cols, NCOLS(cols));
     for (uint32_t d = 0; d < s->ndevices; d++) {
@@ -298,6 +302,9 @@ void html_table_devices(html_page *p)
         td_u(p->out, d);
         td_u(p->out, s->device_allocs[d]);
         td_bytes(p->out, s->device_peak[d]);
+        td_bytes(p->out, s->device_budget[d]);
+        td_u(p->out, s->device_residency[d].evictions);
+        td_u(p->out, s->device_residency[d].restores);
         fprintf(p->out, "</tr>\n");
     }
     close_table(p->out);
