@@ -495,6 +495,10 @@ bool resid_wait_oldest(void);
 /* Completes m if its copy is known done, gives it up after repeated errors; true if m is
    over (it may then be freed). wait: block (lock dropped) until its copy is done. */
 bool resid_move_poll(struct resid_move *m, bool wait);
+/* Unmaps the range at va (mapped bytes, mapping chunks c[0..n)), tried twice, then frees the
+   range and returns the chunks to their pool; if it stays mapped, the range stays reserved and
+   the chunks are set aside for good (logged once). True if unmapped. */
+bool resid_unmap_range(CUdeviceptr va, uint64_t mapped, struct resid_chunk **c, uint32_t n);
 /* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
    and frees it, returning its chunks (the range is no longer used by any work). */
 void resid_release(struct resid_unit *u, const struct resid_cause *cause);

@@ -458,14 +458,25 @@ void resid_release(struct resid_unit *u, const struct resid_cause *cause)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range may still be read by a copy whose end "
                                      "is unknown: it is left mapped and its chunks are not reused");
         resid_set_aside(u->backing, u->n);
-    } else if (mapped && resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS &&
-               resid.drv->unmap(u->va, u->mapped) != CUDA_SUCCESS) {
-        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range could not be unmapped: its address "
-                                     "range is left reserved and its chunks are not reused");
-        resid_set_aside(u->backing, u->n);
+    } else if (mapped) {
+        resid_unmap_range(u->va, u->mapped, u->backing, u->n);
     } else {
         resid.drv->address_free(u->va, u->mapped);
         resid_give_back(u->backing, u->n);
     }
     resid_unit_free(u);
+}
+
+bool resid_unmap_range(CUdeviceptr va, uint64_t mapped, struct resid_chunk **c, uint32_t n)
+{
+    if (resid.drv->unmap(va, mapped) != CUDA_SUCCESS &&
+        resid.drv->unmap(va, mapped) != CUDA_SUCCESS) {
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a managed range could not be unmapped: its address range is "
+                                     "left reserved and its chunks are not reused");
+        resid_set_aside(c, n);
+        return false;
+    }
+    resid.drv->address_free(va, mapped);
+    resid_give_back(c, n);
+    return true;
 }

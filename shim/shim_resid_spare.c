@@ -48,19 +48,9 @@ static bool whole(const struct resid_unit *u)
    not be unmapped; frees s. Returns the chunks returned (lock held). */
 static uint32_t drop(struct resid_spare *s)
 {
-    uint32_t n = 0;
     resid.nspare_chunks -= s->n;
     resid.nspares--;
-    if (resid.drv->unmap(s->va, s->mapped) != CUDA_SUCCESS &&
-        resid.drv->unmap(s->va, s->mapped) != CUDA_SUCCESS) {
-        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a spare managed range could not be unmapped: its address "
-                                     "range is left reserved and its chunks are not reused");
-        resid_set_aside(s->backing, s->n);
-    } else {
-        resid.drv->address_free(s->va, s->mapped);
-        n = s->n;
-        resid_give_back(s->backing, s->n);
-    }
+    uint32_t n = resid_unmap_range(s->va, s->mapped, s->backing, s->n) ? s->n : 0;
     free(s->backing);
     free(s);
     return n;

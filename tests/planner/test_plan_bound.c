@@ -155,6 +155,25 @@ static void test_bound_below_brute_force(void **state)
     assert_true(positive >= 40);
 }
 
+/* Parses model text named name, then returns its bound and (through *best) its best plan's
+   stall at budget; fails the test on a parse error. */
+static double bound_and_best(const char *text, const char *name, uint64_t budget, double *best)
+{
+    char msg[256];
+    plan_model m;
+    plan_ctx c;
+    plan_model_init(&m);
+    if (plan_model_parse(text, strlen(text), name, &m, msg, sizeof(msg)))
+        fail_msg("%s", msg);
+    assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
+    double lb;
+    *best = brute_force(&c, budget);
+    assert_int_equal(plan_bound_ctx(&c, budget, &lb), PLAN_OK);
+    plan_ctx_free(&c);
+    plan_model_free(&m);
+    return lb;
+}
+
 /* Two cyclic allocations of 10 us copies over four 1 us operations: A touched by op 2, B by op
  * 0; C (their size together) lives only in op 1, so both must be off then. A's eviction from the
  * step before (q = 2 - 4) with B's copy back (b = 4): 2 x 10 us over ops 3 and 0 (2 us), and the
@@ -166,19 +185,9 @@ static void test_pairs_within_one_step(void **state)
     (void)state;
     static const char text[] = "hw 1 1 1 0\nop 1\nop 1\nop 1\nop 1\n"
                                "alloc 10000 -1 -1 2\nalloc 10000 -1 -1 0\nalloc 20000 1 1 1\n";
-    char msg[256];
-    plan_model m;
-    plan_ctx c;
-    plan_model_init(&m);
-    if (plan_model_parse(text, strlen(text), "pairs", &m, msg, sizeof(msg)))
-        fail_msg("%s", msg);
-    assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
-    double lb, best = brute_force(&c, 20000);
-    assert_int_equal(plan_bound_ctx(&c, 20000, &lb), PLAN_OK);
+    double best, lb = bound_and_best(text, "pairs", 20000, &best);
     if (fabs(lb - 28) > 1e-9 || fabs(best - 28) > 1e-9)
         fail_msg("bound %.9g, best plan %.9g, want 28 and 28", lb, best);
-    plan_ctx_free(&c);
-    plan_model_free(&m);
 }
 
 /* A program copy runs between the eviction's start and the operation that needs the room: A
@@ -190,19 +199,9 @@ static void test_program_copy_in_window(void **state)
     (void)state;
     static const char text[] = "hw 1 1 1 0\nop 1\nop 1\nop 1\nop 20\nop 20\n"
                                "alloc 10000 -1 -1 0\nalloc 10000 2 2 2\ncopy 1 h2d 10000\n";
-    char msg[256];
-    plan_model m;
-    plan_ctx c;
-    plan_model_init(&m);
-    if (plan_model_parse(text, strlen(text), "copy", &m, msg, sizeof(msg)))
-        fail_msg("%s", msg);
-    assert_int_equal(plan_ctx_init(&c, &m, NULL, 0), PLAN_OK);
-    double lb, best = brute_force(&c, 10000);
-    assert_int_equal(plan_bound_ctx(&c, 10000, &lb), PLAN_OK);
+    double best, lb = bound_and_best(text, "copy", 10000, &best);
     if (best != 0 || lb != 0)
         fail_msg("bound %.9g, best plan %.9g, want 0 and 0", lb, best);
-    plan_ctx_free(&c);
-    plan_model_free(&m);
 }
 
 /* ---- train_sim's recorded step ----------------------------------------------------------------

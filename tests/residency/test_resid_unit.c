@@ -25,14 +25,19 @@ static void tick(void)
     atomic_fetch_add(&shim.launch_seq, 1);
 }
 
-static CUdeviceptr alloc(uint64_t bytes)
+static CUdeviceptr alloc_on(uint64_t bytes, CUstream stream, bool async)
 {
     tick();
     CUdeviceptr p = 0;
     CUresult rc = CUDA_ERROR_UNKNOWN;
-    assert_true(shim_resid_alloc(&p, bytes, STREAM, false, false, &rc));
+    assert_true(shim_resid_alloc(&p, bytes, stream, false, async, &rc));
     assert_int_equal(rc, CUDA_SUCCESS);
     return p;
+}
+
+static CUdeviceptr alloc(uint64_t bytes)
+{
+    return alloc_on(bytes, STREAM, false);
 }
 
 static void release(CUdeviceptr p, bool async)
@@ -681,16 +686,6 @@ static void test_reactive_policy_predicts_from_the_last_step(void **state)
     /* Touches at 43..106: the oldest one in the last step (97..106] is 98, next used at 108. */
     assert_int_equal(p->score(&weight, 43 + 2 * RESID_TOUCH_LOG, &next), 1);
     assert_int_equal(next, 108);
-}
-
-static CUdeviceptr alloc_on(uint64_t bytes, CUstream stream, bool async)
-{
-    tick();
-    CUdeviceptr p = 0;
-    CUresult rc = CUDA_ERROR_UNKNOWN;
-    assert_true(shim_resid_alloc(&p, bytes, stream, false, async, &rc));
-    assert_int_equal(rc, CUDA_SUCCESS);
-    return p;
 }
 
 static uint64_t vmm_calls(void)

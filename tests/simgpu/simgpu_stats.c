@@ -26,14 +26,15 @@ void simgpu_reset_peak(void)
     pthread_mutex_unlock(&sim.lock);
 }
 
-/* "caller_calls": the nonzero SIMGPU_FAIL_CALLER matched-call counts by entry. */
-static void write_caller_calls(FILE *f)
+/* "KEY": {entry: count, ...} of the nonzero counts of counts[] (one per entry point), read
+   under the simulator's lock; then trailer. */
+static void write_counts(FILE *f, const char *key, const unsigned long *counts, const char *trailer)
 {
     unsigned long n[SIM_E_COUNT];
     pthread_mutex_lock(&sim.lock);
-    memcpy(n, sim.caller_calls, sizeof n);
+    memcpy(n, counts, sizeof n);
     pthread_mutex_unlock(&sim.lock);
-    fputs("  \"caller_calls\": {", f);
+    fprintf(f, "  \"%s\": {", key);
     const char *sep = "";
     for (int e = 0; e < SIM_E_COUNT; e++) {
         if (n[e]) {
@@ -41,26 +42,7 @@ static void write_caller_calls(FILE *f)
             sep = ", ";
         }
     }
-    fputs("}", f);
-}
-
-/* "calls": the nonzero call counts by entry point (successful or not), so that tests can
-   check which driver calls a run made, such as VMM calls per step. */
-static void write_calls(FILE *f)
-{
-    unsigned long n[SIM_E_COUNT];
-    pthread_mutex_lock(&sim.lock);
-    memcpy(n, sim.calls, sizeof n);
-    pthread_mutex_unlock(&sim.lock);
-    fputs("  \"calls\": {", f);
-    const char *sep = "";
-    for (int e = 0; e < SIM_E_COUNT; e++) {
-        if (n[e]) {
-            fprintf(f, "%s\"%s\": %lu", sep, sim_entry_name(e), n[e]);
-            sep = ", ";
-        }
-    }
-    fputs("},\n", f);
+    fprintf(f, "}%s", trailer);
 }
 
 /* "devices": one object per device, keys as struct simgpu_device_stats. */
@@ -109,8 +91,11 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.injected_failures, s.device_time_us,
             (unsigned long long)s.bytes_peer);
     write_devices(f);
-    write_calls(f);
-    write_caller_calls(f);
+    /* "calls": every entry point's calls (successful or not), so that tests can check which
+       driver calls a run made, such as VMM calls per step; "caller_calls": those matching
+       SIMGPU_FAIL_CALLER. */
+    write_counts(f, "calls", sim.calls, ",\n");
+    write_counts(f, "caller_calls", sim.caller_calls, "");
     fputs("\n}\n", f);
     return fclose(f) == 0 ? 0 : -1;
 }
