@@ -85,14 +85,11 @@ void resid_note_started(void)
     started[n] = resid_cur;
     atomic_store_explicit(&nstarted, n + 1, memory_order_release);
     if (n == 1) {
-        struct resid_ctx *mine = resid_cur;
         shim_log(SHIM_LOG_INFO,
                  "residency: a second device (%d) is managed, within its own budget; the "
                  "in-process planner models one device's step, so moves are reactive from now on",
-                 (int)mine->device);
-        resid_cur = started[0];
-        shim_resid_plan_withdraw("a second device is managed");
-        resid_cur = mine;
+                 (int)resid.device);
+        shim_resid_plan_withdraw("a second device is managed"); /* keeps the selection */
     }
 }
 

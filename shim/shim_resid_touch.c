@@ -204,10 +204,11 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
                       CUresult *refuse)
 {
     shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
-    bool selected = resid_use_for_operation();
-    if (!selected || !any_managed(ids, n) ||
+    /* A launch touching no managed memory selects no manager (with several, that would ask the
+       driver for the current device on every launch); the plan is the primary manager's. */
+    if (!any_managed(ids, n) || !resid_use_for_operation() ||
         !atomic_load_explicit(&resid.on, memory_order_acquire)) {
-        if (selected && launch && atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+        if (launch && shim_resid_plan_on())
             shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
         return false;
     }
