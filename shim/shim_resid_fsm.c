@@ -86,6 +86,7 @@ static void trace(const struct resid_unit *u, enum resid_state from, enum resid_
         .to = (uint8_t)u->state,
         .event = (uint8_t)ev,
         .reason = (uint8_t)(cause ? cause->reason : 0),
+        .device = (uint32_t)resid.device,
     };
     shim_trace_transition(&t);
 }

@@ -124,7 +124,7 @@ static int slab_new(struct resid_unit **out)
     u->ready = resid_take_fences(u->backing, 1);
     link_slab(u);
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_slab(u->id, u->va, u->mapped);
+        shim_trace_slab(u->id, u->va, u->mapped, (uint32_t)resid.device);
     *out = u;
     return 0;
 }

@@ -108,6 +108,7 @@ enum shim_resid_event {
 struct shim_trace_transition {
     uint64_t unit_id, bytes, stream, seq, score, next_use;
     uint8_t from, to, event, reason;
+    uint32_t device; /* the device whose manager owns the unit */
 };
 
 /* An in-process plan when it was installed (the plan record). first_seq: the launch index at
@@ -226,8 +227,9 @@ void shim_trace_pin(uint64_t alloc_id, uint64_t unit_id, uint64_t addr, uint64_t
                     uint32_t reason, uint32_t from);
 /* A slab: a device range [addr, addr+bytes) in which several small managed allocations
    live; its unit id moves as one. Recorded once when the slab is made (before its first
-   transition); its members are the allocations recorded inside the range while they live. */
-void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes);
+   transition); its members are the allocations recorded inside the range while they live.
+   device: the CUDA device whose residency manager made it. */
+void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes, uint32_t device);
 /* An in-process plan was installed (struct shim_trace_plan above); p is not kept. A NULL p
    records nothing. */
 void shim_trace_plan(const struct shim_trace_plan *p);

@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         7          /* a reader accepts any minor; 1.7: residency device */
+#define SHIM_TRACE_MINOR         8          /* a reader accepts any minor; 1.8: unit device */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -112,7 +112,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_MOVE, "move", 48)                                                                 \
     X(SHIM_TRACE_STALL, "stall", 24)                                                               \
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
-    X(SHIM_TRACE_SLAB, "slab", 24)                                                                 \
+    X(SHIM_TRACE_SLAB, "slab", 32)                                                                 \
     X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
     X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
@@ -177,9 +177,11 @@ enum shim_trace_kind {
     X(SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, 49)                                              \
     X(SHIM_TRACE_TRANSITION, "event", SHIM_TRACE_U8, 50)                                           \
     X(SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, 51)                                          \
+    X(SHIM_TRACE_TRANSITION, "device", SHIM_TRACE_U32, 52)                                         \
     X(SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, 0)                                               \
     X(SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, 8)                                                  \
     X(SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, 16)                                                \
+    X(SHIM_TRACE_SLAB, "device", SHIM_TRACE_U32, 24)                                               \
     X(SHIM_TRACE_PLAN, "first_seq", SHIM_TRACE_U64, 0)                                             \
     X(SHIM_TRACE_PLAN, "model_step", SHIM_TRACE_U64, 8)                                            \
     X(SHIM_TRACE_PLAN, "model_first_seq", SHIM_TRACE_U64, 16)                                      \
@@ -285,10 +287,11 @@ struct shim_trace_body_stall {
 struct shim_trace_body_transition {
     uint64_t unit_id, bytes, stream, seq, score, next_use;
     uint8_t from, to, event, reason;
-    uint32_t zero;
+    uint32_t device; /* since 1.8 (zero before) */
 };
 struct shim_trace_body_slab {
     uint64_t slab_id, addr, bytes;
+    uint32_t device, zero; /* device: since 1.8 */
 };
 struct shim_trace_body_pin {
     uint64_t alloc_id, unit_id, addr, bytes;

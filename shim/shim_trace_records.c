@@ -28,7 +28,9 @@ _Static_assert(sizeof(struct shim_trace_body_transition) == 56, "transition body
 _Static_assert(offsetof(struct shim_trace_body_transition, next_use) == 40, "next_use offset");
 _Static_assert(offsetof(struct shim_trace_body_transition, from) == 48, "from offset");
 _Static_assert(offsetof(struct shim_trace_body_transition, reason) == 51, "reason offset");
-_Static_assert(sizeof(struct shim_trace_body_slab) == 24, "slab body");
+_Static_assert(offsetof(struct shim_trace_body_transition, device) == 52, "transition device");
+_Static_assert(sizeof(struct shim_trace_body_slab) == 32, "slab body");
+_Static_assert(offsetof(struct shim_trace_body_slab, device) == 24, "slab device offset");
 _Static_assert(sizeof(struct shim_trace_body_pin) == 40, "pin body");
 _Static_assert(sizeof(struct shim_trace_body_plan) == 128, "plan body");
 _Static_assert(offsetof(struct shim_trace_body_plan, native_us) == 64, "native_us offset");
@@ -201,14 +203,14 @@ void shim_trace_transition(const struct shim_trace_transition *t)
                                               .to = t->to,
                                               .event = t->event,
                                               .reason = t->reason,
-                                              .zero = 0};
+                                              .device = t->device};
     put_fixed(SHIM_TRACE_TRANSITION, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. */
-void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes)
+void shim_trace_slab(uint64_t slab_id, uint64_t addr, uint64_t bytes, uint32_t device)
 {
-    struct shim_trace_body_slab body = {slab_id, addr, bytes};
+    struct shim_trace_body_slab body = {slab_id, addr, bytes, device, 0};
     put_fixed(SHIM_TRACE_SLAB, &body, sizeof body);
 }
 

@@ -5,8 +5,11 @@
  * and one process per GPU that holds allocations ("GPU D (rank R)"), whose pid lies above Linux's
  * pid range (4194304 + 256 * the trace's position + the device), so that the processes of several
  * ranks never share a pid. Each GPU process has its own device memory counter (allocation records
- * name their device since format 1.6); launches, copies and moves carry no device, so their
- * tracks go on the primary device's process (the one libshim serves: summary's device); a host pid
+ * name their device since format 1.6) and its residency moves (move records name their device
+ * since 1.7). Launches and copies name no device: a stream's track goes on the process of the
+ * device whose allocations its first launch or copy touching device memory touched (a stream
+ * belongs to one device, and its kernels work on that device's memory), else on the primary
+ * device's (the one libshim serves: summary's device). A host pid
  * that an earlier trace already has (ranks in containers on several machines), or that is not a
  * Linux pid, becomes 4194304 + 256 * the position + 255. Processes are ordered as the traces were
  * given (process_sort_index). With several traces, times are aligned on their wall-clock starts
@@ -15,9 +18,9 @@
  * (the start is estimated: the launch time, or the end of the stream's previous kernel if later),
  * untimed kernels and copies as instants, device memory as a counter track; the host process has
  * one track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and
- * notes. Residency moves are complete events on two tracks of the GPU process ("residency: to
- * host", "residency: to device"), and the stalls they caused on a "residency: stalls" track of the
- * host process; a slice that overlaps the previous one of its track goes on a further lane ("...
+ * notes. Residency moves are complete events on two tracks of their device's GPU process
+ * ("residency: to host", "residency: to device"), and the stalls they caused on a "residency:
+ * stalls" track of the host process (args: the device whose manager stalled it); a slice that overlaps the previous one of its track goes on a further lane ("...
  * #2"), since Perfetto needs the slices of a track nested. Timestamps are microseconds since the
  * trace (with several, the earliest) started. tests/trace/chrome_trace_check.py checks the output
  * against the trace event format.
@@ -52,6 +55,7 @@ typedef struct pctx {
     report_map names;   /* func_id -> text offset */
     report_map times;   /* launch seq -> kernel_time record index */
     report_map streams; /* stream handle -> track */
+    report_map stream_dev; /* stream handle -> device slot, from the allocations it touched */
     double *stream_end; /* per track: where its last timed kernel ended (us) */
     size_t ntracks;
 } pctx;
@@ -80,16 +84,23 @@ static void meta(pctx *p, const char *what, int pid, uint64_t tid, const char *n
     fprintf(p->out, "}}");
 }
 
-/* A new track of the GPU process, named; -1 when memory ran out. */
-static long new_track(pctx *p, const char *name)
+/* A new track of GPU process pid, named; -1 when memory ran out. */
+static long new_track(pctx *p, int pid, const char *name)
 {
     double *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
     if (end == NULL)
         return -1;
     p->stream_end = end;
     end[p->ntracks] = -1e300;
-    meta(p, "thread_name", p->gpu_pid, p->ntracks, name);
+    meta(p, "thread_name", pid, p->ntracks, name);
     return (long)p->ntracks++;
+}
+
+/* The GPU process of a stream: its device's (index_records), else the primary device's. */
+static int stream_pid(const pctx *p, uint64_t stream)
+{
+    uint64_t d;
+    return report_map_get(&p->stream_dev, stream, &d) ? p->gpu_base + (int)d : p->gpu_pid;
 }
 
 /* The track of a stream, made (with its name) on first use; -1 when memory ran out. */
@@ -105,7 +116,7 @@ static long track_of(pctx *p, uint64_t stream)
              stream == 0   ? " (legacy default)"
              : stream == 2 ? " (per-thread default)"
                            : "");
-    return new_track(p, name);
+    return new_track(p, stream_pid(p, stream), name);
 }
 
 static const char *kernel_name(pctx *p, uint64_t func_id, char *buf, size_t len)
@@ -132,11 +143,11 @@ static int kernel_event(pctx *p, const report_rec *r)
         if (p->stream_end[tr] > start)
             start = p->stream_end[tr];
         p->stream_end[tr] = start + dur;
-        ev(p, "X", name, p->gpu_pid, (uint64_t)tr, start);
+        ev(p, "X", name, stream_pid(p, r->d), (uint64_t)tr, start);
         fprintf(p->out, ", \"dur\": ");
         report_json_double(p->out, dur);
     } else {
-        ev(p, "i", name, p->gpu_pid, (uint64_t)tr, start);
+        ev(p, "i", name, stream_pid(p, r->d), (uint64_t)tr, start);
         fprintf(p->out, ", \"s\": \"t\"");
     }
     fprintf(p->out,
@@ -153,7 +164,7 @@ static int copy_event(pctx *p, const report_rec *r)
         return -1;
     char name[32];
     snprintf(name, sizeof name, "Memcpy %s", report_copy_dir_name(r->sub));
-    ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, p->gpu_pid, (uint64_t)tr,
+    ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, stream_pid(p, r->d), (uint64_t)tr,
        us(p, r->t_ns));
     fprintf(p->out,
             ", \"s\": \"t\", \"cat\": \"gpu_memcpy\", \"args\": {\"bytes\": %llu, "
@@ -171,26 +182,33 @@ static void slice(pctx *p, const char *name, int pid, uint64_t tid, uint64_t sta
     report_json_double(p->out, end_ns > start_ns ? (double)(end_ns - start_ns) / 1e3 : 0);
 }
 
-/* The residency track a move (by direction) or a stall (0) goes to. */
-static unsigned residency_group(const report_rec *r)
+/* The residency track a record goes to: 0 the host's stalls, 1 + 2 * D + (dir - 1) device D's
+   moves of direction dir, RESIDENCY_TRACKS: not shown. */
+#define RESIDENCY_TRACKS (1 + 2 * REPORT_MAX_DEVICES)
+static unsigned residency_track(const pctx *p, const report_rec *r)
 {
     if (r->kind == SHIM_TRACE_STALL)
         return 0;
     if (r->kind == SHIM_TRACE_MOVE &&
         (r->sub == SHIM_MOVE_TO_HOST || r->sub == SHIM_MOVE_TO_DEVICE))
-        return r->sub;
-    return 3; /* not shown */
+        return 1 + 2 * report_record_device(p->t, r, p->s->primary_device) + (r->sub - 1);
+    return RESIDENCY_TRACKS;
 }
 
-static int by_group_start(const void *pa, const void *pb)
+/* A move or stall, and its track. */
+typedef struct placed {
+    const report_rec *r;
+    unsigned track;
+} placed;
+
+static int by_track_start(const void *pa, const void *pb)
 {
-    const report_rec *a = *(const report_rec *const *)pa, *b = *(const report_rec *const *)pb;
-    unsigned ga = residency_group(a), gb = residency_group(b);
-    if (ga != gb)
-        return ga < gb ? -1 : 1;
-    if (a->c != b->c)
-        return a->c < b->c ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    const placed *a = pa, *b = pb;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    if (a->r->c != b->r->c)
+        return a->r->c < b->r->c ? -1 : 1;
+    return a->r->order < b->r->order ? -1 : a->r->order > b->r->order;
 }
 
 /* The lanes of one residency track: where each one's last slice ends, and its tid. */
@@ -200,9 +218,9 @@ typedef struct lanes {
     size_t n;
 } lanes;
 
-/* The tid of the first lane free at r's start (made and named when needed); -1 when memory ran
-   out. */
-static long lane_of(pctx *p, lanes *l, unsigned group, const report_rec *r)
+/* The tid of the first lane of track `track` free at r's start (made and named when needed);
+   -1 when memory ran out. */
+static long lane_of(pctx *p, lanes *l, unsigned track, const report_rec *r)
 {
     size_t i = 0;
     while (i < l->n && l->end[i] > r->c)
@@ -212,12 +230,13 @@ static long lane_of(pctx *p, lanes *l, unsigned group, const report_rec *r)
     else if (i == l->n) {
         char name[48];
         snprintf(name, sizeof name, i ? "residency: %s #%zu" : "residency: %s",
-                 group ? report_move_dir_name(group) : "stalls", i + 1);
-        if (group == 0) {
+                 track ? report_move_dir_name(SHIM_MOVE_TO_HOST + (track - 1) % 2) : "stalls",
+                 i + 1);
+        if (track == 0) {
             l->tid[i] = STALL_TID + i;
             meta(p, "thread_name", p->host_pid, l->tid[i], name);
         } else {
-            long tr = new_track(p, name);
+            long tr = new_track(p, p->gpu_base + (int)((track - 1) / 2), name);
             if (tr < 0)
                 return -1;
             l->tid[i] = (uint64_t)tr;
@@ -229,47 +248,51 @@ static long lane_of(pctx *p, lanes *l, unsigned group, const report_rec *r)
     return (long)l->tid[i];
 }
 
-static void residency_event(pctx *p, const report_rec *r, uint64_t tid)
+static void residency_event(pctx *p, const report_rec *r, unsigned track, uint64_t tid)
 {
-    if (r->kind == SHIM_TRACE_STALL) {
+    uint32_t device = report_record_device(p->t, r, p->s->primary_device);
+    if (track == 0) {
         slice(p, "stall", p->host_pid, tid, r->c, r->d);
         fprintf(p->out,
-                ", \"cat\": \"residency\", \"args\": {\"reason\": \"%s\", \"stalled_tid\": %u}}",
-                report_move_reason_name(r->sub2), r->tid);
+                ", \"cat\": \"residency\", \"args\": {\"reason\": \"%s\", \"stalled_tid\": %u, "
+                "\"device\": %u}}",
+                report_move_reason_name(r->sub2), r->tid, device);
         return;
     }
     const char *name = r->sub == SHIM_MOVE_TO_DEVICE      ? "restore"
                        : r->sub2 == SHIM_REASON_CANCELLED ? "cancelled eviction"
                                                           : "evict";
-    slice(p, name, p->gpu_pid, tid, r->c, r->d);
+    slice(p, name, p->gpu_base + (int)((track - 1) / 2), tid, r->c, r->d);
     fprintf(p->out,
             ", \"cat\": \"residency\", \"args\": {\"alloc_id\": %llu, \"bytes\": %llu, "
-            "\"reason\": \"%s\"}}",
-            U(r->a), U(r->b), report_move_reason_name(r->sub2));
+            "\"reason\": \"%s\", \"device\": %u}}",
+            U(r->a), U(r->b), report_move_reason_name(r->sub2), device);
 }
 
-/* Moves and stalls as slices by start time, each on the first lane of its track it fits. */
+/* Moves (on their device's GPU process) and stalls (on the host's) as slices by start time,
+   each on the first lane of its track it fits. */
 static int residency_events(pctx *p)
 {
-    const report_rec **v = malloc((p->t->n + 1) * sizeof *v);
-    if (v == NULL)
-        return -1;
+    placed *v = malloc((p->t->n + 1) * sizeof *v);
+    lanes *l = calloc(RESIDENCY_TRACKS, sizeof *l);
+    int rc = v != NULL && l != NULL ? 0 : -1;
     size_t n = 0;
-    for (size_t i = 0; i < p->t->n; i++)
-        if (residency_group(&p->t->recs[i]) < 3)
-            v[n++] = &p->t->recs[i];
-    qsort(v, n, sizeof *v, by_group_start);
-    lanes l[3] = {{{0}, {0}, 0}};
-    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->t->n; i++) {
+        unsigned track = residency_track(p, &p->t->recs[i]);
+        if (track < RESIDENCY_TRACKS)
+            v[n++] = (placed){&p->t->recs[i], track};
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v, by_track_start);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        unsigned g = residency_group(v[i]);
-        long tid = lane_of(p, &l[g], g, v[i]);
+        long tid = lane_of(p, &l[v[i].track], v[i].track, v[i].r);
         if (tid < 0)
             rc = -1;
         else
-            residency_event(p, v[i], (uint64_t)tid);
+            residency_event(p, v[i].r, v[i].track, (uint64_t)tid);
     }
     free(v);
+    free(l);
     return rc;
 }
 
@@ -317,16 +340,14 @@ static int by_change_time(const void *pa, const void *pb)
     return a->t_ns < b->t_ns ? -1 : a->t_ns > b->t_ns;
 }
 
-/* The device slot of an allocation, as the stats count devices. */
-static uint32_t slot_of(uint32_t device)
-{
-    return device < REPORT_MAX_DEVICES ? device : REPORT_MAX_DEVICES - 1;
-}
-
-/* Whether device d has a process: it holds allocations, or it is the primary device. */
+/* Whether device d has a process: it is the primary device, or it holds allocations, or its
+   residency manager moved something. */
 static int shown(const pctx *p, uint32_t d)
 {
-    return d == slot_of(p->s->primary_device) || (d < p->s->ndevices && p->s->device_allocs[d]);
+    const report_residency *x = &p->s->device_residency[d];
+    return d == report_device_slot(p->s->primary_device) ||
+           (d < p->s->ndevices && p->s->device_allocs[d]) ||
+           x->evictions + x->cancelled_evictions + x->restores > 0;
 }
 
 /* Bytes held on device d, as a counter track of its GPU process. */
@@ -339,7 +360,7 @@ static int memory_counter_of(pctx *p, uint32_t d)
     size_t n = 0;
     for (size_t i = 0; i < s->nallocs; i++) {
         const report_alloc *a = &s->allocs[i];
-        if (!report_alloc_on_device(a->kind) || slot_of(a->device) != d)
+        if (!report_alloc_on_device(a->kind) || report_device_slot(a->device) != d)
             continue;
         c[n++] = (change){a->t_alloc, a->bytes, 1};
         if (a->freed)
@@ -405,7 +426,44 @@ static int names(pctx *p)
     return 0;
 }
 
-/* The lookups: kernel names, kernel times by launch, launches by seq (first one wins). */
+/* The device of the first allocation among ids[0..n) that is on a device (dev: allocation id
+   -> device slot); -1 if none is. */
+static long device_of_ids(const report_map *dev, const uint64_t *ids, size_t n)
+{
+    uint64_t d;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] != 0 && report_map_get(dev, ids[i], &d))
+            return (long)d;
+    return -1;
+}
+
+/* Each stream's device: that of the allocations its first launch or copy touching device memory
+   touched. Records name no device for launches and copies, but a stream belongs to one device
+   and its kernels work on that device's memory (peer access aside, which this takes for the
+   stream's own). */
+static int stream_devices(pctx *p)
+{
+    report_map dev = {0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->t->n; i++) {
+        const report_rec *r = &p->t->recs[i];
+        uint64_t dummy;
+        long d = -1;
+        if (r->kind == SHIM_TRACE_ALLOC && report_alloc_on_device(r->sub))
+            rc = report_map_put(&dev, r->a, report_device_slot(r->sub2));
+        else if (r->kind == SHIM_TRACE_LAUNCH)
+            d = device_of_ids(&dev, p->t->ids + r->ids, r->n_ids);
+        else if (r->kind == SHIM_TRACE_COPY)
+            d = device_of_ids(&dev, (const uint64_t[]){r->a, r->b}, 2);
+        if (d >= 0 && !report_map_get(&p->stream_dev, r->d, &dummy))
+            rc = report_map_put(&p->stream_dev, r->d, (uint64_t)d);
+    }
+    report_map_free(&dev);
+    return rc;
+}
+
+/* The lookups: kernel names, kernel times by launch, launches by seq (first one wins), each
+   stream's device. */
 static int index_records(pctx *p, report_map *launch_of)
 {
     for (size_t i = 0; i < p->t->n; i++) {
@@ -418,7 +476,7 @@ static int index_records(pctx *p, report_map *launch_of)
         if (m != NULL && !report_map_get(m, r->a, &dummy) && report_map_put(m, r->a, v) != 0)
             return -1;
     }
-    return 0;
+    return stream_devices(p);
 }
 
 static int events(pctx *p)
@@ -453,6 +511,7 @@ static int print_one(pctx *p)
     report_map_free(&p->names);
     report_map_free(&p->times);
     report_map_free(&p->streams);
+    report_map_free(&p->stream_dev);
     free(p->stream_end);
     return rc;
 }
@@ -490,7 +549,7 @@ int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
                   .t = t[i],
                   .s = s[i],
                   .host_pid = host_pid,
-                  .gpu_pid = gpu_base + (int)slot_of(s[i]->primary_device),
+                  .gpu_pid = gpu_base + (int)report_device_slot(s[i]->primary_device),
                   .gpu_base = gpu_base,
                   .rank_index = (int)i,
                   .first = &first};

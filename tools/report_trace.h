@@ -24,8 +24,8 @@
      move         a alloc_id, b bytes, c start_ns, d end_ns, e device (1.7), sub dir, sub2 reason
      stall        c start_ns, d end_ns, e device (1.7), sub2 reason
      transition   a unit_id, b bytes, c seq, d stream, e score, f next_use, sub event,
-                  sub2 reason, sub3 from, sub4 to
-     slab         a slab_id, b addr, c bytes
+                  sub2 reason, sub3 from, sub4 to, device (1.8)
+     slab         a slab_id, b addr, c bytes, device (1.8)
      pin          a alloc_id, b unit_id, c addr, d bytes, sub reason, sub2 from
      plan         a index in report_trace.plans (every field is there)
      plan_step    a index in report_trace.plan_steps (every field is there)
@@ -41,7 +41,8 @@ typedef struct report_rec {
     uint32_t sub, sub2;
     uint16_t kind;
     uint8_t sub3, sub4;
-    uint64_t order; /* position in the file, to keep sorting stable */
+    uint32_t device; /* transition's and slab's device field (1.8; 0 before) */
+    uint64_t order;  /* position in the file, to keep sorting stable */
 } report_rec;
 
 /* A plan record (since format 1.3): an in-process plan as libshim installed it, and its
@@ -261,6 +262,14 @@ uint32_t report_primary_device(const report_trace *t);
 /* The highest device ordinal of a device allocation, plus one: at least 1, at most
    REPORT_MAX_DEVICES. */
 uint32_t report_device_count(const report_trace *t);
+
+/* The slot of a device ordinal in the per-device arrays: itself, or REPORT_MAX_DEVICES - 1 for
+   ordinals past it (they are counted together there). */
+uint32_t report_device_slot(uint64_t device);
+/* The device (a slot) of a record: an alloc's own (1.6; 0 before); a budget's, move's or
+   stall's from format 1.7 and a transition's or slab's from 1.8, else primary (older traces
+   had one residency manager, which served the primary device); primary for other kinds. */
+uint32_t report_record_device(const report_trace *t, const report_rec *r, uint32_t primary);
 
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);

@@ -25,6 +25,7 @@ enum slot {
     S_SUB2,
     S_SUB3,
     S_SUB4,
+    S_DEVICE, /* report_rec.device: transition's and slab's device (1.8) */
     S_USEC,
     S_TEXT,
     S_IDS,
@@ -117,9 +118,11 @@ static const struct want {
              {SHIM_TRACE_TRANSITION, "reason", SHIM_TRACE_U8, S_SUB2},
              {SHIM_TRACE_TRANSITION, "from", SHIM_TRACE_U8, S_SUB3},
              {SHIM_TRACE_TRANSITION, "to", SHIM_TRACE_U8, S_SUB4},
+             {SHIM_TRACE_TRANSITION, "device", SHIM_TRACE_U32, S_DEVICE}, /* 1.8: added_later */
              {SHIM_TRACE_SLAB, "slab_id", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_SLAB, "addr", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_SLAB, "bytes", SHIM_TRACE_U64, S_C},
+             {SHIM_TRACE_SLAB, "device", SHIM_TRACE_U32, S_DEVICE}, /* 1.8: added_later */
              {SHIM_TRACE_PIN, "alloc_id", SHIM_TRACE_U64, S_A},
              {SHIM_TRACE_PIN, "unit_id", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_PIN, "addr", SHIM_TRACE_U64, S_C},
@@ -157,12 +160,13 @@ static const struct want {
 
 /* A field a later minor version added to a kind: an older file's schema lacks it, and its
    records read it as 0 (alloc's device, 1.6: device 0; budget's, move's and stall's device,
-   1.7: the statistics then count them as the primary device's). */
+   1.7, and transition's and slab's, 1.8: report_record_device then names the primary device). */
 static bool added_later(const struct want *w)
 {
     return strcmp(w->field, "device") == 0 &&
            (w->kind == SHIM_TRACE_ALLOC || w->kind == SHIM_TRACE_BUDGET ||
-            w->kind == SHIM_TRACE_MOVE || w->kind == SHIM_TRACE_STALL);
+            w->kind == SHIM_TRACE_MOVE || w->kind == SHIM_TRACE_STALL ||
+            w->kind == SHIM_TRACE_TRANSITION || w->kind == SHIM_TRACE_SLAB);
 }
 #define NWANTS     (sizeof wants / sizeof wants[0])
 #define KIND_WANTS 25 /* the most wants of one kind (step_summary) */
@@ -523,6 +527,8 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
                 r->sub3 = (uint8_t)v;
             else if (slot == S_SUB4)
                 r->sub4 = (uint8_t)v;
+            else if (slot == S_DEVICE)
+                r->device = (uint32_t)v;
             else
                 *dst[slot] = v;
         }

@@ -320,16 +320,12 @@ typedef struct held {
     long next; /* the next step to start */
 } held;
 
-static uint32_t device_slot(uint32_t device)
-{
-    return device < REPORT_MAX_DEVICES ? device : REPORT_MAX_DEVICES - 1;
-}
 
 static void release(const report_stats *s, report_alloc *a, uint64_t t_ns, held *h)
 {
     bool dev = report_alloc_on_device(a->kind);
     if (dev) {
-        uint64_t *on = &h->on[device_slot(a->device)];
+        uint64_t *on = &h->on[report_device_slot(a->device)];
         *on -= a->bytes < *on ? a->bytes : *on;
     }
     uint64_t *b = !dev ? &h->host : a->device == s->primary_device ? &h->device : NULL;
@@ -347,7 +343,7 @@ static void hold(report_stats *s, const report_alloc *a, held *h)
             s->peak_host_bytes = h->host;
         return;
     }
-    uint32_t d = device_slot(a->device);
+    uint32_t d = report_device_slot(a->device);
     h->on[d] = sat_add(h->on[d], a->bytes);
     s->device_allocs[d]++;
     if (h->on[d] > s->device_peak[d])
@@ -539,12 +535,30 @@ static void add_stall(report_residency *x, const report_rec *r)
     x->stall_ns = sat_add(x->stall_ns, r->d > r->c ? r->d - r->c : 0);
 }
 
-/* The device a budget, move or stall record names: its own from format 1.7, else the primary
-   device (older traces had one manager, which served it). */
-static uint32_t residency_device(const ctx *c, uint64_t named)
+/* Contract in report_trace.h. */
+uint32_t report_device_slot(uint64_t device)
 {
-    uint64_t d = c->t->minor >= 7 ? named : c->s->primary_device;
-    return d < REPORT_MAX_DEVICES ? (uint32_t)d : REPORT_MAX_DEVICES - 1;
+    return device < REPORT_MAX_DEVICES ? (uint32_t)device : REPORT_MAX_DEVICES - 1;
+}
+
+/* Contract in report_trace.h. */
+uint32_t report_record_device(const report_trace *t, const report_rec *r, uint32_t primary)
+{
+    int v17 = t->major > 1 || t->minor >= 7, v18 = t->major > 1 || t->minor >= 8;
+    switch (r->kind) {
+    case SHIM_TRACE_ALLOC:
+        return report_device_slot(r->sub2);
+    case SHIM_TRACE_BUDGET:
+        return report_device_slot(v17 ? r->d : primary);
+    case SHIM_TRACE_MOVE:
+    case SHIM_TRACE_STALL:
+        return report_device_slot(v17 ? r->e : primary);
+    case SHIM_TRACE_TRANSITION:
+    case SHIM_TRACE_SLAB:
+        return report_device_slot(v18 ? r->device : primary);
+    default:
+        return report_device_slot(primary);
+    }
 }
 
 /* Budget records (a device's last one is its budget, as a manager records a budget again if it
@@ -560,10 +574,10 @@ static void residency_pass(ctx *c)
         report_step *st =
             r->kind == SHIM_TRACE_MOVE || r->kind == SHIM_TRACE_STALL ? step_at(s, r->c) : NULL;
         if (r->kind == SHIM_TRACE_BUDGET) {
-            uint32_t d = residency_device(c, r->d);
+            uint32_t d = report_record_device(c->t, r, s->primary_device);
             s->device_budget[d] = r->a;
             s->budgets++;
-            int primary = d == residency_device(c, s->primary_device);
+            int primary = d == report_device_slot(s->primary_device);
             if (primary || !primary_budget) {
                 s->budget_bytes = r->a;
                 s->host_budget_bytes = r->b;
@@ -572,7 +586,7 @@ static void residency_pass(ctx *c)
             primary_budget |= primary;
         } else if (r->kind == SHIM_TRACE_STALL) {
             add_stall(&s->residency, r);
-            add_stall(&s->device_residency[residency_device(c, r->e)], r);
+            add_stall(&s->device_residency[report_record_device(c->t, r, s->primary_device)], r);
             if (st != NULL)
                 add_stall(&st->residency, r);
         } else if (r->kind == SHIM_TRACE_MOVE && r->sub != SHIM_MOVE_TO_HOST &&
@@ -580,7 +594,7 @@ static void residency_pass(ctx *c)
             s->odd_moves++;
         } else if (r->kind == SHIM_TRACE_MOVE) {
             add_move(&s->residency, r);
-            add_move(&s->device_residency[residency_device(c, r->e)], r);
+            add_move(&s->device_residency[report_record_device(c->t, r, s->primary_device)], r);
             add_reason(s, r->sub2);
             if (st != NULL)
                 add_move(&st->residency, r);

@@ -83,7 +83,7 @@ static void written_and_read_back(void **state)
         fail_msg("%s", err);
     uint64_t before = now_ns();
     struct shim_trace_transition a;
-    memset(&a, 0xff, sizeof a); /* the padding after reason stays 0xff */
+    memset(&a, 0xff, sizeof a); /* any padding stays 0xff */
     a.unit_id = 7;
     a.bytes = UINT64_MAX;
     a.stream = 0x5000;
@@ -94,12 +94,14 @@ static void written_and_read_back(void **state)
     a.to = SHIM_RS_EVICTING;
     a.event = SHIM_EV_EVICT;
     a.reason = SHIM_REASON_PLANNED_EVICT;
+    a.device = 3;
     shim_trace_transition(&a);
     shim_trace_transition(NULL);
-    struct shim_trace_transition b = {UINT64_MAX, 0, 2, UINT64_MAX, 1, 0, 255, 254, 253, 252};
+    struct shim_trace_transition b = {UINT64_MAX, 0, 2, UINT64_MAX, 1, 0, 255, 254, 253, 252,
+                                        UINT32_MAX};
     shim_trace_transition(&b);
-    shim_trace_slab(9, 0x7f1000000000ull, 2u << 20);
-    shim_trace_slab(UINT64_MAX, UINT64_MAX, 0);
+    shim_trace_slab(9, 0x7f1000000000ull, 2u << 20, 2);
+    shim_trace_slab(UINT64_MAX, UINT64_MAX, 0, UINT32_MAX);
     uint64_t after = now_ns();
     shim_trace_stop();
 
@@ -121,6 +123,7 @@ static void written_and_read_back(void **state)
     assert_int_equal(r[0].sub4, SHIM_RS_EVICTING);
     assert_int_equal(r[0].sub, SHIM_EV_EVICT);
     assert_int_equal(r[0].sub2, SHIM_REASON_PLANNED_EVICT);
+    assert_int_equal(r[0].device, 3);
     assert_true(r[0].t_ns >= before && r[0].t_ns <= after);
     assert_int_equal(r[0].tid, (uint32_t)getpid()); /* the main thread's id is the pid */
     assert_int_equal(r[1].kind, SHIM_TRACE_TRANSITION);
@@ -134,29 +137,40 @@ static void written_and_read_back(void **state)
     assert_int_equal(r[1].sub4, 254);
     assert_int_equal(r[1].sub, 253);
     assert_int_equal(r[1].sub2, 252);
+    assert_int_equal(r[1].device, UINT32_MAX);
     assert_int_equal(r[2].kind, SHIM_TRACE_SLAB);
     assert_int_equal(r[2].a, 9);
     assert_int_equal(r[2].b, 0x7f1000000000ull);
     assert_int_equal(r[2].c, 2u << 20);
+    assert_int_equal(r[2].device, 2);
     assert_int_equal(r[3].a, UINT64_MAX);
     assert_int_equal(r[3].b, UINT64_MAX);
     assert_int_equal(r[3].c, 0);
+    assert_int_equal(r[3].device, UINT32_MAX);
+    assert_int_equal(report_record_device(&t, &r[0], 1), 3);
+    assert_int_equal(report_record_device(&t, &r[2], 1), 2);
+    assert_int_equal(report_record_device(&t, &r[1], 1), REPORT_MAX_DEVICES - 1);
+    t.minor = 7; /* an older trace: its transitions and slabs are the primary device's */
+    assert_int_equal(report_record_device(&t, &r[0], 1), 1);
+    assert_int_equal(report_record_device(&t, &r[2], 5), 5);
     report_trace_free(&t);
 
     raw x;
     raw_records(path, SHIM_TRACE_TRANSITION, &x);
     assert_int_equal(x.n, 2);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         assert_int_equal(x.size[i], SHIM_TRACE_RECORD_HEADER + 56);
-        for (int k = 52; k < 56; k++) /* not the caller's padding: zero */
-            assert_int_equal(x.body[i][k], 0);
-    }
+    assert_int_equal(le(x.body[0] + 52, 4), 3); /* the device, not the caller's padding */
+    assert_int_equal(le(x.body[1] + 52, 4), UINT32_MAX);
     assert_int_equal(x.body[0][48], SHIM_RS_DEVICE);
     assert_int_equal(x.body[0][51], SHIM_REASON_PLANNED_EVICT);
     raw_records(path, SHIM_TRACE_SLAB, &x);
     assert_int_equal(x.n, 2);
-    assert_int_equal(x.size[0], SHIM_TRACE_RECORD_HEADER + 24);
+    assert_int_equal(x.size[0], SHIM_TRACE_RECORD_HEADER + 32);
     assert_int_equal(le(x.body[0] + 8, 8), 0x7f1000000000ull);
+    assert_int_equal(le(x.body[0] + 24, 4), 2);
+    for (int k = 28; k < 32; k++) /* the padding: zero */
+        assert_int_equal(x.body[0][k], 0);
     unlink(path);
 }
 

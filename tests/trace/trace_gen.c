@@ -203,7 +203,7 @@ static void slab_and_allocs(void)
 {
     shim_trace_alloc(1, 0x7f0000000000ull, 4 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(2, 0x7f0000400000ull, 2 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_slab(SLAB, SLAB_ADDR, 2 * MIB);
+    shim_trace_slab(SLAB, SLAB_ADDR, 2 * MIB, 0);
     shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(12, SLAB_ADDR + 0x10000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(13, SLAB_ADDR + 0x20000, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
@@ -225,34 +225,34 @@ static void moves(void)
     enum { DEV = SHIM_RS_DEVICE, EVG = SHIM_RS_EVICTING, HOST = SHIM_RS_HOST };
     enum { RES = SHIM_RS_RESTORING, GONE = SHIM_RS_NONE };
     slab_and_allocs();
-    tr((tr_t){1, 4 * MIB, S_MAIN, 10, 900, 40, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 300);
-    on_mover((tr_t){1, 0, 0, 10, 0, UNKNOWN, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_BUDGET});
-    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 12, 0, 30, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT},
+    tr((tr_t){1, 4 * MIB, S_MAIN, 10, 900, 40, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0}, 300);
+    on_mover((tr_t){1, 0, 0, 10, 0, UNKNOWN, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_BUDGET, 0});
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 12, 0, 30, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT, 0},
        200);
     on_mover(
-        (tr_t){SLAB, 0, 0, 12, 0, 30, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_PLANNED_EVICT});
-    tr((tr_t){2, 2 * MIB, S_MAIN, 13, 500, UNKNOWN, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET},
+        (tr_t){SLAB, 0, 0, 12, 0, 30, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_PLANNED_EVICT, 0});
+    tr((tr_t){2, 2 * MIB, S_MAIN, 13, 500, UNKNOWN, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0},
        100);
-    tr((tr_t){2, 0, 0x6000, 14, 0, UNKNOWN, EVG, DEV, SHIM_EV_CANCEL, SHIM_REASON_DEMAND}, 0);
-    tr((tr_t){1, 4 * MIB, S_MAIN, 20, 0, 20, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND}, 400);
-    on_mover((tr_t){1, 0, 0, 20, 0, 20, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND});
+    tr((tr_t){2, 0, 0x6000, 14, 0, UNKNOWN, EVG, DEV, SHIM_EV_CANCEL, SHIM_REASON_DEMAND, 0}, 0);
+    tr((tr_t){1, 4 * MIB, S_MAIN, 20, 0, 20, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0}, 400);
+    on_mover((tr_t){1, 0, 0, 20, 0, 20, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0});
     shim_trace_free(12, S_MAIN);
     shim_trace_alloc(17, SLAB_ADDR + 0x60000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(18, SLAB_ADDR + 2 * MIB - 64 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH},
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH, 0},
        150);
-    on_mover((tr_t){SLAB, 0, 0, 25, 0, 26, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_PREFETCH});
-    tr((tr_t){2, 2 * MIB, S_MAIN, 30, 7, 50, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 50);
-    on_mover((tr_t){2, 0, 0, 30, 0, UNKNOWN, EVG, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR});
-    tr((tr_t){1, 0, S_MAIN, 31, 0, UNKNOWN, DEV, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR}, 0);
-    tr((tr_t){2, 2 * MIB, S_MAIN, 32, 3, 33, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET}, 80);
-    tr((tr_t){2, 0, S_MAIN, 33, 0, UNKNOWN, EVG, GONE, SHIM_EV_FREE, SHIM_REASON_FREED}, 0);
+    on_mover((tr_t){SLAB, 0, 0, 25, 0, 26, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_PREFETCH, 0});
+    tr((tr_t){2, 2 * MIB, S_MAIN, 30, 7, 50, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0}, 50);
+    on_mover((tr_t){2, 0, 0, 30, 0, UNKNOWN, EVG, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR, 0});
+    tr((tr_t){1, 0, S_MAIN, 31, 0, UNKNOWN, DEV, DEV, SHIM_EV_ERROR, SHIM_REASON_ERROR, 0}, 0);
+    tr((tr_t){2, 2 * MIB, S_MAIN, 32, 3, 33, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0}, 80);
+    tr((tr_t){2, 0, S_MAIN, 33, 0, UNKNOWN, EVG, GONE, SHIM_EV_FREE, SHIM_REASON_FREED, 0}, 0);
     shim_trace_free(2, S_MAIN);
-    tr((tr_t){1, 0, S_MAIN, 34, 0, UNKNOWN, DEV, GONE, SHIM_EV_FREE, SHIM_REASON_FREED}, 0);
+    tr((tr_t){1, 0, S_MAIN, 34, 0, UNKNOWN, DEV, GONE, SHIM_EV_FREE, SHIM_REASON_FREED, 0}, 0);
     shim_trace_free(1, S_MAIN);
     shim_trace_free(17, S_MAIN);
     tr((tr_t){SLAB, 2 * MIB, S_MAIN, 35, 0, UNKNOWN, DEV, EVG, SHIM_EV_EVICT,
-              SHIM_REASON_PLANNED_EVICT},
+              SHIM_REASON_PLANNED_EVICT, 0},
        0);
 }
 
@@ -278,13 +278,13 @@ static void memviz(void)
     shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
     shim_trace_alloc(3, base + 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, S_MAIN);
     shim_trace_free(3, S_MAIN);
-    shim_trace_slab(100, SLAB_ADDR, 2 * MIB);
+    shim_trace_slab(100, SLAB_ADDR, 2 * MIB, 0);
     shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(12, SLAB_ADDR + 64 * KIB, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_free(11, S_MAIN);
     unit_freed(SLAB); /* while 12 lives: the segment goes with it */
     shim_trace_free(12, S_MAIN);
-    shim_trace_slab(101, SLAB_ADDR, 2 * MIB); /* the same range again */
+    shim_trace_slab(101, SLAB_ADDR, 2 * MIB, 0); /* the same range again */
     shim_trace_alloc(13, SLAB_ADDR + 128 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(14, SLAB_ADDR + 1 * MIB, 256 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(20, base + 8 * MIB, 0, SHIM_ALLOC_PLAIN, 0);
