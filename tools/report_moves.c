@@ -53,8 +53,8 @@ static void text_row(FILE *out, const report_trace *t, const report_move *mv)
         else
             snprintf(next, sizeof next, "%llu", U(mv->next_use));
     }
-    fprintf(out, "%-28s %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s\n", unit,
-            direction(mv->event), U(mv->bytes), report_move_reason_name(mv->reason),
+    fprintf(out, "%-28s %6u %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s\n", unit,
+            mv->device, direction(mv->event), U(mv->bytes), report_move_reason_name(mv->reason),
             report_outcome_name(mv->outcome), stream, U(mv->seq), us(t, mv->t_start), end, dur,
             score, next);
 }
@@ -90,17 +90,24 @@ static const char *pin_reason_name(uint32_t reason)
 
 static void print_text(FILE *out, const report_trace *t, const report_moves *m)
 {
-    fprintf(out, "%-28s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s\n", "unit",
-            "direction", "bytes", "reason", "outcome", "stream", "seq", "start_us", "end_us",
-            "dur_us", "score", "next_use");
+    fprintf(out, "%-28s %6s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s\n", "unit",
+            "device", "direction", "bytes", "reason", "outcome", "stream", "seq", "start_us",
+            "end_us", "dur_us", "score", "next_use");
     for (size_t i = 0; i < m->nmoves; i++)
         text_row(out, t, &m->moves[i]);
     fprintf(out, "total: %zu moves; by reason: ", m->nmoves);
     counts(out, m->by_reason, REPORT_REASONS, 1, reason_or_other); /* "other" last */
     fprintf(out, "; by outcome: ");
     counts(out, m->by_outcome, REPORT_OUTCOMES, 0, report_outcome_name);
-    fprintf(out, "; bytes to host: %llu; bytes to device: %llu\n", U(m->bytes_to_host),
+    fprintf(out, "; bytes to host: %llu; bytes to device: %llu; by device: ", U(m->bytes_to_host),
             U(m->bytes_to_device));
+    int any = 0;
+    for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++)
+        if (m->by_device[d] > 0) {
+            fprintf(out, "%s%u %llu", any ? ", " : "", d, U(m->by_device[d]));
+            any = 1;
+        }
+    fprintf(out, "%s\n", any ? "" : "none");
     for (size_t i = 0; i < t->n; i++) { /* only traces of 1.5 on have pins */
         const report_rec *r = &t->recs[i];
         if (r->kind == SHIM_TRACE_PIN)
@@ -138,9 +145,10 @@ static void json_move(FILE *out, const report_trace *t, const report_move *mv)
     fprintf(out, "{");
     json_unit(out, mv->unit, mv->slab, mv->members);
     fprintf(out,
-            ", \"direction\": \"%s\", \"event\": \"%s\", \"bytes\": %llu, \"reason\": \"%s\", "
+            ", \"device\": %u, \"direction\": \"%s\", \"event\": \"%s\", \"bytes\": %llu, "
+            "\"reason\": \"%s\", "
             "\"outcome\": \"%s\", \"stream\": \"0x%llx\", \"seq\": %llu, \"start_us\": ",
-            direction(mv->event), report_resid_event_name(mv->event), U(mv->bytes),
+            mv->device, direction(mv->event), report_resid_event_name(mv->event), U(mv->bytes),
             report_move_reason_name(mv->reason), report_outcome_name(mv->outcome), U(mv->stream),
             U(mv->seq));
     report_json_double(out, us(t, mv->t_start));
@@ -171,9 +179,10 @@ static void json_other(FILE *out, const report_trace *t, const report_other *o)
     fprintf(out, "{");
     json_unit(out, r->a, o->slab, o->members);
     fprintf(out,
-            ", \"event\": \"%s\", \"from\": \"%s\", \"to\": \"%s\", \"reason\": \"%s\", "
+            ", \"device\": %u, \"event\": \"%s\", \"from\": \"%s\", \"to\": \"%s\", \"reason\": "
+            "\"%s\", "
             "\"bytes\": %llu, \"stream\": \"0x%llx\", \"seq\": %llu, \"time_us\": ",
-            report_resid_event_name(r->sub), report_resid_state_name(r->sub3),
+            o->device, report_resid_event_name(r->sub), report_resid_state_name(r->sub3),
             report_resid_state_name(r->sub4), report_move_reason_name(r->sub2), U(r->b), U(r->d),
             U(r->c));
     report_json_double(out, us(t, r->t_ns));
@@ -193,8 +202,15 @@ void report_moves_totals_json(FILE *out, const report_moves *m)
     fprintf(out, "}, \"by_outcome\": {");
     for (uint32_t i = 0; i < REPORT_OUTCOMES; i++)
         fprintf(out, "%s\"%s\": %llu", i ? ", " : "", report_outcome_name(i), U(m->by_outcome[i]));
-    fprintf(out, "}, \"bytes_to_host\": %llu, \"bytes_to_device\": %llu}", U(m->bytes_to_host),
-            U(m->bytes_to_device));
+    fprintf(out, "}, \"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"by_device\": {",
+            U(m->bytes_to_host), U(m->bytes_to_device));
+    int any = 0;
+    for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++)
+        if (m->by_device[d] > 0) {
+            fprintf(out, "%s\"%u\": %llu", any ? ", " : "", d, U(m->by_device[d]));
+            any = 1;
+        }
+    fprintf(out, "}}");
 }
 
 static void print_json(FILE *out, const report_trace *t, const report_moves *m)

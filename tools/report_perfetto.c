@@ -20,10 +20,11 @@
  * one track per thread with the steps ("ProfilerStep#N"), synchronisations, graph launches and
  * notes. Residency moves are complete events on two tracks of their device's GPU process
  * ("residency: to host", "residency: to device"), and the stalls they caused on a "residency:
- * stalls" track of the host process (args: the device whose manager stalled it); a slice that overlaps the previous one of its track goes on a further lane ("...
- * #2"), since Perfetto needs the slices of a track nested. Timestamps are microseconds since the
- * trace (with several, the earliest) started. tests/trace/chrome_trace_check.py checks the output
- * against the trace event format.
+ * stalls" track of the host process (args: the device whose manager stalled it); a slice that
+ * overlaps the previous one of its track goes on a further lane ("... #2"), since Perfetto needs
+ * the slices of a track nested. Timestamps are microseconds since the trace (with several, the
+ * earliest) started. tests/trace/chrome_trace_check.py checks the output against the trace event
+ * format.
  */
 #include "report.h"
 #include "report_trace.h"
@@ -50,13 +51,13 @@ typedef struct pctx {
     const report_stats *s;
     int host_pid, gpu_pid, rank_index; /* gpu_pid: the primary device's process */
     int gpu_base;                      /* device D's process is gpu_base + D */
-    double offset_us;   /* added to every time: where this trace starts among the others */
-    int *first;         /* no event written yet (shared by the traces) */
-    report_map names;   /* func_id -> text offset */
-    report_map times;   /* launch seq -> kernel_time record index */
-    report_map streams; /* stream handle -> track */
+    double offset_us;      /* added to every time: where this trace starts among the others */
+    int *first;            /* no event written yet (shared by the traces) */
+    report_map names;      /* func_id -> text offset */
+    report_map times;      /* launch seq -> kernel_time record index */
+    report_map streams;    /* stream handle -> track */
     report_map stream_dev; /* stream handle -> device slot, from the allocations it touched */
-    double *stream_end; /* per track: where its last timed kernel ended (us) */
+    double *stream_end;    /* per track: where its last timed kernel ended (us) */
     size_t ntracks;
 } pctx;
 

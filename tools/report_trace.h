@@ -300,7 +300,8 @@ enum report_outcome {
 /* One move: an EVICT or RESTORE transition and the transition of the same unit that ended it.
    Times are the records' (CLOCK_MONOTONIC ns). A unit is a slab when a slab record names its
    id; members then counts the device allocations live at t_start whose address lies in the
-   slab's range (allocated at or before t_start, not freed at or before it). */
+   slab's range (allocated at or before t_start, not freed at or before it). device: the device
+   (a slot) whose manager moved it (report_record_device of the starting transition). */
 typedef struct report_move {
     uint64_t unit, bytes, stream, seq, score, next_use; /* of the starting transition */
     uint64_t t_start;               /* t_end, end_seq: the ending transition's when end_rec */
@@ -310,6 +311,7 @@ typedef struct report_move {
     uint32_t reason;                /* the starting transition's */
     uint32_t end_event, end_reason; /* the ending transition's; 0 without one */
     uint32_t outcome;               /* enum report_outcome */
+    uint32_t device;
     int slab;
     uint64_t members;
 } report_move;
@@ -318,8 +320,9 @@ typedef struct report_move {
    ERROR and FREE (whether or not it ended a move), a COPY_DONE with no move open, and events
    the format does not define. */
 typedef struct report_other {
-    size_t rec;  /* index in report_trace.recs */
-    size_t move; /* index in report_moves.moves of the move it ended; SIZE_MAX: none */
+    size_t rec;      /* index in report_trace.recs */
+    size_t move;     /* index in report_moves.moves of the move it ended; SIZE_MAX: none */
+    uint32_t device; /* as for a move */
     int slab;
     uint64_t members; /* as for a move, at the transition's time */
 } report_other;
@@ -333,6 +336,7 @@ typedef struct report_moves {
     uint64_t by_reason[REPORT_REASONS]; /* moves by their starting reason */
     uint64_t by_outcome[REPORT_OUTCOMES];
     uint64_t bytes_to_host, bytes_to_device; /* of every move's copy, whatever its outcome */
+    uint64_t by_device[REPORT_MAX_DEVICES];  /* moves by device */
 } report_moves;
 
 /* Pairs the transitions of t into moves; s (report_stats_compute of t) gives the allocations

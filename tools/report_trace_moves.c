@@ -1,6 +1,6 @@
 /* report_trace_moves.c — residency transitions (format 1.2) paired into moves: each EVICT or
  * RESTORE with the transition of the same unit that ended it, slabs with the allocations that
- * live in them, and the totals `shim-report moves` prints. */
+ * live in them, each move's device (format 1.8), and the totals `shim-report moves` prints. */
 #include "report_trace.h"
 
 #include "shim_trace.h"
@@ -115,7 +115,10 @@ static int add_other(ctx *c, size_t rec, size_t ended)
     if (push((void **)&m->others, &c->ocap, m->nothers, sizeof *m->others) != 0)
         return -1;
     report_other *o = &m->others[m->nothers++];
-    *o = (report_other){.rec = rec, .move = ended};
+    *o = (report_other){.rec = rec,
+                        .move = ended,
+                        .device =
+                            report_record_device(c->t, &c->t->recs[rec], c->s->primary_device)};
     o->slab = slab_members(c, c->t->recs[rec].a, c->t->recs[rec].t_ns, &o->members);
     return 0;
 }
@@ -165,7 +168,8 @@ static int start_move(ctx *c, size_t rec, uint64_t open)
                         .end_rec = SIZE_MAX,
                         .event = r->sub,
                         .reason = r->sub2,
-                        .outcome = REPORT_UNFINISHED};
+                        .outcome = REPORT_UNFINISHED,
+                        .device = report_record_device(c->t, r, c->s->primary_device)};
     mv->slab = slab_members(c, r->a, r->t_ns, &mv->members);
     return 0;
 }
@@ -198,6 +202,7 @@ static void totals(report_moves *m)
         const report_move *mv = &m->moves[i];
         m->by_reason[mv->reason < REPORT_REASONS ? mv->reason : 0]++;
         m->by_outcome[mv->outcome]++;
+        m->by_device[mv->device]++;
         uint64_t *b = mv->event == SHIM_EV_EVICT ? &m->bytes_to_host : &m->bytes_to_device;
         *b = sat_add(*b, mv->bytes);
     }

@@ -320,7 +320,6 @@ typedef struct held {
     long next; /* the next step to start */
 } held;
 
-
 static void release(const report_stats *s, report_alloc *a, uint64_t t_ns, held *h)
 {
     bool dev = report_alloc_on_device(a->kind);

@@ -119,29 +119,29 @@ check "allocs: each allocation's device (two on 0, two on 1, one on 2), text and
 check "moves: exit 0" [ $? -eq 0 ]
 check "moves: nothing on stderr" [ ! -s "$tmp/mv.err" ]
 check "moves: the header" has_line "$tmp/mv" \
-    "unit                         direction          bytes reason    outcome            stream        seq       start_us         end_us       dur_us        score   next_use"
+    "unit                         device direction          bytes reason    outcome            stream        seq       start_us         end_us       dur_us        score   next_use"
 check "moves: header, eight rows and the totals line" [ "$(wc -l <"$tmp/mv")" -eq 10 ]
 num='[0-9]+\.[0-9]{3}'
 # row N (0 for the first move) must match the extended regex
 row() { sed -n "$(($1 + 2))p" "$tmp/mv" | grep -qE "$2"; }
 check "moves: 0, a budget eviction paired with the mover's completion, score and next use" \
-    row 0 "^1 +to host +4194304 +budget +done +0x5000 +10 +$num +$num +$num +900 +40$"
+    row 0 "^1 +0 +to host +4194304 +budget +done +0x5000 +10 +$num +$num +$num +900 +40$"
 check "moves: 1, the slab and its 3 live allocations (not the freed one, not the one past it)" \
-    row 1 "^slab 100 \(3 allocations\) +to host +2097152 +planned +done +0x5000 +12 +$num +$num +$num +- +-$"
+    row 1 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +done +0x5000 +12 +$num +$num +$num +- +-$"
 check "moves: 2, a cancelled budget eviction; its next use unknown" \
-    row 2 "^2 +to host +2097152 +budget +cancelled +0x5000 +13 +$num +$num +$num +500 +unknown$"
+    row 2 "^2 +0 +to host +2097152 +budget +cancelled +0x5000 +13 +$num +$num +$num +500 +unknown$"
 check "moves: 3, a restore on demand (no score for a restore)" \
-    row 3 "^1 +to device +4194304 +demand +done +0x5000 +20 +$num +$num +$num +- +-$"
+    row 3 "^1 +0 +to device +4194304 +demand +done +0x5000 +20 +$num +$num +$num +- +-$"
 check "moves: 4, the slab prefetched: its members changed to 4" \
-    row 4 "^slab 100 \(4 allocations\) +to device +2097152 +prefetch +done +0x5000 +25 +$num +$num +$num +- +-$"
+    row 4 "^slab 100 \(4 allocations\) +0 +to device +2097152 +prefetch +done +0x5000 +25 +$num +$num +$num +- +-$"
 check "moves: 5, an eviction undone after a driver error" \
-    row 5 "^2 +to host +2097152 +budget +error +0x5000 +30 +$num +$num +$num +7 +50$"
+    row 5 "^2 +0 +to host +2097152 +budget +error +0x5000 +30 +$num +$num +$num +7 +50$"
 check "moves: 6, an eviction ended by the program's free" \
-    row 6 "^2 +to host +2097152 +budget +freed +0x5000 +32 +$num +$num +$num +3 +33$"
+    row 6 "^2 +0 +to host +2097152 +budget +freed +0x5000 +32 +$num +$num +$num +3 +33$"
 check "moves: 7, unfinished at the trace's end: no end time, no duration" \
-    row 7 "^slab 100 \(3 allocations\) +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
+    row 7 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
 check "moves: the totals line" has_line "$tmp/mv" \
-    "total: 8 moves; by reason: budget 4, demand 1, prefetch 1, planned 2; by outcome: done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456"
+    "total: 8 moves; by reason: budget 4, demand 1, prefetch 1, planned 2; by outcome: done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456; by device: 0 8"
 
 "$report" moves --json "$tmp/mv.trace" >"$tmp/mv.json"
 check "moves --json: exit 0" [ $? -eq 0 ]
@@ -192,9 +192,10 @@ check "moves --json: totals" json "$tmp/mv.json" \
     "d['totals'] == {'moves': 8, 'transitions': 17, 'slabs': 1, 'by_reason': {'budget': 4, \
       'demand': 1, 'prefetch': 1, 'cancelled': 0, 'planned': 2, 'error': 0, 'freed': 0, \
       'other': 0}, 'by_outcome': {'done': 4, 'cancelled': 1, 'error': 1, 'freed': 1, \
-      'superseded': 0, 'unfinished': 1}, 'bytes_to_host': 14680064, 'bytes_to_device': 6291456}"
+      'superseded': 0, 'unfinished': 1}, 'bytes_to_host': 14680064, 'bytes_to_device': 6291456, \
+      'by_device': {'0': 8}}"
 check "moves --json: every move has the documented keys" json "$tmp/mv.json" \
-    "all(sorted(m) == sorted(['unit_id','unit','slab','allocations','direction','event','bytes', \
+    "all(sorted(m) == sorted(['unit_id','unit','slab','allocations','device','direction','event','bytes', \
       'reason','outcome','stream','seq','start_us','end_us','duration_us','end_event', \
       'end_reason','end_seq','score','next_use']) for m in $mv)"
 # traces before format 1.2 have no transitions: an empty table, and exit 0
@@ -207,7 +208,7 @@ for seed in synthetic:1.0 residency:1.1; do
     check "moves on the $old seed: exit 0" [ $? -eq 0 ]
     check "moves on the $old seed: header and a zero totals line" sh -c \
         "[ \$(wc -l <'$tmp/old.mv') -eq 2 ] && tail -n 1 '$tmp/old.mv' | grep -qxF \
-        'total: 0 moves; by reason: none; by outcome: none; bytes to host: 0; bytes to device: 0'"
+        'total: 0 moves; by reason: none; by outcome: none; bytes to host: 0; bytes to device: 0; by device: none'"
     "$report" moves --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$tmp/old.mv.json"
     check "moves --json on the $old seed: no moves, no transitions" json "$tmp/old.mv.json" \
         "d['moves'] == [] and d['transitions'] == [] and d['totals']['moves'] == 0"
@@ -216,7 +217,7 @@ done
 check "moves -o: not an option of moves, exit 2" [ $? -eq 2 ]
 check "moves -o: usage" grep -q '^usage: shim-report moves \[--json\] TRACE$' "$tmp/mv.usage"
 
-# ---- devices (formats 1.6, 1.7): trace_gen's devices scenario, three devices, managed memory on
+# ---- devices (formats 1.6 to 1.8): trace_gen's devices scenario, three devices, managed memory on
 # 1, managers on 1 (budget 12 MiB, 2 evictions, 1 restore) and 0 (5 MiB, 1 eviction) ----
 "$gen" devices "$tmp/dev.trace"
 "$report" summary "$tmp/dev.trace" >"$tmp/dev.sum" 2>&1
@@ -240,6 +241,17 @@ sys.exit(0 if got == want and stalls == [False, True, False] and d["primary_devi
          else 1)' "$tmp/dev.json"
 check "devices: the text table has each device's budget, evictions and restores" \
     has_line "$tmp/dev.sum" "         1            2           10485760           12582912          2         1"
+"$report" moves --json "$tmp/dev.trace" >"$tmp/dev.mv.json" 2>&1
+check "devices: moves --json gives each move its manager's device, as summary counts them (1.8)" \
+    json "$tmp/dev.mv.json" \
+    "[(m['unit_id'],m['device'],m['direction'],m['outcome']) for m in d['moves']] == \
+      [(4,1,'to host','done'),(1,1,'to host','done'),(2,0,'to host','done'), \
+       (1,1,'to device','done')] and d['totals']['by_device'] == {'0': 1, '1': 3}"
+"$report" moves "$tmp/dev.trace" >"$tmp/dev.mv" 2>&1
+check "devices: moves' text has the device column and the count by device" sh -c \
+    "grep -qE '^2 +0 +to host +4194304 +budget +done ' '$tmp/dev.mv' && \
+     grep -qE '^1 +1 +to device +8388608 +demand +done ' '$tmp/dev.mv' && \
+     grep -q '; by device: 0 1, 1 3\$' '$tmp/dev.mv'"
 "$report" summary "$tmp/syn.trace" >"$tmp/syn1.sum" 2>&1
 check "devices: a one-device trace has no devices list" \
     sh -c "grep -q '^peak_device_bytes:' '$tmp/syn1.sum' && ! grep -q '^devices:' '$tmp/syn1.sum'"
@@ -249,7 +261,7 @@ check "devices: a one-device trace has no devices list" \
 "$report" summary "$tmp/plan.trace" >"$tmp/plan.sum" 2>"$tmp/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$tmp/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.7"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$tmp/plan.sum" "format: 1.8"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$tmp/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

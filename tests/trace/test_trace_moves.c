@@ -97,8 +97,8 @@ static void written_and_read_back(void **state)
     a.device = 3;
     shim_trace_transition(&a);
     shim_trace_transition(NULL);
-    struct shim_trace_transition b = {UINT64_MAX, 0, 2, UINT64_MAX, 1, 0, 255, 254, 253, 252,
-                                        UINT32_MAX};
+    struct shim_trace_transition b = {UINT64_MAX, 0,   2,   UINT64_MAX, 1,         0,
+                                      255,        254, 253, 252,        UINT32_MAX};
     shim_trace_transition(&b);
     shim_trace_slab(9, 0x7f1000000000ull, 2u << 20, 2);
     shim_trace_slab(UINT64_MAX, UINT64_MAX, 0, UINT32_MAX);

@@ -26,7 +26,8 @@
  *                              device 1 (the primary: peak 10 MiB), plain ones on device 0
  *                              (peak 7 MiB) and 2 (6 MiB), a launch on each; managers on
  *                              devices 1 (budget 12 MiB: 2 evictions, 1 restore, a stall) and
- *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7)
+ *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7),
+ *                              with the moves' transitions on their devices (1.8)
  *   trace_gen empty PATH       no records at all
  *   trace_gen steps PATH [N [MAX_BYTES]]
  *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
@@ -225,21 +226,25 @@ static void moves(void)
     enum { DEV = SHIM_RS_DEVICE, EVG = SHIM_RS_EVICTING, HOST = SHIM_RS_HOST };
     enum { RES = SHIM_RS_RESTORING, GONE = SHIM_RS_NONE };
     slab_and_allocs();
-    tr((tr_t){1, 4 * MIB, S_MAIN, 10, 900, 40, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0}, 300);
+    tr((tr_t){1, 4 * MIB, S_MAIN, 10, 900, 40, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0},
+       300);
     on_mover((tr_t){1, 0, 0, 10, 0, UNKNOWN, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_BUDGET, 0});
-    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 12, 0, 30, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT, 0},
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 12, 0, 30, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT,
+              0},
        200);
     on_mover(
         (tr_t){SLAB, 0, 0, 12, 0, 30, EVG, HOST, SHIM_EV_COPY_DONE, SHIM_REASON_PLANNED_EVICT, 0});
     tr((tr_t){2, 2 * MIB, S_MAIN, 13, 500, UNKNOWN, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0},
        100);
     tr((tr_t){2, 0, 0x6000, 14, 0, UNKNOWN, EVG, DEV, SHIM_EV_CANCEL, SHIM_REASON_DEMAND, 0}, 0);
-    tr((tr_t){1, 4 * MIB, S_MAIN, 20, 0, 20, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0}, 400);
+    tr((tr_t){1, 4 * MIB, S_MAIN, 20, 0, 20, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0},
+       400);
     on_mover((tr_t){1, 0, 0, 20, 0, 20, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0});
     shim_trace_free(12, S_MAIN);
     shim_trace_alloc(17, SLAB_ADDR + 0x60000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
     shim_trace_alloc(18, SLAB_ADDR + 2 * MIB - 64 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH, 0},
+    tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH,
+              0},
        150);
     on_mover((tr_t){SLAB, 0, 0, 25, 0, 26, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_PREFETCH, 0});
     tr((tr_t){2, 2 * MIB, S_MAIN, 30, 7, 50, DEV, EVG, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 0}, 50);
@@ -416,6 +421,18 @@ static void devices(void)
     shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 1);
     shim_trace_budget(5 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     uint64_t t = now_ns();
+    enum { DEV = SHIM_RS_DEVICE, EVG = SHIM_RS_EVICTING, HOST = SHIM_RS_HOST };
+    enum { RES = SHIM_RS_RESTORING, EV = SHIM_EV_EVICT, DONE = SHIM_EV_COPY_DONE };
+    enum { BUDGET = SHIM_REASON_BUDGET, DEMAND = SHIM_REASON_DEMAND };
+    /* the transitions of the moves below (1.8: each names its manager's device) */
+    tr((tr_t){4, 2 * MIB, stream, 1, 9, UNKNOWN, DEV, EVG, EV, BUDGET, 1}, 0);
+    tr((tr_t){1, 8 * MIB, stream, 1, 8, UNKNOWN, DEV, EVG, EV, BUDGET, 1}, 0);
+    tr((tr_t){2, 4 * MIB, 0, 1, 7, UNKNOWN, DEV, EVG, EV, BUDGET, 0}, 0);
+    tr((tr_t){4, 0, 0, 1, 0, UNKNOWN, EVG, HOST, DONE, BUDGET, 1}, 0);
+    tr((tr_t){2, 0, 0, 1, 0, UNKNOWN, EVG, HOST, DONE, BUDGET, 0}, 0);
+    tr((tr_t){1, 0, 0, 1, 0, UNKNOWN, EVG, HOST, DONE, BUDGET, 1}, 0);
+    tr((tr_t){1, 8 * MIB, stream, 1, 0, UNKNOWN, HOST, RES, SHIM_EV_RESTORE, DEMAND, 1}, 0);
+    tr((tr_t){1, 0, 0, 1, 0, UNKNOWN, RES, DEV, DONE, DEMAND, 1}, 0);
     shim_trace_move(SHIM_MOVE_TO_HOST, 4, 2 * MIB, t, t + 1000, SHIM_REASON_BUDGET, 1);
     shim_trace_move(SHIM_MOVE_TO_HOST, 1, 8 * MIB, t, t + 2000, SHIM_REASON_BUDGET, 1);
     shim_trace_move(SHIM_MOVE_TO_DEVICE, 1, 8 * MIB, t + 2000, t + 3000, SHIM_REASON_DEMAND, 1);
