@@ -109,9 +109,8 @@ static void script_json(FILE *out, const char *json, size_t len)
 }
 
 /* Contract in report_html.h. The memory series: parallel arrays. */
-void html_json_memory(FILE *out, const html_page *p)
+void html_json_memory(FILE *out, const html_page *p, const html_series *h)
 {
-    const html_series *h = &p->mem;
     fprintf(out,
             "{\"changes\": %llu, \"buckets\": %zu, \"points\": %zu, \"t0_ms\": ", U(h->changes),
             h->buckets, h->n);
@@ -138,7 +137,8 @@ void html_json_memory(FILE *out, const html_page *p)
     int first = 1;
     for (size_t i = 0; i < p->t->n; i++) {
         const report_rec *r = &p->t->recs[i];
-        if (r->kind != SHIM_TRACE_BUDGET)
+        if (r->kind != SHIM_TRACE_BUDGET ||
+            report_record_device(p->t, r, p->s->primary_device) != h->device)
             continue;
         fprintf(out, "%s[", first ? "" : ",");
         report_json_double(out, html_ms(p->t, r->t_ns));
@@ -146,6 +146,19 @@ void html_json_memory(FILE *out, const html_page *p)
         first = 0;
     }
     fprintf(out, "]}");
+}
+
+/* Contract in report_html.h. */
+void html_json_device_memory(FILE *out, const html_page *p)
+{
+    fprintf(out, "[");
+    for (size_t k = 1; k < p->nmem; k++) {
+        fprintf(out, "%s{\"device\": %u, \"chart\": \"gpu%u-memory-chart\", \"memory\": ",
+                k > 1 ? ", " : "", p->mem[k].device, p->mem[k].device);
+        html_json_memory(out, p, &p->mem[k]);
+        fprintf(out, "}");
+    }
+    fprintf(out, "]");
 }
 
 /* The data block of one trace's page, in *json (free it): what the page shows, for programs.
@@ -161,7 +174,9 @@ static int data_json(html_page *p, char **json, size_t *len)
     fprintf(mem, ", \"moves_totals\": ");
     report_moves_totals_json(mem, p->m);
     fprintf(mem, ", \"memory\": ");
-    html_json_memory(mem, p);
+    html_json_memory(mem, p, &p->mem[0]);
+    fprintf(mem, ", \"device_memory\": ");
+    html_json_device_memory(mem, p);
     fprintf(mem, "}");
     if (fclose(mem) != 0) {
         free(*json);
@@ -336,9 +351,21 @@ int html_page_open(html_page *p, FILE *out, const report_trace *t, const report_
         p->m = NULL;
         return -1;
     }
-    if (html_series_compute(&p->mem, t, s, HTML_PLOT_W) != 0) {
+    p->mem = calloc(REPORT_MAX_DEVICES, sizeof *p->mem);
+    if (p->mem == NULL) {
         html_page_close(p);
         return -1;
+    }
+    uint32_t primary = report_device_slot(s->primary_device);
+    for (uint32_t k = 0; k < REPORT_MAX_DEVICES; k++) {
+        uint32_t d = k == 0 ? primary : k <= primary ? k - 1 : k; /* the primary first */
+        if (!report_device_shown(s, d))
+            continue;
+        if (html_series_compute(&p->mem[p->nmem], t, s, HTML_PLOT_W, d) != 0) {
+            html_page_close(p);
+            return -1;
+        }
+        p->nmem++;
     }
     return 0;
 }
@@ -346,7 +373,11 @@ int html_page_open(html_page *p, FILE *out, const report_trace *t, const report_
 /* Contract in report_html.h. */
 void html_page_close(html_page *p)
 {
-    html_series_free(&p->mem);
+    for (size_t k = 0; p->mem != NULL && k < p->nmem; k++)
+        html_series_free(&p->mem[k]);
+    free(p->mem);
+    p->mem = NULL;
+    p->nmem = 0;
     if (p->m != NULL) {
         report_moves_free((report_moves *)p->m);
         free((report_moves *)p->m);

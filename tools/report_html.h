@@ -33,6 +33,7 @@ typedef struct html_point {
    ones with the smallest and largest total, the largest device, and the bucket's last (the
    state carried on), in time order. The largest total of all is kept: peak_device_bytes. */
 typedef struct html_series {
+    uint32_t device; /* the device (a slot) */
     html_point *pts;
     size_t n;
     uint64_t changes; /* change points before downsampling */
@@ -40,10 +41,10 @@ typedef struct html_series {
     uint64_t t_lo, t_hi; /* the time axis, ns: the earliest record (or start) to the last */
 } html_series;
 
-/* Computes the series of t (s: report_stats_compute of t) over `buckets` buckets of
-   [t_lo, t_hi]. 0, or -1 when memory ran out (out is then empty). */
+/* Computes the series of device `device` (a slot) of t (s: report_stats_compute of t) over
+   `buckets` buckets of [t_lo, t_hi]. 0, or -1 when memory ran out (out is then empty). */
 int html_series_compute(html_series *out, const report_trace *t, const report_stats *s,
-                        size_t buckets);
+                        size_t buckets, uint32_t device);
 void html_series_free(html_series *h);
 
 /* What the page (or, with several traces, one rank's part of it) is made of. */
@@ -52,7 +53,9 @@ typedef struct html_page {
     const report_trace *t;
     const report_stats *s;
     const report_moves *m;
-    html_series mem;
+    html_series *mem; /* mem[0]: the primary device's; then every other device the reports
+                         show (report_device_shown), by ordinal */
+    size_t nmem;
     long top;
     const char *pfx; /* before every element id: "" for one trace, "rK-" for the K-th rank */
 } html_page;
@@ -102,8 +105,12 @@ void html_sections(html_page *p);
    page's script, and the end of the page. */
 void html_end(FILE *out, const char *json, size_t len, long top);
 
-/* The memory series of p as the data block's "memory" object. */
-void html_json_memory(FILE *out, const html_page *p);
+/* The memory series h of p as the data block's "memory" object (the budget records of its
+   device). */
+void html_json_memory(FILE *out, const html_page *p, const html_series *h);
+/* The other devices' series of p (mem[1..]) as the data block's "device_memory" list:
+   [{"device": D, "chart": "gpuD-memory-chart" (its id without p->pfx), "memory": {...}}]. */
+void html_json_device_memory(FILE *out, const html_page *p);
 
 /* ---- report_html_axis.c: what the charts share ---- */
 
@@ -147,6 +154,8 @@ void html_bar_labels(FILE *out, size_t nbars, double x0, double w, const uint64_
 
 /* ---- report_html_svg.c: the charts, each a <figure> with data-* attributes ---- */
 
+/* The primary device's memory chart (id memory-chart), then every other device's shown (id
+   gpuD-memory-chart, data-device D). */
 void html_chart_memory(html_page *p);
 void html_chart_steps(html_page *p);
 void html_chart_moves(html_page *p);
@@ -159,9 +168,10 @@ void html_table_steps(html_page *p);
 void html_table_plans(html_page *p);
 void html_table_plan_steps(html_page *p);
 void html_table_allocs(html_page *p);
-/* With allocations on more than one device (trace format 1.6): a note that the charts and
-   figures are the primary device's, and each device's allocations and peak (id
-   devices-table, summary --json's devices); nothing otherwise. */
+/* With allocations on more than one device (trace format 1.6): a note that the headline
+   figures are the primary device's and where each device's charts are, and each device's
+   allocations, peak, budget and moves (id devices-table, summary --json's devices); nothing
+   otherwise. */
 void html_table_devices(html_page *p);
 void html_table_kernels(html_page *p);
 void html_table_moves(html_page *p);

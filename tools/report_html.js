@@ -168,13 +168,18 @@
     if (!data) {
       return out;
     }
-    var parts = data.ranks ? data.ranks : [{ id_prefix: "", memory: data.memory }];
+    var parts = data.ranks ? data.ranks :
+      [{ id_prefix: "", memory: data.memory, device_memory: data.device_memory }];
     parts.forEach(function (part, k) {
-      var h = memoryHover(document.getElementById(part.id_prefix + "memory-chart"), part.memory);
-      if (h) {
-        h.rank = k;
-        out.push(h);
-      }
+      /* the primary device's chart, then every other device's */
+      var charts = [{ chart: "memory-chart", memory: part.memory }].concat(part.device_memory || []);
+      charts.forEach(function (c) {
+        var h = memoryHover(document.getElementById(part.id_prefix + c.chart), c.memory);
+        if (h) {
+          h.rank = k;
+          out.push(h);
+        }
+      });
     });
     return out;
   }

@@ -249,7 +249,9 @@ static int data_json(const report_ranks *rk, const report_trace *t, const report
         fprintf(mem, ", \"moves_totals\": ");
         report_moves_totals_json(mem, pg[k].m);
         fprintf(mem, ", \"memory\": ");
-        html_json_memory(mem, &pg[k]);
+        html_json_memory(mem, &pg[k], &pg[k].mem[0]);
+        fprintf(mem, ", \"device_memory\": ");
+        html_json_device_memory(mem, &pg[k]);
         fprintf(mem, "}");
     }
     fprintf(mem, "]}");

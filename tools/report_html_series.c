@@ -1,7 +1,8 @@
-/* report_html_series.c — the memory chart's data: the program's device bytes over time (the
+/* report_html_series.c — a memory chart's data: the program's bytes on one device over time (the
  * alloc/free walk of report_stats_compute, report_stats.held) split by residency state with the
- * transition records (format 1.2 on: each unit's state is its last transition's `to`, its size
- * the bytes of its last evict or restore), downsampled to a few samples per pixel column. */
+ * transition records of that device's manager (format 1.2 on: each unit's state is its last
+ * transition's `to`, its size the bytes of its last evict or restore; 1.8 names their device),
+ * downsampled to a few samples per pixel column. */
 #include "report_html.h"
 
 #include "shim_trace.h"
@@ -151,9 +152,10 @@ static int sample(walk *w, uint64_t t)
 
 /* Contract in report_html.h. */
 int html_series_compute(html_series *out, const report_trace *t, const report_stats *s,
-                        size_t buckets)
+                        size_t buckets, uint32_t device)
 {
     memset(out, 0, sizeof *out);
+    out->device = device;
     out->buckets = buckets ? buckets : 1;
     out->t_lo = t->n && t->recs[0].t_ns < t->start_ns ? t->recs[0].t_ns : t->start_ns;
     out->t_hi = t->n && t->recs[t->n - 1].t_ns > out->t_lo ? t->recs[t->n - 1].t_ns : out->t_lo + 1;
@@ -163,9 +165,13 @@ int html_series_compute(html_series *out, const report_trace *t, const report_st
     for (size_t i = 0; rc == 0 && i < t->n; i++) {
         const report_rec *r = &t->recs[i];
         int changed = 0;
-        for (; k < s->nheld && s->held[k].rec == i; k++, changed = 1)
-            w.total = s->held[k].device;
-        if (r->kind == SHIM_TRACE_TRANSITION) {
+        for (; k < s->nheld && s->held[k].rec == i; k++)
+            if (s->held[k].device == device) {
+                w.total = s->held[k].bytes;
+                changed = 1;
+            }
+        if (r->kind == SHIM_TRACE_TRANSITION &&
+            report_record_device(t, r, s->primary_device) == device) {
             rc = on_transition(&w, r);
             changed = 1;
         }

@@ -25,7 +25,8 @@ typedef struct taxis {
 
 static taxis time_axis(const html_page *p)
 {
-    taxis x = {p->mem.t_lo, p->mem.t_hi, html_ms(p->t, p->mem.t_lo), html_ms(p->t, p->mem.t_hi)};
+    const html_series *h = &p->mem[0]; /* every series has the trace's time axis */
+    taxis x = {h->t_lo, h->t_hi, html_ms(p->t, h->t_lo), html_ms(p->t, h->t_hi)};
     return x;
 }
 
@@ -93,10 +94,9 @@ static double layer(const html_point *pt, int k)
 
 /* The band between cumulative layers k-1 and k as a step function (each sample holds until the
    next; the last until the axis ends). */
-static void band(FILE *out, const html_page *p, const taxis *x, const html_axis *a, int k,
+static void band(FILE *out, const html_series *h, const taxis *x, const html_axis *a, int k,
                  const char *cls, const char *label)
 {
-    const html_series *h = &p->mem;
     double hgt = MEM_BOTTOM - MEM_TOP;
     fprintf(out, "<path class=\"area %s\" data-layer=\"%s\" d=\"", cls, label);
     for (size_t i = 0; i < h->n; i++) {
@@ -115,15 +115,18 @@ static void band(FILE *out, const html_page *p, const taxis *x, const html_axis 
     fprintf(out, "Z\"><title>%s</title></path>\n", label);
 }
 
-/* The budget as a step line from its first record (nothing when the trace has none). */
-static void budget_line(FILE *out, const html_page *p, const taxis *x, const html_axis *a)
+/* The budget of h's device as a step line from its first record (nothing when the trace has
+   none); budget: the one to label it with. */
+static void budget_line(FILE *out, const html_page *p, const html_series *h, const taxis *x,
+                        const html_axis *a, uint64_t budget)
 {
     const report_trace *t = p->t;
     double hgt = MEM_BOTTOM - MEM_TOP, last_y = 0;
     int any = 0;
     for (size_t i = 0; i < t->n; i++) {
         const report_rec *r = &t->recs[i];
-        if (r->kind != SHIM_TRACE_BUDGET)
+        if (r->kind != SHIM_TRACE_BUDGET ||
+            report_record_device(t, r, p->s->primary_device) != h->device)
             continue;
         double px = x_of(x, r->t_ns), py = html_y_of(a, (double)r->a, MEM_BOTTOM, hgt);
         if (!any)
@@ -138,43 +141,58 @@ static void budget_line(FILE *out, const html_page *p, const taxis *x, const htm
     fprintf(out, "H%.1f\"><title>budget</title></path>\n", (double)(HTML_LEFT + HTML_PLOT_W));
     fprintf(out, "<text class=\"budget-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">budget ",
             (double)(HTML_LEFT + HTML_PLOT_W - 4), last_y - 5);
-    html_bytes(out, p->s->budget_bytes);
+    html_bytes(out, budget);
     fprintf(out, "</text>\n");
 }
 
-static void peak_mark(FILE *out, const html_page *p, const taxis *x, const html_axis *a)
+static void peak_mark(FILE *out, const html_page *p, const taxis *x, const html_axis *a,
+                      uint64_t peak, uint64_t peak_t_ns)
 {
-    const report_stats *s = p->s;
-    if (s->peak_device_bytes == 0)
+    if (peak == 0)
         return;
-    double px = x_of(x, s->peak_t_ns);
-    double py = html_y_of(a, (double)s->peak_device_bytes, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
+    double px = x_of(x, peak_t_ns);
+    double py = html_y_of(a, (double)peak, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
     int left = px > HTML_LEFT + HTML_PLOT_W * 0.7;
     fprintf(out, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4.5\"/>", px, py);
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak ", px + (left ? -8 : 8),
             py - 6 < MEM_TOP + 10 ? py + 16 : py - 6, left ? "end" : "start");
-    html_bytes(out, s->peak_device_bytes);
-    fprintf(out, " at %.3f s</text></g>\n", html_ms(p->t, s->peak_t_ns) / 1e3);
+    html_bytes(out, peak);
+    fprintf(out, " at %.3f s</text></g>\n", html_ms(p->t, peak_t_ns) / 1e3);
 }
 
-/* Contract in report_html.h. */
-void html_chart_memory(html_page *p)
+/* The chart of series h (k: its index in p->mem; 0 the primary device's). */
+static void chart_memory(html_page *p, size_t k)
 {
     FILE *out = p->out;
     const report_stats *s = p->s;
+    const html_series *h = &p->mem[k];
     taxis x = time_axis(p);
-    double top = (double)s->peak_device_bytes;
-    for (size_t i = 0; i < p->mem.n; i++)
-        top = fmax(top, layer(&p->mem.pts[i], 3));
-    top = fmax(top, (double)s->budget_bytes);
+    /* the primary's peak and budget are summary's; another device's, its devices entry's (the
+       peak's time: the series keeps the largest total of every bucket) */
+    uint64_t peak = k == 0 ? s->peak_device_bytes : s->device_peak[h->device];
+    uint64_t peak_t = s->peak_t_ns, budget = k == 0 ? s->budget_bytes : s->device_budget[h->device];
+    if (k != 0)
+        for (size_t i = h->n; i-- > 0;)
+            if (h->pts[i].total == peak)
+                peak_t = h->pts[i].t_ns;
+    double top = (double)peak;
+    for (size_t i = 0; i < h->n; i++)
+        top = fmax(top, layer(&h->pts[i], 3));
+    top = fmax(top, (double)budget);
     html_axis a = html_axis_bytes(top * 1.05);
-    fprintf(out, "<figure class=\"chart\" id=\"%smemory-chart\" data-peak-bytes=\"%llu\" ", p->pfx,
-            U(s->peak_device_bytes));
-    fprintf(out, "data-peak-ms=\"");
-    html_double(out, html_ms(p->t, s->peak_t_ns));
+    if (p->nmem > 1)
+        fprintf(out, "<h3 class=\"chart-title\">GPU %u%s</h3>\n", h->device,
+                k == 0 ? " (the primary device: the one libshim serves first)" : "");
+    if (k == 0)
+        fprintf(out, "<figure class=\"chart\" id=\"%smemory-chart\" ", p->pfx);
+    else
+        fprintf(out, "<figure class=\"chart\" id=\"%sgpu%u-memory-chart\" ", p->pfx, h->device);
+    fprintf(out, "data-device=\"%u\" data-peak-bytes=\"%llu\" data-peak-ms=\"", h->device,
+            U(peak));
+    html_double(out, html_ms(p->t, peak_t));
     fprintf(out, "\" data-budget-bytes=\"%llu\" data-points=\"%zu\" data-changes=\"%llu\" ",
-            U(s->budget_bytes), p->mem.n, U(p->mem.changes));
-    fprintf(out, "data-buckets=\"%zu\">\n", p->mem.buckets);
+            U(budget), h->n, U(h->changes));
+    fprintf(out, "data-buckets=\"%zu\">\n", h->buckets);
     fprintf(out,
             "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"device memory over time\" "
             "data-x0=\"%d\" data-x1=\"%d\" data-y0=\"%d\" data-y1=\"%d\" data-t0-ms=\"",
@@ -186,13 +204,13 @@ void html_chart_memory(html_page *p)
     html_grid_y(out, &a, HTML_LEFT, HTML_LEFT + HTML_PLOT_W, MEM_BOTTOM, MEM_BOTTOM - MEM_TOP);
     x_grid(out, &x, MEM_TOP, MEM_BOTTOM);
     step_marks(out, p, &x, MEM_TOP, MEM_BOTTOM);
-    if (p->mem.n > 0) {
-        band(out, p, &x, &a, 1, "device", "on device");
-        band(out, p, &x, &a, 2, "moving", "moving");
-        band(out, p, &x, &a, 3, "host", "on host");
+    if (h->n > 0) {
+        band(out, h, &x, &a, 1, "device", "on device");
+        band(out, h, &x, &a, 2, "moving", "moving");
+        band(out, h, &x, &a, 3, "host", "on host");
     }
-    budget_line(out, p, &x, &a);
-    peak_mark(out, p, &x, &a);
+    budget_line(out, p, h, &x, &a, budget);
+    peak_mark(out, p, &x, &a, peak, peak_t);
     fprintf(out,
             "<g class=\"hover\" visibility=\"hidden\"><line y1=\"%d\" y2=\"%d\"/>"
             "<text class=\"readout\" y=\"%d\"></text></g>\n",
@@ -205,9 +223,16 @@ void html_chart_memory(html_page *p)
                                          "budget", "peak of the allocations"};
     html_legend(out, cls, labels, 5);
     fprintf(out, "</figure>\n");
+}
+
+/* Contract in report_html.h. */
+void html_chart_memory(html_page *p)
+{
+    for (size_t k = 0; k < p->nmem; k++)
+        chart_memory(p, k);
     if (p->t->major == 1 && p->t->minor < 2)
-        fprintf(out, "<p class=\"note\">This trace is older than format 1.2 (no residency "
-                     "transitions): all of it is drawn as on the device.</p>\n");
+        fprintf(p->out, "<p class=\"note\">This trace is older than format 1.2 (no residency "
+                        "transitions): all of it is drawn as on the device.</p>\n");
 }
 
 /* ---- bar charts (steps, plan) ---- */
@@ -334,18 +359,25 @@ static void emit_run(FILE *out, const html_page *p, const run *r, int to_host, u
     (*rects)++;
 }
 
-/* The moves of one reason and direction, in start order, merged where they overlap or come
+/* A lane of the timeline: the moves of one reason on one device. */
+typedef struct lane {
+    uint32_t device, reason;
+    uint64_t moves;
+} lane;
+
+/* The moves of one lane and direction, in start order, merged where they overlap or come
    within a pixel of each other. */
-static void lane_row(FILE *out, const html_page *p, const taxis *x, uint32_t reason, int to_host,
+static void lane_row(FILE *out, const html_page *p, const taxis *x, const lane *ln, int to_host,
                      double y, size_t *rects)
 {
+    uint32_t reason = ln->reason;
     const report_moves *m = p->m;
     run cur = {0};
     int open = 0;
     for (size_t i = 0; i < m->nmoves; i++) {
         const report_move *mv = &m->moves[i];
         uint32_t r = mv->reason < REPORT_REASONS ? mv->reason : 0;
-        if (r != reason || (mv->event == SHIM_EV_EVICT) != to_host)
+        if (r != reason || mv->device != ln->device || (mv->event == SHIM_EV_EVICT) != to_host)
             continue;
         uint64_t end = mv->end_rec != SIZE_MAX ? mv->t_end : x->hi; /* unfinished: to the end */
         double x0 = x_of(x, mv->t_start), x1 = x_of(x, end);
@@ -365,6 +397,25 @@ static void lane_row(FILE *out, const html_page *p, const taxis *x, uint32_t rea
         emit_run(out, p, &cur, to_host, reason, y, rects);
 }
 
+/* The lanes: by device (in order), then by reason (other last); n: how many. */
+static lane *lanes_of(const report_moves *m, size_t *n)
+{
+    *n = 0;
+    lane *l = calloc(REPORT_MAX_DEVICES * REPORT_REASONS, sizeof *l);
+    if (l == NULL)
+        return NULL;
+    for (size_t i = 0; i < m->nmoves; i++) {
+        const report_move *mv = &m->moves[i];
+        uint32_t r = mv->reason < REPORT_REASONS ? mv->reason : 0;
+        l[mv->device * REPORT_REASONS + (r + REPORT_REASONS - 1) % REPORT_REASONS].moves++;
+    }
+    for (size_t k = 0; k < REPORT_MAX_DEVICES * REPORT_REASONS; k++)
+        if (l[k].moves > 0)
+            l[(*n)++] = (lane){(uint32_t)(k / REPORT_REASONS),
+                               (uint32_t)(k % REPORT_REASONS + 1) % REPORT_REASONS, l[k].moves};
+    return l;
+}
+
 /* Contract in report_html.h. */
 void html_chart_moves(html_page *p)
 {
@@ -372,11 +423,11 @@ void html_chart_moves(html_page *p)
     const report_moves *m = p->m;
     if (m->nmoves == 0)
         return;
-    uint32_t lanes[REPORT_REASONS];
-    size_t nl = 0;
-    for (uint32_t i = 1; i <= REPORT_REASONS; i++)
-        if (m->by_reason[i % REPORT_REASONS] > 0)
-            lanes[nl++] = i % REPORT_REASONS;
+    size_t nl;
+    lane *lanes = lanes_of(m, &nl);
+    if (lanes == NULL)
+        return;
+    int several = lanes[0].device != lanes[nl - 1].device; /* moves on several devices */
     taxis x = time_axis(p);
     int top = 14, h = top + (int)nl * LANE_H + 30;
     fprintf(out,
@@ -384,21 +435,25 @@ void html_chart_moves(html_page *p)
             p->pfx, m->nmoves, nl);
     fprintf(out,
             "<svg viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"residency moves on a "
-            "timeline, by reason\">\n",
-            HTML_W, h);
+            "timeline, by %sreason\">\n",
+            HTML_W, h, several ? "device and " : "");
     x_grid(out, &x, top, top + nl * LANE_H);
     step_marks(out, p, &x, top, top + nl * LANE_H);
     size_t rects = 0;
     for (size_t l = 0; l < nl; l++) {
         double y = top + l * LANE_H;
-        fprintf(out, "<g class=\"lane\" data-reason=\"%s\" data-moves=\"%llu\">",
-                reason_label(lanes[l]), U(m->by_reason[lanes[l]]));
-        fprintf(out, "<text class=\"lane-label\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
-                HTML_LEFT - 6, y + LANE_H / 2 + 4, reason_label(lanes[l]));
+        fprintf(out, "<g class=\"lane\" data-device=\"%u\" data-reason=\"%s\" data-moves=\"%llu\">",
+                lanes[l].device, reason_label(lanes[l].reason), U(lanes[l].moves));
+        fprintf(out, "<text class=\"lane-label\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s",
+                HTML_LEFT - 6, y + LANE_H / 2 + (several ? -1 : 4), reason_label(lanes[l].reason));
+        if (several) /* the device under the reason */
+            fprintf(out, "<tspan class=\"lane-device\" x=\"%d\" dy=\"11\">GPU %u</tspan>",
+                    HTML_LEFT - 6, lanes[l].device);
+        fprintf(out, "</text>");
         fprintf(out, "<line class=\"lane-sep\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\"/>",
                 HTML_LEFT, HTML_LEFT + HTML_PLOT_W, y + LANE_H, y + LANE_H);
-        lane_row(out, p, &x, lanes[l], 1, y + 3, &rects);
-        lane_row(out, p, &x, lanes[l], 0, y + 16, &rects);
+        lane_row(out, p, &x, &lanes[l], 1, y + 3, &rects);
+        lane_row(out, p, &x, &lanes[l], 0, y + 16, &rects);
         fprintf(out, "</g>\n");
     }
     fprintf(out, "</svg>\n");
@@ -411,6 +466,7 @@ void html_chart_moves(html_page *p)
             "bars.</p>\n",
             p->pfx, rects, m->nmoves, rects);
     fprintf(out, "</figure>\n");
+    free(lanes);
 }
 
 /* ---- the plan: predicted against achieved ---- */

@@ -290,9 +290,10 @@ void html_table_devices(html_page *p)
     if (n < 2)
         return;
     fprintf(p->out,
-            "<p class=\"note\" id=\"%sdevices-note\">Allocations on %zu devices: the charts and "
-            "device figures are device %u's (the first libshim serves); each device's own "
-            "budget and moves are in this table.</p>\n",
+            "<p class=\"note\" id=\"%sdevices-note\">Allocations on %zu devices: the headline "
+            "figures and the steps are device %u's (the first libshim serves); each device has "
+            "its memory chart above and its lanes in the moves timeline, and its budget and "
+            "moves in this table.</p>\n",
             p->pfx, n, s->primary_device);
     open_table(p->out, p->pfx, "devices-table", n, cols, NCOLS(cols));
     for (uint32_t d = 0; d < s->ndevices; d++) {

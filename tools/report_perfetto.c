@@ -341,16 +341,6 @@ static int by_change_time(const void *pa, const void *pb)
     return a->t_ns < b->t_ns ? -1 : a->t_ns > b->t_ns;
 }
 
-/* Whether device d has a process: it is the primary device, or it holds allocations, or its
-   residency manager moved something. */
-static int shown(const pctx *p, uint32_t d)
-{
-    const report_residency *x = &p->s->device_residency[d];
-    return d == report_device_slot(p->s->primary_device) ||
-           (d < p->s->ndevices && p->s->device_allocs[d]) ||
-           x->evictions + x->cancelled_evictions + x->restores > 0;
-}
-
 /* Bytes held on device d, as a counter track of its GPU process. */
 static int memory_counter_of(pctx *p, uint32_t d)
 {
@@ -385,7 +375,7 @@ static int memory_counter_of(pctx *p, uint32_t d)
 static int memory_counter(pctx *p)
 {
     for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++)
-        if (shown(p, d) && memory_counter_of(p, d) != 0)
+        if (report_device_shown(p->s, d) && memory_counter_of(p, d) != 0)
             return -1;
     return 0;
 }
@@ -401,7 +391,7 @@ static int names(pctx *p)
     ev(p, "M", "process_sort_index", p->host_pid, 0, 0);
     fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 256 * p->rank_index);
     for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++) {
-        if (!shown(p, d))
+        if (!report_device_shown(p->s, d))
             continue;
         int pid = p->gpu_base + (int)d;
         snprintf(gpu, sizeof gpu, "GPU %u (rank %d)", d, p->t->rank);

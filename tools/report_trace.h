@@ -195,12 +195,14 @@ typedef struct report_step {
     report_residency residency; /* moves and stalls that started in [t_start, t_end) */
 } report_step;
 
-/* Device bytes held after an alloc or free record that changed them (pinned host memory
-   excluded): the walk the peak comes from, so the largest device value is peak_device_bytes. */
+/* Device bytes held on device `device` (a slot) after an alloc or free record that changed them
+   (pinned host memory excluded), one entry per device changed: the walk the peaks come from, so
+   the largest value of the primary device's entries is peak_device_bytes. */
 typedef struct report_held {
     uint64_t t_ns;
     size_t rec; /* index in report_trace.recs */
-    uint64_t device;
+    uint64_t bytes;
+    uint32_t device;
 } report_held;
 
 #define REPORT_MAX_DEVICES 64
@@ -241,7 +243,7 @@ typedef struct report_stats {
     size_t nkernels;
     report_alloc *allocs; /* in the order they were made */
     size_t nallocs;
-    report_held *held; /* in record order */
+    report_held *held; /* in record order (one record's, by device) */
     size_t nheld;
     char **names; /* owned names of unnamed functions */
     size_t nnames;
@@ -270,6 +272,10 @@ uint32_t report_device_slot(uint64_t device);
    stall's from format 1.7 and a transition's or slab's from 1.8, else primary (older traces
    had one residency manager, which served the primary device); primary for other kinds. */
 uint32_t report_record_device(const report_trace *t, const report_rec *r, uint32_t primary);
+
+/* Whether the reports show device slot d of s: it is the primary device, or it holds
+   allocations, or its residency manager moved something. */
+int report_device_shown(const report_stats *s, uint32_t d);
 
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);

@@ -312,10 +312,13 @@ static uint64_t typical(const report_step *steps, size_t n, int launches)
     return best;
 }
 
+_Static_assert(REPORT_MAX_DEVICES <= 64, "held.changed has a bit per device slot");
+
 /* Device and pinned host bytes held at the current point of the memory pass. */
 typedef struct held {
     uint64_t device, host;           /* device: the primary device's */
     uint64_t on[REPORT_MAX_DEVICES]; /* every device's */
+    uint64_t changed;                /* bit d: on[d] changed at this record */
     long step; /* the step being walked, -1 before the first or between steps */
     long next; /* the next step to start */
 } held;
@@ -324,8 +327,9 @@ static void release(const report_stats *s, report_alloc *a, uint64_t t_ns, held 
 {
     bool dev = report_alloc_on_device(a->kind);
     if (dev) {
-        uint64_t *on = &h->on[report_device_slot(a->device)];
-        *on -= a->bytes < *on ? a->bytes : *on;
+        uint32_t d = report_device_slot(a->device);
+        h->on[d] -= a->bytes < h->on[d] ? a->bytes : h->on[d];
+        h->changed |= 1ull << d;
     }
     uint64_t *b = !dev ? &h->host : a->device == s->primary_device ? &h->device : NULL;
     if (b)
@@ -344,6 +348,7 @@ static void hold(report_stats *s, const report_alloc *a, held *h)
     }
     uint32_t d = report_device_slot(a->device);
     h->on[d] = sat_add(h->on[d], a->bytes);
+    h->changed |= 1ull << d;
     s->device_allocs[d]++;
     if (h->on[d] > s->device_peak[d])
         s->device_peak[d] = h->on[d];
@@ -469,7 +474,7 @@ static int memory_pass(ctx *c)
         if (h.step >= 0 && r->t_ns >= s->steps[h.step].t_end)
             h.step = -1; /* past the end of the steady state */
         int rc = 0;
-        uint64_t before = h.device;
+        h.changed = 0;
         if (r->kind == SHIM_TRACE_ALLOC)
             rc = on_alloc(c, r, &h);
         else if (r->kind == SHIM_TRACE_FREE)
@@ -478,10 +483,12 @@ static int memory_pass(ctx *c)
             on_launch(c, r);
         else
             on_other(s, r);
-        if (rc == 0 && h.device != before) {
+        for (uint32_t d = 0; rc == 0 && d < REPORT_MAX_DEVICES; d++) {
+            if (!(h.changed >> d & 1))
+                continue;
             rc = push((void **)&s->held, &c->hcap, s->nheld, sizeof *s->held);
             if (rc == 0)
-                s->held[s->nheld++] = (report_held){r->t_ns, i, h.device};
+                s->held[s->nheld++] = (report_held){r->t_ns, i, h.on[d], d};
         }
         if (rc != 0)
             return -1;
@@ -538,6 +545,15 @@ static void add_stall(report_residency *x, const report_rec *r)
 uint32_t report_device_slot(uint64_t device)
 {
     return device < REPORT_MAX_DEVICES ? (uint32_t)device : REPORT_MAX_DEVICES - 1;
+}
+
+/* Contract in report_trace.h. */
+int report_device_shown(const report_stats *s, uint32_t d)
+{
+    const report_residency *x = d < REPORT_MAX_DEVICES ? &s->device_residency[d] : NULL;
+    return x != NULL && (d == report_device_slot(s->primary_device) ||
+                         (d < s->ndevices && s->device_allocs[d] > 0) ||
+                         x->evictions + x->cancelled_evictions + x->restores > 0);
 }
 
 /* Contract in report_trace.h. */

@@ -215,13 +215,40 @@ def check_trace(name, dom, pfx, data, summary, moves, a):
           sorted(x.attrs.get("data-layer") for x in drawn) == ["moving", "on device", "on host"],
           str([x.attrs.get("data-layer") for x in areas]))
     budget = fig.find("path", "budget") if fig else None
-    check(f"{name}: memory chart: the budget line drawn where a budget was recorded",
+    dev_of = {x["device"]: x for x in summary.get("devices", [])}
+    primary = summary.get("primary_device", 0)
+    primary_budget = dev_of[primary]["budget_bytes"] if primary in dev_of else summary["budget_bytes"]
+    check(f"{name}: memory chart: the budget line drawn where the device's budget was recorded",
           (budget is not None and budget.attrs.get("d", "").startswith("M")) ==
-          (summary["budget_bytes"] > 0 or bool(mem["budget"])))
+          bool(mem["budget"]) == (primary_budget > 0))
     peak = fig.find("g", "peak") if fig else None
     check(f"{name}: memory chart: the peak marked",
           (peak is not None and peak.find("circle") is not None) ==
           (summary["peak_device_bytes"] > 0))
+
+    # ---- every other device's memory chart (trace formats 1.6 to 1.8) ----
+    others = data.get("device_memory", [])
+    shown = sorted(d for d, x in dev_of.items() if d != primary and
+                   (x["allocations"] or x["evictions"] or x["restores"]))
+    check(f"{name}: a memory chart for each other device with allocations or moves ({shown})",
+          [x["device"] for x in others] == shown, str([x["device"] for x in others]))
+    for x in others:
+        d, dm = x["device"], x["memory"]
+        dfig = by_id(x["chart"])
+        want = dev_of.get(d, {})
+        check(f"{name}: GPU {d}'s chart: its device, peak and budget are its devices entry's",
+              dfig is not None and int(dfig.attrs["data-device"]) == d and
+              int(dfig.attrs["data-peak-bytes"]) == want.get("peak_bytes") and
+              int(dfig.attrs["data-budget-bytes"]) == want.get("budget_bytes"))
+        check(f"{name}: GPU {d}'s chart: the series' largest total is its peak, device + moving "
+              f"+ host is the total where it fits",
+              max(dm["total"], default=0) == want.get("peak_bytes") and
+              len(dm["t_ms"]) == int(dfig.attrs["data-points"]) and
+              all(a + b + c == t for a, b, c, t in zip(dm["device"], dm["moving"], dm["host"],
+                                                          dm["total"]) if b + c <= t))
+        dbudget = dfig.find("path", "budget") if dfig else None
+        check(f"{name}: GPU {d}'s chart: its budget line where its budget was recorded",
+              (dbudget is not None) == bool(dm["budget"]) == (want.get("budget_bytes", 0) > 0))
 
     # ---- steps ----
     steps = summary["steps"]
@@ -251,11 +278,17 @@ def check_trace(name, dom, pfx, data, summary, moves, a):
     if a.expect_moves:
         check(f"{name}: the trace has moves ({totals['moves']})", totals["moves"] > 0)
     if totals["moves"]:
-        lanes = {g.attrs["data-reason"]: int(g.attrs["data-moves"])
+        lanes = {(int(g.attrs["data-device"]), g.attrs["data-reason"]): int(g.attrs["data-moves"])
                  for g in mc.find_all("g", "lane")} if mc else {}
-        want = {r: c for r, c in totals["by_reason"].items() if c}
-        check(f"{name}: moves chart: one lane per reason, with moves --json's counts",
+        want = {}
+        for m in moves["moves"]:
+            r = m["reason"] if m["reason"] in totals["by_reason"] else "other"
+            want[(m["device"], r)] = want.get((m["device"], r), 0) + 1
+        check(f"{name}: moves chart: one lane per device and reason, with moves --json's counts",
               lanes == want, f"{lanes} vs {want}")
+        check(f"{name}: moves chart: the lanes' counts are moves --json's totals by device",
+              {str(d): sum(c for (dd, _), c in lanes.items() if dd == d)
+               for d in {d for d, _ in lanes}} == totals["by_device"])
         rects = [r for r in mc.find_all("rect") if "data-count" in r.attrs]
         drawn = by_id("moves-drawn")
         check(f"{name}: moves chart: {len(rects)} bars hold all {totals['moves']} moves",
@@ -401,7 +434,8 @@ def check_ranks(a, dom, ranks_sum, rank_moves):
         check(f"{label}: the data block's moves totals are moves --json's",
               part["moves_totals"] == moves["totals"])
         check_trace(label, section, part["id_prefix"],
-                    {"memory": part["memory"], "top": data["top"]}, t, moves, a)
+                    {"memory": part["memory"], "device_memory": part["device_memory"],
+                     "top": data["top"]}, t, moves, a)
 
 
 def check_selftest(a, dom):

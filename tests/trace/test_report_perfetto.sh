@@ -59,7 +59,8 @@ check "synthetic: moves on the GPU's residency tracks, stalls on the host's, eac
      ('stall', 4242, 'residency: stalls')]"
 # Allocations on three devices, managed memory (the primary device) on device 1: one GPU process
 # per device, each with its own memory counter peaking at summary's per-device peak (before,
-# one counter on "GPU 0" summed every device), and the kernels on the primary device's process.
+# one counter on "GPU 0" summed every device), each stream's kernels and each manager's moves on
+# their device's process.
 D="$work/devices.json"
 "$REPORT" summary --json "$work/devices.trace" >"$work/devices.summary.json"
 check "devices: one GPU process per device, named, each after the host" json "$D" \
@@ -80,8 +81,16 @@ for e in ev:
 want = {d['device']: d['peak_bytes'] for d in devs}
 sys.exit(0 if peak == want and len(set(want.values())) == 3 else 1)
 " "$D" "$work/devices.summary.json"
-check "devices: kernels on the primary device's process (device 1)" json "$D" \
-    "{e['pid'] for e in ev if e.get('cat') == 'kernel'} == {4194305}"
+check "devices: each stream's kernels on the process of the device whose memory they touch" \
+    json "$D" "sorted((e['args']['stream'], e['pid']) for e in ev if e.get('cat') == 'kernel') == \
+     [('0x5000', 4194305), ('0x6000', 4194304), ('0x7000', 4194306)]"
+# device 1's two evictions overlap (a second lane); device 0's overlaps them on its own track
+check "devices: each device's moves on its own process's residency tracks (1.7), named there" \
+    json "$D" "sorted(set($residency)) == [('evict', 4194304, 'residency: to host'), \
+     ('evict', 4194305, 'residency: to host'), ('evict', 4194305, 'residency: to host #2'), \
+     ('restore', 4194305, 'residency: to device'), \
+     ('stall', 4242, 'residency: stalls')] and \
+     sorted(e['args']['device'] for e in ev if e.get('cat') == 'residency') == [0, 1, 1, 1, 1]"
 "$REPORT" perfetto "$work/synthetic.trace" >"$work/stdout.json"
 check "synthetic: without -o, the same JSON on standard output" cmp -s "$work/stdout.json" "$S"
 

@@ -24,7 +24,8 @@
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen devices PATH     allocations on three devices (format 1.6): managed ones on
  *                              device 1 (the primary: peak 10 MiB), plain ones on device 0
- *                              (peak 7 MiB) and 2 (6 MiB), a launch on each; managers on
+ *                              (peak 7 MiB) and 2 (6 MiB), a launch on each (streams 0x5000,
+ *                              0x6000 and 0x7000); managers on
  *                              devices 1 (budget 12 MiB: 2 evictions, 1 restore, a stall) and
  *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7),
  *                              with the moves' transitions on their devices (1.8)
@@ -439,8 +440,8 @@ static void devices(void)
     shim_trace_stall(t + 2000, t + 3000, SHIM_REASON_DEMAND, 1);
     shim_trace_move(SHIM_MOVE_TO_HOST, 2, 4 * MIB, t, t + 1500, SHIM_REASON_BUDGET, 0);
     wait_until(t + 3000);
-    for (uint64_t id = 1; id <= 3; id++)
-        launch(GEMM, stream, &id, 1, 10);
+    for (uint64_t id = 1; id <= 3; id++) /* one stream per device: 0x5000 on 1, 0x6000 on 0 */
+        launch(GEMM, id == 1 ? stream : 0x4000 + 0x1000 * id, &id, 1, 10);
     shim_trace_free(4, stream);
     shim_trace_alloc_on(5, 0x7e0000400000ull, 3 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
     shim_trace_free(5, 0);
