@@ -187,8 +187,7 @@ static void chart_memory(html_page *p, size_t k)
         fprintf(out, "<figure class=\"chart\" id=\"%smemory-chart\" ", p->pfx);
     else
         fprintf(out, "<figure class=\"chart\" id=\"%sgpu%u-memory-chart\" ", p->pfx, h->device);
-    fprintf(out, "data-device=\"%u\" data-peak-bytes=\"%llu\" data-peak-ms=\"", h->device,
-            U(peak));
+    fprintf(out, "data-device=\"%u\" data-peak-bytes=\"%llu\" data-peak-ms=\"", h->device, U(peak));
     html_double(out, html_ms(p->t, peak_t));
     fprintf(out, "\" data-budget-bytes=\"%llu\" data-points=\"%zu\" data-changes=\"%llu\" ",
             U(budget), h->n, U(h->changes));

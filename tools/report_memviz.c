@@ -16,7 +16,8 @@
  * running sum of alloc sizes peaks at summary's peak_device_bytes. Pinned host memory, zero-byte
  * allocations and residency moves are left out. Device memory is keyed by device (trace format
  * 1.6 names it; older records read as device 0): one trace list per device up to the highest
- * one used, each segment with its device; slabs are the primary device's (report_trace.h).
+ * one used, each segment with its device; a slab is its record's device's (format 1.8; in older
+ * traces the primary device's, report_trace.h).
  */
 #include "report.h"
 #include "report_pickle.h"
@@ -61,8 +62,8 @@ typedef struct mv {
     size_t nopen, ocap;
     report_map id; /* alloc_id -> index in allocs of its latest record */
     report_map slab_id;
-    uint32_t device; /* the device this walk shows */
-    int slabs_here;  /* it is the primary device: slab records are its */
+    uint32_t device;  /* the device this walk shows (a slot) */
+    uint32_t primary; /* the trace's primary device: older traces' slabs are its */
     uint64_t alloc_events, free_events, host_left_out, zero_left_out, unmatched_frees;
 } mv;
 
@@ -146,8 +147,9 @@ static void slab_close(mv *m, size_t si, uint64_t t_ns)
 static int on_slab(mv *m, const report_rec *r)
 {
     uint64_t dummy;
-    if (!m->slabs_here || r->c == 0 || report_map_get(&m->slab_id, r->a, &dummy))
-        return 0;
+    if (report_record_device(m->t, r, m->primary) != m->device || r->c == 0 ||
+        report_map_get(&m->slab_id, r->a, &dummy))
+        return 0; /* another device's, empty, or seen */
     if (grow((void **)&m->slabs, &m->scap, m->nslabs, sizeof *m->slabs) != 0 ||
         grow((void **)&m->open, &m->ocap, m->nopen, sizeof *m->open) != 0 ||
         report_map_put(&m->slab_id, r->a, m->nslabs) != 0)
@@ -165,8 +167,7 @@ static int on_slab(mv *m, const report_rec *r)
 static void on_transition(mv *m, const report_rec *r)
 {
     uint64_t si;
-    if (!m->slabs_here || r->sub != SHIM_EV_FREE || !report_map_get(&m->slab_id, r->a, &si) ||
-        !m->slabs[si].live)
+    if (r->sub != SHIM_EV_FREE || !report_map_get(&m->slab_id, r->a, &si) || !m->slabs[si].live)
         return;
     if (m->slabs[si].members == 0)
         slab_close(m, si, r->t_ns);
@@ -205,8 +206,7 @@ static int on_alloc(mv *m, const report_rec *r)
         m->host_left_out++;
         return 0;
     }
-    if (r->sub2 != m->device &&
-        (r->sub2 < REPORT_MAX_DEVICES || m->device != REPORT_MAX_DEVICES - 1))
+    if (report_device_slot(r->sub2) != m->device)
         return 0; /* another device's (ordinals past the last list are shown in it) */
     if (r->c == 0) {
         m->zero_left_out++;
@@ -444,7 +444,7 @@ int report_memviz_print(FILE *out, const report_trace *t)
     pk_list(&p);
     int rc = 0;
     for (uint32_t d = 0; d < ndev; d++) { /* a walk per device: its list is written as it goes */
-        m[d] = (mv){.t = t, .p = &p, .device = d, .slabs_here = d == primary};
+        m[d] = (mv){.t = t, .p = &p, .device = d, .primary = primary};
         pk_item(&p);
         pk_list(&p);
         if (rc == 0)

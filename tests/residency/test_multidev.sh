@@ -76,6 +76,27 @@ want = {0: (int(sys.argv[2]), int(sys.argv[3])), 1: (int(sys.argv[4]), int(sys.a
 ok = all((d[k]["evictions"], d[k]["restores"]) == want[k] and d[k]["budget_bytes"] == int(sys.argv[6])
          for k in (0, 1))
 sys.exit(0 if ok else 1)' "$work/two.sum.json" "${ev0:-x}" "${re0:-x}" "${evs1:-x}" "${re1:-x}" "$((P / 2))"
+# The moves report pairs transitions (format 1.8: each names its device): per device, the
+# evictions completed are the summary's evictions of that device, and the HTML page draws a memory
+# chart for device 1 whose peak is its own.
+"$REPORT" moves --json "$work/two.trace" >"$work/two.mv.json" 2>/dev/null
+"$REPORT" html -o "$work/two.html" "$work/two.trace" 2>/dev/null
+check "two devices: moves --json gives each move its device: completed evictions per device are the summary's, the totals count both" \
+    python3 -c '
+import json, re, sys
+mv = json.load(open(sys.argv[1]))
+dev = {x["device"]: x for x in json.load(open(sys.argv[2]))["devices"]}
+done = {}
+for m in mv["moves"]:
+    if m["direction"] == "to host" and m["outcome"] == "done":
+        done[m["device"]] = done.get(m["device"], 0) + 1
+counts = {int(k): v for k, v in mv["totals"]["by_device"].items()}
+page = open(sys.argv[3]).read()
+chart = re.search(r"id=.gpu1-memory-chart. data-device=.1. data-peak-bytes=.([0-9]+).", page)
+print("# completed evictions by device", done, "moves by device", counts)
+sys.exit(0 if done == {0: dev[0]["evictions"], 1: dev[1]["evictions"]} and set(counts) == {0, 1}
+         and sum(counts.values()) == len(mv["moves"]) and chart
+         and int(chart.group(1)) == dev[1]["peak_bytes"] else 1)' "$work/two.mv.json" "$work/two.sum.json" "$work/two.html"
 check "two devices: the text summary has the devices table" \
     grep -q "^devices: 2 (the device figures above are device 0's)" "$work/two.sum"
 # memviz: one trace list per device, each peaking where the summary says that device peaks.

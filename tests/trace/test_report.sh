@@ -108,8 +108,8 @@ check "allocs --json: the 8 MiB one is made in step 2 and freed" json "$tmp/allo
 "$gen" devices "$tmp/dev-allocs.trace"
 "$report" allocs --json "$tmp/dev-allocs.trace" >"$tmp/dev-allocs.json"
 "$report" allocs "$tmp/dev-allocs.trace" >"$tmp/dev-allocs"
-check "allocs: each allocation's device (two on 0, two on 1, one on 2), text and JSON alike" \
-    json "$tmp/dev-allocs.json" "sorted(a['device'] for a in d['allocations']) == [0, 0, 1, 1, 2] \
+check "allocs: each allocation's device (two on each of 0, 1 and 2), text and JSON alike" \
+    json "$tmp/dev-allocs.json" "sorted(a['device'] for a in d['allocations']) == [0, 0, 1, 1, 2, 2] \
      and sorted(a['device'] for a in d['allocations']) == sorted(int(l.split()[3]) for l in \
      open('$tmp/dev-allocs').read().splitlines()[1:])"
 
@@ -233,7 +233,7 @@ keys = ("device", "allocations", "peak_bytes", "budget_bytes", "evictions", "res
         "bytes_to_host", "bytes_to_device")
 want = [(0, 2, 7 << 20, 5 << 20, 1, 0, 4 << 20, 0),
         (1, 2, 10 << 20, 12 << 20, 2, 1, 10 << 20, 8 << 20),
-        (2, 1, 6 << 20, 0, 0, 0, 0, 0)]
+        (2, 2, (6 << 20) + (64 << 10), 0, 0, 0, 0, 0)]
 got = [tuple(x[k] for k in keys) for x in d["devices"]]
 stalls = [x["stall_ms"] > 0 for x in d["devices"]]
 sys.exit(0 if got == want and stalls == [False, True, False] and d["primary_device"] == 1
@@ -252,6 +252,17 @@ check "devices: moves' text has the device column and the count by device" sh -c
     "grep -qE '^2 +0 +to host +4194304 +budget +done ' '$tmp/dev.mv' && \
      grep -qE '^1 +1 +to device +8388608 +demand +done ' '$tmp/dev.mv' && \
      grep -q '; by device: 0 1, 1 3\$' '$tmp/dev.mv'"
+"$report" memviz -o "$tmp/dev.pickle" "$tmp/dev.trace" 2>/dev/null
+check "devices: memviz puts device 2's slab (1.8) on device 2, its 64 KiB allocation a block in it" \
+    python3 -c '
+import pickle, sys
+d = pickle.load(open(sys.argv[1], "rb"))
+seg = [(s["device"], s["address"], s["total_size"], [b["size"] for b in s["blocks"]])
+       for s in d["segments"] if s["address"] == 0x7c0000000000]
+acts = [[(e["action"], e["size"]) for e in t if e["addr"] == 0x7c0000000000] for t in d["device_traces"]]
+sys.exit(0 if seg == [(2, 0x7c0000000000, 2 << 20, [64 << 10, (2 << 20) - (64 << 10)])] and
+         acts[2] == [("segment_alloc", 2 << 20), ("alloc", 64 << 10)] and acts[0] == acts[1] == []
+         else 1)' "$tmp/dev.pickle"
 "$report" summary "$tmp/syn.trace" >"$tmp/syn1.sum" 2>&1
 check "devices: a one-device trace has no devices list" \
     sh -c "grep -q '^peak_device_bytes:' '$tmp/syn1.sum' && ! grep -q '^devices:' '$tmp/syn1.sum'"

@@ -24,7 +24,8 @@
  *   trace_gen threads PATH     4 threads, a few records of every kind each
  *   trace_gen devices PATH     allocations on three devices (format 1.6): managed ones on
  *                              device 1 (the primary: peak 10 MiB), plain ones on device 0
- *                              (peak 7 MiB) and 2 (6 MiB), a launch on each (streams 0x5000,
+ *                              (peak 7 MiB) and 2 (6 MiB, and a 64 KiB managed one in a slab
+ *                              of device 2, live at the end), a launch on each (streams 0x5000,
  *                              0x6000 and 0x7000); managers on
  *                              devices 1 (budget 12 MiB: 2 evictions, 1 restore, a stall) and
  *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7),
@@ -419,6 +420,8 @@ static void devices(void)
     shim_trace_alloc_on(2, 0x7e0000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
     shim_trace_alloc_on(3, 0x7d0000000000ull, 6 * MIB, SHIM_ALLOC_PLAIN, 0, 2);
     shim_trace_alloc_on(4, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
+    shim_trace_slab(300, 0x7c0000000000ull, 2 * MIB, 2); /* device 2's (1.8), live to the end */
+    shim_trace_alloc_on(6, 0x7c0000000000ull, 64 * KIB, SHIM_ALLOC_MANAGED, 0x7000, 2);
     shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 1);
     shim_trace_budget(5 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     uint64_t t = now_ns();
