@@ -107,6 +107,7 @@ struct simgpu_stats {
     double device_time_us;      /* virtual time of the latest completed command */
     uint64_t bytes_peer;        /* copied between two devices (cuMemcpyPeer, or any copy
                                    whose ends live on different devices) */
+    double vmm_host_us;         /* host time charged for VMM calls (SIMGPU_VMM_HOST_COST) */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */

@@ -297,7 +297,8 @@ struct sim_state {
         int follow_events, opportunistic, internal_deps;
         uint64_t release_threshold;
     } pool;
-    bool link_shared; /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
+    bool link_shared;     /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
+    double vmm_host_cost; /* SIMGPU_VMM_HOST_COST: times the measured cost of VMM calls (0: free) */
     struct sim_link link;
     FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };

@@ -111,6 +111,8 @@ static void read_environment(void)
     sim.link_shared = s && strcmp(s, "1") == 0;
     if ((s = getenv("SIMGPU_LINK_BOTH_GBPS")) && *s)
         sim_link_configure(s);
+    if ((s = getenv("SIMGPU_VMM_HOST_COST")) && *s && strcmp(s, "0") != 0)
+        sim.vmm_host_cost = env_double("SIMGPU_VMM_HOST_COST", 0);
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
     sim_driver_gen_read();

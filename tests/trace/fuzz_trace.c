@@ -44,9 +44,10 @@ static void fix_checksums(unsigned char *p, size_t size)
     }
 }
 
-/* Every move starts at a transition and ends at a later one of the same unit, or not at all;
-   the other transitions point at moves that exist; the totals add up. */
-static void check_moves(const report_trace *t, const report_moves *m)
+/* Every move starts at a transition and ends at a later one of the same unit, or not at all,
+   on the device its starting transition names; the other transitions point at moves that
+   exist; the totals add up. */
+static void check_moves(const report_trace *t, const report_moves *m, uint32_t primary)
 {
     CHECK(m->nmoves + m->nothers <= m->transitions && m->transitions <= t->n);
     uint64_t outcomes = 0, reasons = 0;
@@ -54,7 +55,10 @@ static void check_moves(const report_trace *t, const report_moves *m)
         outcomes += m->by_outcome[i];
     for (size_t i = 0; i < REPORT_REASONS; i++)
         reasons += m->by_reason[i];
-    CHECK(outcomes == m->nmoves && reasons == m->nmoves);
+    uint64_t devices = 0;
+    for (size_t i = 0; i < REPORT_MAX_DEVICES; i++)
+        devices += m->by_device[i];
+    CHECK(outcomes == m->nmoves && reasons == m->nmoves && devices == m->nmoves);
     for (size_t i = 0; i < m->nmoves; i++) {
         const report_move *mv = &m->moves[i];
         CHECK(mv->start_rec < t->n && t->recs[mv->start_rec].a == mv->unit);
@@ -64,6 +68,8 @@ static void check_moves(const report_trace *t, const report_moves *m)
         CHECK((mv->end_rec == SIZE_MAX) ==
               (mv->outcome == REPORT_UNFINISHED || mv->outcome == REPORT_SUPERSEDED));
         CHECK(mv->slab || mv->members == 0);
+        CHECK(mv->device < REPORT_MAX_DEVICES &&
+              mv->device == report_record_device(t, &t->recs[mv->start_rec], primary));
     }
     for (size_t i = 0; i < m->nothers; i++)
         CHECK(m->others[i].rec < t->n &&
@@ -194,7 +200,7 @@ static void one(const unsigned char *data, size_t size)
         check_memviz(&t);
         report_moves m;
         if (report_moves_compute(&m, &t, &s) == 0) {
-            check_moves(&t, &m);
+            check_moves(&t, &m, s.primary_device);
             report_moves_print(sink, &t, &m, 0);
             report_moves_print(sink, &t, &m, 1);
             report_moves_free(&m);

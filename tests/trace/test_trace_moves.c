@@ -269,7 +269,7 @@ static void expect_move(const report_move *mv, uint64_t unit, uint32_t event, ui
 
 /* Two units in flight at once, a move superseded by the next of its unit, a lone COPY_DONE,
    an event the format lacks, a reason it lacks, a free ending a move, an error ending none,
-   a restore the trace stops before. */
+   a restore the trace stops before (device 2's manager's; the rest are device 0's). */
 static void build_pairing(mem *x)
 {
     tr(x, 1000, 5, SHIM_EV_EVICT, SHIM_REASON_BUDGET, 100);
@@ -286,7 +286,9 @@ static void build_pairing(mem *x)
     tr(x, 3200, 5, SHIM_EV_EVICT, 77, UINT64_MAX);
     tr(x, 3300, 5, SHIM_EV_FREE, SHIM_REASON_FREED, 0)->sub4 = SHIM_RS_NONE;
     tr(x, 3400, 8, SHIM_EV_ERROR, SHIM_REASON_ERROR, 0);
-    tr(x, 3500, 9, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH, 400);
+    tr(x, 3500, 9, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH, 400)->device = 2; /* 1.8 */
+    x->t.major = 1;
+    x->t.minor = SHIM_TRACE_MINOR;
 }
 
 static void pairing(void **state)
@@ -307,6 +309,10 @@ static void pairing(void **state)
     expect_move(&m->moves[4], 6, SHIM_EV_RESTORE, 2100, 2600, REPORT_DONE);
     expect_move(&m->moves[5], 5, SHIM_EV_EVICT, 3200, 3300, REPORT_FREED);
     expect_move(&m->moves[6], 9, SHIM_EV_RESTORE, 3500, 0, REPORT_UNFINISHED);
+    for (size_t i = 0; i < m->nmoves; i++) /* each move's device is its starting transition's */
+        assert_int_equal(m->moves[i].device, i == 6 ? 2 : 0);
+    assert_int_equal(m->by_device[0], 6);
+    assert_int_equal(m->by_device[2], 1);
     const report_move *mv = &m->moves[0]; /* the starting transition's fields */
     assert_int_equal(mv->bytes, 100);
     assert_int_equal(mv->stream, 0x10);
@@ -461,24 +467,30 @@ static void text_output(void **state)
     compute(&x);
     char *text = print(&x, 0);
     static const char *lines[] = {
-        "unit                         direction          bytes reason    outcome            "
+        "unit                         device direction          bytes reason    outcome            "
         "stream        seq       start_us         end_us       dur_us        score   next_use\n",
-        "\n5                            to host              100 budget    done                 "
+        "\n5                                 0 to host              100 budget    done             "
+        "    "
         "0x10         10          0.500          1.000        0.500            9         20\n",
-        "\n10                           to host               10 budget    done                 "
+        "\n10                                0 to host               10 budget    done             "
+        "    "
         "0x10         11          0.600          0.900        0.300            9         20\n",
-        "\n6                            to host              200 planned   superseded           "
+        "\n6                                 0 to host              200 planned   superseded       "
+        "    "
         "0x10         20          1.500              -            -            -          -\n",
-        "\n6                            to device            300 demand    done                 "
+        "\n6                                 0 to device            300 demand    done             "
+        "    "
         "0x10         21          1.600          2.100        0.500            -          -\n",
-        "\n5                            to host   18446744073709551615 ?         freed         "
+        "\n5                                 0 to host   18446744073709551615 ?         freed      "
+        "   "
         "       0x10         32          2.700          2.800        0.100            -          "
         "-\n",
-        "\n9                            to device            400 prefetch  unfinished           "
+        "\n9                                 2 to device            400 prefetch  unfinished       "
+        "    "
         "0x10         35          3.000              -            -            -          -\n",
         "\ntotal: 7 moves; by reason: budget 3, demand 1, prefetch 1, planned 1, other 1; by "
         "outcome: done 4, freed 1, superseded 1, unfinished 1; bytes to host: "
-        "18446744073709551615; bytes to device: 700\n",
+        "18446744073709551615; bytes to device: 700; by device: 0 6, 2 1\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         expect_in(text, lines[i]);
@@ -501,17 +513,20 @@ static void json_output(void **state)
     char *text = print(&x, 1);
     static const char *parts[] = {
         "{\"moves\": [\n  {\"unit_id\": 5, \"unit\": \"5\", \"slab\": false, \"allocations\": "
-        "null, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 100, \"reason\": "
+        "null, \"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 100, "
+        "\"reason\": "
         "\"budget\", \"outcome\": \"done\", \"stream\": \"0x10\", \"seq\": 10, \"start_us\": "
         "0.500, \"end_us\": 1.000, \"duration_us\": 0.500, \"end_event\": \"copy_done\", "
         "\"end_reason\": \"budget\", \"end_seq\": 15, \"score\": 9, \"next_use\": 20},\n",
         "{\"unit_id\": 6, \"unit\": \"6\", \"slab\": false, \"allocations\": null, "
-        "\"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 200, \"reason\": "
+        "\"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 200, "
+        "\"reason\": "
         "\"planned\", \"outcome\": \"superseded\", \"stream\": \"0x10\", \"seq\": 20, "
         "\"start_us\": 1.500, \"end_us\": null, \"duration_us\": null, \"end_event\": null, "
         "\"end_reason\": null, \"end_seq\": null, \"score\": null, \"next_use\": null}",
         "], \"transitions\": [\n  {\"unit_id\": 7, \"unit\": \"7\", \"slab\": false, "
-        "\"allocations\": null, \"event\": \"copy_done\", \"from\": \"device\", \"to\": "
+        "\"allocations\": null, \"device\": 0, \"event\": \"copy_done\", \"from\": \"device\", "
+        "\"to\": "
         "\"evicting\", \"reason\": \"budget\", \"bytes\": 0, \"stream\": \"0x10\", \"seq\": 30, "
         "\"time_us\": 2.500, \"move\": null},\n  {\"unit_id\": 5, \"unit\": \"5\", ",
         "\"event\": \"?\", ",
@@ -521,7 +536,8 @@ static void json_output(void **state)
         "{\"budget\": 3, \"demand\": 1, \"prefetch\": 1, \"cancelled\": 0, \"planned\": 1, "
         "\"error\": 0, \"freed\": 0, \"other\": 1}, \"by_outcome\": {\"done\": 4, "
         "\"cancelled\": 0, \"error\": 0, \"freed\": 1, \"superseded\": 1, \"unfinished\": 1}, "
-        "\"bytes_to_host\": 18446744073709551615, \"bytes_to_device\": 700}}\n",
+        "\"bytes_to_host\": 18446744073709551615, \"bytes_to_device\": 700, \"by_device\": "
+        "{\"0\": 6, \"2\": 1}}}\n",
     };
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
         expect_in(text, parts[i]);

@@ -88,12 +88,14 @@ static void *record_all(void *arg)
                         (uint32_t)(k + i) % 5);
         shim_trace_stall(V(k, i, 23), V(k, i, 24), (enum shim_move_reason)(1 + (i + 1) % 4),
                          (uint32_t)(k + i) % 3);
-        struct shim_trace_transition tr = {
-            V(k, i, 25),          V(k, i, 26),         V(k, i, 27),      V(k, i, 28),
-            V(k, i, 29),          V(k, i, 30),         (uint8_t)(i % 5), (uint8_t)((i + 1) % 5),
-            (uint8_t)(1 + i % 6), (uint8_t)(1 + i % 7)};
+        struct shim_trace_transition tr = {V(k, i, 25),           V(k, i, 26),
+                                           V(k, i, 27),           V(k, i, 28),
+                                           V(k, i, 29),           V(k, i, 30),
+                                           (uint8_t)(i % 5),      (uint8_t)((i + 1) % 5),
+                                           (uint8_t)(1 + i % 6),  (uint8_t)(1 + i % 7),
+                                           (uint32_t)(k + i) % 11};
         shim_trace_transition(&tr);
-        shim_trace_slab(V(k, i, 31), V(k, i, 32), V(k, i, 33));
+        shim_trace_slab(V(k, i, 31), V(k, i, 32), V(k, i, 33), (uint32_t)(k + i) % 13);
         struct shim_trace_plan plan = {
             V(k, i, 34),       V(k, i, 35), V(k, i, 36), V(k, i, 37),     V(k, i, 38),
             V(k, i, 39),       V(k, i, 40), V(k, i, 41), (double)i + 0.5, (double)i + 0.25,
@@ -200,11 +202,13 @@ static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_
         assert_int_equal(r->sub4, (i + 1) % 5);
         assert_int_equal(r->sub, 1 + i % 6);
         assert_int_equal(r->sub2, 1 + i % 7);
+        assert_int_equal(r->device, (k + i) % 11);
         break;
     case SHIM_TRACE_SLAB:
         assert_int_equal(r->a, V(k, i, 31));
         assert_int_equal(r->b, V(k, i, 32));
         assert_int_equal(r->c, V(k, i, 33));
+        assert_int_equal(r->device, (k + i) % 13);
         break;
     case SHIM_TRACE_PLAN: {
         const uint64_t got[] = {
