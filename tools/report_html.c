@@ -302,16 +302,16 @@ void html_sections(html_page *p)
     figures(p);
     section(p, "memory", "Device memory over time",
             "The program's device allocations, stacked by where their data was: on the device, "
-            "moving (an eviction or restore in flight) or on the host. The line is the residency "
-            "budget (libshim keeps what is on the device under it); the dot marks the peak of "
-            "the allocations. Hover for the values.");
+            "moving (an eviction or restore in flight) or on the host, one chart per device. The "
+            "line is the residency budget (libshim keeps what is on the device under it); the dot "
+            "marks the peak of the allocations. Hover for the values.");
     html_chart_memory(p);
     html_table_devices(p);
     end_section(p);
     section(p, "moves", "Residency moves",
             "Every eviction (to host) and restore (to device) from its start to its end, on the "
-            "memory chart's time axis, one lane per reason. Close moves are drawn as one bar "
-            "(hover: how many).");
+            "memory chart's time axis, one lane per reason (per device and reason when several "
+            "devices moved memory). Close moves are drawn as one bar (hover: how many).");
     html_chart_moves(p);
     html_table_moves(p);
     end_section(p);
