@@ -171,10 +171,11 @@ static void chart_memory(html_page *p, size_t k)
        peak's time: the series keeps the largest total of every bucket) */
     uint64_t peak = k == 0 ? s->peak_device_bytes : s->device_peak[h->device];
     uint64_t peak_t = s->peak_t_ns, budget = k == 0 ? s->budget_bytes : s->device_budget[h->device];
-    if (k != 0)
-        for (size_t i = h->n; i-- > 0;)
-            if (h->pts[i].total == peak)
-                peak_t = h->pts[i].t_ns;
+    for (size_t i = 0; k != 0 && i < h->n; i++)
+        if (h->pts[i].total == peak) { /* the first sample at the peak */
+            peak_t = h->pts[i].t_ns;
+            break;
+        }
     double top = (double)peak;
     for (size_t i = 0; i < h->n; i++)
         top = fmax(top, layer(&h->pts[i], 3));

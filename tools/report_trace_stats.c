@@ -483,9 +483,8 @@ static int memory_pass(ctx *c)
             on_launch(c, r);
         else
             on_other(s, r);
-        for (uint32_t d = 0; rc == 0 && d < REPORT_MAX_DEVICES; d++) {
-            if (!(h.changed >> d & 1))
-                continue;
+        for (uint64_t bits = h.changed; rc == 0 && bits; bits &= bits - 1) { /* each changed */
+            uint32_t d = (uint32_t)__builtin_ctzll(bits);
             rc = push((void **)&s->held, &c->hcap, s->nheld, sizeof *s->held);
             if (rc == 0)
                 s->held[s->nheld++] = (report_held){r->t_ns, i, h.on[d], d};
