@@ -1,14 +1,13 @@
-/* shim_state.c — the shim's global context: configuration at load time, lazy driver resolution,
- * fork, exit.
+/* shim_main.c — the one file that may see every room: configuration at load time, what
+ * happens when the driver is first resolved (the trace, the step recorder, fork and exit
+ * handling), the exit line.
  *
  * The constructor only reads the configuration (cheap, safe in every process the
  * preload reaches, CUDA or not). The driver is opened at the first hook call
- * (SHIM_UNINIT -> SHIM_INITIALISING -> SHIM_READY or SHIM_PASSTHROUGH / SHIM_FAILED).
- * A configuration error is logged and leaves the shim in pass-through: it
- * never stops the program. */
-#include "shim_internal.h"
+ * (core/shim_state.c), which then calls ready() here. A configuration error is logged and leaves
+ * the shim in pass-through: it never stops the program. */
+#include "shim_hooks.h"
 #include "shim_path.h"
-#include "shim_plan.h"
 
 #include "conf.h"
 
@@ -17,11 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct shim_ctx shim;
-__thread int shim_inside __attribute__((tls_model("initial-exec")));
-
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
-static bool config_ok;
 static char trace_pattern[CONF_MAX_STRING + 1];
 static unsigned trace_flush_ms;
 static uint64_t trace_max_bytes; /* 0: no limit */
@@ -194,31 +188,6 @@ static bool load_rank(const char **value)
     return shim_path_rank(*value, &rank) == SHIM_RANK_BAD;
 }
 
-__attribute__((constructor)) static void shim_load(void)
-{
-    conf_config cfg;
-    conf_diags diags = {0};
-    int rc = conf_config_load(&cfg, environ, NULL, &diags);
-    const char *rank_text;
-    bool bad_rank = load_rank(&rank_text);
-    shim_log_open((int)conf_get_choice(&cfg, CONF_LOG_LEVEL), conf_get_string(&cfg, CONF_LOG_FILE),
-                  rank);
-    if (bad_rank)
-        shim_log(SHIM_LOG_WARN,
-                 "%s=\"%.64s%s\" is not a rank (decimal digits, at most 2147483647): %%r and the "
-                 "trace's rank are 0",
-                 SHIM_PATH_RANK_VAR, rank_text, strlen(rank_text) > 64 ? "..." : "");
-    log_diags(&diags);
-    if (rc == 0) {
-        apply(&cfg);
-        config_ok = true;
-    } else {
-        shim_log(SHIM_LOG_ERROR, "configuration errors above: libshim passes everything through");
-    }
-    conf_diags_free(&diags);
-    conf_config_free(&cfg);
-}
-
 /* The program's command line, arguments separated by spaces (empty if unreadable). */
 static const char *command_line(char *buf, size_t n)
 {
@@ -342,46 +311,38 @@ static void check_residency(void)
     shim.mode = CONF_MODE_RECORD;
 }
 
-static void resolve(void)
+/* The driver is resolved and the configuration is good: start what READY needs. */
+static void ready(void)
 {
-    atomic_store(&shim.state, SHIM_INITIALISING);
-    if (shim_real_resolve() != 0) {
-        atomic_store(&shim.state, SHIM_FAILED);
-        return;
-    }
-    if (!config_ok || shim.mode == CONF_MODE_OFF) {
-        atomic_store(&shim.state, SHIM_PASSTHROUGH);
-        return;
-    }
     log_backend_note();
     check_residency();
+    shim_plan_listen();
     start_trace();
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(at_exit);
-    atomic_store_explicit(&shim.state, SHIM_READY, memory_order_release);
 }
 
-bool shim_active_slow(void)
+__attribute__((constructor)) static void shim_load(void)
 {
-    int s = atomic_load_explicit(&shim.state, memory_order_acquire);
-    if (s == SHIM_UNINIT || s == SHIM_INITIALISING) {
-        /* resolution calls dlopen: nothing of ours is re-entered from there */
-        shim_inside++;
-        pthread_once(&resolve_once, resolve);
-        shim_inside--;
-        s = atomic_load_explicit(&shim.state, memory_order_acquire);
+    conf_config cfg;
+    conf_diags diags = {0};
+    int rc = conf_config_load(&cfg, environ, NULL, &diags);
+    const char *rank_text;
+    bool bad_rank = load_rank(&rank_text);
+    shim_log_open((int)conf_get_choice(&cfg, CONF_LOG_LEVEL), conf_get_string(&cfg, CONF_LOG_FILE),
+                  rank);
+    if (bad_rank)
+        shim_log(SHIM_LOG_WARN,
+                 "%s=\"%.64s%s\" is not a rank (decimal digits, at most 2147483647): %%r and the "
+                 "trace's rank are 0",
+                 SHIM_PATH_RANK_VAR, rank_text, strlen(rank_text) > 64 ? "..." : "");
+    log_diags(&diags);
+    shim_state_configure(rc == 0, ready);
+    if (rc == 0) {
+        apply(&cfg);
+    } else {
+        shim_log(SHIM_LOG_ERROR, "configuration errors above: libshim passes everything through");
     }
-    return s == SHIM_READY && !shim_inside;
-}
-
-bool shim_real_ready(void)
-{
-    shim_active_slow();
-    int s = atomic_load_explicit(&shim.state, memory_order_acquire);
-    return s == SHIM_READY || s == SHIM_PASSTHROUGH;
-}
-
-uint64_t shim_new_id(void)
-{
-    return atomic_fetch_add_explicit(&shim.next_id, 1, memory_order_relaxed) + 1;
+    conf_diags_free(&diags);
+    conf_config_free(&cfg);
 }

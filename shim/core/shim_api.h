@@ -1,13 +1,14 @@
-/* shim_hooks.h — THE table of intercepted driver entry points.
+/* shim_api.h — THE table of the driver entry points libshim intercepts and of those it calls.
  *
  * X(SYMBOL, (PARAMETERS), (ARGUMENTS)) for every exported driver symbol the
  * shim replaces; every entry point returns CUresult. Generated from it: the
- * hook id enum and name table, the typed table of real functions (shim_real.c
- * fills it), the prototypes of the per-thread variants (<cuda.h> declares them
- * only in per-thread mode), and both dispatch paths: dlsym by name and
- * cuGetProcAddress by the exact pointer the driver returned (shim_route.c). */
-#ifndef SHIM_HOOKS_H
-#define SHIM_HOOKS_H
+ * hook id enum and name table, the typed table of real functions (core/shim_real.c
+ * fills it), the prototypes of every hook (hooks/shim_hooks.h), and both dispatch
+ * paths: dlsym by name (hooks/shim_dlsym.c) and cuGetProcAddress by the exact pointer
+ * the driver returned (hooks/shim_proc.c), both through hooks/shim_hook_table.c.
+ * It lives in the core room because the resolver needs the names; nothing here calls a hook. */
+#ifndef SHIM_API_H
+#define SHIM_API_H
 
 /* The hooks keep <cuda.h>'s names and must be exported although the shim is
    built with -fvisibility=hidden: declare them with default visibility. */
@@ -159,11 +160,6 @@ enum shim_hook_id {
 #undef SHIM_HOOK_ENUM
         SHIM_HOOK_COUNT
 };
-
-/* Prototypes of every hook (identical to <cuda.h>'s where it declares them). */
-#define SHIM_HOOK_DECL(sym, params, args) CUresult CUDAAPI sym params;
-SHIM_HOOKS(SHIM_HOOK_DECL)
-#undef SHIM_HOOK_DECL
 
 #pragma GCC visibility pop
 

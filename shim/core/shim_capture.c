@@ -3,7 +3,7 @@
  * A capture is rare and short-lived: a small table under a mutex, with an atomic
  * count so that the launch path only looks when some capture is active. The
  * per-thread default stream of every thread shares one key (documented limit). */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #define MAX_CAPTURES 64
 

@@ -1,14 +1,21 @@
-/* shim_internal.h — internal interfaces of the preload library, grouped by defining file.
+/* shim_core.h — the core room's seam: what every room above it (residency, the plan, the hooks,
+ * shim_main.c) may use, grouped by defining file in shim/core/.
  *
- * The shim exports only the hooks of shim_hooks.h and dlsym; everything here is
- * hidden (-fvisibility=hidden). Errors inside the shim never reach the program:
- * a hook always returns what the real driver returned, and on an internal
- * failure the shim degrades to pass-through for the object concerned and logs
- * it once. */
-#ifndef SHIM_INTERNAL_H
-#define SHIM_INTERNAL_H
+ * The core is the shim's global context and lifecycle, the only resolver of real driver
+ * symbols, the log, the registry of live allocations, kernel parameter layouts and the launch
+ * scan, the program's streams, graph capture, step detection, kernel timing and the record
+ * helpers. It depends only on the trace writer (shim/trace/), conf/ and the CUDA headers: what
+ * the rooms above must hear of it (the step recorder of shim/plan/) they register as a
+ * listener (shim_record.c), never by a call from here.
+ *
+ * The shim exports only the hooks and dlsym; everything here is hidden (-fvisibility=hidden).
+ * Errors inside the shim never reach the program: a hook always returns what the real driver
+ * returned, and on an internal failure the shim degrades to pass-through for the object
+ * concerned and logs it once. */
+#ifndef SHIM_CORE_H
+#define SHIM_CORE_H
 
-#include "shim_hooks.h"
+#include "shim_api.h"
 #include "shim_trace.h"
 
 #include "conf.h"
@@ -51,6 +58,7 @@ struct shim_ctx {
     double link_remap_us;        /* link_remap in us; -1: measured */
     _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;    /* next allocation / function / graph id */
+    _Atomic bool step_recording; /* the step recorder records (shim_step_recording) */
 };
 
 extern struct shim_ctx shim;
@@ -59,7 +67,12 @@ extern struct shim_ctx shim;
    calls go straight to the real functions (thread-local). */
 extern __thread int shim_inside __attribute__((tls_model("initial-exec")));
 
-/* shim_state.c */
+/* shim_state.c — the lifecycle (UNINIT -> INITIALISING -> READY, PASSTHROUGH or FAILED) */
+/* What happens when the driver is first resolved, set once by the constructor (shim_main.c)
+   before any hook can run: config_ok false (a configuration error) or mode off leave the shim in
+   pass-through; otherwise on_ready runs (under the resolution's once-lock, with shim.real
+   filled) and the state becomes READY. Without a call, the shim passes everything through. */
+void shim_state_configure(bool config_ok, void (*on_ready)(void));
 /* Slow path of shim_active: resolves the driver on first use. */
 bool shim_active_slow(void);
 /* Whether the real table is usable (READY or PASSTHROUGH). */
@@ -82,10 +95,6 @@ void *shim_real_dlsym(void *handle, const char *name);
 void *shim_real_dlsym_address(void);
 /* Opens the driver and fills shim.real; returns 0, or -1 (logged). */
 int shim_real_resolve(void);
-/* The hook whose real function is fn, or NULL. */
-void *shim_hook_for_real(void *fn);
-/* The hook named name, or NULL. */
-void *shim_hook_by_name(const char *name);
 /* Writes the names of the entry points in SHIM_RESID_NEEDS that the resolved driver lacks into
    buf (comma-separated, cut to size bytes with its NUL); returns how many are missing (0: the
    residency manager can run). Call after shim_real_resolve succeeded. */
@@ -276,36 +285,11 @@ uint64_t shim_steps_closed(void);
 bool shim_steps_profiling(void);
 /* The first launch index of the current step while steady (the step after the last one closed). */
 uint64_t shim_steps_first(void);
-
-/* shim_resid_plan.c — the in-process plan, seen from outside residency */
-struct shim_plan;
-/* Installs compiled plan p (taking it; any earlier plan goes): applied from the next step
-   boundary, and recorded in the trace (a plan record). Freed at once, and not recorded, if the
-   step changed meanwhile. */
-void shim_resid_plan_install(struct shim_plan *p);
-/* Step `step`, which began at launch first_seq, has closed (from the step detector, never
-   under the plan recorder's lock: this takes residency's). Under an active plan it records what
-   the plan achieved in that step (a plan_step record); with a plan installed it marks the
-   totals the next step's record counts from. Cheap without a plan. */
-void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq);
-/* Removes the installed plan, logging why; moves are reactive again. */
-void shim_resid_plan_withdraw(const char *why);
-/* Applies the plan's actions due before the next launch (launches touching no managed memory). */
-void shim_resid_plan_tick(void);
-/* The budget a plan must hold (the residency budget less its slack). */
-uint64_t shim_resid_plan_budget(void);
-/* The median host time in microseconds of libshim's first remaps of a unit's range (up to 64
-   timed), or -1 when none was timed yet. */
-double shim_resid_remap_us(void);
-/* The largest managed allocation that shares a slab; the device granularity. */
-uint64_t shim_resid_slab_max(void);
-uint64_t shim_resid_granularity(void);
-/* Whether residency has started (and manages allocations). */
-bool shim_resid_started(void);
-/* Whether managers serve several devices (the in-process planner then stays off). */
-bool shim_resid_several(void);
-/* Whether a plan is installed (one relaxed load). */
-bool shim_resid_plan_on(void);
+/* Counts an allocation the program makes now (when the step is recorded or a plan is on):
+   returns how many were made before it at the same launch index, its ordinal, also kept for the
+   calling thread (shim_steps_last_ordinal). */
+uint32_t shim_steps_count_alloc(void);
+uint32_t shim_steps_last_ordinal(void);
 
 /* shim_timing.c — kernel durations in profiled steps */
 /* Records an event before a launch on stream; returns a slot to close, or -1. */
@@ -347,119 +331,46 @@ static inline void shim_streams_note(CUstream stream, bool per_thread)
    driver's error (a sticky one is returned as the device reports it). */
 CUresult shim_streams_sync_program(void);
 
-/* shim_resid_*.c — the residency manager (its own state is in shim_resid.h) */
-/* Starts residency on first use (device facts, budget, streams); whether it is on. */
-bool shim_resid_start(void);
-/* Makes a managed allocation of bytes for the program when it should be one: true if it
-   handled the call (*rc says how it went), false to let the driver allocate instead. */
-bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
-                      CUresult *rc);
-/* Frees managed allocation id (already out of the registry): at once after the device
-   is idle, or (async) in the order of stream. CUDA_ERROR_INVALID_VALUE if unknown. */
-CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async);
-/* Makes room in the budget for an unmanaged allocation of bytes; 0, or -1 when nothing
-   can move (the allocation should fail with out-of-memory). */
-int shim_resid_unmanaged_room(uint64_t bytes);
-/* The driver ran out of memory for an unmanaged allocation: frees device memory if it
-   can; true if retrying may succeed. */
-bool shim_resid_unmanaged_retry(uint64_t bytes);
-/* Counts an unmanaged allocation of bytes in (add) or out of the budget. */
-void shim_resid_unmanaged_add(uint64_t bytes, bool add);
-/* Whether the calling thread's current device is not the one residency serves (residency
-   is started first); true with that device in *dev. */
-bool shim_resid_foreign(int *dev);
-/* Counts an allocation the driver made at addr on device dev, which residency does not
-   serve, and remembers addr; logs the first one. */
-void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev);
-/* The calling thread's current device (its context's), for the trace: 0 when the driver
-   cannot say. */
-uint32_t shim_current_device(void);
-/* Forgets the allocation at addr on another device; whether it was one. */
-bool shim_resid_foreign_remove(uint64_t addr);
-/* Turns the driver's (free, total) into the budget view. */
-void shim_resid_mem_info(size_t *free_bytes, size_t *total);
-/* Before a launch, copy or memset on stream that touches allocations ids: managed units are
-   made resident and pinned, and the stream is noted for the next fence. Returns true if any
-   was managed; then the managed entries of ids hold handles until shim_resid_leave, which
-   must be called once the operation was submitted (or failed) and puts the ids back. Takes
-   the residency lock at most once, and only when an id is managed. *refuse is set to an error
-   when a range could not be made usable (a remap the driver keeps refusing, an unmapped
-   eviction that cannot come back): the operation must then not be submitted, and the program
-   gets that error instead of a fault; it is left alone otherwise. launch: the operation is a
-   kernel launch, and the plan's moves due before it are started first; a copy or memset leaves
-   them to the next launch or allocation, so that planned evictions queue on the link behind
-   the program's own copies (such as the loss read that ends a step), not ahead of them. */
-bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, bool launch,
-                      CUresult *refuse);
-/* After the operation was submitted: unpins (lock-free) and restores ids. */
-void shim_resid_leave(uint64_t *ids, uint32_t n);
-/* At exit: ends the mover thread (it must not call the driver while the process and the
-   driver tear down); moves still in flight are abandoned. */
-void shim_resid_stop(void);
-/* Residency's totals since it started, for the exit line. */
-struct shim_resid_totals {
-    uint64_t budget;               /* bytes */
-    uint64_t evictions, cancelled; /* evictions started, and how many were cancelled */
-    uint64_t restores, errors;     /* restores started; moves that failed */
-    uint64_t bytes_to_host, bytes_to_device, stall_ns;
-    bool planned; /* a plan was installed or planned moves were made */
-    uint64_t planned_evictions, planned_prefetches, planned_missing, departures;
-    uint64_t reactive_evictions;            /* evictions for room while a plan was applied */
-    int device;                             /* the device residency serves */
-    uint64_t foreign_allocs, foreign_bytes; /* allocations on other devices, left alone */
+/* shim_record.c — what an operation leaves behind: the registry entry, the trace record, and
+   the step recorder's event. The step recorder lives in the plan room above; it hears the core
+   (and residency) through this listener, registered once before the state is READY
+   (shim_main.c). Every entry is called without any lock of libshim's held but the registry's
+   callers' own, from any thread. */
+struct shim_step_listener {
+    /* step detection (shim_steps.c): the job entered steady state; step `step`, which began at
+       launch first_seq, closed with profiled_left profiled steps to go; steady state was lost */
+    void (*steady)(void);
+    void (*step_closed)(uint64_t step, uint64_t first_seq, int profiled_left);
+    void (*unsteady)(void);
+    /* kernel timing (shim_timing.c): launch seq took usec; one of residency's copies of bytes
+       took usec (to_device: a restore) */
+    void (*kernel_time)(uint64_t seq, double usec);
+    void (*link_time)(bool to_device, uint64_t bytes, double usec);
+    /* an allocation (kind: enum shim_alloc_kind), the ordinal-th at its launch index; a copy
+       between allocations dst and src (0: not an allocation) */
+    void (*alloc)(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
+                  uint32_t ordinal);
+    void (*copy)(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes);
 };
-/* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
-   the plan serves); false (t zeroed) when there is no k-th. */
-bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t);
-
-/* shim_resid_hold.c — allocations that must never move, and the ranges pointer queries report */
-/* A managed allocation as the program sees it. */
-struct shim_managed_range {
-    uint64_t id;      /* the allocation's id (stable for its life) */
-    CUdeviceptr base; /* its range: a unit's reservation, a small allocation's blocks */
-    uint64_t size;
-    CUdevice device; /* the device it was allocated on */
-};
-/* Whether p lies inside a managed allocation; then fills *r. Takes the residency lock only
-   when p is managed. */
-bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r);
-/* A hold in progress (shim_resid_hold .. shim_resid_hold_done). */
-struct shim_hold {
-    bool active;
-    enum shim_pin_reason reason;
-    uint64_t unit_id, alloc_id, addr, bytes;
-    uint32_t from; /* enum shim_resid_state before the hold */
-};
-/* Before an entry point that hands the memory at p to a user libshim cannot follow: false if
-   p is not managed (forward the call as is). Else the allocation (its slab, if small) is
-   brought to the device, waiting on the host for copies in flight, and held there: *rc is
-   CUDA_SUCCESS (forward the call, then call shim_resid_hold_done) or the error the program
-   gets instead (nothing held; the call must not be forwarded). */
-bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc);
-/* As shim_resid_hold for the managed unit one of whose physical chunks is handle. */
-bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_reason why,
-                            struct shim_hold *h, CUresult *rc);
-/* After the forwarded call: ok makes the hold permanent (traced and logged once per
-   allocation and reason); a failed call undoes it. Nothing when h holds nothing. */
-void shim_resid_hold_done(struct shim_hold *h, bool ok);
-
-/* Hook helpers shared by hook files */
-/* Returns from the hook with an error when the real function is not available
-   (the driver could not be opened, or it lacks this entry point). A driver may lack any entry
-   point: outside the residency files, every shim.real.X call is either in X's own hook after
-   SHIM_NEED_REAL(X), or checked for NULL where it is made (shim_params.c, shim_timing.c,
-   shim_proc.c); the residency manager runs only when SHIM_RESID_NEEDS are all there. */
-#define SHIM_NEED_REAL(sym)                                                                        \
-    do {                                                                                           \
-        if (atomic_load_explicit(&shim.state, memory_order_acquire) != SHIM_READY &&               \
-            !shim_real_ready())                                                                    \
-            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
-        if (!shim.real.sym)                                                                        \
-            return CUDA_ERROR_NOT_FOUND;                                                           \
-    } while (0)
-/* Registers and records a new allocation; returns its id (0 if untracked). */
+/* Sets the listener (NULL: none; every event is then dropped). Call before any hook runs. */
+void shim_step_listen(const struct shim_step_listener *l);
+/* The listener set, or NULL. */
+const struct shim_step_listener *shim_step_listener(void);
+/* Whether the step recorder records now (set by it through shim_step_recording_set): the
+   listener's alloc, copy, kernel_time and link_time events are wanted. One relaxed load. */
+static inline bool shim_step_recording(void)
+{
+    return atomic_load_explicit(&shim.step_recording, memory_order_relaxed);
+}
+void shim_step_recording_set(bool on);
+/* Registers and records a new allocation; returns its id (0 if untracked). plan_on: a plan is
+   applied, so the allocation's ordinal is counted even when the step is not recorded. */
 uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
-                           uint64_t stream);
+                           uint64_t stream, bool plan_on);
+/* Counts allocation id's ordinal at the current launch index (shim_steps_count_alloc) and hands
+   it to the listener while the step is recorded: for an allocation registered otherwise (a
+   small allocation inside a slab). */
+void shim_record_step_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream);
 /* Records a copy (or memset, src 0) between addresses on stream (as the entry point named it:
    per_thread for _ptsz/_ptds; shim_stream_id); host addresses map to 0. */
 void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
@@ -467,6 +378,9 @@ void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64
 /* A host synchronisation point: kernel times, step detection, trace record (stream as in
    shim_record_copy). */
 void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread);
+/* The calling thread's current device (its context's), for the trace: 0 when the driver
+   cannot say. */
+uint32_t shim_current_device(void);
 
 /* THE stream normaliser: the id of the stream a hook's stream argument names, as the trace and
    the planner record it and capture tracking matches it. `per_thread` is whether the entry point

@@ -11,7 +11,7 @@
  * user (a FIFO is not waited on: O_NONBLOCK). A new file gets mode 0600; an existing one is
  * appended to, never truncated. When the file cannot be used, one error on standard error says
  * which path and why, and the log stays on standard error. */
-#include "shim_internal.h"
+#include "shim_core.h"
 #include "shim_path.h"
 
 #include <errno.h>

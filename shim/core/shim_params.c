@@ -15,7 +15,7 @@
  * launch path pays one relaxed load of the generation and one compare. A launch
  * racing another thread's unload-and-reload of the very handle it launches may
  * still be read with the old layout once. */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,11 +6,10 @@
  * libcuda.so.1 as the dynamic linker finds it (tests point LD_LIBRARY_PATH at
  * the simulated one). Each hooked symbol's real address is looked up by its
  * exported name: those addresses are what cuGetProcAddress is routed by. */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
-#include <string.h>
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
@@ -21,12 +20,6 @@ static const char *const real_names[] = {
 #undef SHIM_HOOK_NAME
 };
 #define REAL_COUNT (sizeof real_names / sizeof real_names[0])
-
-static void *const hook_fns[SHIM_HOOK_COUNT] = {
-#define SHIM_HOOK_PTR(sym, params, args) (void *)&sym,
-    SHIM_HOOKS(SHIM_HOOK_PTR)
-#undef SHIM_HOOK_PTR
-};
 
 static dlsym_fn real_dlsym_fn;
 
@@ -74,27 +67,6 @@ int shim_real_resolve(void)
         return -1;
     }
     return 0;
-}
-
-void *shim_hook_for_real(void *fn)
-{
-    if (!fn)
-        return NULL;
-    void **slots = (void **)&shim.real;
-    for (int i = 0; i < SHIM_HOOK_COUNT; i++)
-        if (slots[i] == fn)
-            return hook_fns[i];
-    return NULL;
-}
-
-void *shim_hook_by_name(const char *name)
-{
-    if (name[0] != 'c' || name[1] != 'u')
-        return NULL;
-    for (int i = 0; i < SHIM_HOOK_COUNT; i++)
-        if (strcmp(real_names[i], name) == 0)
-            return hook_fns[i];
-    return NULL;
 }
 
 int shim_real_resid_missing(char *buf, size_t size)

@@ -13,7 +13,7 @@
  * size. Updates take one mutex, which also keeps the bytes of live device allocations (every
  * kind but pinned host memory, as the program asked for them) and their peak, for the exit
  * line. */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #include <stdlib.h>
 #include <string.h>

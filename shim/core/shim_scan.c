@@ -12,7 +12,7 @@
  * Duplicates (several pointers into one allocation) are dropped in linear time: a linear
  * search for a few words, an open-addressing set (twice the words, on the stack or in the
  * same buffer) for more. */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,8 +13,7 @@
  *
  * The launch path does one relaxed atomic add; segments are closed under a
  * mutex at synchronisations, which are not on the launch path. */
-#include "shim_internal.h"
-#include "shim_plan.h"
+#include "shim_core.h"
 
 #define HISTORY    32
 #define MAX_PERIOD 8
@@ -101,14 +100,18 @@ static void step_done(uint64_t first)
     shim_trace_step(step, first);
     if (profile_left > 0 && --profile_left == 0)
         atomic_store(&profiling, 0);
-    shim_plan_step_closed(step, first, profile_left);
+    const struct shim_step_listener *l = shim_step_listener();
+    if (l)
+        l->step_closed(step, first, profile_left);
 }
 
 static void start_profiling(void)
 {
     profile_left = shim.profile_iterations;
     atomic_store(&profiling, profile_left > 0);
-    shim_plan_steady(); /* the profiled steps are recorded for the planner */
+    const struct shim_step_listener *l = shim_step_listener();
+    if (l)
+        l->steady(); /* the profiled steps are recorded for the planner */
 }
 
 static void close_segment(const struct segment *s)
@@ -120,7 +123,9 @@ static void close_segment(const struct segment *s)
             period = 0;
             atomic_store(&step_len, 0);
             atomic_store(&profiling, 0);
-            shim_plan_unsteady();
+            const struct shim_step_listener *l = shim_step_listener();
+            if (l)
+                l->unsteady();
             shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
                      (unsigned long long)s->start);
         } else if (++phase == period) {
@@ -160,4 +165,26 @@ void shim_steps_host_sync(void)
         close_segment(&s);
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* Allocations made at the last launch index that saw one: the ordinals of allocations. */
+static pthread_mutex_t ord_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t ord_seq = UINT64_MAX;
+static uint32_t ord_n;
+static __thread uint32_t last_ordinal;
+
+uint32_t shim_steps_count_alloc(void)
+{
+    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
+    pthread_mutex_lock(&ord_lock);
+    uint32_t ordinal = ord_seq == seq ? ord_n : 0;
+    ord_seq = seq;
+    ord_n = ordinal + 1;
+    pthread_mutex_unlock(&ord_lock);
+    return last_ordinal = ordinal;
+}
+
+uint32_t shim_steps_last_ordinal(void)
+{
+    return last_ordinal;
 }

@@ -18,7 +18,7 @@
  * safe superset: the per-thread stream of another thread (it has no name that reaches it), a
  * destroyed stream (cuStreamDestroy returns before its work ends; after the next full wait that
  * work is known done), more streams than the table holds, or a stream the driver refuses. */
-#include "shim_internal.h"
+#include "shim_core.h"
 
 #define MAX_PROGRAM_STREAMS 512
 

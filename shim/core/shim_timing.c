@@ -7,8 +7,7 @@
  * are read back at host synchronisations, once their closing event has
  * completed, and written as kernel-time records. If events cannot be created
  * the launch is simply not timed. */
-#include "shim_internal.h"
-#include "shim_plan.h"
+#include "shim_core.h"
 
 #define PAIRS 4096
 
@@ -101,7 +100,7 @@ void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq)
 
 int shim_timing_copy_begin(CUstream stream, bool to_device)
 {
-    if (!shim.real.cuEventCreate || !shim_plan_recording())
+    if (!shim.real.cuEventCreate || !shim_step_recording())
         return -1;
     pthread_mutex_lock(&lock);
     int slot = copies_timed[to_device] < COPY_SAMPLES ? open_pair(stream, false) : -1;
@@ -131,12 +130,13 @@ static void report(const struct pair *p, double usec)
 {
     if (p->kind == PAIR_KERNEL)
         shim_trace_kernel_time(p->seq, usec);
-    if (!shim_plan_recording())
+    const struct shim_step_listener *l = shim_step_listener();
+    if (!shim_step_recording() || !l)
         return;
     if (p->kind == PAIR_KERNEL)
-        shim_plan_rec_kernel_time(p->seq, usec);
+        l->kernel_time(p->seq, usec);
     else
-        shim_plan_rec_link(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
+        l->link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
 }
 
 void shim_timing_collect(void)

@@ -9,7 +9,7 @@
  * RTLD_NEXT or RTLD_DEFAULT, or on a handle where the real dlsym finds exactly
  * the driver's function (the driver's own handle, or a library depending on
  * it). Anything else gets the real answer. */
-#include "shim_internal.h"
+#include "shim_hooks.h"
 
 #include <dlfcn.h>
 

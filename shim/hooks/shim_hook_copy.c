@@ -5,21 +5,7 @@
  * (unified addressing) it is read from which ends are known device
  * allocations. A synchronous copy blocks the host like a stream
  * synchronisation, which the step detector needs (loss.item()). */
-#include "shim_internal.h"
-#include "shim_plan.h"
-
-void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
-                      CUstream stream, bool per_thread)
-{
-    bool plan = shim_plan_recording();
-    if (!(shim.record & CONF_RECORD_COPIES) && !plan)
-        return;
-    uint64_t d = dst ? shim_registry_find(dst) : 0, s = src ? shim_registry_find(src) : 0;
-    if (shim.record & CONF_RECORD_COPIES)
-        shim_trace_copy(dir, d, s, bytes, shim_stream_id(stream, per_thread));
-    if (plan)
-        shim_plan_rec_copy(d, s, dir, bytes);
-}
+#include "shim_hooks.h"
 
 /* Whether a copy entry point is a per-thread-stream variant (folds to a constant). */
 #define PER_THREAD(sym)                                                                            \

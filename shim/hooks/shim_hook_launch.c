@@ -9,8 +9,7 @@
  * buffer (shim_scan.c), and the first launch of a function after a module unload
  * reads its layout again (shim_params.c). Profiled steps add two event records
  * (and a brief lock) around the launch. */
-#include "shim_internal.h"
-#include "shim_plan.h"
+#include "shim_hooks.h"
 
 struct launch_args {
     CUfunction f;
@@ -69,7 +68,7 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     shim_steps_launch(seq, fn->id);
     if (shim.record & CONF_RECORD_LAUNCHES)
         shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids, t->s.n);
-    if (shim_plan_recording())
+    if (shim_step_recording())
         shim_plan_rec_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids,
                              t->s.n);
     shim_scan_release(&t->s);

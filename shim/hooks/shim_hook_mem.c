@@ -4,22 +4,13 @@
  * the others go to the driver within the budget. Each hook records only what succeeded. A free is
  * unregistered before the real call (another thread may get the same address
  * as soon as the driver releases it) and registered again if the call fails. */
-#include "shim_internal.h"
-#include "shim_plan.h"
+#include "shim_hooks.h"
 
-uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
-                           uint64_t stream)
+/* Registers and records an allocation the driver made; its id (0: untracked). */
+static uint64_t record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+                             uint64_t stream)
 {
-    uint64_t id = shim_registry_add(addr, bytes, kind);
-    if (id && (shim.record & CONF_RECORD_ALLOCS))
-        shim_trace_alloc_on(id, addr, bytes, kind, stream,
-                            kind == SHIM_ALLOC_HOST ? 0 : shim_current_device());
-    if (id && kind != SHIM_ALLOC_HOST && (shim_plan_recording() || shim_resid_plan_on())) {
-        uint32_t ordinal = shim_plan_count_alloc();
-        if (shim_plan_recording())
-            shim_plan_rec_alloc(id, addr, bytes, kind, stream, ordinal);
-    }
-    return id;
+    return shim_record_alloc(addr, bytes, kind, stream, shim_resid_plan_on());
 }
 
 /* Unregisters the allocation at addr before it is freed; *a keeps it for undo. */
@@ -33,12 +24,12 @@ static void freed(bool had, const struct shim_alloc *a, CUresult rc, uint64_t st
     if (!had)
         return;
     if (rc != CUDA_SUCCESS) { /* still allocated: track it again (under a new id) */
-        shim_record_alloc(a->addr, a->size, (enum shim_alloc_kind)a->kind, stream);
+        record_alloc(a->addr, a->size, (enum shim_alloc_kind)a->kind, stream);
         return;
     }
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, stream);
-    if (shim_plan_recording())
+    if (shim_step_recording())
         shim_plan_rec_free(a->id, stream);
 }
 
@@ -81,7 +72,7 @@ static CUresult alloc_any(const struct alloc_call *c)
         if (rc != CUDA_SUCCESS)
             return rc;
         shim_resid_foreign_add(*c->dptr, c->bytes, dev);
-        shim_record_alloc(*c->dptr, c->bytes,
+        record_alloc(*c->dptr, c->bytes,
                           c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
                           c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
         return CUDA_SUCCESS;
@@ -101,7 +92,7 @@ static CUresult alloc_any(const struct alloc_call *c)
         return rc;
     if (counted)
         shim_resid_unmanaged_add(c->bytes, true);
-    shim_record_alloc(*c->dptr, c->bytes,
+    record_alloc(*c->dptr, c->bytes,
                       c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
                       c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
     return CUDA_SUCCESS;
@@ -117,7 +108,7 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
         CUresult rc = shim_resid_free(a.id, s, per_thread, async);
         if (rc == CUDA_SUCCESS && (shim.record & CONF_RECORD_ALLOCS))
             shim_trace_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
-        if (rc == CUDA_SUCCESS && shim_plan_recording())
+        if (rc == CUDA_SUCCESS && shim_step_recording())
             shim_plan_rec_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
         return rc;
     }
@@ -210,7 +201,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     SHIM_NEED_REAL(cuMemMap);
     CUresult rc = shim.real.cuMemMap(ptr, size, offset, handle, flags);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc(ptr, size, SHIM_ALLOC_VMM_MAP, 0);
+        record_alloc(ptr, size, SHIM_ALLOC_VMM_MAP, 0);
     return rc;
 }
 
@@ -218,7 +209,7 @@ static void unmapped(const struct shim_alloc *a)
 {
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, 0);
-    if (shim_plan_recording())
+    if (shim_step_recording())
         shim_plan_rec_free(a->id, 0);
 }
 
@@ -236,7 +227,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
     SHIM_NEED_REAL(cuMemHostAlloc);
     CUresult rc = shim.real.cuMemHostAlloc(pp, bytesize, flags);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
+        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
     return rc;
 }
 
@@ -245,7 +236,7 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
     SHIM_NEED_REAL(cuMemAllocHost_v2);
     CUresult rc = shim.real.cuMemAllocHost_v2(pp, bytesize);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
+        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
     return rc;
 }
 

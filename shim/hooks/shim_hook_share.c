@@ -14,7 +14,7 @@
  * addresses"). The program allocated device memory: the attributes that describe the
  * allocation are answered from libshim's record of it; the others (flags, IPC capability,
  * allowed handle types) are the driver's, which tell the truth about what the range now is. */
-#include "shim_internal.h"
+#include "shim_hooks.h"
 
 #include <string.h>
 

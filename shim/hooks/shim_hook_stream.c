@@ -1,6 +1,6 @@
 /* shim_hook_stream.c — stream creation and destruction: the program's streams are listed
  * (shim_streams.c) so that libshim can wait for the program's work alone. */
-#include "shim_internal.h"
+#include "shim_hooks.h"
 
 CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {

@@ -1,13 +1,5 @@
 /* shim_hook_sync.c — synchronisations, stream capture, graph launches and cuInit. */
-#include "shim_internal.h"
-
-void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread)
-{
-    if (shim.record & CONF_RECORD_SYNCS)
-        shim_trace_sync(kind, shim_stream_id(stream, per_thread));
-    shim_timing_collect();
-    shim_steps_host_sync();
-}
+#include "shim_hooks.h"
 
 CUresult CUDAAPI cuInit(unsigned int flags)
 {

@@ -6,7 +6,7 @@
  * replaced, by that symbol's hook. Versions and per-thread flags therefore pick
  * the same ABI with and without the shim, and the driver's own errors and
  * statuses (not found, version not sufficient) reach the caller unchanged. */
-#include "shim_internal.h"
+#include "shim_hooks.h"
 
 static void route(CUresult rc, void **pfn)
 {

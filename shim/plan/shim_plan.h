@@ -18,64 +18,17 @@
 #ifndef SHIM_PLAN_H
 #define SHIM_PLAN_H
 
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "shim_trace.h"
-
-/* How a live allocation is recognised as model allocation i in every later step. */
-struct shim_plan_key {
-    bool movable;     /* a managed allocation with a unit of its own: the plan may move it */
-    bool by_id;       /* made before the step was recorded (weights): the same id every step */
-    uint64_t id;      /* by_id: its allocation id */
-    uint64_t pos;     /* otherwise: launches from the start of its step when it was made */
-    uint32_t ordinal; /* and how many allocations were made before it at that launch index */
-};
-
-enum shim_plan_act_kind { SHIM_PLAN_EVICT, SHIM_PLAN_PREFETCH };
-
-/* One action, done just before a launch position. */
-struct shim_plan_act {
-    uint32_t alloc; /* model allocation */
-    uint8_t kind;   /* enum shim_plan_act_kind */
-};
-
-/* A compiled plan: immutable once installed. */
-struct shim_plan {
-    uint64_t step_len; /* launches per step it was made for */
-    uint64_t model_step, model_first_seq;
-    uint32_t nallocs;
-    struct shim_plan_key *keys; /* [nallocs] */
-    uint32_t *act_first;        /* [step_len + 1]: actions before launch k are
-                                   act[act_first[k] .. act_first[k + 1]) */
-    struct shim_plan_act *act;
-    /* What the planner predicts for one step at this budget (the model's virtual time). */
-    uint64_t budget, native_peak, floor, predicted_peak;
-    double native_us, predicted_us, stall_us, bound_us;
-    uint64_t bytes_to_host, bytes_to_device;
-    uint32_t evictions, prefetches; /* per step */
-    bool feasible;
-    /* The link it was planned for, for the log: "link X GB/s to the device measured, Y GB/s to
-       the host assumed, both at once". */
-    char link[224];
-};
-
-/* Frees a compiled plan (NULL is fine). */
-void shim_plan_free(struct shim_plan *p);
+#include "shim_resid.h"
 
 /* shim_plan_rec.c — recording a step for the planner. All calls are cheap no-ops unless a
-   recording is on; the event calls may come from any thread. */
-extern _Atomic bool shim_plan_rec_on;
-static inline bool shim_plan_recording(void)
-{
-    return atomic_load_explicit(&shim_plan_rec_on, memory_order_relaxed);
-}
-/* Counts an allocation the program makes now (when recording or a plan is on): returns how
-   many were made before it at the same launch index, its ordinal, also kept for the calling
-   thread (shim_plan_last_ordinal). */
-uint32_t shim_plan_count_alloc(void);
-uint32_t shim_plan_last_ordinal(void);
+   recording is on (shim_step_recording); the event calls may come from any thread. The core
+   and residency rooms below reach the recorder only through the step listener it registers. */
+/* Registers the recorder as the core's step listener (shim_step_listen); called once before the
+   shim is READY (shim_main.c). */
+void shim_plan_listen(void);
 /* An allocation the program made (kind: enum shim_alloc_kind), the ordinal-th at its index. */
 void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
                          uint32_t ordinal);
@@ -95,7 +48,7 @@ void shim_plan_rec_kernel_time(uint64_t seq, double usec);
    models built from now on is each direction's bytes over its time. */
 void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec);
 
-/* From the step detector (shim_steps.c), under its lock. */
+/* From the step detector (shim_steps.c, through the step listener), under its lock. */
 /* The step was detected and its profiled steps begin: a new recording starts. */
 void shim_plan_steady(void);
 /* Step `step` beginning at first_seq has closed; profiled_left: profiled steps still to come. */

@@ -12,7 +12,7 @@
  * it was made (shim_plan_collect), which waits for the planner if it is not done yet: a plan
  * always starts at the same step of a run, whatever the threads' timing, so runs under the
  * simulated device measure the same virtual time every time. */
-#include "shim_internal.h"
+#include "shim_core.h"
 #include "shim_plan.h"
 
 #include "plan_build.h"
@@ -37,17 +37,7 @@ static _Atomic int running; /* planning threads alive */
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
 static bool pending;            /* a plan is being made */
-static struct shim_plan *ready; /* made, not yet installed */
-
-void shim_plan_free(struct shim_plan *p)
-{
-    if (!p)
-        return;
-    free(p->keys);
-    free(p->act_first);
-    free(p->act);
-    free(p);
-}
+static struct shim_resid_plan *ready; /* made, not yet installed */
 
 static int by_id(const void *a, const void *b)
 {
@@ -64,7 +54,7 @@ static const struct shim_plan_rec_alloc *find(const struct job *j, uint64_t id)
 
 /* m with every allocation that keys[] marks unmovable touched at each operation it lives
    through, into the empty model *out. */
-static plan_err pin_unmovable(const plan_model *m, const struct shim_plan_key *keys,
+static plan_err pin_unmovable(const plan_model *m, const struct shim_resid_plan_key *keys,
                               plan_model *out)
 {
     plan_model_init(out);
@@ -96,10 +86,10 @@ static plan_err pin_unmovable(const plan_model *m, const struct shim_plan_key *k
 
 /* How each model allocation is found again: by id if it was live when the recording began,
    else by when it was made relative to the modelled step's first launch. */
-static struct shim_plan_key *make_keys(const struct job *j, const uint64_t *ids, size_t n,
+static struct shim_resid_plan_key *make_keys(const struct job *j, const uint64_t *ids, size_t n,
                                        uint64_t first, uint64_t step_len, size_t *movable)
 {
-    struct shim_plan_key *k = calloc(n + 1, sizeof *k);
+    struct shim_resid_plan_key *k = calloc(n + 1, sizeof *k);
     *movable = 0;
     for (size_t i = 0; k && i < n; i++) {
         const struct shim_plan_rec_alloc *a = find(j, ids[i]);
@@ -120,7 +110,7 @@ static struct shim_plan_key *make_keys(const struct job *j, const uint64_t *ids,
    their operation, i.e. before the next launch). False when e has no such action. */
 static bool action_at(const plan_entry *e, int kind, uint64_t L, uint64_t *pos)
 {
-    int64_t at = kind == SHIM_PLAN_EVICT ? (int64_t)e->evict_after + 1 : e->prefetch_at;
+    int64_t at = kind == SHIM_RESID_PLAN_EVICT ? (int64_t)e->evict_after + 1 : e->prefetch_at;
     if (at < 0)
         return false;
     *pos = (uint64_t)at % L; /* a position of the next step: the same one, a step later */
@@ -129,30 +119,30 @@ static bool action_at(const plan_entry *e, int kind, uint64_t L, uint64_t *pos)
 
 /* Compiles p's entries for movable allocations into per-position actions of sp, the evictions
    of a position before its prefetches. */
-static bool compile(struct shim_plan *sp, const plan *p)
+static bool compile(struct shim_resid_plan *sp, const plan *p)
 {
     uint64_t L = sp->step_len, pos;
     sp->act_first = calloc(L + 1, sizeof *sp->act_first);
     sp->act = malloc((2 * p->n + 1) * sizeof *sp->act);
     uint32_t *fill = calloc(L + 1, sizeof *fill);
     bool ok = sp->act_first && sp->act && fill;
-    for (int kind = SHIM_PLAN_EVICT; ok && kind <= SHIM_PLAN_PREFETCH; kind++) {
+    for (int kind = SHIM_RESID_PLAN_EVICT; ok && kind <= SHIM_RESID_PLAN_PREFETCH; kind++) {
         for (size_t i = 0; i < p->n; i++) {
             const plan_entry *e = &p->entries[i];
             if (!sp->keys[e->alloc].movable || !action_at(e, kind, L, &pos))
                 continue;
             sp->act_first[pos + 1]++;
-            (*(kind == SHIM_PLAN_EVICT ? &sp->evictions : &sp->prefetches))++;
+            (*(kind == SHIM_RESID_PLAN_EVICT ? &sp->evictions : &sp->prefetches))++;
         }
     }
     for (uint64_t k = 0; ok && k < L; k++)
         sp->act_first[k + 1] += sp->act_first[k];
-    for (int kind = SHIM_PLAN_EVICT; ok && kind <= SHIM_PLAN_PREFETCH; kind++) {
+    for (int kind = SHIM_RESID_PLAN_EVICT; ok && kind <= SHIM_RESID_PLAN_PREFETCH; kind++) {
         for (size_t i = 0; i < p->n; i++) {
             const plan_entry *e = &p->entries[i];
             if (sp->keys[e->alloc].movable && action_at(e, kind, L, &pos))
                 sp->act[sp->act_first[pos] + fill[pos]++] =
-                    (struct shim_plan_act){e->alloc, (uint8_t)kind};
+                    (struct shim_resid_plan_act){e->alloc, (uint8_t)kind};
         }
     }
     free(fill);
@@ -175,7 +165,7 @@ static const char *remap_of(double *us)
 }
 
 /* Plans the recording of j; returns the plan, or NULL with why in msg. */
-static struct shim_plan *make(struct job *j, char *msg, size_t cap)
+static struct shim_resid_plan *make(struct job *j, char *msg, size_t cap)
 {
     qsort(j->allocs, j->n, sizeof *j->allocs, by_id);
     plan_model m, pinned;
@@ -187,7 +177,7 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
     if (e)
         return NULL;
     const char *remap_how = remap_of(&m.hw.remap_us);
-    struct shim_plan *sp = calloc(1, sizeof *sp);
+    struct shim_resid_plan *sp = calloc(1, sizeof *sp);
     size_t movable = 0;
     if (sp) {
         sp->step_len = m.nops;
@@ -250,7 +240,7 @@ static struct shim_plan *make(struct job *j, char *msg, size_t cap)
     plan_model_free(&m);
     free(ids);
     if (!ok) {
-        shim_plan_free(sp);
+        shim_resid_plan_free(sp);
         return NULL;
     }
     return sp;
@@ -261,7 +251,7 @@ static void *planner_main(void *arg)
     shim_inside = 1; /* nothing here is the program's */
     struct job *j = arg;
     char msg[256] = "";
-    struct shim_plan *sp = make(j, msg, sizeof msg);
+    struct shim_resid_plan *sp = make(j, msg, sizeof msg);
     if (!sp) {
         shim_log(SHIM_LOG_WARN, "planner: no plan (%s): moves stay reactive", msg);
     } else {
@@ -279,7 +269,7 @@ static void *planner_main(void *arg)
         shim_trace_note(text);
     }
     pthread_mutex_lock(&ready_lock);
-    shim_plan_free(ready);
+    shim_resid_plan_free(ready);
     ready = sp;
     pending = false;
     pthread_cond_broadcast(&ready_cond);
@@ -344,7 +334,7 @@ static void duration(char *buf, size_t n, double us)
 /* The progress line of plan p, applied from step `step`: its predicted step time against the
    step's native time (the planner's model of the step with nothing moved), the stall, the
    lower bound on it, the budget, the moves per step and the link it was planned for. */
-static void applied_line(const struct shim_plan *p, uint64_t step, char *text, size_t n)
+static void applied_line(const struct shim_resid_plan *p, uint64_t step, char *text, size_t n)
 {
     char pred[32], native[32], stall[32];
     duration(pred, sizeof pred, p->predicted_us);
@@ -379,7 +369,7 @@ void shim_plan_collect(uint64_t step)
                           "it starts at a later step",
                           COLLECT_WAIT_S);
     }
-    struct shim_plan *sp = ready;
+    struct shim_resid_plan *sp = ready;
     ready = NULL;
     pthread_mutex_unlock(&ready_lock);
     if (!sp)

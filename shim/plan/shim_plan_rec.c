@@ -12,14 +12,11 @@
  * before it at that index) and whether libshim can move it (a managed allocation with a unit
  * of its own). Lock order: the step detector's lock, then the registry's, then this one;
  * residency's lock may be held when an allocation is recorded, never the other way round. */
-#include "shim_internal.h"
 #include "shim_plan.h"
 
 #include "plan_build.h"
 
 #include <stdlib.h>
-
-_Atomic bool shim_plan_rec_on;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -40,7 +37,7 @@ static bool wanted(void)
 /* Drops the recording (lock held). */
 static void drop(void)
 {
-    atomic_store_explicit(&shim_plan_rec_on, false, memory_order_relaxed);
+    shim_step_recording_set(false);
     plan_build_free(rec.b);
     free(rec.allocs);
     rec.b = NULL;
@@ -57,28 +54,6 @@ static void check(plan_err e)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory while recording the step: no plan "
                                      "(moves stay reactive)");
     }
-}
-
-/* Allocations made at the last launch index that saw one: the ordinals of allocations. */
-static pthread_mutex_t ord_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t ord_seq = UINT64_MAX;
-static uint32_t ord_n;
-static __thread uint32_t last_ordinal;
-
-uint32_t shim_plan_count_alloc(void)
-{
-    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    pthread_mutex_lock(&ord_lock);
-    uint32_t ordinal = ord_seq == seq ? ord_n : 0;
-    ord_seq = seq;
-    ord_n = ordinal + 1;
-    pthread_mutex_unlock(&ord_lock);
-    return last_ordinal = ordinal;
-}
-
-uint32_t shim_plan_last_ordinal(void)
-{
-    return last_ordinal;
 }
 
 /* Remembers allocation id made now, the ordinal-th at its launch index (lock held). */
@@ -164,7 +139,7 @@ void shim_plan_steady(void)
         check(plan_build_duplex(rec.b, !shim.link_shared));
         check(plan_build_link_both(rec.b, shim.link_both_gbps[0], shim.link_both_gbps[1]));
         add_live();
-        atomic_store_explicit(&shim_plan_rec_on, true, memory_order_relaxed);
+        shim_step_recording_set(true);
     } else {
         check(PLAN_ERR_NOMEM);
     }
@@ -196,7 +171,7 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
     } else if (profiled_left == 0 && !rec.last_profiled) {
         rec.last_profiled = true; /* its kernel times arrive by the end of the next step */
     } else if (rec.last_profiled) {
-        atomic_store_explicit(&shim_plan_rec_on, false, memory_order_relaxed);
+        shim_step_recording_set(false);
         plan_builder *b = rec.b;
         struct shim_plan_rec_alloc *allocs = rec.allocs;
         uint64_t n = rec.nallocs;
@@ -265,4 +240,20 @@ void shim_plan_rec_kernel_time(uint64_t seq, double usec)
     if (rec.b && plan_build_kernel_time(rec.b, seq, usec) == PLAN_ERR_NOMEM)
         check(PLAN_ERR_NOMEM);
     pthread_mutex_unlock(&lock);
+}
+
+/* The recorder as the core's step listener. */
+static const struct shim_step_listener recorder = {
+    .steady = shim_plan_steady,
+    .step_closed = shim_plan_step_closed,
+    .unsteady = shim_plan_unsteady,
+    .kernel_time = shim_plan_rec_kernel_time,
+    .link_time = shim_plan_rec_link,
+    .alloc = shim_plan_rec_alloc,
+    .copy = shim_plan_rec_copy,
+};
+
+void shim_plan_listen(void)
+{
+    shim_step_listen(&recorder);
 }

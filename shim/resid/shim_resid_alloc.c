@@ -8,8 +8,7 @@
  * the shim cannot do because a driver call failed is tried again, then handed
  * to the driver's own allocation, so the program sees an allocation either way;
  * out-of-memory comes only when nothing can move, and the log says why. */
-#include "shim_resid.h"
-#include "shim_plan.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 
@@ -110,11 +109,12 @@ static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_t
         }
     }
     /* The registry takes its own lock after ours: never the other way round. */
-    u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread));
+    u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread),
+                              resid.plan != NULL);
     if (u->id && resid_insert(u) == 0) {
         if (resid.plan) /* shim_record_alloc counted it */
             resid_plan_bind(u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
-                            shim_plan_last_ordinal());
+                            shim_steps_last_ordinal());
         *dptr = u->va;
         return 0;
     }
@@ -140,12 +140,9 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc_on(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                                 shim_stream_id(stream, per_thread), (uint32_t)resid.device);
-        if (shim_plan_recording() || resid.plan) {
-            uint32_t ordinal = shim_plan_count_alloc();
-            if (shim_plan_recording())
-                shim_plan_rec_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
-                                    shim_stream_id(stream, per_thread), ordinal);
-        }
+        if (shim_step_recording() || resid.plan)
+            shim_record_step_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+                                   shim_stream_id(stream, per_thread));
         *dptr = va;
         return 0;
     }

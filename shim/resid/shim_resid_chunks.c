@@ -10,7 +10,7 @@
  * evictions (the policy's best victim first). Every loop here is bounded: a
  * unit whose eviction fails twice in one search is skipped for the rest of it,
  * and a search makes at most a fixed number of rounds per unit. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 #include <time.h>

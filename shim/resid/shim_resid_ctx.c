@@ -8,7 +8,7 @@
  * device (allocations, memory queries: the CUDA runtime makes them with the device current), by
  * the allocation (frees, pointer queries, holds: any device may be current then), or the primary
  * manager (the first started) for the in-process plan, which models one device's step. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #define RESID_CTX_INIT                                                                             \
     {                                                                                              \

@@ -5,7 +5,7 @@
  * allocation made while a device beyond that is current goes to the driver untouched: never
  * managed, never counted in a budget, counted here (in the first manager's state) and logged
  * once. Their addresses are kept so that their frees are not taken out of a budget either. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 
@@ -16,14 +16,6 @@ bool shim_resid_foreign(int *dev)
         return false;
     *dev = (int)d;
     return true;
-}
-
-uint32_t shim_current_device(void)
-{
-    CUdevice d = 0;
-    if (!shim.real.cuCtxGetDevice || shim.real.cuCtxGetDevice(&d) != CUDA_SUCCESS || d < 0)
-        return 0;
-    return (uint32_t)d;
 }
 
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)

@@ -3,7 +3,7 @@
  * drivers have no host-located VMM calls, a minimal driver may lack cuCtxGetDevice), so no
  * residency code ever calls through a NULL pointer. Residency does not even start on such a
  * driver (SHIM_RESID_NEEDS in shim_hooks.h, checked when the driver is resolved). */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 /* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent. */
 #define REAL(fn, ...) (shim.real.fn ? shim.real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)

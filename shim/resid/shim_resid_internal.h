@@ -1,5 +1,5 @@
-/* shim_resid.h — the residency manager's internal interface, shared by shim_resid_*.c only (the
- * rest of the shim sees the functions declared under "shim_resid" in shim_internal.h).
+/* shim_resid_internal.h — the residency manager's internal interface, shared by shim/resid/
+ * only (the rooms above see its seam, shim_resid.h).
  *
  * What moves is a unit: one large managed allocation, or a slab — one chunk whose range packs
  * several small managed allocations (shim_resid_slab.c). A unit owns a virtual range reserved
@@ -21,10 +21,11 @@
  *
  * Locking: every field below is protected by resid.lock unless noted. Calls that wait for the
  * device (event synchronisation) are made without it. */
-#ifndef SHIM_RESID_H
-#define SHIM_RESID_H
+#ifndef SHIM_RESID_INTERNAL_H
+#define SHIM_RESID_INTERNAL_H
 
-#include "shim_internal.h"
+#include "shim_resid.h"
+#include "shim_resid_driver.h"
 
 #define RESID_MAX_STREAMS 4  /* touched streams remembered per unit */
 #define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
@@ -58,40 +59,6 @@ struct resid_cause {
     CUstream stream;   /* the program's stream whose operation caused it, or NULL */
     uint64_t score;    /* the victim score when budget pressure chose it */
     uint64_t next_use; /* predicted launch index of the next use, UINT64_MAX unknown */
-};
-
-/* The driver seam. Every function returns CUDA_SUCCESS or the driver's error;
-   CUDA_ERROR_NOT_SUPPORTED when the driver lacks the entry point. None takes resid.lock. */
-struct resid_driver {
-    CUresult (*device)(CUdevice *dev);
-    CUresult (*attribute)(int *v, CUdevice_attribute a, CUdevice dev);
-    CUresult (*granularity)(size_t *g, CUdevice dev);
-    CUresult (*mem_info)(size_t *free_bytes, size_t *total);
-    CUresult (*stream_create)(CUstream *s);
-    CUresult (*reserve)(CUdeviceptr *va, size_t size, size_t align);
-    CUresult (*address_free)(CUdeviceptr va, size_t size);
-    /* Physical memory of size bytes on the device, or at host location host_loc (HOST, or
-       HOST_NUMA with its node) when host is true. */
-    CUresult (*create)(CUmemGenericAllocationHandle *h, size_t size, CUdevice dev, bool host,
-                       CUmemLocation host_loc);
-    CUresult (*release)(CUmemGenericAllocationHandle h);
-    CUresult (*map)(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h);
-    CUresult (*unmap)(CUdeviceptr va, size_t size);
-    CUresult (*set_access)(CUdeviceptr va, size_t size, CUdevice dev);
-    CUresult (*copy)(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s);
-    CUresult (*event_create)(CUevent *e);
-    CUresult (*record)(CUevent e, CUstream s);
-    /* CUDA_SUCCESS: the work before the record is complete; CUDA_ERROR_NOT_READY: not yet. */
-    CUresult (*query)(CUevent e);
-    CUresult (*event_sync)(CUevent e);
-    CUresult (*wait_event)(CUstream s, CUevent e);
-    CUresult (*stream_sync)(CUstream s);
-    CUresult (*ctx_sync)(void);
-    /* Waits for the program's queued work, not necessarily for the residency manager's copies
-       (shim_streams_sync_program); what cuMemFree's implicit synchronisation stands for. */
-    CUresult (*program_sync)(void);
-    CUresult (*host_alloc)(void **p, size_t n);
-    CUresult (*host_free)(void *p);
 };
 
 /* What to evict and what to bring back early. Every function runs under resid.lock. */
@@ -281,7 +248,7 @@ struct resid_ctx {
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
     uint64_t bytes_out, bytes_in; /* totals: bytes of the evictions and restores started */
     /* The in-process plan (shim_resid_plan.c), all under the lock but plan_on. */
-    struct shim_plan *plan;         /* installed, or NULL */
+    struct shim_resid_plan *plan;         /* installed, or NULL */
     _Atomic bool plan_on;           /* plan != NULL (read without the lock) */
     bool plan_active;               /* its actions are being applied (from a step boundary) */
     uint64_t plan_armed_first;      /* the step's first launch when it was installed */
@@ -341,12 +308,6 @@ void resid_note_started(void);
 struct resid_ctx *resid_primary(void);
 /* The k-th started manager (in start order), or NULL past the last. */
 struct resid_ctx *resid_started_at(uint32_t k);
-
-/* shim_resid_driver.c */
-/* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
-const struct resid_driver *resid_driver_real(void);
-/* Whether rc is a sticky device error: the context is unusable and every later call fails. */
-bool resid_sticky_error(CUresult rc);
 
 /* shim_resid_fsm.c */
 /* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no

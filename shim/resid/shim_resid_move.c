@@ -11,7 +11,7 @@
  * that hold the data. No wait here is unbounded: a thread that waits for a move
  * synchronises on the copy itself and completes the move, and a move whose copy
  * cannot be waited for RESID_MAX_ERRORS times is given up. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

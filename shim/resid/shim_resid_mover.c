@@ -8,7 +8,7 @@
  * needs a move over does not wait for the mover: it waits for the copy and
  * completes the move itself (resid_move_poll), so the mover is an accelerator,
  * never a dependency. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <time.h>
 

@@ -15,8 +15,7 @@
  * boundary under it, what it achieved in that step (a plan_step record: the differences of the
  * residency totals since the previous boundary). Both are written whatever trace.record says, as
  * its description promises for plans: a few records per step. */
-#include "shim_resid.h"
-#include "shim_plan.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 
@@ -28,13 +27,23 @@ static uint64_t position(uint64_t seq, uint64_t first, uint64_t len)
 }
 
 /* Whether key k finds its allocation by when it was made (not by id), and the plan may move it. */
-static bool positional(const struct shim_plan_key *k)
+void shim_resid_plan_free(struct shim_resid_plan *p)
+{
+    if (!p)
+        return;
+    free(p->keys);
+    free(p->act_first);
+    free(p->act);
+    free(p);
+}
+
+static bool positional(const struct shim_resid_plan_key *k)
 {
     return k->movable && !k->by_id;
 }
 
 /* Orders keys by (position, ordinal). */
-static int cmp_key(const struct shim_plan_key *x, uint64_t pos, uint32_t ordinal)
+static int cmp_key(const struct shim_resid_plan_key *x, uint64_t pos, uint32_t ordinal)
 {
     if (x->pos != pos)
         return x->pos < pos ? -1 : 1;
@@ -43,13 +52,13 @@ static int cmp_key(const struct shim_plan_key *x, uint64_t pos, uint32_t ordinal
 
 static int by_key(const void *a, const void *b, void *keys)
 {
-    const struct shim_plan_key *k = keys, *y = &k[*(const uint32_t *)b];
+    const struct shim_resid_plan_key *k = keys, *y = &k[*(const uint32_t *)b];
     return cmp_key(&k[*(const uint32_t *)a], y->pos, y->ordinal);
 }
 
 /* The plan's allocation made at pos as the ordinal-th there, or -1 (a binary search of the
    positional keys, resid.plan_order). */
-static int64_t lookup(const struct shim_plan *p, uint64_t pos, uint32_t ordinal)
+static int64_t lookup(const struct shim_resid_plan *p, uint64_t pos, uint32_t ordinal)
 {
     uint32_t lo = 0, hi = resid.plan_npos;
     while (lo < hi) {
@@ -78,7 +87,7 @@ static void bind(struct resid_unit *u, int64_t a)
 void resid_plan_bind(struct resid_unit *u, uint64_t seq, uint32_t ordinal)
 {
     u->plan_alloc = -1;
-    const struct shim_plan *p = resid.plan;
+    const struct shim_resid_plan *p = resid.plan;
     if (!p || u->slab)
         return;
     int64_t a = lookup(p, position(seq, shim_steps_first(), p->step_len), ordinal);
@@ -114,7 +123,7 @@ static void withdraw(void)
 {
     atomic_store_explicit(&resid.plan_on, false, memory_order_relaxed);
     resid_each(forget, NULL);
-    shim_plan_free(resid.plan);
+    shim_resid_plan_free(resid.plan);
     free(resid.plan_units);
     free(resid.plan_order);
     resid.plan = NULL;
@@ -144,7 +153,7 @@ static struct resid_plan_mark mark_now(void)
 }
 
 /* The plan record of p, installed now (lock held). */
-static void trace_plan(const struct shim_plan *p)
+static void trace_plan(const struct shim_resid_plan *p)
 {
     struct shim_trace_plan r = {
         .first_seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
@@ -202,14 +211,14 @@ void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
 }
 
 /* shim_resid_plan_install, changing the selection. */
-static void install(struct shim_plan *p)
+static void install(struct shim_resid_plan *p)
 {
     uint32_t *order = malloc((p->nallocs + 1) * sizeof *order);
     struct resid_unit **units = calloc(p->nallocs + 1, sizeof *units);
     if (!order || !units) {
         free(order);
         free(units);
-        shim_plan_free(p);
+        shim_resid_plan_free(p);
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory installing the plan");
         return;
     }
@@ -221,7 +230,7 @@ static void install(struct shim_plan *p)
     if (!resid_use_primary() || shim_resid_several()) { /* a second device started meanwhile */
         free(order);
         free(units);
-        shim_plan_free(p);
+        shim_resid_plan_free(p);
         return;
     }
     pthread_mutex_lock(&resid.lock);
@@ -230,7 +239,7 @@ static void install(struct shim_plan *p)
         pthread_mutex_unlock(&resid.lock);
         free(order);
         free(units);
-        shim_plan_free(p);
+        shim_resid_plan_free(p);
         return;
     }
     resid.plan = p;
@@ -238,7 +247,7 @@ static void install(struct shim_plan *p)
     resid.plan_order = order;
     resid.plan_npos = npos;
     for (uint32_t a = 0; a < p->nallocs; a++) {
-        const struct shim_plan_key *k = &p->keys[a];
+        const struct shim_resid_plan_key *k = &p->keys[a];
         struct resid_unit *u = k->by_id && k->movable ? resid_find(k->id) : NULL;
         if (u && !u->slab)
             bind(u, a);
@@ -251,7 +260,7 @@ static void install(struct shim_plan *p)
     pthread_mutex_unlock(&resid.lock);
 }
 
-void shim_resid_plan_install(struct shim_plan *p)
+void shim_resid_plan_install(struct shim_resid_plan *p)
 {
     struct resid_ctx *was = resid_cur; /* the caller's selection stays */
     install(p);
@@ -312,7 +321,7 @@ static void prefetch(uint32_t a, uint64_t pos)
 
 void resid_plan_advance(uint64_t next)
 {
-    struct shim_plan *p = resid.plan;
+    struct shim_resid_plan *p = resid.plan;
     if (!p)
         return;
     uint64_t first = shim_steps_first(), len = p->step_len;
@@ -331,8 +340,8 @@ void resid_plan_advance(uint64_t next)
     while (resid.plan == p && resid.plan_done_seq <= next) {
         uint64_t pos = position(resid.plan_done_seq++, first, len);
         for (uint32_t i = p->act_first[pos]; resid.plan == p && i < p->act_first[pos + 1]; i++) {
-            struct shim_plan_act act = p->act[i];
-            if (act.kind == SHIM_PLAN_EVICT)
+            struct shim_resid_plan_act act = p->act[i];
+            if (act.kind == SHIM_RESID_PLAN_EVICT)
                 evict(act.alloc, pos);
             else
                 prefetch(act.alloc, pos);

@@ -1,6 +1,6 @@
 /* shim_resid_state.c — the residency manager's start (device facts, budget, streams), its table of
  * managed allocations, its event pool and its exit summary. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 #include <time.h>

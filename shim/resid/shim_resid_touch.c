@@ -18,7 +18,7 @@
  * never otherwise; nothing is allocated under it. Unpinning after the
  * submission is one atomic decrement per unit, without the lock: an evictor
  * that sees the pin gone also sees the submission done, so its fence covers it. */
-#include "shim_resid.h"
+#include "shim_resid_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,180 @@
+/* shim_resid.h — the residency room's seam: what the rooms above it (the plan, the hooks,
+ * shim_main.c) may call of the residency manager. Its internals are shim_resid_internal.h,
+ * included by shim/resid/ only; its driver seam is shim_resid_driver.h.
+ *
+ * The residency manager keeps each device's managed allocations within the budget by moving
+ * units between device memory and pinned host memory (DESIGN.md section 4). It depends on the
+ * core room (shim_core.h) and the trace writer below it, never on the plan or the hooks: the
+ * in-process plan reaches it as a compiled plan (struct shim_resid_plan below), made by
+ * shim/plan/ and installed here.
+ *
+ * Errors: an entry point never fails the program for residency's own trouble: it says whether it
+ * handled the call, and a CUresult for the program only where the contract says so. */
+#ifndef SHIM_RESID_H
+#define SHIM_RESID_H
+
+#include "shim_core.h"
+
+/* How a live allocation is recognised as model allocation i in every later step. */
+struct shim_resid_plan_key {
+    bool movable;     /* a managed allocation with a unit of its own: the plan may move it */
+    bool by_id;       /* made before the step was recorded (weights): the same id every step */
+    uint64_t id;      /* by_id: its allocation id */
+    uint64_t pos;     /* otherwise: launches from the start of its step when it was made */
+    uint32_t ordinal; /* and how many allocations were made before it at that launch index */
+};
+
+enum shim_resid_plan_act_kind { SHIM_RESID_PLAN_EVICT, SHIM_RESID_PLAN_PREFETCH };
+
+/* One action, done just before a launch position. */
+struct shim_resid_plan_act {
+    uint32_t alloc; /* model allocation */
+    uint8_t kind;   /* enum shim_resid_plan_act_kind */
+};
+
+/* A compiled plan: immutable once installed. */
+struct shim_resid_plan {
+    uint64_t step_len; /* launches per step it was made for */
+    uint64_t model_step, model_first_seq;
+    uint32_t nallocs;
+    struct shim_resid_plan_key *keys; /* [nallocs] */
+    uint32_t *act_first;        /* [step_len + 1]: actions before launch k are
+                                   act[act_first[k] .. act_first[k + 1]) */
+    struct shim_resid_plan_act *act;
+    /* What the planner predicts for one step at this budget (the model's virtual time). */
+    uint64_t budget, native_peak, floor, predicted_peak;
+    double native_us, predicted_us, stall_us, bound_us;
+    uint64_t bytes_to_host, bytes_to_device;
+    uint32_t evictions, prefetches; /* per step */
+    bool feasible;
+    /* The link it was planned for, for the log: "link X GB/s to the device measured, Y GB/s to
+       the host assumed, both at once". */
+    char link[224];
+};
+
+/* Frees a compiled plan (NULL is fine). */
+void shim_resid_plan_free(struct shim_resid_plan *p);
+
+/* Entry points (each selects the manager it works on before it takes a lock). */
+/* Starts residency on first use (device facts, budget, streams); whether it is on. */
+bool shim_resid_start(void);
+/* Makes a managed allocation of bytes for the program when it should be one: true if it
+   handled the call (*rc says how it went), false to let the driver allocate instead. */
+bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
+                      CUresult *rc);
+/* Frees managed allocation id (already out of the registry): at once after the device
+   is idle, or (async) in the order of stream. CUDA_ERROR_INVALID_VALUE if unknown. */
+CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async);
+/* Makes room in the budget for an unmanaged allocation of bytes; 0, or -1 when nothing
+   can move (the allocation should fail with out-of-memory). */
+int shim_resid_unmanaged_room(uint64_t bytes);
+/* The driver ran out of memory for an unmanaged allocation: frees device memory if it
+   can; true if retrying may succeed. */
+bool shim_resid_unmanaged_retry(uint64_t bytes);
+/* Counts an unmanaged allocation of bytes in (add) or out of the budget. */
+void shim_resid_unmanaged_add(uint64_t bytes, bool add);
+/* Whether the calling thread's current device is not the one residency serves (residency
+   is started first); true with that device in *dev. */
+bool shim_resid_foreign(int *dev);
+/* Counts an allocation the driver made at addr on device dev, which residency does not
+   serve, and remembers addr; logs the first one. */
+void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev);
+/* Forgets the allocation at addr on another device; whether it was one. */
+bool shim_resid_foreign_remove(uint64_t addr);
+/* Turns the driver's (free, total) into the budget view. */
+void shim_resid_mem_info(size_t *free_bytes, size_t *total);
+/* Before a launch, copy or memset on stream that touches allocations ids: managed units are
+   made resident and pinned, and the stream is noted for the next fence. Returns true if any
+   was managed; then the managed entries of ids hold handles until shim_resid_leave, which
+   must be called once the operation was submitted (or failed) and puts the ids back. Takes
+   the residency lock at most once, and only when an id is managed. *refuse is set to an error
+   when a range could not be made usable (a remap the driver keeps refusing, an unmapped
+   eviction that cannot come back): the operation must then not be submitted, and the program
+   gets that error instead of a fault; it is left alone otherwise. launch: the operation is a
+   kernel launch, and the plan's moves due before it are started first; a copy or memset leaves
+   them to the next launch or allocation, so that planned evictions queue on the link behind
+   the program's own copies (such as the loss read that ends a step), not ahead of them. */
+bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_thread, bool launch,
+                      CUresult *refuse);
+/* After the operation was submitted: unpins (lock-free) and restores ids. */
+void shim_resid_leave(uint64_t *ids, uint32_t n);
+/* At exit: ends the mover thread (it must not call the driver while the process and the
+   driver tear down); moves still in flight are abandoned. */
+void shim_resid_stop(void);
+/* Residency's totals since it started, for the exit line. */
+struct shim_resid_totals {
+    uint64_t budget;               /* bytes */
+    uint64_t evictions, cancelled; /* evictions started, and how many were cancelled */
+    uint64_t restores, errors;     /* restores started; moves that failed */
+    uint64_t bytes_to_host, bytes_to_device, stall_ns;
+    bool planned; /* a plan was installed or planned moves were made */
+    uint64_t planned_evictions, planned_prefetches, planned_missing, departures;
+    uint64_t reactive_evictions;            /* evictions for room while a plan was applied */
+    int device;                             /* the device residency serves */
+    uint64_t foreign_allocs, foreign_bytes; /* allocations on other devices, left alone */
+};
+/* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
+   the plan serves); false (t zeroed) when there is no k-th. */
+bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t);
+
+/* shim_resid_hold.c — allocations that must never move, and the ranges pointer queries report */
+/* A managed allocation as the program sees it. */
+struct shim_managed_range {
+    uint64_t id;      /* the allocation's id (stable for its life) */
+    CUdeviceptr base; /* its range: a unit's reservation, a small allocation's blocks */
+    uint64_t size;
+    CUdevice device; /* the device it was allocated on */
+};
+/* Whether p lies inside a managed allocation; then fills *r. Takes the residency lock only
+   when p is managed. */
+bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r);
+/* A hold in progress (shim_resid_hold .. shim_resid_hold_done). */
+struct shim_hold {
+    bool active;
+    enum shim_pin_reason reason;
+    uint64_t unit_id, alloc_id, addr, bytes;
+    uint32_t from; /* enum shim_resid_state before the hold */
+};
+/* Before an entry point that hands the memory at p to a user libshim cannot follow: false if
+   p is not managed (forward the call as is). Else the allocation (its slab, if small) is
+   brought to the device, waiting on the host for copies in flight, and held there: *rc is
+   CUDA_SUCCESS (forward the call, then call shim_resid_hold_done) or the error the program
+   gets instead (nothing held; the call must not be forwarded). */
+bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc);
+/* As shim_resid_hold for the managed unit one of whose physical chunks is handle. */
+bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_reason why,
+                            struct shim_hold *h, CUresult *rc);
+/* After the forwarded call: ok makes the hold permanent (traced and logged once per
+   allocation and reason); a failed call undoes it. Nothing when h holds nothing. */
+void shim_resid_hold_done(struct shim_hold *h, bool ok);
+
+/* The in-process plan, as its executor sees it (shim_resid_plan.c). */
+/* Installs compiled plan p (taking it; any earlier plan goes): applied from the next step
+   boundary, and recorded in the trace (a plan record). Freed at once, and not recorded, if the
+   step changed meanwhile. */
+void shim_resid_plan_install(struct shim_resid_plan *p);
+/* Step `step`, which began at launch first_seq, has closed (from the step detector, never
+   under the plan recorder's lock: this takes residency's). Under an active plan it records what
+   the plan achieved in that step (a plan_step record); with a plan installed it marks the
+   totals the next step's record counts from. Cheap without a plan. */
+void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq);
+/* Removes the installed plan, logging why; moves are reactive again. */
+void shim_resid_plan_withdraw(const char *why);
+/* Applies the plan's actions due before the next launch (launches touching no managed memory). */
+void shim_resid_plan_tick(void);
+/* The budget a plan must hold (the residency budget less its slack). */
+uint64_t shim_resid_plan_budget(void);
+/* The median host time in microseconds of libshim's first remaps of a unit's range (up to 64
+   timed), or -1 when none was timed yet. */
+double shim_resid_remap_us(void);
+/* The largest managed allocation that shares a slab; the device granularity. */
+uint64_t shim_resid_slab_max(void);
+uint64_t shim_resid_granularity(void);
+/* Whether residency has started (and manages allocations). */
+bool shim_resid_started(void);
+/* Whether managers serve several devices (the in-process planner then stays off). */
+bool shim_resid_several(void);
+/* Whether a plan is installed (one relaxed load). */
+bool shim_resid_plan_on(void);
+
+#endif
