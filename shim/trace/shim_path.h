@@ -1,6 +1,6 @@
 /* shim_path.h — the one expander of path patterns (trace.path, log.file) and the rank that %r
  * stands for. Pure functions of their arguments: no allocation, no I/O, no global state
- * (shim/shim_path.c; unit-tested in tests/shim/test_path.c). */
+ * (shim/trace/shim_path.c; unit-tested in tests/shim/test_path.c). */
 #ifndef SHIM_PATH_H
 #define SHIM_PATH_H
 

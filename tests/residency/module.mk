@@ -7,10 +7,11 @@ TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh tests
 	tests/residency/test_moves.sh tests/residency/test_threads.sh tests/residency/test_planner.sh \
 	tests/residency/test_driver_gen.sh tests/residency/test_multidev.sh
 
-# The state machine, the policy seam, slabs and failure handling against a fake driver seam.
-tests_residency_CFLAGS := $(CUDA_INC) -Ishim -Iconf -Iplanner
+# The state machine, the policy seam, slabs and failure handling against a fake driver seam:
+# the residency room and the rooms below it (core, the trace writer) only, as its include path.
+tests_residency_CFLAGS := $(CUDA_INC) -Ishim/resid -Ishim/core -Ishim/trace -Iconf
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
-               $(SHIM_OBJS) $(BUILD)/shim/libshimtrace.a $(CONF_LIB) $(PLANNER_LIB)
+               $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_UNIT)

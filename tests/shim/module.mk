@@ -1,5 +1,5 @@
 # tests/shim — tests of the preload library against the simulated device.
-tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim -Iconf
+tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim/core -Ishim/trace -Iconf
 
 SHIM_TEST_PROGS := $(BUILD)/tests/shim/doors_prog $(BUILD)/tests/shim/next_prog $(BUILD)/tests/shim/shim_prog \
 	$(BUILD)/tests/shim/launch_prog $(BUILD)/tests/shim/free_wait_prog $(BUILD)/tests/shim/pin_prog
@@ -37,12 +37,12 @@ TESTS += tests/shim/test_shim_run.sh
 
 # The launch scan against an oracle, with the shim's own objects; malloc failures are injected
 # with --wrap=malloc (test_scan.c's __wrap_malloc).
-$(BUILD)/tests/shim/test_scan: $(BUILD)/tests/shim/test_scan.o $(BUILD)/shim/shim_scan.o \
-		$(BUILD)/shim/shim_registry.o $(BUILD)/shim/shim_log.o $(BUILD)/shim/shim_path.o
+$(BUILD)/tests/shim/test_scan: $(BUILD)/tests/shim/test_scan.o $(BUILD)/shim/core/shim_scan.o \
+		$(BUILD)/shim/core/shim_registry.o $(BUILD)/shim/core/shim_log.o $(BUILD)/shim/trace/shim_path.o
 	$(CC) -o $@ $^ -Wl,--wrap=malloc -lcmocka -lpthread $(LDFLAGS_ALL)
 TESTS += $(BUILD)/tests/shim/test_scan
 
 # The path expander (trace.path, log.file) and the rank parser: pure functions.
-$(BUILD)/tests/shim/test_path: $(BUILD)/tests/shim/test_path.o $(BUILD)/shim/shim_path.o
+$(BUILD)/tests/shim/test_path: $(BUILD)/tests/shim/test_path.o $(BUILD)/shim/trace/shim_path.o
 	$(CC) -o $@ $^ -lcmocka $(LDFLAGS_ALL)
 TESTS += $(BUILD)/tests/shim/test_path

@@ -1,4 +1,4 @@
-/* test_path.c — the one path-pattern expander (shim/shim_path.c: trace.path and log.file) and
+/* test_path.c — the one path-pattern expander (shim/trace/shim_path.c: trace.path and log.file) and
  * the strict rank parser behind %r: expansions, every error naming the option and the pattern,
  * a path one byte too long refused rather than cut, and ranks that are not numbers. */
 #include "shim_path.h"

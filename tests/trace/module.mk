@@ -1,8 +1,8 @@
-# tests/trace — the trace writer (shim/shim_trace_*.c) and reader (tools/report_trace_*.c): unit
+# tests/trace — the trace writer (shim/trace/shim_trace_*.c) and reader (tools/report_trace_*.c): unit
 # tests, the shim-report end-to-end tests on generated and recorded traces (bounded ones too),
 # and the reader's fuzz target.
 # (This fragment is read before tools/*.mk, so it names the reader's sources itself.)
-tests_trace_CFLAGS := -Ishim -Itools
+tests_trace_CFLAGS := -Ishim/trace -Itools
 
 TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
                      tools/report_summary_ranks.c tools/report_ranks.c \
@@ -16,12 +16,12 @@ TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/
                     $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan \
                     $(BUILD)/tests/trace/test_pickle
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
-                     $(BUILD)/tests/trace/trace_bytes.o $(BUILD)/shim/libshimtrace.a
+                     $(BUILD)/tests/trace/trace_bytes.o $(SHIM_TRACE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
 # Writes traces with known contents (test_report.sh, the fuzz seeds).
 TRACE_GEN := $(BUILD)/trace_gen
-$(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(BUILD)/shim/libshimtrace.a
+$(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(SHIM_TRACE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
 ALL_TARGETS += $(TRACE_GEN)
 
@@ -54,8 +54,8 @@ FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_
                    $(PLANNER_SRCS) $(sort $(wildcard tools/report_html*.c)) $(HTML_ASSETS_C)
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h tools/report_html.h \
                tools/report_pickle.h \
-               shim/shim_trace_format.h planner/plan_build.h planner/plan_internal.h conf/conf_bytes.h
+               shim/trace/shim_trace_format.h planner/plan_build.h planner/plan_internal.h conf/conf_bytes.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim -Itools -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim/trace -Itools -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c \
 		$(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

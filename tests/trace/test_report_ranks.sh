@@ -27,9 +27,9 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0
 TRACE_GEN_RANK=2 "$gen" synthetic "$tmp/r2.trace"
 TRACE_GEN_RANK=0 "$gen" synthetic "$tmp/r0.trace"
 TRACE_GEN_RANK=1 "$gen" moves "$tmp/r1.trace"
-# the format the writer writes (shim/shim_trace_format.h), as summary prints it
-format=$(sed -n 's/^#define SHIM_TRACE_MAJOR *\([0-9]*\).*/\1/p' "$root/shim/shim_trace_format.h").$(
-    sed -n 's/^#define SHIM_TRACE_MINOR *\([0-9]*\).*/\1/p' "$root/shim/shim_trace_format.h")
+# the format the writer writes (shim/trace/shim_trace_format.h), as summary prints it
+format=$(sed -n 's/^#define SHIM_TRACE_MAJOR *\([0-9]*\).*/\1/p' "$root/shim/trace/shim_trace_format.h").$(
+    sed -n 's/^#define SHIM_TRACE_MINOR *\([0-9]*\).*/\1/p' "$root/shim/trace/shim_trace_format.h")
 
 # ---- text: given as 2, 0, 1 ----
 "$report" summary "$tmp/r2.trace" "$tmp/r0.trace" "$tmp/r1.trace" >"$tmp/sum" 2>"$tmp/err"
