@@ -11,12 +11,36 @@
  * (and a brief lock) around the launch. */
 #include "shim_hooks.h"
 
+/* One launch, whichever entry point made it: what the launch path reads, and how to submit it. */
 struct launch_args {
     CUfunction f;
     CUstream stream;
     bool per_thread;
     void **params, **extra;
+    enum { LAUNCH_PLAIN, LAUNCH_EX, LAUNCH_COOP } kind;
+    union {
+        shim_fn_cuLaunchKernel plain; /* also the _ptsz variant's type */
+        shim_fn_cuLaunchKernelEx ex;
+        shim_fn_cuLaunchCooperativeKernel coop;
+    } real;
+    unsigned gx, gy, gz, bx, by, bz, shmem; /* PLAIN and COOP */
+    const CUlaunchConfig *config;           /* EX */
 };
+
+/* The real launch. */
+static inline CUresult submit(const struct launch_args *a)
+{
+    switch (a->kind) {
+    case LAUNCH_EX:
+        return a->real.ex(a->config, a->f, a->params, a->extra);
+    case LAUNCH_COOP:
+        return a->real.coop(a->f, a->gx, a->gy, a->gz, a->bx, a->by, a->bz, a->shmem, a->stream,
+                            a->params);
+    default:
+        return a->real.plain(a->f, a->gx, a->gy, a->gz, a->bx, a->by, a->bz, a->shmem, a->stream,
+                             a->params, a->extra);
+    }
+}
 
 /* Before the real launch: times it if this step is profiled. */
 static int before(const struct launch_args *a)
@@ -74,92 +98,84 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     shim_scan_release(&t->s);
 }
 
-static inline __attribute__((always_inline)) CUresult
-launch(shim_fn_cuLaunchKernel real, const struct launch_args *a, unsigned gx, unsigned gy,
-       unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem)
+/* The launch path around the real launch: scan, make resident, time, submit (or refuse), record. */
+static inline __attribute__((always_inline)) CUresult launch(const struct launch_args *a)
 {
-    if (!shim_active())
-        return real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
+    if (!shim_active() || (a->kind == LAUNCH_EX && !a->config))
+        return submit(a);
     const struct shim_func *fn = shim_func_get(a->f);
     struct touched t;
     scan(&t, a, fn);
     int slot = before(a);
-    CUresult rc = t.refuse
-                      ? t.refuse
-                      : real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params, a->extra);
+    CUresult rc = t.refuse ? t.refuse : submit(a);
     after(a, fn, slot, &t, rc);
     return rc;
 }
 
+/* A launch with a grid (cuLaunchKernel, cuLaunchCooperativeKernel and their _ptsz forms). */
+#define GRID_LAUNCH(kind_, field, sym, per_thread_, extra_)                                        \
+    do {                                                                                           \
+        SHIM_NEED_REAL(sym);                                                                       \
+        struct launch_args a = {.f = f,                                                            \
+                                .stream = hStream,                                                 \
+                                .per_thread = per_thread_,                                         \
+                                .params = kernelParams,                                            \
+                                .extra = extra_,                                                   \
+                                .kind = kind_,                                                     \
+                                .real.field = shim.real.sym,                                       \
+                                .gx = gx,                                                          \
+                                .gy = gy,                                                          \
+                                .gz = gz,                                                          \
+                                .bx = bx,                                                          \
+                                .by = by,                                                          \
+                                .bz = bz,                                                          \
+                                .shmem = shmem};                                                   \
+        return launch(&a);                                                                         \
+    } while (0)
+
 CUresult CUDAAPI cuLaunchKernel SHIM_LAUNCH_P
 {
-    SHIM_NEED_REAL(cuLaunchKernel);
-    struct launch_args a = {f, hStream, false, kernelParams, extra};
-    return launch(shim.real.cuLaunchKernel, &a, gx, gy, gz, bx, by, bz, shmem);
+    GRID_LAUNCH(LAUNCH_PLAIN, plain, cuLaunchKernel, false, extra);
 }
 
 CUresult CUDAAPI cuLaunchKernel_ptsz SHIM_LAUNCH_P
 {
-    SHIM_NEED_REAL(cuLaunchKernel_ptsz);
-    struct launch_args a = {f, hStream, true, kernelParams, extra};
-    return launch(shim.real.cuLaunchKernel_ptsz, &a, gx, gy, gz, bx, by, bz, shmem);
+    GRID_LAUNCH(LAUNCH_PLAIN, plain, cuLaunchKernel_ptsz, true, extra);
 }
 
-static CUresult launch_ex(shim_fn_cuLaunchKernelEx real, bool per_thread,
-                          const CUlaunchConfig *config, CUfunction f, void **params, void **extra)
-{
-    if (!shim_active() || !config)
-        return real(config, f, params, extra);
-    struct launch_args a = {f, config->hStream, per_thread, params, extra};
-    const struct shim_func *fn = shim_func_get(f);
-    struct touched t;
-    scan(&t, &a, fn);
-    int slot = before(&a);
-    CUresult rc = t.refuse ? t.refuse : real(config, f, params, extra);
-    after(&a, fn, slot, &t, rc);
-    return rc;
-}
+/* A launch described by a CUlaunchConfig (cuLaunchKernelEx and its _ptsz form). */
+#define CONFIG_LAUNCH(sym, per_thread_)                                                            \
+    do {                                                                                           \
+        SHIM_NEED_REAL(sym);                                                                       \
+        struct launch_args a = {.f = f,                                                            \
+                                .stream = config ? config->hStream : NULL,                         \
+                                .per_thread = per_thread_,                                         \
+                                .params = kernelParams,                                            \
+                                .extra = extra,                                                    \
+                                .kind = LAUNCH_EX,                                                 \
+                                .real.ex = shim.real.sym,                                          \
+                                .config = config};                                                 \
+        return launch(&a);                                                                         \
+    } while (0)
 
 CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                   void **extra)
 {
-    SHIM_NEED_REAL(cuLaunchKernelEx);
-    return launch_ex(shim.real.cuLaunchKernelEx, false, config, f, kernelParams, extra);
+    CONFIG_LAUNCH(cuLaunchKernelEx, false);
 }
 
 CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                        void **kernelParams, void **extra)
 {
-    SHIM_NEED_REAL(cuLaunchKernelEx_ptsz);
-    return launch_ex(shim.real.cuLaunchKernelEx_ptsz, true, config, f, kernelParams, extra);
-}
-
-static CUresult coop(shim_fn_cuLaunchCooperativeKernel real, const struct launch_args *a,
-                     unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                     unsigned shmem)
-{
-    if (!shim_active())
-        return real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
-    const struct shim_func *fn = shim_func_get(a->f);
-    struct touched t;
-    scan(&t, a, fn);
-    int slot = before(a);
-    CUresult rc =
-        t.refuse ? t.refuse : real(a->f, gx, gy, gz, bx, by, bz, shmem, a->stream, a->params);
-    after(a, fn, slot, &t, rc);
-    return rc;
+    CONFIG_LAUNCH(cuLaunchKernelEx_ptsz, true);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel SHIM_COOP_P
 {
-    SHIM_NEED_REAL(cuLaunchCooperativeKernel);
-    struct launch_args a = {f, hStream, false, kernelParams, NULL};
-    return coop(shim.real.cuLaunchCooperativeKernel, &a, gx, gy, gz, bx, by, bz, shmem);
+    GRID_LAUNCH(LAUNCH_COOP, coop, cuLaunchCooperativeKernel, false, NULL);
 }
 
 CUresult CUDAAPI cuLaunchCooperativeKernel_ptsz SHIM_COOP_P
 {
-    SHIM_NEED_REAL(cuLaunchCooperativeKernel_ptsz);
-    struct launch_args a = {f, hStream, true, kernelParams, NULL};
-    return coop(shim.real.cuLaunchCooperativeKernel_ptsz, &a, gx, gy, gz, bx, by, bz, shmem);
+    GRID_LAUNCH(LAUNCH_COOP, coop, cuLaunchCooperativeKernel_ptsz, true, NULL);
 }

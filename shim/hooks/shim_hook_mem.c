@@ -73,8 +73,8 @@ static CUresult alloc_any(const struct alloc_call *c)
             return rc;
         shim_resid_foreign_add(*c->dptr, c->bytes, dev);
         record_alloc(*c->dptr, c->bytes,
-                          c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
-                          c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
+                     c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+                     c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
         return CUDA_SUCCESS;
     }
     if (c->dptr && c->which != CALL_POOL &&
@@ -92,9 +92,8 @@ static CUresult alloc_any(const struct alloc_call *c)
         return rc;
     if (counted)
         shim_resid_unmanaged_add(c->bytes, true);
-    record_alloc(*c->dptr, c->bytes,
-                      c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
-                      c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
+    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+                 c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
     return CUDA_SUCCESS;
 }
 

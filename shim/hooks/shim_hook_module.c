@@ -3,20 +3,6 @@
  * other kernels, so cached parameter layouts are checked again at their next launch. */
 #include "shim_hooks.h"
 
-CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
-{
-    SHIM_NEED_REAL(cuModuleUnload);
-    CUresult rc = shim.real.cuModuleUnload(hmod);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_params_invalidate();
-    return rc;
-}
+SHIM_HOOK_AFTER(cuModuleUnload, (CUmodule hmod), (hmod), shim_params_invalidate())
 
-CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
-{
-    SHIM_NEED_REAL(cuLibraryUnload);
-    CUresult rc = shim.real.cuLibraryUnload(library);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_params_invalidate();
-    return rc;
-}
+SHIM_HOOK_AFTER(cuLibraryUnload, (CUlibrary library), (library), shim_params_invalidate())

@@ -7,94 +7,61 @@ CUresult CUDAAPI cuInit(unsigned int flags)
     return shim.real.cuInit(flags);
 }
 
-CUresult CUDAAPI cuCtxSynchronize(void)
-{
-    SHIM_NEED_REAL(cuCtxSynchronize);
-    CUresult rc = shim.real.cuCtxSynchronize();
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_CTX, NULL, false);
-    return rc;
-}
+SHIM_HOOK_AFTER(cuCtxSynchronize, (void), (), shim_record_sync(SHIM_SYNC_CTX, NULL, false))
 
-CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
-{
-    SHIM_NEED_REAL(cuStreamSynchronize);
-    CUresult rc = shim.real.cuStreamSynchronize(hStream);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_STREAM, hStream, false);
-    return rc;
-}
+SHIM_HOOK_AFTER(cuStreamSynchronize, (CUstream hStream), (hStream),
+                shim_record_sync(SHIM_SYNC_STREAM, hStream, false))
 
-CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream)
-{
-    SHIM_NEED_REAL(cuStreamSynchronize_ptsz);
-    CUresult rc = shim.real.cuStreamSynchronize_ptsz(hStream);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_STREAM, hStream, true);
-    return rc;
-}
+SHIM_HOOK_AFTER(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream),
+                shim_record_sync(SHIM_SYNC_STREAM, hStream, true))
 
-CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
-{
-    SHIM_NEED_REAL(cuEventSynchronize);
-    CUresult rc = shim.real.cuEventSynchronize(hEvent);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_record_sync(SHIM_SYNC_EVENT, NULL, false);
-    return rc;
-}
+SHIM_HOOK_AFTER(cuEventSynchronize, (CUevent hEvent), (hEvent),
+                shim_record_sync(SHIM_SYNC_EVENT, NULL, false))
 
-CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
-{
-    SHIM_NEED_REAL(cuStreamBeginCapture_v2);
-    CUresult rc = shim.real.cuStreamBeginCapture_v2(hStream, mode);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_capture_begin(hStream, false);
-    return rc;
-}
+SHIM_HOOK_AFTER(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode),
+                (hStream, mode), shim_capture_begin(hStream, false))
 
-CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+SHIM_HOOK_AFTER(cuStreamBeginCapture_v2_ptsz, (CUstream hStream, CUstreamCaptureMode mode),
+                (hStream, mode), shim_capture_begin(hStream, true))
+
+/* The end of a capture: over even when it failed. */
+static CUresult end_capture(CUresult rc, CUstream stream, bool per_thread)
 {
-    SHIM_NEED_REAL(cuStreamBeginCapture_v2_ptsz);
-    CUresult rc = shim.real.cuStreamBeginCapture_v2_ptsz(hStream, mode);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_capture_begin(hStream, true);
+    if (shim_active())
+        shim_capture_end(stream, per_thread);
     return rc;
 }
 
 CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
 {
     SHIM_NEED_REAL(cuStreamEndCapture);
-    CUresult rc = shim.real.cuStreamEndCapture(hStream, phGraph);
-    if (shim_active())
-        shim_capture_end(hStream, false); /* the capture is over even when it failed */
-    return rc;
+    return end_capture(shim.real.cuStreamEndCapture(hStream, phGraph), hStream, false);
 }
 
 CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 {
     SHIM_NEED_REAL(cuStreamEndCapture_ptsz);
-    CUresult rc = shim.real.cuStreamEndCapture_ptsz(hStream, phGraph);
-    if (shim_active())
-        shim_capture_end(hStream, true);
+    return end_capture(shim.real.cuStreamEndCapture_ptsz(hStream, phGraph), hStream, true);
+}
+
+/* A graph launch on stream: its work is the program's, and the trace records it. */
+static CUresult graph_launched(CUresult rc, CUgraphExec exec, CUstream stream, bool per_thread)
+{
+    shim_streams_note(stream, per_thread);
+    if (rc == CUDA_SUCCESS && shim_active())
+        shim_trace_graph_launch((uint64_t)(uintptr_t)exec, shim_stream_id(stream, per_thread));
     return rc;
 }
 
 CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
     SHIM_NEED_REAL(cuGraphLaunch);
-    CUresult rc = shim.real.cuGraphLaunch(hGraphExec, hStream);
-    shim_streams_note(hStream, false);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, shim_stream_id(hStream, false));
-    return rc;
+    return graph_launched(shim.real.cuGraphLaunch(hGraphExec, hStream), hGraphExec, hStream, false);
 }
 
 CUresult CUDAAPI cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
     SHIM_NEED_REAL(cuGraphLaunch_ptsz);
-    CUresult rc = shim.real.cuGraphLaunch_ptsz(hGraphExec, hStream);
-    shim_streams_note(hStream, true);
-    if (rc == CUDA_SUCCESS && shim_active())
-        shim_trace_graph_launch((uint64_t)(uintptr_t)hGraphExec, shim_stream_id(hStream, true));
-    return rc;
+    return graph_launched(shim.real.cuGraphLaunch_ptsz(hGraphExec, hStream), hGraphExec, hStream,
+                          true);
 }

@@ -41,4 +41,19 @@ void *shim_hook_by_name(const char *name);
             return CUDA_ERROR_NOT_FOUND;                                                           \
     } while (0)
 
+/* Defines hook sym (parameters params, the call's arguments args, as SHIM_HOOKS lists them) as
+   one that only observes: it forwards the call to the real function and then, when that returned
+   CUDA_SUCCESS and the shim records, runs the statement `after` (which may read the
+   parameters). The hook's name stays greppable at its definition: SHIM_HOOK_AFTER(cuX, ...). */
+#define SHIM_HOOK_AFTER(sym, params, args, after)                                                  \
+    CUresult CUDAAPI sym params                                                                    \
+    {                                                                                              \
+        SHIM_NEED_REAL(sym);                                                                       \
+        CUresult rc = shim.real.sym args;                                                          \
+        if (rc == CUDA_SUCCESS && shim_active()) {                                                 \
+            after;                                                                                 \
+        }                                                                                          \
+        return rc;                                                                                 \
+    }
+
 #endif

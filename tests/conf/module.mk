@@ -12,8 +12,9 @@ CONF_UNIT_TESTS := $(patsubst tests/conf/%.c,$(BUILD)/tests/conf/%,\
 $(CONF_UNIT_TESTS): $(BUILD)/tests/conf/%: $(BUILD)/tests/conf/%.o $(CONF_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka
 
-TESTS += $(CONF_UNIT_TESTS) tests/conf/toml-test-valid.sh tests/conf/toml-test-invalid.sh \
-         tests/conf/readme_options.sh tests/conf/report_config.sh tests/conf/size_grammar.sh
+# A new test is one file: tests/conf/test_conf_NAME.c (cmocka, linked with conf/) or a script
+# tests/conf/NAME.sh (every script here is a test).
+TESTS += $(CONF_UNIT_TESTS) $(sort $(wildcard tests/conf/*.sh))
 
 # make docs: rewrites the README's option reference from the table (readme_options.sh checks it).
 .PHONY: docs docs-conf

@@ -2,10 +2,8 @@
 # over every driver call libshim makes, random stream timing, small tensors, the moves report,
 # threads_sim's many threads on their own streams, and the in-process planner (scripts; need
 # train_sim, threads_sim and libshim).
-TESTS += tests/residency/test_budget.sh tests/residency/test_fault_loop.sh tests/residency/test_spares.sh \
-	tests/residency/test_jitter.sh tests/residency/test_small_tensors.sh \
-	tests/residency/test_moves.sh tests/residency/test_threads.sh tests/residency/test_planner.sh \
-	tests/residency/test_driver_gen.sh tests/residency/test_multidev.sh
+# A new end-to-end test is one file: tests/residency/test_NAME.sh.
+TESTS += $(sort $(wildcard tests/residency/test_*.sh))
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam:
 # the residency room and the rooms below it (core, the trace writer) only, as its include path.

@@ -1,48 +1,35 @@
 # tests/shim — tests of the preload library against the simulated device.
+# A new test is one file: a script tests/shim/test_NAME.sh, a cmocka test tests/shim/test_NAME.c
+# (linked with the core room and the trace writer), or a program tests/shim/NAME_prog.c the
+# scripts run (linked with the simulated runtime and driver).
 tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim/core -Ishim/trace -Iconf
 
-SHIM_TEST_PROGS := $(BUILD)/tests/shim/doors_prog $(BUILD)/tests/shim/next_prog $(BUILD)/tests/shim/shim_prog \
-	$(BUILD)/tests/shim/launch_prog $(BUILD)/tests/shim/free_wait_prog $(BUILD)/tests/shim/pin_prog
-
-$(BUILD)/tests/shim/doors_prog: $(BUILD)/tests/shim/doors_prog.o $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -ldl $(LDFLAGS_ALL)
-
-$(BUILD)/tests/shim/libnext_%.so: tests/shim/next_%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl $(LDFLAGS_ALL)
-
-$(BUILD)/tests/shim/shim_prog: $(BUILD)/tests/shim/shim_prog.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread -ldl $(LDFLAGS_ALL)
-
-$(BUILD)/tests/shim/launch_prog: $(BUILD)/tests/shim/launch_prog.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda $(LDFLAGS_ALL)
-
-$(BUILD)/tests/shim/free_wait_prog: $(BUILD)/tests/shim/free_wait_prog.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread $(LDFLAGS_ALL)
-
-$(BUILD)/tests/shim/pin_prog: $(BUILD)/tests/shim/pin_prog.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) -o $@ $< -L$(BUILD)/simgpu -lcuda $(LDFLAGS_ALL)
+SHIM_TEST_PROGS := $(patsubst tests/shim/%.c,$(BUILD)/tests/shim/%,$(sort $(wildcard tests/shim/*_prog.c)))
+SHIM_UNIT_TESTS := $(patsubst tests/shim/%.c,$(BUILD)/tests/shim/%,$(sort $(wildcard tests/shim/test_*.c)))
 
 # next_prog links a then b, so b's definition comes after a's in the search order.
 $(BUILD)/tests/shim/next_prog: $(BUILD)/tests/shim/next_prog.o $(BUILD)/tests/shim/libnext_a.so $(BUILD)/tests/shim/libnext_b.so
 	$(CC) -o $@ $< -L$(BUILD)/tests/shim -Wl,--no-as-needed -lnext_a -lnext_b -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' $(LDFLAGS_ALL)
 
+$(BUILD)/tests/shim/libnext_%.so: tests/shim/next_%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $< -ldl $(LDFLAGS_ALL)
+
+# Every other program: the simulated runtime and driver, as far as it uses them.
+$(BUILD)/tests/shim/%_prog: $(BUILD)/tests/shim/%_prog.o $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
+	$(CC) -o $@ $< -L$(BUILD)/simgpu -Wl,--as-needed -lcudart -lcuda -lpthread -ldl $(LDFLAGS_ALL)
+
+# The core room as an archive, so that a unit test links only the objects it needs.
+SHIM_CORE_LIB := $(BUILD)/tests/shim/libshimcore.a
+$(SHIM_CORE_LIB): $(SHIM_CORE_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+# test_scan injects malloc failures with --wrap=malloc (test_scan.c's __wrap_malloc).
+$(BUILD)/tests/shim/test_scan: SHIM_UNIT_LDFLAGS := -Wl,--wrap=malloc
+$(SHIM_UNIT_TESTS): $(BUILD)/tests/shim/test_%: $(BUILD)/tests/shim/test_%.o $(SHIM_CORE_LIB) $(SHIM_TRACE_LIB) $(CONF_LIB)
+	$(CC) -o $@ $^ $(SHIM_UNIT_LDFLAGS) -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
+
 ALL_TARGETS += $(SHIM_TEST_PROGS)
-TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_train_sim_shim.sh \
-	tests/shim/test_log_file.sh tests/shim/test_progress.sh \
-	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh tests/shim/test_module_reuse.sh \
-	tests/shim/test_free_wait.sh tests/shim/test_pin.sh
-# shim-run, the launcher (tools/shimrun*.c), on train_sim and on small shell commands.
-TESTS += tests/shim/test_shim_run.sh
-
-# The launch scan against an oracle, with the shim's own objects; malloc failures are injected
-# with --wrap=malloc (test_scan.c's __wrap_malloc).
-$(BUILD)/tests/shim/test_scan: $(BUILD)/tests/shim/test_scan.o $(BUILD)/shim/core/shim_scan.o \
-		$(BUILD)/shim/core/shim_registry.o $(BUILD)/shim/core/shim_log.o $(BUILD)/shim/trace/shim_path.o
-	$(CC) -o $@ $^ -Wl,--wrap=malloc -lcmocka -lpthread $(LDFLAGS_ALL)
-TESTS += $(BUILD)/tests/shim/test_scan
-
-# The path expander (trace.path, log.file) and the rank parser: pure functions.
-$(BUILD)/tests/shim/test_path: $(BUILD)/tests/shim/test_path.o $(BUILD)/shim/trace/shim_path.o
-	$(CC) -o $@ $^ -lcmocka $(LDFLAGS_ALL)
-TESTS += $(BUILD)/tests/shim/test_path
+TESTS += $(SHIM_UNIT_TESTS) $(sort $(wildcard tests/shim/test_*.sh))

@@ -9,7 +9,6 @@ $(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simg
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TRAIN_SIM_OBJS) -L$(BUILD)/simgpu -lcudart -lcuda
 
 ALL_TARGETS += $(BUILD)/train_sim
-TESTS += tests/workloads/test_train_sim.sh tests/workloads/test_train_multidev.sh
 
 # threads_sim: many threads, each with its own stream and buffer, checked word by word.
 $(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/libcuda.so.1
@@ -28,4 +27,6 @@ $(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcu
 		-lcudart -lcuda -lm
 
 ALL_TARGETS += $(BUILD)/replay
-TESTS += tests/workloads/test_replay.sh
+
+# A new test is one file: tests/workloads/test_NAME.sh.
+TESTS += $(sort $(wildcard tests/workloads/test_*.sh))

@@ -9,6 +9,7 @@
  * block not much larger than the pointers it carries. Which allocation each pointer is, and
  * whether this is its first touch of the step, the body reads from the schedule. */
 #include "replay.h"
+#include "workload.h"
 
 #include "simgpu.h"
 
@@ -34,24 +35,6 @@ static uint64_t stride;
    which are ordered by the step's host synchronisation. */
 static uint64_t *digests;
 
-static uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    return x ^ (x >> 16);
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* Samples of an allocation of n bytes: one per stride, plus the tail. */
 static uint64_t sample_count(uint64_t n)
 {
@@ -63,7 +46,7 @@ static uint64_t sample_count(uint64_t n)
 static uint64_t sample_base(uint64_t k, uint64_t n)
 {
     uint64_t len = n < SAMPLE_BYTES ? n : SAMPLE_BYTES;
-    uint64_t base = k * stride + mix32((uint32_t)k) % (PAGE_BYTES - SAMPLE_BYTES);
+    uint64_t base = k * stride + workload_mix32((uint32_t)k) % (PAGE_BYTES - SAMPLE_BYTES);
 
     if (k + 1 == sample_count(n) || base + len > n)
         base = n - len;
@@ -85,7 +68,7 @@ static uint32_t fold(uint32_t acc, const unsigned char *p, uint64_t n)
     for (uint64_t k = 0; k < count; k++) {
         load(w, p + sample_base(k, n), len);
         for (int i = 0; i < 4; i++)
-            acc = mix32(acc ^ w[i]) + (uint32_t)k;
+            acc = workload_mix32(acc ^ w[i]) + (uint32_t)k;
     }
     return acc;
 }
@@ -100,7 +83,7 @@ static void emit(unsigned char *p, uint64_t n, uint32_t acc, bool fresh)
         unsigned char *s = p + sample_base(k, n);
         load(w, s, len);
         for (int i = 0; i < 4; i++)
-            w[i] = mix32(acc + (uint32_t)(k * 4 + (uint64_t)i)) + (fresh ? 0 : w[i]);
+            w[i] = workload_mix32(acc + (uint32_t)(k * 4 + (uint64_t)i)) + (fresh ? 0 : w[i]);
         memcpy(s, w, len);
     }
 }
@@ -113,16 +96,16 @@ static unsigned char *ptr_at(void **params, uint32_t block, uint32_t i)
 static void run(void **params, uint32_t block)
 {
     const struct replay_args *a = params[0];
-    uint32_t first = sched->touch.first[a->op], acc = mix32(a->op * 0x9e3779b9U ^ a->step);
+    uint32_t first = sched->touch.first[a->op], acc = workload_mix32(a->op * 0x9e3779b9U ^ a->step);
 
     for (uint32_t i = 0; i < a->n; i++)
         if (!sched->fresh[first + i])
             acc = fold(acc, ptr_at(params, block, i),
                        sched->m->allocs[sched->touch.items[first + i]].bytes);
-    digests[a->op] = mix64(digests[a->op] ^ acc);
+    digests[a->op] = workload_mix64(digests[a->op] ^ acc);
     for (uint32_t i = 0; i < a->n && !a->lose; i++)
         emit(ptr_at(params, block, i), sched->m->allocs[sched->touch.items[first + i]].bytes,
-             acc ^ mix32(i + 1), sched->fresh[first + i]);
+             acc ^ workload_mix32(i + 1), sched->fresh[first + i]);
 }
 
 static void k_ptrs4(void **params)
@@ -150,7 +133,8 @@ static void k_init(void **params)
 {
     uint32_t a = *(uint32_t *)params[0];
 
-    emit(*(unsigned char **)params[1], sched->m->allocs[a].bytes, mix32(a ^ 0x5eed5eedU), true);
+    emit(*(unsigned char **)params[1], sched->m->allocs[a].bytes, workload_mix32(a ^ 0x5eed5eedU),
+         true);
 }
 
 static const struct variant {
@@ -236,7 +220,7 @@ int replay_kernel_readback(uint32_t a, const void *p, uint64_t *sum)
     uint64_t n = sched->m->allocs[a].bytes, count = sample_count(n);
     uint64_t len = n < SAMPLE_BYTES ? n : SAMPLE_BYTES;
     unsigned char buf[SAMPLE_BYTES];
-    uint32_t acc = mix32(a);
+    uint32_t acc = workload_mix32(a);
 
     for (uint64_t k = 0; k < count; k++) {
         if (REPLAY_CHECK(cudaMemcpy(buf, (const unsigned char *)p + sample_base(k, n), len,
@@ -245,16 +229,16 @@ int replay_kernel_readback(uint32_t a, const void *p, uint64_t *sum)
         uint32_t w[4];
         load(w, buf, len);
         for (int i = 0; i < 4; i++)
-            acc = mix32(acc ^ w[i]) + (uint32_t)k;
+            acc = workload_mix32(acc ^ w[i]) + (uint32_t)k;
     }
-    *sum = mix64(*sum ^ ((uint64_t)a << 32 | acc));
+    *sum = workload_mix64(*sum ^ ((uint64_t)a << 32 | acc));
     return 0;
 }
 
 void replay_kernel_digest(uint64_t *sum)
 {
     for (size_t q = 0; q < sched->nops; q++)
-        *sum = mix64(*sum ^ digests[q] ^ q);
+        *sum = workload_mix64(*sum ^ digests[q] ^ q);
 }
 
 void replay_kernel_free(void)

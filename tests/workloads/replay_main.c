@@ -18,6 +18,7 @@
  * --streams, on every run and under libshim. Exit status: 0; 1 when a CUDA call fails (named on
  * stderr); 2 for a usage error or a model that does not parse (its file:line on stderr). */
 #include "replay.h"
+#include "workload.h"
 
 #include "simgpu.h"
 
@@ -53,19 +54,6 @@ static int usage(const char *msg)
     return 2;
 }
 
-static int parse_int(const char *s, long min, long max, int *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < min || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_lose(const char *s, struct replay_config *c)
 {
     const char *colon = strchr(s, ':');
@@ -75,8 +63,8 @@ static int parse_lose(const char *s, struct replay_config *c)
         return -1;
     memcpy(step, s, (size_t)(colon - s));
     step[colon - s] = '\0';
-    return parse_int(step, 0, 1 << 30, &c->lose_step) != 0 ||
-                   parse_int(colon + 1, 0, PLAN_MAX_OPS, &c->lose_op) != 0
+    return workload_parse_int(step, 0, 1 << 30, &c->lose_step) != 0 ||
+                   workload_parse_int(colon + 1, 0, PLAN_MAX_OPS, &c->lose_op) != 0
                ? -1
                : 0;
 }
@@ -94,14 +82,14 @@ static int parse_flag(const char *flag, const char *val, struct replay_config *c
     if (!val)
         return -1;
     if (strcmp(flag, "--steps") == 0)
-        return parse_int(val, 1, 1 << 20, &c->steps) == 0 ? 2 : -1;
+        return workload_parse_int(val, 1, 1 << 20, &c->steps) == 0 ? 2 : -1;
     if (strcmp(flag, "--malloc") == 0 && (!strcmp(val, "async") || !strcmp(val, "sync"))) {
         c->async = strcmp(val, "async") == 0;
         return 2;
     }
     if (strcmp(flag, "--lose") == 0)
         return parse_lose(val, c) == 0 ? 2 : -1;
-    if (strcmp(flag, "--stride") == 0 && parse_int(val, 4096, 1 << 20, &stride) == 0 &&
+    if (strcmp(flag, "--stride") == 0 && workload_parse_int(val, 4096, 1 << 20, &stride) == 0 &&
         stride % 4096 == 0) {
         c->stride = (uint64_t)stride;
         return 2;

@@ -4,21 +4,7 @@
 # with LOCAL_RANK=r and SIMGPU_DEVICES=4, so process r runs on device r) give the single-device
 # checksum, and each device's memory is used only by the replica on it.
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
-set -u
-BUILD=${BUILD:-build}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-export LD_LIBRARY_PATH="$root/$BUILD/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-bin="$root/$BUILD/train_sim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() {
-    echo "not ok - $1"
-    failed=1
-}
-field() { grep -o "$1=[^ ]*" "$2" | tail -n 1 | cut -d= -f2; }
+source "$(dirname "$0")/train_sim_env.sh"
 # peak STATS D: device D's peak_device_bytes in a SIMGPU_STATS file.
 peak() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])]["peak_device_bytes"])' "$1" "$2"

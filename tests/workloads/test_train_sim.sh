@@ -3,22 +3,7 @@
 # and in every allocation mode, a ~2 GiB-peak configuration runs in seconds, a lost 2 MiB chunk
 # changes the checksum, and a device smaller than the peak fails cleanly with out-of-memory.
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
-set -u
-BUILD=${BUILD:-build}
-root=$(cd "$(dirname "$0")/../.." && pwd)
-export LD_LIBRARY_PATH="$root/$BUILD/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-bin="$root/$BUILD/train_sim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failed=0
-
-ok() { echo "ok - $1"; }
-not_ok() {
-    echo "not ok - $1"
-    failed=1
-}
-# field NAME FILE: the value of NAME=... on the summary line (or the checksum).
-field() { grep -o "$1=[^ ]*" "$2" | tail -n 1 | cut -d= -f2; }
+source "$(dirname "$0")/train_sim_env.sh"
 
 SMALL=(--layers 3 --hidden 512 --batch 4 --seq 256 --iters 4)
 BIG=(--layers 4 --hidden 1024 --batch 7 --seq 1024 --iters 3)

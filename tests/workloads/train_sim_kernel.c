@@ -1,6 +1,7 @@
 /* train_sim_kernel.c — the kernels of train_sim: sampled-word arithmetic run by the simulated
  * device, and their virtual costs (FLOPs or bytes of the full-size operation). */
 #include "train_sim.h"
+#include "workload.h"
 
 #include "simgpu.h"
 
@@ -32,15 +33,6 @@ static const struct kernel_info {
 #undef TRAIN_SIM_INFO
 };
 
-static uint32_t mix32(uint32_t x)
-{
-    x ^= x >> 16;
-    x *= 0x7feb352dU;
-    x ^= x >> 15;
-    x *= 0x846ca68bU;
-    return x ^ (x >> 16);
-}
-
 /* Samples of a tensor of n words: one per stride, plus the tail. */
 static uint64_t sample_count(uint64_t n, uint64_t stride)
 {
@@ -51,7 +43,7 @@ static uint64_t sample_count(uint64_t n, uint64_t stride)
    clamped inside the tensor; the last sample is the tail. */
 static uint64_t sample_base(uint64_t k, uint64_t n, uint64_t stride)
 {
-    uint64_t base = k * stride + mix32((uint32_t)k) % (PAGE_WORDS - WORDS_PER_SAMPLE);
+    uint64_t base = k * stride + workload_mix32((uint32_t)k) % (PAGE_WORDS - WORDS_PER_SAMPLE);
 
     if (k + 1 == sample_count(n, stride) || base + WORDS_PER_SAMPLE > n)
         base = n - WORDS_PER_SAMPLE;
@@ -65,7 +57,7 @@ static uint32_t fold(uint32_t acc, const uint32_t *t, uint64_t n, uint64_t strid
     for (uint64_t k = 0; k < count; k++) {
         const uint32_t *w = t + sample_base(k, n, stride);
         for (int i = 0; i < WORDS_PER_SAMPLE; i++)
-            acc = mix32(acc ^ w[i]) + (uint32_t)k;
+            acc = workload_mix32(acc ^ w[i]) + (uint32_t)k;
     }
     return acc;
 }
@@ -80,7 +72,7 @@ static void emit(uint32_t *out, uint64_t n, uint32_t acc, const uint32_t *in, ui
         uint32_t *w = out + sample_base(k, n, stride);
         const uint32_t *r = in + sample_base(k % in_count, in_n, stride);
         for (int i = 0; i < WORDS_PER_SAMPLE; i++)
-            w[i] = mix32(acc + (uint32_t)(k * WORDS_PER_SAMPLE + i)) + r[i];
+            w[i] = workload_mix32(acc + (uint32_t)(k * WORDS_PER_SAMPLE + i)) + r[i];
     }
 }
 
@@ -91,8 +83,8 @@ static void run_mix(const struct kernel_info *ki, uint32_t **t, const struct tra
     for (int i = 0; i < ki->nin; i++)
         acc = fold(acc, t[i], a->words[i], a->stride);
     for (int j = 0; j < ki->nout; j++)
-        emit(t[ki->nin + j], a->words[ki->nin + j], acc ^ mix32((uint32_t)j + 1), t[0], a->words[0],
-             a->stride);
+        emit(t[ki->nin + j], a->words[ki->nin + j], acc ^ workload_mix32((uint32_t)j + 1), t[0],
+             a->words[0], a->stride);
 }
 
 /* Adam-like integer update of W, m, v from g at every sampled word. */
@@ -121,7 +113,7 @@ static void run_fill(uint32_t *t, uint64_t n, uint64_t stride, uint32_t salt, in
     for (uint64_t k = 0; k < count; k++) {
         uint64_t b = sample_base(k, n, stride);
         for (uint64_t j = b; j < b + WORDS_PER_SAMPLE; j++)
-            t[j] = zero ? 0 : mix32(salt ^ (uint32_t)j);
+            t[j] = zero ? 0 : workload_mix32(salt ^ (uint32_t)j);
     }
 }
 

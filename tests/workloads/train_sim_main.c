@@ -25,6 +25,7 @@
  * and on every run. Exit status: 0, 1 when a CUDA call fails (the call is
  * named on stderr), 2 for a usage error. */
 #include "train_sim.h"
+#include "workload.h"
 
 #include "simgpu.h"
 
@@ -68,20 +69,6 @@ static int usage(const char *msg)
     return 2;
 }
 
-/* Parses an int in [min, max]; returns 0 or -1. */
-static int parse_int(const char *s, long min, long max, int *out)
-{
-    char *end;
-    long v;
-
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || *end || end == s || v < min || v > max)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_mode(const char *s, enum train_sim_mode *out)
 {
     for (int i = 0; i < 3; i++)
@@ -98,7 +85,7 @@ static int parse_lose(const char *s, struct train_sim_config *c)
     const char *colon = strchr(s, ':');
     int chunk = 0;
 
-    if (!colon || parse_int(colon + 1, 0, 1 << 30, &chunk) != 0)
+    if (!colon || workload_parse_int(colon + 1, 0, 1 << 30, &chunk) != 0)
         return -1;
     c->lose_chunk = (uint64_t)chunk;
     if (colon - s == 2 && strncmp(s, "w1", 2) == 0)
@@ -118,24 +105,24 @@ static int parse_flag(const char *flag, const char *val, struct train_sim_config
     if (strcmp(flag, "--mode") == 0)
         return parse_mode(val, &c->mode);
     if (strcmp(flag, "--layers") == 0)
-        return parse_int(val, 1, 1024, &c->layers);
+        return workload_parse_int(val, 1, 1024, &c->layers);
     if (strcmp(flag, "--hidden") == 0)
-        return parse_int(val, 1, 65536, &c->hidden);
+        return workload_parse_int(val, 1, 65536, &c->hidden);
     if (strcmp(flag, "--batch") == 0)
-        return parse_int(val, 1, 65536, &c->batch);
+        return workload_parse_int(val, 1, 65536, &c->batch);
     if (strcmp(flag, "--seq") == 0)
-        return parse_int(val, 1, 1 << 20, &c->seq);
+        return workload_parse_int(val, 1, 1 << 20, &c->seq);
     if (strcmp(flag, "--vocab") == 0)
-        return parse_int(val, 1, 1 << 24, &c->vocab);
+        return workload_parse_int(val, 1, 1 << 24, &c->vocab);
     if (strcmp(flag, "--iters") == 0)
-        return parse_int(val, 1, 1 << 20, &c->iters);
+        return workload_parse_int(val, 1, 1 << 20, &c->iters);
     if (strcmp(flag, "--lose") == 0)
         return parse_lose(val, c);
     if (strcmp(flag, "--device") == 0)
-        return parse_int(val, 0, 15, &c->device);
+        return workload_parse_int(val, 0, 15, &c->device);
     if (strcmp(flag, "--devices") == 0)
-        return parse_int(val, 1, 16, &c->devices);
-    if (strcmp(flag, "--stride") == 0 && parse_int(val, 1, 1 << 20, &stride) == 0 &&
+        return workload_parse_int(val, 1, 16, &c->devices);
+    if (strcmp(flag, "--stride") == 0 && workload_parse_int(val, 1, 1 << 20, &stride) == 0 &&
         stride % 4096 == 0) {
         c->stride = (uint64_t)stride;
         return 0;
@@ -296,7 +283,7 @@ static int default_device(struct train_sim_config *c)
     if (c->device >= 0)
         return 0;
     c->device = 0;
-    if (s && *s && parse_int(s, 0, 15, &c->device) != 0)
+    if (s && *s && workload_parse_int(s, 0, 15, &c->device) != 0)
         return usage("LOCAL_RANK must be a device ordinal from 0 to 15");
     return 0;
 }
