@@ -23,16 +23,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#define BUF ((size_t)4 << 20)
+#include "prog.h"
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)rc_);        \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define BUF ((size_t)4 << 20)
 
 /* Adds 1 to the first word of its buffer (slow: its virtual cost is set below). */
 static void k_slow(void **params)

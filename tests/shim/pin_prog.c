@@ -19,17 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "prog.h"
+
 #define BUF    ((size_t)4 << 20)
 #define OTHERS 6
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s failed: %d\n", __FILE__, __LINE__, #call, (int)rc_);        \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 /* Adds 1 to every 4096th word of its 4 MiB buffer. */
 static void k_touch(void **params)
