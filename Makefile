@@ -2,6 +2,7 @@
 #
 #   make                 every artifact under build/
 #   make test            unit, conformance and end-to-end tests (tests/run_tests.sh)
+#   make test TEST=pin   only the tests whose path contains "pin" (one test: its file name)
 #   make SAN=asan test   the same with a sanitizer (asan, ubsan, tsan); artifacts in build/$(SAN)/
 #   make lint            clang-format check plus a warning-clean build
 #   make clean
@@ -75,8 +76,13 @@ $(BUILD)/%.o: %.c
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-test: $(ALL_TARGETS) $(TESTS)
-	@BUILD=$(BUILD) SAN=$(SAN) tests/run_tests.sh $(TESTS)
+# TEST=TEXT keeps the tests whose path contains TEXT (every artifact is still built: the scripts
+# run the programs, libshim.so and the simulated device).
+TEST ?=
+SELECTED_TESTS = $(strip $(if $(TEST),$(foreach t,$(TESTS),$(if $(findstring $(TEST),$(t)),$(t))),$(TESTS)))
+test: $(ALL_TARGETS) $(SELECTED_TESTS)
+	@$(if $(SELECTED_TESTS),,echo "no test path contains '$(TEST)'" >&2; exit 1)
+	@BUILD=$(BUILD) SAN=$(SAN) tests/run_tests.sh $(SELECTED_TESTS)
 
 fuzz: $(FUZZ_TARGETS)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/run_fuzz.sh $(FUZZ_TARGETS)
