@@ -47,6 +47,23 @@ static void launch(plan_builder *b, uint64_t seq, uint64_t func, double usec, si
         assert_int_equal(plan_build_kernel_time(b, seq, usec), PLAN_OK);
 }
 
+/* A new builder (the test fails if it cannot be made). */
+static plan_builder *new_builder(void)
+{
+    plan_builder *b = plan_build_new();
+    assert_non_null(b);
+    return b;
+}
+
+/* Builds step `step` of b into the fresh model *m (info may be NULL); the test fails unless
+   that succeeds. */
+static void build(plan_builder *b, int64_t step, plan_model *m, plan_build_info *info)
+{
+    char msg[256];
+    plan_model_init(m);
+    assert_int_equal(plan_build_model(b, step, m, info, msg, sizeof msg), PLAN_OK);
+}
+
 /* A training-like program of three steps of four launches (seq 2..13 after two warm-up
  * launches), step k starting at s = 2 + 4k:
  *   id 1     weight, 4 MiB, made before any launch, touched by launches 0 and 3 of every step
@@ -58,8 +75,7 @@ static void launch(plan_builder *b, uint64_t seq, uint64_t func, double usec, si
  *   id 30+k  temporary, made and freed between launches 1 and 2 (live during no launch). */
 static plan_builder *program(void)
 {
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     assert_int_equal(plan_build_alloc(b, 1, 4 * MIB, PLAN_MEM_PLAIN, 0x1000000, 0, 0), PLAN_OK);
     launch(b, 0, 99, -1, 0, NULL);
     launch(b, 1, 99, -1, 0, NULL);
@@ -93,9 +109,7 @@ static void test_births_deaths_cyclic(void **state)
     plan_builder *b = program();
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, &info);
     assert_int_equal(info.step, 1);
     assert_int_equal(info.first_seq, 6);
     assert_int_equal(info.end_seq, 10);
@@ -121,14 +135,14 @@ static void test_births_deaths_cyclic(void **state)
     plan_model_free(&m);
 
     /* -1: the last step with times, step 2 */
-    assert_int_equal(plan_build_model(b, -1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, -1, &m, &info);
     assert_int_equal(info.step, 2);
     assert_int_equal(info.first_seq, 10);
     expect_alloc(&m, 1, 4 * MIB, PLAN_NO_OP, 1, "1");
     plan_model_free(&m);
 
     /* step 0: the weight made before the first launch exists before the step (warm-up) */
-    assert_int_equal(plan_build_model(b, 0, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, &info);
     assert_int_equal(m.nallocs, 3);
     expect_alloc(&m, 0, 4 * MIB, PLAN_NO_OP, PLAN_NO_OP, "0 2 3");
     expect_alloc(&m, 2, 4 * MIB, 1, PLAN_NO_OP, "1 3");
@@ -144,15 +158,13 @@ static void test_step_end(void **state)
     launch(b, 14, 104, 50, 0, NULL); /* teardown, after step 2's mark */
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 2, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 2, &m, &info);
     assert_int_equal(info.end_seq, 14);
     assert_int_equal(m.nops, 4);
     plan_model_free(&m);
     /* a step marked twice (as after a restart of detection) counts once */
     assert_int_equal(plan_build_step(b, 2, 10), PLAN_OK);
-    assert_int_equal(plan_build_model(b, 2, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 2, &m, &info);
     assert_int_equal(info.steps, 3);
     assert_int_equal(info.end_seq, 14);
     plan_model_free(&m);
@@ -164,8 +176,7 @@ static void test_step_end(void **state)
 static void test_missing_times(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     launch(b, 0, 5, 10, 0, NULL);
     launch(b, 1, 5, 40, 0, NULL);
     launch(b, 2, 5, 20, 0, NULL);
@@ -180,9 +191,7 @@ static void test_missing_times(void **state)
     assert_int_equal(plan_build_step(b, 1, 5), PLAN_OK);
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, &info);
     assert_int_equal(m.nops, 5);
     assert_true(m.ops[0].dur_us == 20);
     assert_true(m.ops[1].dur_us == 2);   /* 1, 2, 7 for func 6 */
@@ -200,8 +209,7 @@ static void test_missing_times(void **state)
 static void test_bytes(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     const struct {
         uint64_t bytes, addr;
         plan_mem_kind kind;
@@ -229,9 +237,7 @@ static void test_bytes(void **state)
     assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 0, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, &info);
     assert_int_equal(m.nallocs, n - 1); /* pinned host memory is not in the model */
     for (size_t i = 0, k = 0; i < n; i++) {
         if (a[i].want == 0)
@@ -252,8 +258,7 @@ static void test_bytes(void **state)
     assert_int_equal(plan_build_alloc(b, 2, 513, PLAN_MEM_PLAIN, 0, 0, 0), PLAN_OK);
     launch(b, 0, 1, 5, 2, (uint64_t[]){1, 2});
     assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 0, &m, NULL, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, NULL);
     expect_alloc(&m, 0, 2 * MIB, 0, PLAN_NO_OP, "0");
     expect_alloc(&m, 1, 1024, 0, PLAN_NO_OP, "0");
     plan_model_free(&m);
@@ -265,8 +270,7 @@ static void test_bytes(void **state)
 static void test_async_reuse(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     const uint64_t s = 0x55; /* the stream */
     assert_int_equal(plan_build_alloc(b, 1, 16 * MIB, PLAN_MEM_ASYNC, 0xa00000, s, 0), PLAN_OK);
     assert_int_equal(plan_build_alloc(b, 2, 16 * MIB, PLAN_MEM_ASYNC, 0xb00000, s, 0), PLAN_OK);
@@ -287,9 +291,7 @@ static void test_async_reuse(void **state)
     launch(b, 2, 1, 5, 1, (uint64_t[]){7});
     assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
     plan_model m;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 0, &m, NULL, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, NULL);
     assert_int_equal(m.nallocs, 7);
     expect_alloc(&m, 3, 16 * MIB, 1, 1, "1");
     expect_alloc(&m, 4, 4 * MIB, 1, PLAN_NO_OP, "1");
@@ -303,8 +305,7 @@ static void test_async_reuse(void **state)
 static void test_copies_and_strays(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     assert_int_equal(plan_build_alloc(b, 1, 4096, PLAN_MEM_PLAIN, 0, 0, 0), PLAN_OK);
     assert_int_equal(plan_build_alloc(b, 2, 4096, PLAN_MEM_PLAIN, 0, 0, 0), PLAN_OK);
     assert_int_equal(plan_build_copy(b, 0, 1, 0), PLAN_OK); /* a memset of 1 */
@@ -317,9 +318,7 @@ static void test_copies_and_strays(void **state)
     assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 0, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, &info);
     expect_alloc(&m, 0, 4096, 0, PLAN_NO_OP, "0 1");
     expect_alloc(&m, 1, 4096, 0, 1, "1");
     assert_int_equal(info.stray_touches, 1);
@@ -333,8 +332,7 @@ static void test_copies_and_strays(void **state)
 static void test_transfers(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     assert_int_equal(plan_build_transfer(b, 2, 1, 100), PLAN_OK); /* step 0's last */
     for (uint64_t s = 2; s < 5; s++)
         launch(b, s, 1, 5, 0, NULL);
@@ -347,9 +345,7 @@ static void test_transfers(void **state)
     assert_int_equal(plan_build_step(b, 1, 2), PLAN_OK);
     assert_int_equal(plan_build_step(b, 2, 5), PLAN_OK);
     plan_model m;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 1, &m, NULL, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, NULL);
     assert_int_equal(m.nops, 3);
     assert_int_equal(m.ncopies, 3);
     const plan_copy want[] = {{0, 0, 8}, {0, 1, 16}, {2, 0, 4}};
@@ -367,8 +363,7 @@ static void test_transfers(void **state)
 static void test_streams_and_duplicates(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     assert_int_equal(plan_build_alloc(b, 1, 4096, PLAN_MEM_PLAIN, 0, 0, 0), PLAN_OK);
     assert_int_equal(plan_build_launch(b, 0, 1, 0xdead0000, (uint64_t[]){1}, 1), PLAN_OK);
     assert_int_equal(plan_build_alloc(b, 1, 8192, PLAN_MEM_PLAIN, 0, 0, 1), PLAN_OK);
@@ -378,9 +373,7 @@ static void test_streams_and_duplicates(void **state)
         assert_int_equal(plan_build_kernel_time(b, s, 1), PLAN_OK);
     assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
     plan_model m;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 0, &m, NULL, msg, sizeof msg), PLAN_OK);
+    build(b, 0, &m, NULL);
     assert_int_equal(m.ops[0].stream, 0);
     assert_int_equal(m.ops[1].stream, 1);
     assert_int_equal(m.ops[2].stream, 0);
@@ -397,9 +390,7 @@ static void test_link(void **state)
     plan_builder *b = program();
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, &info);
     assert_true(m.hw.h2d_gbps == PLAN_BUILD_GBPS && m.hw.d2h_gbps == PLAN_BUILD_GBPS);
     assert_true(m.hw.duplex == PLAN_BUILD_DUPLEX && m.hw.remap_us == PLAN_BUILD_REMAP_US);
     assert_false(info.measured_h2d || info.measured_d2h);
@@ -410,7 +401,7 @@ static void test_link(void **state)
     assert_int_equal(plan_build_move(b, 1, 0, 10), PLAN_OK);
     assert_int_equal(plan_build_move(b, 1, 5, 0), PLAN_OK);
     assert_int_equal(plan_build_move(b, 1, 5, NAN), PLAN_ERR_INVALID);
-    assert_int_equal(plan_build_model(b, 1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, &info);
     assert_true(fabs(m.hw.d2h_gbps - 10) < 1e-9);
     assert_true(m.hw.h2d_gbps == PLAN_BUILD_GBPS);
     assert_true(info.measured_d2h && !info.measured_h2d);
@@ -419,7 +410,7 @@ static void test_link(void **state)
     assert_int_equal(plan_build_link(b, 1, 1, 2, 0), PLAN_ERR_INVALID);
     assert_int_equal(plan_build_link(b, 1, 1, 0, -1), PLAN_ERR_INVALID);
     assert_int_equal(plan_build_link(b, 12, 16, 0, 3), PLAN_OK);
-    assert_int_equal(plan_build_model(b, 1, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, &info);
     assert_true(m.hw.h2d_gbps == 12 && m.hw.d2h_gbps == 16 && m.hw.duplex == 0);
     assert_true(m.hw.remap_us == 3);
     assert_false(info.measured_d2h);
@@ -441,8 +432,7 @@ static void expect_error(const plan_builder *b, int64_t step, plan_err want, con
 static void test_errors(void **state)
 {
     (void)state;
-    plan_builder *b = plan_build_new();
-    assert_non_null(b);
+    plan_builder *b = new_builder();
     expect_error(b, -1, PLAN_ERR_INVALID, "no training step was detected (no step marks)");
     launch(b, 0, 1, -1, 0, NULL);
     launch(b, 1, 1, -1, 0, NULL);
@@ -463,9 +453,7 @@ static void test_errors(void **state)
     launch(b, 4, 1, 1, 0, NULL); /* 4 of 8: half, enough */
     plan_model m;
     plan_build_info info;
-    char msg[256];
-    plan_model_init(&m);
-    assert_int_equal(plan_build_model(b, 5, &m, &info, msg, sizeof msg), PLAN_OK);
+    build(b, 5, &m, &info);
     assert_int_equal(info.unrecorded, 4);
     plan_model_free(&m);
     assert_int_equal(plan_build_kernel_time(b, 0, NAN), PLAN_ERR_INVALID);
@@ -485,7 +473,7 @@ static void test_round_trip(void **state)
     size_t len;
     plan_model_init(&m);
     plan_model_init(&back);
-    assert_int_equal(plan_build_model(b, 1, &m, NULL, msg, sizeof msg), PLAN_OK);
+    build(b, 1, &m, NULL);
     assert_int_equal(plan_model_write(&m, &text, &len), PLAN_OK);
     assert_int_equal(plan_model_parse(text, len, "built", &back, msg, sizeof msg), PLAN_OK);
     assert_int_equal(back.nops, m.nops);
