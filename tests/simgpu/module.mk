@@ -3,14 +3,9 @@
 
 tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu
 
-SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/simgpu_ptds.c tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
-SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/simgpu/simgpu_ptds.o
+SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
+SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o)
 SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
-
-# The per-thread variants get their prototypes from <cuda.h> in per-thread mode.
-$(BUILD)/tests/simgpu/simgpu_ptds.o: tests/simgpu/simgpu_ptds.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM -MMD -MP -c $< -o $@
 
 $(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) tests/simgpu/simgpu.map
 	@mkdir -p $(dir $@)

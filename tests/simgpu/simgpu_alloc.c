@@ -186,18 +186,6 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *out, size_t bytes, CUstream h)
-{
-    SIM_ENTER(cuMemAllocAsync);
-    return sim_api_alloc_async(out, bytes, h, false);
-}
-
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr ptr, CUstream h)
-{
-    SIM_ENTER(cuMemFreeAsync);
-    return sim_api_free_async(ptr, h, false);
-}
-
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     SIM_ENTER(cuMemGetInfo_v2);

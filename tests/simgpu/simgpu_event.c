@@ -96,26 +96,6 @@ CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuEventRecord(CUevent e, CUstream h)
-{
-    SIM_ENTER(cuEventRecord);
-    return sim_api_event_record(e, h, false);
-}
-
-CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags)
-{
-    SIM_ENTER(cuEventRecordWithFlags);
-    (void)flags;
-    return sim_api_event_record(e, h, false);
-}
-
-CUresult CUDAAPI cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
-{
-    SIM_ENTER(cuStreamWaitEvent);
-    (void)flags;
-    return sim_api_wait_event(h, e, false);
-}
-
 CUresult CUDAAPI cuEventQuery(CUevent e)
 {
     SIM_ENTER(cuEventQuery);

@@ -505,12 +505,16 @@ bool sim_func_valid(const struct sim_func *f);
 /* Entry-point body of every launch form: checks, copies the parameters, submits. */
 CUresult sim_api_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h,
                         bool per_thread, void **params, void **extra);
+/* Entry-point body of cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE without a config, else the
+   launch the config describes (its attributes are ignored). */
+CUresult sim_api_launch_ex(const CUlaunchConfig *config, CUfunction f, bool per_thread,
+                           void **params, void **extra);
 
-/* simgpu_event.c — entry-point bodies shared with simgpu_ptds.c */
+/* simgpu_event.c — entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread);
 CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread);
 
-/* simgpu_streamapi.c — entry-point bodies shared with simgpu_ptds.c */
+/* simgpu_streamapi.c — entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_stream_sync(CUstream h, bool per_thread);
 CUresult sim_api_stream_query(CUstream h, bool per_thread);
 CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags);
@@ -523,7 +527,7 @@ CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus
 CUresult sim_api_graph_launch(CUgraphExec e, CUstream h, bool per_thread);
 
 /* simgpu_alloc.c */
-/* Entry-point bodies shared with simgpu_ptds.c */
+/* Entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread);
 CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
 /* Unmaps and releases a cuMemAlloc / cuMemAllocAsync range (lock held). */

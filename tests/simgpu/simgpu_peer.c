@@ -92,17 +92,3 @@ CUresult sim_api_copy_peer(uint64_t dst, CUcontext dst_ctx, uint64_t src, CUcont
     /* The copy is issued in the current context (its default stream when h is NULL). */
     return sim_api_copy(dst, src, n, h, per_thread, async);
 }
-
-CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                              CUcontext src_ctx, size_t n)
-{
-    SIM_ENTER(cuMemcpyPeer);
-    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                   CUcontext src_ctx, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyPeerAsync);
-    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, h, false, true);
-}
