@@ -68,11 +68,7 @@ cudaError_t cudaGetDevice(int *device)
    run on. */
 cudaError_t cudaDeviceSynchronize(void)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
-
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
     return simgpu_rt_error_cu(d->ctx_synchronize());
 }
 
