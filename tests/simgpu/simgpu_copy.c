@@ -128,7 +128,7 @@ static uint64_t run_at(struct sim_ptr dst, struct sim_ptr src, uint64_t off, uin
 
 /* The commands of a copy, chained through next: one per run. Returns the
    head, or NULL if memory is exhausted (nothing is left allocated). */
-static struct sim_cmd *plan_copy(struct sim_ptr dst, struct sim_ptr src, size_t n, bool stage)
+static struct sim_cmd *copy_runs(struct sim_ptr dst, struct sim_ptr src, size_t n, bool stage)
 {
     struct sim_cmd *head = NULL, **link = &head;
     for (uint64_t off = 0, len; off < n; off += len) {
@@ -179,7 +179,7 @@ CUresult sim_copy(struct sim_stream *s, struct sim_ptr dst, struct sim_ptr src, 
         return CUDA_SUCCESS;
     bool pageable_src = !src.dev && !sim_pinned_find((uintptr_t)src.addr);
     bool pageable_dst = !dst.dev && !sim_pinned_find((uintptr_t)dst.addr);
-    struct sim_cmd *cmds = plan_copy(dst, src, n, async && pageable_src && !s->capture);
+    struct sim_cmd *cmds = copy_runs(dst, src, n, async && pageable_src && !s->capture);
     if (!cmds)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult rc = submit_list(s, cmds, (!async || pageable_dst) && !s->capture);

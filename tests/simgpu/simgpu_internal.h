@@ -12,6 +12,8 @@
 #include "simgpu.h"
 #include "simgpu_entries.h"
 
+#include "plan.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -202,18 +204,10 @@ struct sim_engine_state {
     double vfree;
 };
 
-struct sim_link_seg { /* a busy interval of one copy direction, virtual microseconds */
-    double start, end;
-};
-
 struct sim_link { /* SIMGPU_LINK_BOTH_GBPS (simgpu_link.c) */
     bool on;
-    double both_gbps[2]; /* H2D, D2H rates while the other direction is busy too */
     uint64_t next_ticket, serving;
-    struct sim_link_dir {         /* [0] host-to-device, [1] device-to-host */
-        struct sim_link_seg *seg; /* sorted, disjoint: each direction is served in order */
-        size_t n, cap;
-    } dir[2];
+    plan_link model; /* the planner's fluid rule, with the busy intervals of both directions */
 };
 
 /* A context: each device's primary context, or one made by cuCtxCreate. Its
@@ -571,7 +565,9 @@ int sim_link_configure(const char *spec);
 bool sim_link_ordered(int engine);
 /* Places a copy of bytes on engine (ENG_H2D or ENG_D2H) starting at virtual time start, after
    every copy with an earlier link ticket; returns its duration in microseconds under the fluid
-   rule and records its busy interval. Never fails. */
+   rule (plan_link_place) and records its busy interval. Never fails: when the interval cannot be
+   recorded (out of memory, diagnosed once), later copies of the other direction are not slowed
+   by it. */
 double sim_link_place(int engine, double start, uint64_t bytes);
 
 /* simgpu_stats.c */
