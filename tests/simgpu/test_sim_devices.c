@@ -19,7 +19,7 @@ static struct simgpu_device_stats dev_stats(int dev)
     return s;
 }
 
-static void test_table(void **state)
+SIM_TEST(test_table)
 {
     (void)state;
     CK(cuInit(0));
@@ -53,7 +53,7 @@ static void test_table(void **state)
     assert_int_equal(cuDeviceCanAccessPeer(&can, 0, 5), CUDA_ERROR_INVALID_DEVICE);
 }
 
-static void test_contexts(void **state)
+SIM_TEST(test_contexts)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1), cur;
@@ -94,7 +94,7 @@ static void test_contexts(void **state)
     assert_ptr_equal(cur, p1);
 }
 
-static void test_memory_per_device(void **state)
+SIM_TEST(test_memory_per_device)
 {
     (void)state;
     CK(cuCtxSetCurrent(primary(1)));
@@ -152,7 +152,7 @@ static void check_words(CUdeviceptr p, size_t n, uint32_t seed)
     free(host);
 }
 
-static void test_peer_copies(void **state)
+SIM_TEST(test_peer_copies)
 {
     (void)state;
     const size_t n = 300000;
@@ -188,7 +188,7 @@ static void test_peer_copies(void **state)
 }
 
 /* A kernel of device 0 may write device 1's memory once peer access is enabled. */
-static void test_peer_kernel(void **state)
+SIM_TEST(test_peer_kernel)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1);
@@ -213,7 +213,7 @@ static void test_peer_kernel(void **state)
 }
 
 /* Without peer access the same write is an illegal address, reported like any other. */
-static void test_cross_device_illegal(void **state)
+SIM_TEST(test_cross_device_illegal)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1);
@@ -231,13 +231,5 @@ int main(void)
 {
     setenv("SIMGPU_DEVICES", "3", 1);
     setenv("SIMGPU_MEMORY", "64MiB,32MiB", 1);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_contexts),
-        cmocka_unit_test(test_memory_per_device),
-        cmocka_unit_test(test_peer_copies),
-        cmocka_unit_test(test_peer_kernel),
-        cmocka_unit_test(test_cross_device_illegal),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

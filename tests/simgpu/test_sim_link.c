@@ -66,7 +66,7 @@ static int setup(void **state)
     return 0;
 }
 
-static void test_each_direction_alone_runs_at_its_full_rate(void **state)
+SIM_TEST(test_each_direction_alone_runs_at_its_full_rate)
 {
     (void)state;
     CUevent a = ev(), b = ev();
@@ -83,7 +83,7 @@ static void test_each_direction_alone_runs_at_its_full_rate(void **state)
 
 /* A device-to-host copy of half the bytes is placed first; the host-to-device copy starting
    with it runs at the both-busy rate while it lasts, then at its full rate. */
-static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
+SIM_TEST(test_overlapped_part_runs_at_the_both_busy_rate)
 {
     (void)state;
     CUevent a = ev(), d_end = ev(), h_end = ev();
@@ -105,7 +105,7 @@ static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
 
 /* The other direction starts part-way: the rate drops when it starts and rises when it stops.
    The device-to-host copy waits behind a 200 us kernel and is submitted first. */
-static void test_rate_changes_where_the_other_direction_starts_and_stops(void **state)
+SIM_TEST(test_rate_changes_where_the_other_direction_starts_and_stops)
 {
     (void)state;
     CUfunction k = simgpu_register("k200", k_nop, 0, NULL);
@@ -126,7 +126,7 @@ static void test_rate_changes_where_the_other_direction_starts_and_stops(void **
 
 /* The copy submitted second is slowed by the first; the first keeps its times (the rule that
    keeps virtual time deterministic, simgpu_link.c). */
-static void test_the_later_copy_is_slowed_by_the_earlier_one(void **state)
+SIM_TEST(test_the_later_copy_is_slowed_by_the_earlier_one)
 {
     (void)state;
     CUevent a = ev(), d_end = ev(), h_end = ev();
@@ -144,7 +144,7 @@ static void test_the_later_copy_is_slowed_by_the_earlier_one(void **state)
 
 /* Copies of one direction still queue on their engine: two host-to-device copies on two
    streams run one after the other at the full rate. */
-static void test_one_direction_still_queues(void **state)
+SIM_TEST(test_one_direction_still_queues)
 {
     (void)state;
     CUevent a = ev(), b = ev(), c = ev();
@@ -166,12 +166,5 @@ int main(void)
     setenv("SIMGPU_LINK_BOTH_GBPS", "11,20", 1);
     unsetenv("SIMGPU_LINK_SHARED");
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_each_direction_alone_runs_at_its_full_rate),
-        cmocka_unit_test(test_overlapped_part_runs_at_the_both_busy_rate),
-        cmocka_unit_test(test_rate_changes_where_the_other_direction_starts_and_stops),
-        cmocka_unit_test(test_the_later_copy_is_slowed_by_the_earlier_one),
-        cmocka_unit_test(test_one_direction_still_queues),
-    };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return sim_test_run(setup);
 }

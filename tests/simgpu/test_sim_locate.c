@@ -93,7 +93,7 @@ static double timed_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
     return us;
 }
 
-static void test_device_to_host_backed_runs_d2h(void **state)
+SIM_TEST(test_device_to_host_backed_runs_d2h)
 {
     (void)state;
     struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -118,7 +118,7 @@ static void test_device_to_host_backed_runs_d2h(void **state)
     vmm_free(host);
 }
 
-static void test_host_backed_to_device_runs_h2d(void **state)
+SIM_TEST(test_host_backed_to_device_runs_h2d)
 {
     (void)state;
     struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -135,7 +135,7 @@ static void test_host_backed_to_device_runs_h2d(void **state)
     vmm_free(host);
 }
 
-static void test_host_backed_to_host_backed_uses_no_engine(void **state)
+SIM_TEST(test_host_backed_to_host_backed_uses_no_engine)
 {
     (void)state;
     struct buf a = vmm(4 * MIB, CU_MEM_LOCATION_TYPE_HOST);
@@ -171,7 +171,7 @@ static void test_host_backed_to_host_backed_uses_no_engine(void **state)
     vmm_free(b);
 }
 
-static void test_device_to_device_stays_on_compute(void **state)
+SIM_TEST(test_device_to_device_stays_on_compute)
 {
     (void)state;
     struct buf a = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE), b = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE);
@@ -209,7 +209,7 @@ static double two_streams(CUdeviceptr d1, CUdeviceptr s1, CUdeviceptr d2, CUdevi
     return us;
 }
 
-static void test_eviction_and_restore_overlap_on_two_streams(void **state)
+SIM_TEST(test_eviction_and_restore_overlap_on_two_streams)
 {
     (void)state;
     struct buf dev1 = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -236,7 +236,7 @@ static void test_eviction_and_restore_overlap_on_two_streams(void **state)
     vmm_free(host2);
 }
 
-static void test_eviction_shares_d2h_engine_with_dtoh(void **state)
+SIM_TEST(test_eviction_shares_d2h_engine_with_dtoh)
 {
     (void)state;
     struct buf dev = vmm(8 * MIB, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -295,7 +295,7 @@ static void mixed_free(CUdeviceptr va, CUmemGenericAllocationHandle hd,
     CK(cuMemAddressFree(va, 4 * MIB));
 }
 
-static void test_copy_across_locations_splits_by_piece(void **state)
+SIM_TEST(test_copy_across_locations_splits_by_piece)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
@@ -331,7 +331,7 @@ static void test_copy_across_locations_splits_by_piece(void **state)
     mixed_free(va, hd, hh);
 }
 
-static void test_async_pageable_source_is_snapshot_per_piece(void **state)
+SIM_TEST(test_async_pageable_source_is_snapshot_per_piece)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
@@ -354,7 +354,7 @@ static void test_async_pageable_source_is_snapshot_per_piece(void **state)
     mixed_free(va, hd, hh);
 }
 
-static void test_memset_into_host_backed_costs_link_time(void **state)
+SIM_TEST(test_memset_into_host_backed_costs_link_time)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
@@ -388,16 +388,5 @@ int main(void)
     setenv("SIMGPU_D2H_GBPS", "25", 1);
     setenv("SIMGPU_DEVICE_GBPS", "2000", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_device_to_host_backed_runs_d2h),
-        cmocka_unit_test(test_host_backed_to_device_runs_h2d),
-        cmocka_unit_test(test_host_backed_to_host_backed_uses_no_engine),
-        cmocka_unit_test(test_device_to_device_stays_on_compute),
-        cmocka_unit_test(test_eviction_and_restore_overlap_on_two_streams),
-        cmocka_unit_test(test_eviction_shares_d2h_engine_with_dtoh),
-        cmocka_unit_test(test_copy_across_locations_splits_by_piece),
-        cmocka_unit_test(test_async_pageable_source_is_snapshot_per_piece),
-        cmocka_unit_test(test_memset_into_host_backed_costs_link_time),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

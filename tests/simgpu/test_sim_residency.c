@@ -49,7 +49,7 @@ static size_t free_bytes(void)
     return f;
 }
 
-static void test_mem_get_info_counts_device_located_memory(void **state)
+SIM_TEST(test_mem_get_info_counts_device_located_memory)
 {
     (void)state;
     size_t f0 = free_bytes();
@@ -71,7 +71,7 @@ static void test_mem_get_info_counts_device_located_memory(void **state)
     assert_int_equal(sim_test_stats().host_mapped_bytes, 0);
 }
 
-static void test_granularity_is_2mib_for_every_location(void **state)
+SIM_TEST(test_granularity_is_2mib_for_every_location)
 {
     (void)state;
     const CUmemLocationType where[] = {CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST,
@@ -94,7 +94,7 @@ static void test_granularity_is_2mib_for_every_location(void **state)
                      CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_set_access_spans_several_mappings(void **state)
+SIM_TEST(test_set_access_spans_several_mappings)
 {
     (void)state;
     CUmemGenericAllocationHandle a = create(2 * MIB, CU_MEM_LOCATION_TYPE_DEVICE);
@@ -163,7 +163,7 @@ static void unmap_twice(CUmemGenericAllocationHandle h, size_t size, CUdeviceptr
     CK(cuMemAddressFree(y, size));
 }
 
-static void test_alias_both_views_at_once(void **state)
+SIM_TEST(test_alias_both_views_at_once)
 {
     (void)state;
     const CUmemLocationType where[] = {CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST};
@@ -184,7 +184,7 @@ static void test_alias_both_views_at_once(void **state)
     }
 }
 
-static void test_unmap_one_chunk_of_a_reservation(void **state)
+SIM_TEST(test_unmap_one_chunk_of_a_reservation)
 {
     (void)state;
     CUdeviceptr va;
@@ -225,7 +225,7 @@ static void test_unmap_one_chunk_of_a_reservation(void **state)
     CK(cuMemAddressFree(va, 8 * MIB));
 }
 
-static void test_unmap_refuses_part_of_one_mapping(void **state)
+SIM_TEST(test_unmap_refuses_part_of_one_mapping)
 {
     (void)state;
     /* one cuMemMap of 4 MiB, split in two by access rights: still one mapping */
@@ -245,7 +245,7 @@ static void k_slow_fill(void **p)
     sim_test_fill(p);
 }
 
-static void test_wait_event_orders_non_blocking_streams(void **state)
+SIM_TEST(test_wait_event_orders_non_blocking_streams)
 {
     (void)state;
     static const size_t sizes[] = {8, 8, 4};
@@ -295,14 +295,5 @@ int main(void)
 {
     setenv("SIMGPU_MEMORY", "256MiB", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mem_get_info_counts_device_located_memory),
-        cmocka_unit_test(test_granularity_is_2mib_for_every_location),
-        cmocka_unit_test(test_set_access_spans_several_mappings),
-        cmocka_unit_test(test_alias_both_views_at_once),
-        cmocka_unit_test(test_unmap_one_chunk_of_a_reservation),
-        cmocka_unit_test(test_unmap_refuses_part_of_one_mapping),
-        cmocka_unit_test(test_wait_event_orders_non_blocking_streams),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

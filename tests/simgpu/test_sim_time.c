@@ -38,7 +38,7 @@ static CUevent ev(void)
     return e;
 }
 
-static void test_kernel_costs_add_on_one_stream(void **state)
+SIM_TEST(test_kernel_costs_add_on_one_stream)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
@@ -65,7 +65,7 @@ static void k_gate(void **p)
 }
 
 /* The cost of a launch is the one set when it was submitted, not when it runs. */
-static void test_kernel_cost_is_taken_at_submission(void **state)
+SIM_TEST(test_kernel_cost_is_taken_at_submission)
 {
     (void)state;
     CUfunction gate = nop_with_cost("gate", k_gate, 0.0);
@@ -82,7 +82,7 @@ static void test_kernel_cost_is_taken_at_submission(void **state)
     assert_us(elapsed_us(a, b), 1010.0);
 }
 
-static void test_kernels_on_two_streams_share_the_compute_engine(void **state)
+SIM_TEST(test_kernels_on_two_streams_share_the_compute_engine)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
@@ -104,7 +104,7 @@ static void test_kernels_on_two_streams_share_the_compute_engine(void **state)
     CK(cuStreamDestroy(s2));
 }
 
-static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void **state)
+SIM_TEST(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction)
 {
     (void)state;
     size_t n = 10 * MIB;
@@ -154,7 +154,7 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuMemFree(d2));
 }
 
-static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **state)
+SIM_TEST(test_copy_overlaps_compute_and_host_clock_advances_at_sync)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop100", k_nop, 100.0);
@@ -187,7 +187,7 @@ static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **st
     CK(cuMemFree(d));
 }
 
-static void test_elapsed_time_errors(void **state)
+SIM_TEST(test_elapsed_time_errors)
 {
     (void)state;
     CUevent a = ev(), b = ev(), nt;
@@ -205,7 +205,7 @@ static void test_elapsed_time_errors(void **state)
 /* A query answers at the host's virtual time: work the stream worker already ran (in real time)
    but that ends after the host's clock is not ready; work that ended before the clock is, with no
    wait for it. So what a program does after a poll never depends on thread timing. */
-static void test_queries_answer_at_the_host_clock(void **state)
+SIM_TEST(test_queries_answer_at_the_host_clock)
 {
     (void)state;
     CUfunction slow = nop_with_cost("nop1000", k_nop, 1000.0);
@@ -243,7 +243,7 @@ static void test_queries_answer_at_the_host_clock(void **state)
    (simgpu_vmm.c), charged to the host clock, so an event recorded after the calls on an idle
    stream is that much later; backing, mapping, setting access to, unmapping and freeing 64 MiB
    in 32 chunks costs 2 x 2633 us, and the statistics count it. */
-static void test_vmm_calls_cost_the_host(void **state)
+SIM_TEST(test_vmm_calls_cost_the_host)
 {
     (void)state;
     const size_t chunk = 2u << 20, n = 32, size = n * chunk;
@@ -280,15 +280,5 @@ int main(void)
     setenv("SIMGPU_H2D_GBPS", "20", 1);
     setenv("SIMGPU_D2H_GBPS", "10", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kernel_costs_add_on_one_stream),
-        cmocka_unit_test(test_kernel_cost_is_taken_at_submission),
-        cmocka_unit_test(test_kernels_on_two_streams_share_the_compute_engine),
-        cmocka_unit_test(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction),
-        cmocka_unit_test(test_copy_overlaps_compute_and_host_clock_advances_at_sync),
-        cmocka_unit_test(test_elapsed_time_errors),
-        cmocka_unit_test(test_queries_answer_at_the_host_clock),
-        cmocka_unit_test(test_vmm_calls_cost_the_host),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }
