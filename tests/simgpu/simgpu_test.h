@@ -65,6 +65,36 @@ static inline void sim_test_ctx(void)
     CK(cuCtxSetCurrent(ctx));
 }
 
+/* A new event with default flags. */
+static inline CUevent sim_test_event(void)
+{
+    CUevent e;
+    CK(cuEventCreate(&e, 0));
+    return e;
+}
+
+/* Virtual microseconds from a to b, once b has completed. */
+static inline double sim_test_elapsed_us(CUevent a, CUevent b)
+{
+    float ms;
+    CK(cuEventSynchronize(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    return ms * 1000.0;
+}
+
+/* Number of the n words at va that are not seed + i (read with a synchronous copy). */
+static inline size_t sim_test_wrong_words(CUdeviceptr va, size_t n, uint32_t seed)
+{
+    uint32_t *w = malloc(n * 4);
+    assert_non_null(w);
+    CK(cuMemcpyDtoH(w, va, n * 4));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += w[i] != seed + (uint32_t)i;
+    free(w);
+    return bad;
+}
+
 static inline struct simgpu_stats sim_test_stats(void)
 {
     struct simgpu_stats s;

@@ -142,16 +142,6 @@ static CUdeviceptr filled(size_t n, uint32_t seed)
     return p;
 }
 
-static void check_words(CUdeviceptr p, size_t n, uint32_t seed)
-{
-    uint32_t *host = malloc(n * 4);
-    assert_non_null(host);
-    CK(cuMemcpyDtoH(host, p, n * 4));
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(host[i], seed + (uint32_t)i);
-    free(host);
-}
-
 SIM_TEST(test_peer_copies)
 {
     (void)state;
@@ -166,13 +156,13 @@ SIM_TEST(test_peer_copies)
     CK(cuMemAlloc(&dst2, n * 4));
     struct simgpu_stats before = sim_test_stats();
     CK(cuMemcpyPeer(dst1, p1, src, p0, n * 4));
-    check_words(dst1, n, 7);
+    assert_int_equal(sim_test_wrong_words(dst1, n, 7), 0);
     /* unified addressing: a plain cuMemcpy between devices is a peer copy too */
     CUstream s;
     CK(cuStreamCreate(&s, 0));
     CK(cuMemcpyAsync(dst2, src, n * 4, s));
     CK(cuStreamSynchronize(s));
-    check_words(dst2, n, 7);
+    assert_int_equal(sim_test_wrong_words(dst2, n, 7), 0);
     struct simgpu_stats after = sim_test_stats();
     assert_int_equal(after.bytes_peer - before.bytes_peer, 2 * n * 4);
     assert_int_equal(after.bytes_d2d, before.bytes_d2d);
@@ -201,14 +191,14 @@ SIM_TEST(test_peer_kernel)
     assert_int_equal(cuCtxEnablePeerAccess(p1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
     sim_test_launch_fill(NULL, on1, 16, 100);
     CK(cuCtxSynchronize());
-    check_words(on1, 16, 100);
+    assert_int_equal(sim_test_wrong_words(on1, 16, 100), 0);
     CK(cuCtxDisablePeerAccess(p1));
     assert_int_equal(cuCtxDisablePeerAccess(p1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
     CK(cuCtxSetCurrent(p1));
     /* after device 0's kernels, device 1's own kernels still reach its memory */
     sim_test_launch_fill(NULL, on1, 16, 300);
     CK(cuCtxSynchronize());
-    check_words(on1, 16, 300);
+    assert_int_equal(sim_test_wrong_words(on1, 16, 300), 0);
     CK(cuMemFree(on1));
 }
 
