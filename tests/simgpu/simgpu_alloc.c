@@ -69,9 +69,7 @@ void sim_release_range(uint64_t va)
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
 {
     SIM_ENTER(cuMemAlloc_v2);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -158,9 +156,7 @@ static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
 
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -175,9 +171,7 @@ CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool pe
 
 CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
@@ -189,9 +183,7 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     SIM_ENTER(cuMemGetInfo_v2);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!free_bytes || !total)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -226,9 +218,7 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdevi
 
 static CUresult host_alloc(void **out, size_t bytes)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

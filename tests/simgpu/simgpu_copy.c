@@ -220,9 +220,7 @@ CUresult sim_memset(struct sim_stream *s, uint64_t dst, uint32_t value, int elem
 
 CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per_thread, bool async)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
@@ -236,9 +234,7 @@ CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per
 CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CUstream h,
                         bool per_thread, bool async)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)

@@ -46,6 +46,16 @@ enum sim_entry {
             return enter_rc_;                                                                      \
     } while (0)
 
+/* Declares rc, the result of check (sim_need_init or sim_need_ctx), and returns it from the
+   entry point unless it is CUDA_SUCCESS: the preamble of every entry point that needs the
+   driver initialised or a current context. */
+#define SIM_NEED(check)                                                                            \
+    CUresult rc = check();                                                                         \
+    do {                                                                                           \
+        if (rc != CUDA_SUCCESS)                                                                    \
+            return rc;                                                                             \
+    } while (0)
+
 #define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
 
 /* ENG_PEER: copies between two devices (simgpu_copy.c), on the stream's device. */

@@ -5,9 +5,7 @@
 /* Both creation entry points: the simulator has no stream priorities. */
 static CUresult create(CUstream *out, unsigned int flags)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -47,9 +45,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
 
 CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS && s->capture)
@@ -64,9 +60,7 @@ CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 
 CUresult sim_api_stream_query(CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS && s->last)
@@ -90,9 +84,7 @@ CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags)
 
 CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -111,9 +103,7 @@ CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 
 CUresult sim_api_capture_begin(CUstream h, bool per_thread, CUstreamCaptureMode mode)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
