@@ -160,9 +160,7 @@ CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool pe
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = alloc_async(out, bytes, s);
     pthread_mutex_unlock(&sim.lock);

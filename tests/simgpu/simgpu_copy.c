@@ -222,9 +222,7 @@ CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per
 {
     SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = sim_copy(s, sim_ptr_of(dst), sim_ptr_of(src), n, async);
     pthread_mutex_unlock(&sim.lock);
@@ -236,9 +234,7 @@ CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CU
 {
     SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = sim_memset(s, dst, value, elem, count, async);
     pthread_mutex_unlock(&sim.lock);

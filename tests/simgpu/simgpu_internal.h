@@ -498,6 +498,15 @@ CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CU
                         bool per_thread, bool async);
 /* Returns the sticky error, or CUDA_SUCCESS. Lock held. */
 CUresult sim_sticky(void);
+/* The stream of a call that submits work: sim_stream_get, then the sticky error in *rc (the
+   stream is usable only when *rc is CUDA_SUCCESS). Lock held. */
+static inline struct sim_stream *sim_stream_for_work(CUstream h, bool per_thread, CUresult *rc)
+{
+    struct sim_stream *s = sim_stream_get(h, per_thread, rc);
+    if (*rc == CUDA_SUCCESS)
+        *rc = sim_sticky();
+    return s;
+}
 
 /* simgpu_peer.c */
 /* Entry-point body of cuMemcpyPeer(Async) and their per-thread forms. */
