@@ -244,6 +244,16 @@ cudaError_t simgpu_rt_launch_graph(cudaGraphExec_t e, cudaStream_t s, enum simgp
         return body;                                                                               \
     }
 
+/* Loads the driver for a call that needs no context (simgpu_rt_driver_load, the legacy table):
+   declares d, the table, and returns the error (recorded) from the function when that fails. */
+#define SIMGPU_RT_LOAD(d)                                                                          \
+    const struct simgpu_rt_driver *d;                                                              \
+    do {                                                                                           \
+        cudaError_t load_e_ = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);                         \
+        if (load_e_ != cudaSuccess)                                                                \
+            return load_e_;                                                                        \
+    } while (0)
+
 /* Prepares an API call with the table of mode (simgpu_rt_driver_enter): declares d, the table,
    and returns the error (recorded) from the function using it when that fails. */
 #define SIMGPU_RT_ENTER(mode, d)                                                                   \

@@ -6,14 +6,9 @@
 /* Whether device may access peerDevice's memory directly; the driver's answer. */
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e;
-
     if (!canAccessPeer)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    e = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_LOAD(d);
     return simgpu_rt_error_cu(d->device_can_access_peer(canAccessPeer, device, peerDevice));
 }
 
