@@ -251,4 +251,39 @@ plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_prop
  * PLAN_ERR_LIMIT. Details in planner/MODEL-FORMAT.md. */
 plan_err plan_generate(plan_model *m, const char *spec, char *msg, size_t cap);
 
+/* ---- The host link's fluid rule (plan_link.c) ----------------------------------------------- */
+
+/* A duplex link whose directions slow each other (model keyword link_both): a copy's bytes
+ * progress at its direction's both-busy rate while the other direction is moving bytes, and at
+ * its full rate otherwise. Copies are placed one at a time; a copy is slowed by the other
+ * direction's copies placed before it, and one placed earlier keeps its times. The planner's
+ * simulator places its copies with it, and so does the simulated device
+ * (tests/simgpu/simgpu_link.c, in submission order), so that the two agree. */
+enum { PLAN_LINK_H2D = 0, PLAN_LINK_D2H = 1 };
+typedef struct plan_link_seg { /* a busy interval of one direction, in microseconds */
+    double start, end;
+} plan_link_seg;
+typedef struct plan_link_dir { /* sorted, disjoint: each direction's engine serves in order */
+    plan_link_seg *seg;
+    size_t head, n, cap; /* live intervals: [head, n) */
+} plan_link_dir;
+typedef struct plan_link {
+    double full[2], both[2]; /* bytes per microsecond, by PLAN_LINK_* */
+    plan_link_dir dir[2];
+} plan_link;
+
+/* Starts an empty link (no busy intervals) with hw's full rates (h2d_gbps, d2h_gbps) and
+ * both-busy rates (both_h2d_gbps, both_d2h_gbps); hw is only read, and duplex and remap_us are
+ * not used. plan_link_free releases it. */
+void plan_link_init(plan_link *l, const plan_hw *hw);
+
+/* Frees the busy intervals of l. Accepts a link started by plan_link_init, or a zeroed one. */
+void plan_link_free(plan_link *l);
+
+/* Places a copy of bytes in direction dir (PLAN_LINK_*) from start (microseconds), after every
+ * copy placed before it: *flow_us is the time its bytes take under the fluid rule, and its busy
+ * interval is recorded. Copies of one direction must be placed in order of start.
+ * PLAN_ERR_NOMEM: *flow_us is still set, the interval is not recorded. */
+plan_err plan_link_place(plan_link *l, int dir, double start, uint64_t bytes, double *flow_us);
+
 #endif

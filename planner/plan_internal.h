@@ -64,32 +64,12 @@ double plan_ctx_d2h_us(const plan_ctx *c, uint64_t bytes);
 double plan_ctx_h2d_us(const plan_ctx *c, uint64_t bytes);
 
 /* plan_link.c — the both-busy link rates (link_both) */
-enum { PLAN_LINK_H2D = 0, PLAN_LINK_D2H = 1 };
-typedef struct plan_link_seg { /* a busy interval of one direction, in microseconds */
-    double start, end;
-} plan_link_seg;
-typedef struct plan_link_dir { /* sorted, disjoint: each direction's engine serves in order */
-    plan_link_seg *seg;
-    size_t head, n, cap; /* live intervals: [head, n) */
-} plan_link_dir;
-typedef struct plan_link {
-    double full[2], both[2]; /* bytes per microsecond, by PLAN_LINK_* */
-    plan_link_dir dir[2];
-} plan_link;
-
 /* Whether hw's link_both rates are absent, or each in (0, its full rate] with duplex; on false,
    the reason in msg. */
 bool plan_link_check(const plan_hw *hw, char *msg, size_t cap);
 /* Whether hw's copies follow the fluid rule (link_both present on a duplex link). */
 bool plan_link_on(const plan_hw *hw);
-/* Starts an empty link for hw (no busy intervals); plan_link_free releases it. */
-void plan_link_init(plan_link *l, const plan_hw *hw);
-void plan_link_free(plan_link *l);
-/* Places a copy of bytes in direction dir (PLAN_LINK_*) from start, after every copy placed
-   before it: *flow_us is the time its bytes take under the fluid rule (remap not included), and
-   its busy interval is recorded. Copies of one direction must be placed in order of start.
-   PLAN_ERR_NOMEM (nothing recorded). */
-plan_err plan_link_place(plan_link *l, int dir, double start, uint64_t bytes, double *flow_us);
+/* The link object (plan_link_init, plan_link_place, ...) is public: planner/plan.h. */
 
 /* Nominal time of position q (may be >= n: next step) at an operation's start / end. */
 double plan_ctx_start_at(const plan_ctx *c, int64_t q);

@@ -7,10 +7,11 @@
  * both-busy rate while the other direction is moving bytes and at its full rate otherwise.
  *
  * Copies are placed one at a time in the order the simulator issues them, and a copy is slowed
- * by the other direction's copies placed before it; one placed earlier keeps its times. This is
- * the rule the simulated device applies in submission order (tests/simgpu/simgpu_link.c), where
- * a command's times are final once it has run, so the planner predicts what it measures. The
- * remap after a copy (REMAP_US) does not move bytes: it is not a busy interval. */
+ * by the other direction's copies placed before it; one placed earlier keeps its times. The
+ * simulated device places its copies with this same code (plan_link_place, from
+ * tests/simgpu/simgpu_link.c, in submission order, where a command's times are final once it has
+ * run), so the planner predicts what it measures. The remap after a copy (REMAP_US) does not move
+ * bytes: it is not a busy interval. */
 #include "plan_internal.h"
 
 #include <math.h>

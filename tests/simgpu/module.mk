@@ -1,21 +1,18 @@
 # tests/simgpu — the simulated CUDA driver, build/simgpu/libcuda.so.1 (+ libcuda.so).
 # The runtime (libcudart.so.13) has its own fragment, runtime.mk.
 
-tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu
+# The simulated device's link model is the planner's (plan_link_place): the driver links
+# libplanner.a, whose objects stay local to it (only cu* and simgpu_* are exported).
+tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu -Iplanner
 
-SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/simgpu_ptds.c tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
-SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/simgpu/simgpu_ptds.o
+SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
+SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o)
 SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
 
-# The per-thread variants get their prototypes from <cuda.h> in per-thread mode.
-$(BUILD)/tests/simgpu/simgpu_ptds.o: tests/simgpu/simgpu_ptds.c
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -DCUDA_API_PER_THREAD_DEFAULT_STREAM -MMD -MP -c $< -o $@
-
-$(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) tests/simgpu/simgpu.map
+$(SIMGPU_LIB): $(SIMGPU_DRIVER_OBJ) $(PLANNER_LIB) tests/simgpu/simgpu.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=tests/simgpu/simgpu.map \
-		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -ldl -lpthread -lm
+		-o $@ $(SIMGPU_DRIVER_OBJ) $(PLANNER_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
 	ln -sf libcuda.so.1 $(BUILD)/simgpu/libcuda.so
 
 ALL_TARGETS += $(SIMGPU_LIB)
@@ -29,9 +26,9 @@ SIMGPU_OLD_LIB := $(BUILD)/simgpu/old/libcuda.so.1
 $(BUILD)/simgpu/old/simgpu.map: tests/simgpu/module.mk
 	@mkdir -p $(dir $@)
 	printf '{\n  global: cu*; simgpu_*;\n  local: %s *;\n};\n' "$(SIMGPU_OLD_HIDDEN:%=%;)" >$@
-$(SIMGPU_OLD_LIB): $(SIMGPU_DRIVER_OBJ) $(BUILD)/simgpu/old/simgpu.map
+$(SIMGPU_OLD_LIB): $(SIMGPU_DRIVER_OBJ) $(PLANNER_LIB) $(BUILD)/simgpu/old/simgpu.map
 	$(CC) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=$(BUILD)/simgpu/old/simgpu.map \
-		-o $@ $(SIMGPU_DRIVER_OBJ) $(LDFLAGS_ALL) -ldl -lpthread -lm
+		-o $@ $(SIMGPU_DRIVER_OBJ) $(PLANNER_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
 ALL_TARGETS += $(SIMGPU_OLD_LIB)
 
 # Tests of the simulator's own semantics.

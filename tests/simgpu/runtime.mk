@@ -1,5 +1,5 @@
 # tests/simgpu/runtime.mk — the simulated CUDA runtime ($(BUILD)/simgpu/libcudart.so.13, SONAME
-# libcudart.so.13, plus the libcudart.so link) and its test. The runtime reaches the simulated
+# libcudart.so.13, plus the libcudart.so link) and its tests. The runtime reaches the simulated
 # driver only through dlopen("libcuda.so.1") + cuGetProcAddress_v2: it is never linked
 # against libcuda (test_runtime checks that there is no DT_NEEDED on it).
 #
@@ -10,10 +10,11 @@
 SIMGPU_RT_SRCS := $(sort $(wildcard tests/simgpu/simgpu_rt_*.c))
 SIMGPU_RT_OBJS := $(SIMGPU_RT_SRCS:%.c=$(BUILD)/%.o)
 SIMGPU_RT_LIB := $(BUILD)/simgpu/libcudart.so.13
-SIMGPU_RT_TEST := $(BUILD)/tests/simgpu/test_runtime
+SIMGPU_RT_TESTS := $(patsubst tests/simgpu/%.c,$(BUILD)/tests/simgpu/%,\
+	tests/simgpu/test_runtime.c $(sort $(wildcard tests/simgpu/test_rt_*.c)))
 
-ALL_TARGETS += $(SIMGPU_RT_LIB) $(BUILD)/simgpu/libcudart.so $(SIMGPU_RT_TEST)
-TESTS += $(SIMGPU_RT_TEST)
+ALL_TARGETS += $(SIMGPU_RT_LIB) $(BUILD)/simgpu/libcudart.so $(SIMGPU_RT_TESTS)
+TESTS += $(SIMGPU_RT_TESTS)
 
 $(SIMGPU_RT_LIB): $(SIMGPU_RT_OBJS)
 	@mkdir -p $(dir $@)
@@ -24,16 +25,8 @@ $(SIMGPU_RT_LIB): $(SIMGPU_RT_OBJS)
 $(BUILD)/simgpu/libcudart.so: $(SIMGPU_RT_LIB)
 	ln -sf libcudart.so.13 $@
 
-$(SIMGPU_RT_TEST): $(BUILD)/tests/simgpu/test_runtime.o $(SIMGPU_RT_LIB) \
-		$(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -lcmocka -lpthread
-
-# The runtime with two simulated devices: cudaSetDevice per thread, peer access and copies.
-SIMGPU_RT_DEV_TEST := $(BUILD)/tests/simgpu/test_rt_devices
-ALL_TARGETS += $(SIMGPU_RT_DEV_TEST)
-TESTS += $(SIMGPU_RT_DEV_TEST)
-$(SIMGPU_RT_DEV_TEST): $(BUILD)/tests/simgpu/test_rt_devices.o $(SIMGPU_RT_LIB) \
+# The runtime's tests, test_runtime.c and test_rt_*.c: each is one file, built by one rule.
+$(SIMGPU_RT_TESTS): $(BUILD)/tests/simgpu/%: $(BUILD)/tests/simgpu/%.o $(SIMGPU_RT_LIB) \
 		$(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcudart -lcuda -lcmocka -lpthread

@@ -69,9 +69,7 @@ void sim_release_range(uint64_t va)
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
 {
     SIM_ENTER(cuMemAlloc_v2);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -158,15 +156,11 @@ static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
 
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = alloc_async(out, bytes, s);
     pthread_mutex_unlock(&sim.lock);
@@ -175,9 +169,7 @@ CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool pe
 
 CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
@@ -186,24 +178,10 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *out, size_t bytes, CUstream h)
-{
-    SIM_ENTER(cuMemAllocAsync);
-    return sim_api_alloc_async(out, bytes, h, false);
-}
-
-CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr ptr, CUstream h)
-{
-    SIM_ENTER(cuMemFreeAsync);
-    return sim_api_free_async(ptr, h, false);
-}
-
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     SIM_ENTER(cuMemGetInfo_v2);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!free_bytes || !total)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -238,9 +216,7 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdevi
 
 static CUresult host_alloc(void **out, size_t bytes)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -128,7 +128,7 @@ static uint64_t run_at(struct sim_ptr dst, struct sim_ptr src, uint64_t off, uin
 
 /* The commands of a copy, chained through next: one per run. Returns the
    head, or NULL if memory is exhausted (nothing is left allocated). */
-static struct sim_cmd *plan_copy(struct sim_ptr dst, struct sim_ptr src, size_t n, bool stage)
+static struct sim_cmd *copy_runs(struct sim_ptr dst, struct sim_ptr src, size_t n, bool stage)
 {
     struct sim_cmd *head = NULL, **link = &head;
     for (uint64_t off = 0, len; off < n; off += len) {
@@ -179,7 +179,7 @@ CUresult sim_copy(struct sim_stream *s, struct sim_ptr dst, struct sim_ptr src, 
         return CUDA_SUCCESS;
     bool pageable_src = !src.dev && !sim_pinned_find((uintptr_t)src.addr);
     bool pageable_dst = !dst.dev && !sim_pinned_find((uintptr_t)dst.addr);
-    struct sim_cmd *cmds = plan_copy(dst, src, n, async && pageable_src && !s->capture);
+    struct sim_cmd *cmds = copy_runs(dst, src, n, async && pageable_src && !s->capture);
     if (!cmds)
         return CUDA_ERROR_OUT_OF_MEMORY;
     CUresult rc = submit_list(s, cmds, (!async || pageable_dst) && !s->capture);
@@ -220,13 +220,9 @@ CUresult sim_memset(struct sim_stream *s, uint64_t dst, uint32_t value, int elem
 
 CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per_thread, bool async)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = sim_copy(s, sim_ptr_of(dst), sim_ptr_of(src), n, async);
     pthread_mutex_unlock(&sim.lock);
@@ -236,89 +232,11 @@ CUresult sim_api_copy(uint64_t dst, uint64_t src, size_t n, CUstream h, bool per
 CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CUstream h,
                         bool per_thread, bool async)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_sticky();
+    struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
         rc = sim_memset(s, dst, value, elem, count, async);
     pthread_mutex_unlock(&sim.lock);
     return rc;
-}
-
-/* ---- legacy-stream entry points (per-thread ones are in simgpu_ptds.c) ---- */
-
-CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    SIM_ENTER(cuMemcpy);
-    return sim_api_copy(dst, src, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyAsync);
-    return sim_api_copy(dst, src, n, h, false, true);
-}
-
-CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
-{
-    SIM_ENTER(cuMemcpyHtoD_v2);
-    return sim_api_copy(dst, (uintptr_t)src, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
-{
-    SIM_ENTER(cuMemcpyDtoH_v2);
-    return sim_api_copy((uintptr_t)dst, src, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
-{
-    SIM_ENTER(cuMemcpyDtoD_v2);
-    return sim_api_copy(dst, src, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyHtoDAsync_v2);
-    return sim_api_copy(dst, (uintptr_t)src, n, h, false, true);
-}
-
-CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyDtoHAsync_v2);
-    return sim_api_copy((uintptr_t)dst, src, n, h, false, true);
-}
-
-CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyDtoDAsync_v2);
-    return sim_api_copy(dst, src, n, h, false, true);
-}
-
-CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
-{
-    SIM_ENTER(cuMemsetD8_v2);
-    return sim_api_memset(dst, v, 1, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dst, unsigned int v, size_t n)
-{
-    SIM_ENTER(cuMemsetD32_v2);
-    return sim_api_memset(dst, v, 4, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemsetD8Async);
-    return sim_api_memset(dst, v, 1, n, h, false, true);
-}
-
-CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemsetD32Async);
-    return sim_api_memset(dst, v, 4, n, h, false, true);
 }

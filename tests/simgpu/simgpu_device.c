@@ -28,9 +28,7 @@ CUresult CUDAAPI cuDriverGetVersion(int *version)
 CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
 {
     SIM_ENTER(cuDeviceGet);
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     if (!dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (ordinal < 0 || ordinal >= sim.ndevices)
@@ -298,9 +296,7 @@ CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
 CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *ctx)
 {
     SIM_ENTER(cuCtxPopCurrent_v2);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     CUcontext c = sim_ctx_pop();
     if (ctx)
         *ctx = c;
@@ -322,9 +318,7 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
    context has completed all preceding requested tasks", cuda.h). */
 static CUresult ctx_synchronize(void)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     sim_host_wait_device(sim_current_device());
     rc = sim_sticky();

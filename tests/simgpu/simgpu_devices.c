@@ -170,9 +170,7 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsi
 CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 {
     SIM_ENTER(cuCtxDestroy_v2);
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     pthread_mutex_lock(&sim.lock);
     struct sim_ctx **p = &sim.created;
     while (*p && (CUcontext)(void *)*p != ctx)

@@ -155,3 +155,87 @@
     X(cuGraphExecDestroy, cuGraphExecDestroy, 10000, A) \
     X(simgpu_function_of, simgpu_function_of, 0, E)
 /* clang-format on */
+
+/* The stream-ordered entry points, which the driver exports twice: in the legacy default stream's
+ * form and in the per-thread default stream's (_ptsz, _ptds). Both forms run one body; only what
+ * a NULL stream means differs, which the body is told by pt (true: per-thread).
+ *
+ * X(LEGACY, PER_THREAD, (PARAMETERS), BODY)
+ *   LEGACY, PER_THREAD  the two exported symbols (each also a row of SIMGPU_ENTRIES)
+ *   PARAMETERS          the prototype's parameter list, as <cuda.h> gives it
+ *   BODY                the expression both return, in terms of the parameters and pt
+ * From it are generated: both definitions of each (simgpu_ordered.c) and the per-thread
+ * prototypes, which <cuda.h> declares only in per-thread mode (simgpu_exports.h). The simulator
+ * ignores block dimensions, shared memory sizes and the flags of event records and waits. */
+#define SIM_COPY_P       (CUdeviceptr dst, CUdeviceptr src, size_t n)
+#define SIM_COPY_ASYNC_P (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
+#define SIM_LAUNCH_P                                                                               \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,   \
+     unsigned shmem, CUstream h, void **params, void **extra)
+#define SIM_COOP_P                                                                                 \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,   \
+     unsigned shmem, CUstream h, void **params)
+#define SIM_IGNORE_BLOCK ((void)bx, (void)by, (void)bz, (void)shmem)
+#define SIM_PEER_P                                                                                 \
+    (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n)
+#define SIM_PEER_ASYNC_P                                                                           \
+    (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n, CUstream h)
+#define SIM_CAPTURE_INFO_P                                                                         \
+    (CUstream h, CUstreamCaptureStatus * st, cuuint64_t * id, CUgraph * g,                         \
+     const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+/* clang-format off */
+#define SIMGPU_ORDERED(X) \
+    X(cuMemAllocAsync, cuMemAllocAsync_ptsz, (CUdeviceptr *p, size_t n, CUstream h), \
+      sim_api_alloc_async(p, n, h, pt)) \
+    X(cuMemFreeAsync, cuMemFreeAsync_ptsz, (CUdeviceptr p, CUstream h), sim_api_free_async(p, h, pt)) \
+    X(cuMemcpy, cuMemcpy_ptds, SIM_COPY_P, sim_api_copy(dst, src, n, NULL, pt, false)) \
+    X(cuMemcpyAsync, cuMemcpyAsync_ptsz, SIM_COPY_ASYNC_P, sim_api_copy(dst, src, n, h, pt, true)) \
+    X(cuMemcpyHtoD_v2, cuMemcpyHtoD_v2_ptds, (CUdeviceptr dst, const void *src, size_t n), \
+      sim_api_copy(dst, (uintptr_t)src, n, NULL, pt, false)) \
+    X(cuMemcpyDtoH_v2, cuMemcpyDtoH_v2_ptds, (void *dst, CUdeviceptr src, size_t n), \
+      sim_api_copy((uintptr_t)dst, src, n, NULL, pt, false)) \
+    X(cuMemcpyDtoD_v2, cuMemcpyDtoD_v2_ptds, SIM_COPY_P, sim_api_copy(dst, src, n, NULL, pt, false)) \
+    X(cuMemcpyHtoDAsync_v2, cuMemcpyHtoDAsync_v2_ptsz, (CUdeviceptr dst, const void *src, size_t n, CUstream h), \
+      sim_api_copy(dst, (uintptr_t)src, n, h, pt, true)) \
+    X(cuMemcpyDtoHAsync_v2, cuMemcpyDtoHAsync_v2_ptsz, (void *dst, CUdeviceptr src, size_t n, CUstream h), \
+      sim_api_copy((uintptr_t)dst, src, n, h, pt, true)) \
+    X(cuMemcpyDtoDAsync_v2, cuMemcpyDtoDAsync_v2_ptsz, SIM_COPY_ASYNC_P, \
+      sim_api_copy(dst, src, n, h, pt, true)) \
+    X(cuMemsetD8_v2, cuMemsetD8_v2_ptds, (CUdeviceptr dst, unsigned char v, size_t n), \
+      sim_api_memset(dst, v, 1, n, NULL, pt, false)) \
+    X(cuMemsetD32_v2, cuMemsetD32_v2_ptds, (CUdeviceptr dst, unsigned int v, size_t n), \
+      sim_api_memset(dst, v, 4, n, NULL, pt, false)) \
+    X(cuMemsetD8Async, cuMemsetD8Async_ptsz, (CUdeviceptr dst, unsigned char v, size_t n, CUstream h), \
+      sim_api_memset(dst, v, 1, n, h, pt, true)) \
+    X(cuMemsetD32Async, cuMemsetD32Async_ptsz, (CUdeviceptr dst, unsigned int v, size_t n, CUstream h), \
+      sim_api_memset(dst, v, 4, n, h, pt, true)) \
+    X(cuMemcpyPeer, cuMemcpyPeer_ptds, SIM_PEER_P, \
+      sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, NULL, pt, false)) \
+    X(cuMemcpyPeerAsync, cuMemcpyPeerAsync_ptsz, SIM_PEER_ASYNC_P, \
+      sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, h, pt, true)) \
+    X(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream h), sim_api_stream_sync(h, pt)) \
+    X(cuStreamQuery, cuStreamQuery_ptsz, (CUstream h), sim_api_stream_query(h, pt)) \
+    X(cuStreamWaitEvent, cuStreamWaitEvent_ptsz, (CUstream h, CUevent e, unsigned int flags), \
+      ((void)flags, sim_api_wait_event(h, e, pt))) \
+    X(cuStreamGetFlags, cuStreamGetFlags_ptsz, (CUstream h, unsigned int *flags), \
+      sim_api_stream_flags(h, pt, flags)) \
+    X(cuStreamBeginCapture_v2, cuStreamBeginCapture_v2_ptsz, (CUstream h, CUstreamCaptureMode mode), \
+      sim_api_capture_begin(h, pt, mode)) \
+    X(cuStreamEndCapture, cuStreamEndCapture_ptsz, (CUstream h, CUgraph *g), sim_api_capture_end(h, pt, g)) \
+    X(cuStreamIsCapturing, cuStreamIsCapturing_ptsz, (CUstream h, CUstreamCaptureStatus *st), \
+      sim_api_capture_info(h, pt, st, NULL, NULL, NULL, NULL, NULL)) \
+    X(cuStreamGetCaptureInfo_v3, cuStreamGetCaptureInfo_v3_ptsz, SIM_CAPTURE_INFO_P, \
+      sim_api_capture_info(h, pt, st, id, g, deps, edges, ndeps)) \
+    X(cuLaunchHostFunc, cuLaunchHostFunc_ptsz, (CUstream h, CUhostFn fn, void *data), \
+      sim_api_host_func(h, pt, fn, data)) \
+    X(cuEventRecord, cuEventRecord_ptsz, (CUevent e, CUstream h), sim_api_event_record(e, h, pt)) \
+    X(cuEventRecordWithFlags, cuEventRecordWithFlags_ptsz, (CUevent e, CUstream h, unsigned int flags), \
+      ((void)flags, sim_api_event_record(e, h, pt))) \
+    X(cuLaunchKernel, cuLaunchKernel_ptsz, SIM_LAUNCH_P, \
+      (SIM_IGNORE_BLOCK, sim_api_launch(f, gx, gy, gz, h, pt, params, extra))) \
+    X(cuLaunchKernelEx, cuLaunchKernelEx_ptsz, (const CUlaunchConfig *config, CUfunction f, void **params, void **extra), \
+      sim_api_launch_ex(config, f, pt, params, extra)) \
+    X(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz, SIM_COOP_P, \
+      (SIM_IGNORE_BLOCK, sim_api_launch(f, gx, gy, gz, h, pt, params, NULL))) \
+    X(cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec e, CUstream h), sim_api_graph_launch(e, h, pt))
+/* clang-format on */

@@ -11,9 +11,7 @@ static struct sim_event *event_of(CUevent e)
 CUresult CUDAAPI cuEventCreate(CUevent *out, unsigned int flags)
 {
     SIM_ENTER(cuEventCreate);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out || flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
                                     CU_EVENT_INTERPROCESS))
         return CUDA_ERROR_INVALID_VALUE;
@@ -47,9 +45,7 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent e)
 
 CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_event *ev = event_of(e);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
@@ -73,9 +69,7 @@ CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread)
 
 CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_event *ev = event_of(e);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
@@ -94,26 +88,6 @@ CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
     }
     pthread_mutex_unlock(&sim.lock);
     return rc;
-}
-
-CUresult CUDAAPI cuEventRecord(CUevent e, CUstream h)
-{
-    SIM_ENTER(cuEventRecord);
-    return sim_api_event_record(e, h, false);
-}
-
-CUresult CUDAAPI cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags)
-{
-    SIM_ENTER(cuEventRecordWithFlags);
-    (void)flags;
-    return sim_api_event_record(e, h, false);
-}
-
-CUresult CUDAAPI cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
-{
-    SIM_ENTER(cuStreamWaitEvent);
-    (void)flags;
-    return sim_api_wait_event(h, e, false);
 }
 
 CUresult CUDAAPI cuEventQuery(CUevent e)

@@ -146,9 +146,7 @@ CUresult CUDAAPI cuGraphInstantiateWithFlags(CUgraphExec *out, CUgraph h, unsign
 
 CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_graph *e = graph_of(h, true);
     struct sim_stream *s = sim_stream_get(stream, per_thread, &rc);

@@ -12,6 +12,8 @@
 #include "simgpu.h"
 #include "simgpu_entries.h"
 
+#include "plan.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -42,6 +44,16 @@ enum sim_entry {
         CUresult enter_rc_ = sim_enter(SIM_E_##sym, __builtin_return_address(0));                  \
         if (enter_rc_ != CUDA_SUCCESS)                                                             \
             return enter_rc_;                                                                      \
+    } while (0)
+
+/* Declares rc, the result of check (sim_need_init or sim_need_ctx), and returns it from the
+   entry point unless it is CUDA_SUCCESS: the preamble of every entry point that needs the
+   driver initialised or a current context. */
+#define SIM_NEED(check)                                                                            \
+    CUresult rc = check();                                                                         \
+    do {                                                                                           \
+        if (rc != CUDA_SUCCESS)                                                                    \
+            return rc;                                                                             \
     } while (0)
 
 #define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
@@ -202,18 +214,10 @@ struct sim_engine_state {
     double vfree;
 };
 
-struct sim_link_seg { /* a busy interval of one copy direction, virtual microseconds */
-    double start, end;
-};
-
 struct sim_link { /* SIMGPU_LINK_BOTH_GBPS (simgpu_link.c) */
     bool on;
-    double both_gbps[2]; /* H2D, D2H rates while the other direction is busy too */
     uint64_t next_ticket, serving;
-    struct sim_link_dir {         /* [0] host-to-device, [1] device-to-host */
-        struct sim_link_seg *seg; /* sorted, disjoint: each direction is served in order */
-        size_t n, cap;
-    } dir[2];
+    plan_link model; /* the planner's fluid rule, with the busy intervals of both directions */
 };
 
 /* A context: each device's primary context, or one made by cuCtxCreate. Its
@@ -494,6 +498,15 @@ CUresult sim_api_memset(uint64_t dst, uint32_t value, int elem, size_t count, CU
                         bool per_thread, bool async);
 /* Returns the sticky error, or CUDA_SUCCESS. Lock held. */
 CUresult sim_sticky(void);
+/* The stream of a call that submits work: sim_stream_get, then the sticky error in *rc (the
+   stream is usable only when *rc is CUDA_SUCCESS). Lock held. */
+static inline struct sim_stream *sim_stream_for_work(CUstream h, bool per_thread, CUresult *rc)
+{
+    struct sim_stream *s = sim_stream_get(h, per_thread, rc);
+    if (*rc == CUDA_SUCCESS)
+        *rc = sim_sticky();
+    return s;
+}
 
 /* simgpu_peer.c */
 /* Entry-point body of cuMemcpyPeer(Async) and their per-thread forms. */
@@ -505,12 +518,16 @@ bool sim_func_valid(const struct sim_func *f);
 /* Entry-point body of every launch form: checks, copies the parameters, submits. */
 CUresult sim_api_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, CUstream h,
                         bool per_thread, void **params, void **extra);
+/* Entry-point body of cuLaunchKernelEx: CUDA_ERROR_INVALID_VALUE without a config, else the
+   launch the config describes (its attributes are ignored). */
+CUresult sim_api_launch_ex(const CUlaunchConfig *config, CUfunction f, bool per_thread,
+                           void **params, void **extra);
 
-/* simgpu_event.c — entry-point bodies shared with simgpu_ptds.c */
+/* simgpu_event.c — entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread);
 CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread);
 
-/* simgpu_streamapi.c — entry-point bodies shared with simgpu_ptds.c */
+/* simgpu_streamapi.c — entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_stream_sync(CUstream h, bool per_thread);
 CUresult sim_api_stream_query(CUstream h, bool per_thread);
 CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags);
@@ -523,7 +540,7 @@ CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus
 CUresult sim_api_graph_launch(CUgraphExec e, CUstream h, bool per_thread);
 
 /* simgpu_alloc.c */
-/* Entry-point bodies shared with simgpu_ptds.c */
+/* Entry-point bodies shared by both forms (simgpu_ordered.c) */
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread);
 CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread);
 /* Unmaps and releases a cuMemAlloc / cuMemAllocAsync range (lock held). */
@@ -567,7 +584,9 @@ int sim_link_configure(const char *spec);
 bool sim_link_ordered(int engine);
 /* Places a copy of bytes on engine (ENG_H2D or ENG_D2H) starting at virtual time start, after
    every copy with an earlier link ticket; returns its duration in microseconds under the fluid
-   rule and records its busy interval. Never fails. */
+   rule (plan_link_place) and records its busy interval. Never fails: when the interval cannot be
+   recorded (out of memory, diagnosed once), later copies of the other direction are not slowed
+   by it. */
 double sim_link_place(int engine, double start, uint64_t bytes);
 
 /* simgpu_stats.c */

@@ -127,9 +127,7 @@ static CUresult copy_params(const struct sim_func *f, void **params, void **extr
 CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CUstream h,
                         bool per_thread, void **params, void **extra)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (gx == 0 || gy == 0 || gz == 0 || (params && extra))
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -158,32 +156,13 @@ CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CU
     return rc;
 }
 
-CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                                unsigned by, unsigned bz, unsigned shmem, CUstream h, void **params,
-                                void **extra)
+CUresult sim_api_launch_ex(const CUlaunchConfig *config, CUfunction f, bool per_thread,
+                           void **params, void **extra)
 {
-    SIM_ENTER(cuLaunchKernel);
-    (void)bx, (void)by, (void)bz, (void)shmem;
-    return sim_api_launch(f, gx, gy, gz, h, false, params, extra);
-}
-
-CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
-                                  void **extra)
-{
-    SIM_ENTER(cuLaunchKernelEx);
     if (!config)
         return CUDA_ERROR_INVALID_VALUE;
     return sim_api_launch(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->hStream,
-                          false, params, extra);
-}
-
-CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
-                                           unsigned bx, unsigned by, unsigned bz, unsigned shmem,
-                                           CUstream h, void **params)
-{
-    SIM_ENTER(cuLaunchCooperativeKernel);
-    (void)bx, (void)by, (void)bz, (void)shmem;
-    return sim_api_launch(f, gx, gy, gz, h, false, params, NULL);
+                          per_thread, params, extra);
 }
 
 static CUresult param_info(CUfunction h, size_t index, size_t *offset, size_t *size)

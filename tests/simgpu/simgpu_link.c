@@ -18,24 +18,15 @@
  * intervals of the other direction's copies placed before it. A copy submitted later does not
  * move one already placed: where it overlaps an earlier copy of the other direction, that
  * earlier copy keeps its full rate. This is optimistic for the earlier copy (by at most its
- * overlapped time times 1 - both/full); the planner (planner/plan_link.c) applies the same rule
- * in the order it issues copies, so that the two agree. */
+ * overlapped time times 1 - both/full).
+ *
+ * The rule itself is the planner's (plan_link_place, planner/plan_link.c): it places copies in the
+ * order it issues them, this file in the order of the link tickets, so that both compute the same
+ * times with one implementation. What stays here is the setting and the ticket order. */
 #include "simgpu_internal.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
-
-/* Index of a copy engine in the link's per-direction arrays. */
-static int dir_of(int engine)
-{
-    return engine == ENG_H2D ? 0 : 1;
-}
-
-static double full_gbps(int dir)
-{
-    return dir == 0 ? sim.h2d_gbps : sim.d2h_gbps;
-}
 
 static int parse_rate(const char *s, char **end, double full, double *out)
 {
@@ -64,8 +55,11 @@ int sim_link_configure(const char *spec)
                  spec);
         return -1;
     }
-    sim.link.both_gbps[0] = h;
-    sim.link.both_gbps[1] = d;
+    plan_link_init(&sim.link.model, &(plan_hw){.h2d_gbps = sim.h2d_gbps,
+                                               .d2h_gbps = sim.d2h_gbps,
+                                               .duplex = 1,
+                                               .both_h2d_gbps = h,
+                                               .both_d2h_gbps = d});
     sim.link.on = true;
     return 0;
 }
@@ -75,65 +69,15 @@ bool sim_link_ordered(int engine)
     return sim.link.on && (engine == ENG_H2D || engine == ENG_D2H);
 }
 
-/* Drops the intervals of direction dir that end at or before t: the copies that consult them
-   (the other direction's) start at or after t from now on, as each engine is served in order. */
-static void prune(int dir, double t)
-{
-    struct sim_link_dir *l = &sim.link.dir[dir];
-    size_t k = 0;
-    while (k < l->n && l->seg[k].end <= t)
-        k++;
-    for (size_t i = k; i < l->n; i++)
-        l->seg[i - k] = l->seg[i];
-    l->n -= k;
-}
-
-/* Records [start, end) as busy for direction dir. When the list cannot grow, the oldest
-   interval is dropped: later copies of the other direction then run faster over it than the
-   rule says (diagnosed once), never corrupting data. */
-static void record(int dir, double start, double end)
-{
-    struct sim_link_dir *l = &sim.link.dir[dir];
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 64;
-        struct sim_link_seg *v = realloc(l->seg, cap * sizeof *v);
-        if (!v) {
-            static bool told;
-            if (!told)
-                sim_diag("link: out of memory for busy intervals; the fluid rule is approximate");
-            told = true;
-            prune(dir, l->seg[0].end);
-        } else {
-            l->seg = v;
-            l->cap = cap;
-        }
-    }
-    if (l->n < l->cap)
-        l->seg[l->n++] = (struct sim_link_seg){start, end};
-}
-
 double sim_link_place(int engine, double start, uint64_t bytes)
 {
-    int dir = dir_of(engine), other = 1 - dir;
-    prune(other, start);
-    const struct sim_link_dir *o = &sim.link.dir[other];
-    /* rates in bytes per virtual microsecond (1 GB/s = 1e3 bytes/us) */
-    double full = full_gbps(dir) * 1e3, both = sim.link.both_gbps[dir] * 1e3;
-    double t = start, left = (double)bytes;
-    size_t i = 0;
-    while (left > 0) {
-        bool busy = i < o->n && o->seg[i].start <= t;
-        double rate = busy ? both : full;
-        double until = busy ? o->seg[i].end : i < o->n ? o->seg[i].start : INFINITY;
-        if ((until - t) * rate >= left) {
-            t += left / rate;
-            break;
-        }
-        left -= (until - t) * rate;
-        t = until;
-        if (busy)
-            i++;
+    double flow_us;
+    int dir = engine == ENG_H2D ? PLAN_LINK_H2D : PLAN_LINK_D2H;
+    if (plan_link_place(&sim.link.model, dir, start, bytes, &flow_us) != PLAN_OK) {
+        static bool told;
+        if (!told)
+            sim_diag("link: out of memory for busy intervals; the fluid rule is approximate");
+        told = true;
     }
-    record(dir, start, t);
-    return t - start;
+    return flow_us;
 }

@@ -26,9 +26,7 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
    share the setting. */
 static CUresult set_peer(CUcontext peer, unsigned flags, bool on)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (flags)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -65,9 +63,7 @@ CUresult CUDAAPI cuCtxDisablePeerAccess(CUcontext peer)
 CUresult sim_api_copy_peer(uint64_t dst, CUcontext dst_ctx, uint64_t src, CUcontext src_ctx,
                            size_t n, CUstream h, bool per_thread, bool async)
 {
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     pthread_mutex_lock(&sim.lock);
     bool ok = sim_ctx_valid(dst_ctx) && sim_ctx_valid(src_ctx);
     const struct sim_map *d = ok ? sim_map_containing(dst) : NULL;
@@ -91,18 +87,4 @@ CUresult sim_api_copy_peer(uint64_t dst, CUcontext dst_ctx, uint64_t src, CUcont
         return rc;
     /* The copy is issued in the current context (its default stream when h is NULL). */
     return sim_api_copy(dst, src, n, h, per_thread, async);
-}
-
-CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                              CUcontext src_ctx, size_t n)
-{
-    SIM_ENTER(cuMemcpyPeer);
-    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, NULL, false, false);
-}
-
-CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,
-                                   CUcontext src_ctx, size_t n, CUstream h)
-{
-    SIM_ENTER(cuMemcpyPeerAsync);
-    return sim_api_copy_peer(dst, dst_ctx, src, src_ctx, n, h, false, true);
 }

@@ -85,9 +85,7 @@ static bool valid_pool(CUmemoryPool p)
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *out, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetDefaultMemPool);
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     if (dev != 0)

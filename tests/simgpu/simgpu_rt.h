@@ -155,33 +155,113 @@ cudaError_t simgpu_rt_error_cu(CUresult r);
 /* The first sticky error recorded in this process, or cudaSuccess. */
 cudaError_t simgpu_rt_error_sticky(void);
 
-/* simgpu_rt_memory.c — stream-ordered allocation with the table of mode */
+/* simgpu_rt_memory.c — stream-ordered allocation and free on s, with the table of mode */
 cudaError_t simgpu_rt_memory_malloc_async(void **p, size_t size, cudaStream_t s,
                                           enum simgpu_rt_mode mode);
 cudaError_t simgpu_rt_memory_free_async(void *p, cudaStream_t s, enum simgpu_rt_mode mode);
 
-/* simgpu_rt_copy.c — copies and memsets; async false is the synchronous API */
+/* simgpu_rt_copy.c — copies and memsets (of count bytes to (unsigned char)value); async false
+   is the synchronous API, in the order of the mode's default stream, true orders them on s */
 cudaError_t simgpu_rt_copy_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                   cudaStream_t s, bool async, enum simgpu_rt_mode mode);
 cudaError_t simgpu_rt_copy_memset(void *dst, int value, size_t n, cudaStream_t s, bool async,
                                   enum simgpu_rt_mode mode);
 
 /* simgpu_rt_stream.c */
+/* Waits for all work queued on s. */
 cudaError_t simgpu_rt_stream_synchronize(cudaStream_t s, enum simgpu_rt_mode mode);
 /* Returns cudaErrorNotReady (not recorded) while work is pending. */
 cudaError_t simgpu_rt_stream_query(cudaStream_t s, enum simgpu_rt_mode mode);
+/* Makes later work on s wait for e's recorded work. */
 cudaError_t simgpu_rt_stream_wait_event(cudaStream_t s, cudaEvent_t e, unsigned flags,
                                         enum simgpu_rt_mode mode);
+/* Records e at the current end of s. */
 cudaError_t simgpu_rt_stream_event_record(cudaEvent_t e, cudaStream_t s, enum simgpu_rt_mode mode);
 
 /* simgpu_rt_launch.c */
+/* Launches the kernel registered for the host function func (simgpu_register). */
 cudaError_t simgpu_rt_launch_kernel(const void *func, dim3 grid, dim3 block, void **args,
                                     size_t shared, cudaStream_t s, enum simgpu_rt_mode mode);
+/* Capture: start capturing s's work into a graph, end it and return the graph, ask whether s
+   is capturing (cudaStreamCaptureStatus has the driver's values). */
 cudaError_t simgpu_rt_launch_begin_capture(cudaStream_t s, enum cudaStreamCaptureMode cm,
                                            enum simgpu_rt_mode mode);
 cudaError_t simgpu_rt_launch_end_capture(cudaStream_t s, cudaGraph_t *g, enum simgpu_rt_mode mode);
 cudaError_t simgpu_rt_launch_is_capturing(cudaStream_t s, enum cudaStreamCaptureStatus *st,
                                           enum simgpu_rt_mode mode);
+/* Replays an instantiated graph on s. */
 cudaError_t simgpu_rt_launch_graph(cudaGraphExec_t e, cudaStream_t s, enum simgpu_rt_mode mode);
+
+/* The stream-ordered API functions, which the runtime exports twice: cudaMemcpy and
+ * cudaMemcpy_ptds, cudaLaunchKernel and cudaLaunchKernel_ptsz, ... Both forms run one internal
+ * function with the table of their mode (mode in BODY).
+ *
+ * X(NAME, (PARAMETERS), BODY)
+ *   NAME        the legacy name; <cuda_runtime_api.h> maps it to the per-thread one (and gives
+ *               that one's prototype) where CUDA_API_PER_THREAD_DEFAULT_STREAM is defined
+ *   PARAMETERS  the prototype's parameter list
+ *   BODY        the expression both return, in terms of the parameters and mode
+ * Expanded twice with SIMGPU_RT_DEFINE: in legacy mode (simgpu_rt_ordered.c) and in per-thread
+ * mode (simgpu_rt_ptsz.c). */
+/* clang-format off */
+#define SIMGPU_RT_ORDERED(X) \
+    X(cudaMemcpy, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind), \
+      simgpu_rt_copy_memcpy(dst, src, count, kind, NULL, false, mode)) \
+    X(cudaMemcpyAsync, (void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, \
+      cudaStream_t stream), simgpu_rt_copy_memcpy(dst, src, count, kind, stream, true, mode)) \
+    X(cudaMemset, (void *devPtr, int value, size_t count), \
+      simgpu_rt_copy_memset(devPtr, value, count, NULL, false, mode)) \
+    X(cudaMemsetAsync, (void *devPtr, int value, size_t count, cudaStream_t stream), \
+      simgpu_rt_copy_memset(devPtr, value, count, stream, true, mode)) \
+    X(cudaMallocAsync, (void **devPtr, size_t size, cudaStream_t hStream), \
+      simgpu_rt_memory_malloc_async(devPtr, size, hStream, mode)) \
+    X(cudaFreeAsync, (void *devPtr, cudaStream_t hStream), \
+      simgpu_rt_memory_free_async(devPtr, hStream, mode)) \
+    X(cudaStreamSynchronize, (cudaStream_t stream), simgpu_rt_stream_synchronize(stream, mode)) \
+    X(cudaStreamQuery, (cudaStream_t stream), simgpu_rt_stream_query(stream, mode)) \
+    X(cudaStreamWaitEvent, (cudaStream_t stream, cudaEvent_t event, unsigned int flags), \
+      simgpu_rt_stream_wait_event(stream, event, flags, mode)) \
+    X(cudaEventRecord, (cudaEvent_t event, cudaStream_t stream), \
+      simgpu_rt_stream_event_record(event, stream, mode)) \
+    X(cudaLaunchKernel, (const void *func, dim3 gridDim, dim3 blockDim, void **args, \
+      size_t sharedMem, cudaStream_t stream), \
+      simgpu_rt_launch_kernel(func, gridDim, blockDim, args, sharedMem, stream, mode)) \
+    X(cudaStreamBeginCapture, (cudaStream_t stream, enum cudaStreamCaptureMode cm), \
+      simgpu_rt_launch_begin_capture(stream, cm, mode)) \
+    X(cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *pGraph), \
+      simgpu_rt_launch_end_capture(stream, pGraph, mode)) \
+    X(cudaStreamIsCapturing, (cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus), \
+      simgpu_rt_launch_is_capturing(stream, pCaptureStatus, mode)) \
+    X(cudaGraphLaunch, (cudaGraphExec_t graphExec, cudaStream_t stream), \
+      simgpu_rt_launch_graph(graphExec, stream, mode))
+/* clang-format on */
+
+/* One definition of a SIMGPU_RT_ORDERED row, for the table of mode_value. */
+#define SIMGPU_RT_DEFINE(mode_value, name, params, body)                                           \
+    cudaError_t name params                                                                        \
+    {                                                                                              \
+        const enum simgpu_rt_mode mode = mode_value;                                               \
+        return body;                                                                               \
+    }
+
+/* Loads the driver for a call that needs no context (simgpu_rt_driver_load, the legacy table):
+   declares d, the table, and returns the error (recorded) from the function when that fails. */
+#define SIMGPU_RT_LOAD(d)                                                                          \
+    const struct simgpu_rt_driver *d;                                                              \
+    do {                                                                                           \
+        cudaError_t load_e_ = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);                         \
+        if (load_e_ != cudaSuccess)                                                                \
+            return load_e_;                                                                        \
+    } while (0)
+
+/* Prepares an API call with the table of mode (simgpu_rt_driver_enter): declares d, the table,
+   and returns the error (recorded) from the function using it when that fails. */
+#define SIMGPU_RT_ENTER(mode, d)                                                                   \
+    const struct simgpu_rt_driver *d;                                                              \
+    do {                                                                                           \
+        cudaError_t enter_e_ = simgpu_rt_driver_enter(mode, &d);                                   \
+        if (enter_e_ != cudaSuccess)                                                               \
+            return enter_e_;                                                                       \
+    } while (0)
 
 #endif

@@ -45,14 +45,9 @@ static CUresult copy_async(const struct simgpu_rt_driver *d, void *dst, const vo
 cudaError_t simgpu_rt_copy_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind,
                                   cudaStream_t s, bool async, enum simgpu_rt_mode mode)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e;
-
     if ((unsigned)kind > (unsigned)cudaMemcpyDefault)
         return simgpu_rt_error_record(cudaErrorInvalidMemcpyDirection);
-    e = simgpu_rt_driver_enter(mode, &d);
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_ENTER(mode, d);
     if (n == 0)
         return cudaSuccess;
     if (!dst || !src)
@@ -65,39 +60,10 @@ cudaError_t simgpu_rt_copy_memcpy(void *dst, const void *src, size_t n, enum cud
 cudaError_t simgpu_rt_copy_memset(void *dst, int value, size_t n, cudaStream_t s, bool async,
                                   enum simgpu_rt_mode mode)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e = simgpu_rt_driver_enter(mode, &d);
-
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_ENTER(mode, d);
     if (n == 0)
         return cudaSuccess;
     if (async)
         return simgpu_rt_error_cu(d->memset_d8_async(dptr(dst), (unsigned char)value, n, s));
     return simgpu_rt_error_cu(d->memset_d8(dptr(dst), (unsigned char)value, n));
-}
-
-/* Synchronous copy in the legacy default stream's order. */
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    return simgpu_rt_copy_memcpy(dst, src, count, kind, NULL, false, SIMGPU_RT_LEGACY);
-}
-
-/* Asynchronous copy on stream. */
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-                            cudaStream_t stream)
-{
-    return simgpu_rt_copy_memcpy(dst, src, count, kind, stream, true, SIMGPU_RT_LEGACY);
-}
-
-/* Sets count bytes of device memory to (unsigned char)value. */
-cudaError_t cudaMemset(void *devPtr, int value, size_t count)
-{
-    return simgpu_rt_copy_memset(devPtr, value, count, NULL, false, SIMGPU_RT_LEGACY);
-}
-
-/* Asynchronous cudaMemset on stream. */
-cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
-{
-    return simgpu_rt_copy_memset(devPtr, value, count, stream, true, SIMGPU_RT_LEGACY);
 }

@@ -5,15 +5,12 @@
 /* Number of devices the driver reports; 0 and the error when there is none. */
 cudaError_t cudaGetDeviceCount(int *count)
 {
-    const struct simgpu_rt_driver *d;
     cudaError_t e;
 
     if (!count)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
     *count = 0;
-    e = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_LOAD(d);
     e = simgpu_rt_error_cu(d->device_get_count(count));
     if (e == cudaSuccess && *count == 0)
         e = simgpu_rt_error_record(cudaErrorNoDevice);
@@ -68,26 +65,18 @@ cudaError_t cudaGetDevice(int *device)
    run on. */
 cudaError_t cudaDeviceSynchronize(void)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
-
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
     return simgpu_rt_error_cu(d->ctx_synchronize());
 }
 
 /* A device attribute; cudaDeviceAttr values equal CUdevice_attribute values. */
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
 {
-    const struct simgpu_rt_driver *d;
     CUdevice dev;
-    cudaError_t e;
 
     if (!value)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    e = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_LOAD(d);
     if (d->device_get(&dev, device) != CUDA_SUCCESS)
         return simgpu_rt_error_record(cudaErrorInvalidDevice);
     return simgpu_rt_error_cu(d->device_get_attribute(value, (CUdevice_attribute)attr, dev));

@@ -6,14 +6,9 @@
 /* Whether device may access peerDevice's memory directly; the driver's answer. */
 cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
-    const struct simgpu_rt_driver *d;
-    cudaError_t e;
-
     if (!canAccessPeer)
         return simgpu_rt_error_record(cudaErrorInvalidValue);
-    e = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);
-    if (e != cudaSuccess)
-        return e;
+    SIMGPU_RT_LOAD(d);
     return simgpu_rt_error_cu(d->device_can_access_peer(canAccessPeer, device, peerDevice));
 }
 
@@ -24,14 +19,13 @@ cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevi
    memory from peerDevice" (a device and itself, here). */
 cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
 {
-    const struct simgpu_rt_driver *d;
+    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
     CUcontext peer = NULL;
-    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
+    cudaError_t e;
 
-    if (e == cudaSuccess && peerDevice == simgpu_rt_thread.device)
+    if (peerDevice == simgpu_rt_thread.device)
         return simgpu_rt_error_record(cudaErrorInvalidDevice);
-    if (e == cudaSuccess)
-        e = simgpu_rt_driver_primary(peerDevice, &peer);
+    e = simgpu_rt_driver_primary(peerDevice, &peer);
     if (e != cudaSuccess)
         return e;
     return simgpu_rt_error_cu(d->ctx_enable_peer_access(peer, flags));
@@ -45,33 +39,31 @@ static cudaError_t peer_contexts(int dst_dev, int src_dev, CUcontext *dst, CUcon
     return e == cudaSuccess ? simgpu_rt_driver_primary(src_dev, src) : e;
 }
 
+/* A peer copy of count bytes from src on src_dev to dst on dst_dev: ordered on s when async,
+   else synchronous. */
+static cudaError_t copy_peer(void *dst, int dst_dev, const void *src, int src_dev, size_t count,
+                             cudaStream_t s, bool async)
+{
+    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
+    CUcontext dc, sc;
+    cudaError_t e = peer_contexts(dst_dev, src_dev, &dc, &sc);
+
+    if (e != cudaSuccess)
+        return e;
+    CUdeviceptr to = (CUdeviceptr)(uintptr_t)dst, from = (CUdeviceptr)(uintptr_t)src;
+    return simgpu_rt_error_cu(async ? d->copy_peer_async(to, dc, from, sc, count, (CUstream)s)
+                                    : d->copy_peer(to, dc, from, sc, count));
+}
+
 /* Copies count bytes from src on srcDevice to dst on dstDevice, synchronously. */
 cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
-    const struct simgpu_rt_driver *d;
-    CUcontext dc, sc;
-    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
-
-    if (e == cudaSuccess)
-        e = peer_contexts(dstDevice, srcDevice, &dc, &sc);
-    if (e != cudaSuccess)
-        return e;
-    return simgpu_rt_error_cu(
-        d->copy_peer((CUdeviceptr)(uintptr_t)dst, dc, (CUdeviceptr)(uintptr_t)src, sc, count));
+    return copy_peer(dst, dstDevice, src, srcDevice, count, NULL, false);
 }
 
 /* The same, ordered on stream. */
 cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice,
                                 size_t count, cudaStream_t stream)
 {
-    const struct simgpu_rt_driver *d;
-    CUcontext dc, sc;
-    cudaError_t e = simgpu_rt_driver_enter(SIMGPU_RT_LEGACY, &d);
-
-    if (e == cudaSuccess)
-        e = peer_contexts(dstDevice, srcDevice, &dc, &sc);
-    if (e != cudaSuccess)
-        return e;
-    return simgpu_rt_error_cu(d->copy_peer_async(
-        (CUdeviceptr)(uintptr_t)dst, dc, (CUdeviceptr)(uintptr_t)src, sc, count, (CUstream)stream));
+    return copy_peer(dst, dstDevice, src, srcDevice, count, stream, true);
 }

@@ -31,9 +31,7 @@
 CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *out, CUdeviceptr dptr)
 {
     SIM_ENTER(cuIpcGetMemHandle);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -171,9 +169,7 @@ static CUresult attribute(void *data, CUpointer_attribute a, uint64_t ptr, const
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
 {
     SIM_ENTER(cuPointerGetAttribute);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!data)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -206,9 +202,7 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute *att
                                         CUdeviceptr ptr)
 {
     SIM_ENTER(cuPointerGetAttributes);
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!attrs || !data)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);

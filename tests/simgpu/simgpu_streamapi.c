@@ -5,9 +5,7 @@
 /* Both creation entry points: the simulator has no stream priorities. */
 static CUresult create(CUstream *out, unsigned int flags)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -47,9 +45,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
 
 CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS && s->capture)
@@ -64,9 +60,7 @@ CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 
 CUresult sim_api_stream_query(CUstream h, bool per_thread)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS && s->last)
@@ -90,9 +84,7 @@ CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags)
 
 CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
@@ -111,9 +103,7 @@ CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 
 CUresult sim_api_capture_begin(CUstream h, bool per_thread, CUstreamCaptureMode mode)
 {
-    CUresult rc = sim_need_ctx();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_ctx);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
@@ -156,60 +146,4 @@ CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus
     if (ndeps)
         *ndeps = 0;
     return rc;
-}
-
-CUresult CUDAAPI cuStreamSynchronize(CUstream h)
-{
-    SIM_ENTER(cuStreamSynchronize);
-    return sim_api_stream_sync(h, false);
-}
-
-CUresult CUDAAPI cuStreamQuery(CUstream h)
-{
-    SIM_ENTER(cuStreamQuery);
-    return sim_api_stream_query(h, false);
-}
-
-CUresult CUDAAPI cuStreamGetFlags(CUstream h, unsigned int *flags)
-{
-    SIM_ENTER(cuStreamGetFlags);
-    return sim_api_stream_flags(h, false, flags);
-}
-
-CUresult CUDAAPI cuLaunchHostFunc(CUstream h, CUhostFn fn, void *data)
-{
-    SIM_ENTER(cuLaunchHostFunc);
-    return sim_api_host_func(h, false, fn, data);
-}
-
-CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode)
-{
-    SIM_ENTER(cuStreamBeginCapture_v2);
-    return sim_api_capture_begin(h, false, mode);
-}
-
-CUresult CUDAAPI cuStreamEndCapture(CUstream h, CUgraph *g)
-{
-    SIM_ENTER(cuStreamEndCapture);
-    return sim_api_capture_end(h, false, g);
-}
-
-CUresult CUDAAPI cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *st)
-{
-    SIM_ENTER(cuStreamIsCapturing);
-    return sim_api_capture_info(h, false, st, NULL, NULL, NULL, NULL, NULL);
-}
-
-CUresult CUDAAPI cuStreamGetCaptureInfo_v3(CUstream h, CUstreamCaptureStatus *st, cuuint64_t *id,
-                                           CUgraph *g, const CUgraphNode **deps,
-                                           const CUgraphEdgeData **edges, size_t *ndeps)
-{
-    SIM_ENTER(cuStreamGetCaptureInfo_v3);
-    return sim_api_capture_info(h, false, st, id, g, deps, edges, ndeps);
-}
-
-CUresult CUDAAPI cuGraphLaunch(CUgraphExec e, CUstream h)
-{
-    SIM_ENTER(cuGraphLaunch);
-    return sim_api_graph_launch(e, h, false);
 }

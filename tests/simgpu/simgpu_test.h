@@ -16,6 +16,46 @@
 #define MIB      ((size_t)1 << 20)
 #define CK(call) assert_int_equal((call), CUDA_SUCCESS)
 
+/* Tests add themselves to their program's one group, which runs them in the order they are
+   defined: SIM_TEST(name) { body } defines static void name(void **state), and main ends with
+   return sim_test_run(NULL). A new test is one function, with no list to keep. */
+#define SIM_TEST_MAX 64
+static struct {
+    struct CMUnitTest v[SIM_TEST_MAX];
+    int line[SIM_TEST_MAX]; /* where each is defined: the run order */
+    size_t n;
+} sim_test_group;
+
+/* Adds test fn, defined at line, to the group, in line order (constructors run in no stated
+   order). Aborts beyond SIM_TEST_MAX tests. */
+static inline void sim_test_add(const char *name, CMUnitTestFunction fn, int line)
+{
+    if (sim_test_group.n == SIM_TEST_MAX)
+        abort();
+    size_t i = sim_test_group.n++;
+    for (; i > 0 && sim_test_group.line[i - 1] > line; i--) {
+        sim_test_group.v[i] = sim_test_group.v[i - 1];
+        sim_test_group.line[i] = sim_test_group.line[i - 1];
+    }
+    sim_test_group.v[i] = (struct CMUnitTest){name, fn, NULL, NULL, NULL};
+    sim_test_group.line[i] = line;
+}
+
+#define SIM_TEST(name)                                                                             \
+    static void name(void **state);                                                                \
+    __attribute__((constructor)) static void name##_add(void)                                      \
+    {                                                                                              \
+        sim_test_add(#name, name, __LINE__);                                                       \
+    }                                                                                              \
+    static void name(void **state)
+
+/* Runs the group after group_setup (NULL: none); cmocka's report names it "tests", as
+   cmocka_run_group_tests(tests, ...) did. */
+static inline int sim_test_run(CMFixtureFunction group_setup)
+{
+    return _cmocka_run_group_tests("tests", sim_test_group.v, sim_test_group.n, group_setup, NULL);
+}
+
 /* Initialises the driver and makes the primary context current. */
 static inline void sim_test_ctx(void)
 {
@@ -23,6 +63,36 @@ static inline void sim_test_ctx(void)
     CK(cuInit(0));
     CK(cuDevicePrimaryCtxRetain(&ctx, 0));
     CK(cuCtxSetCurrent(ctx));
+}
+
+/* A new event with default flags. */
+static inline CUevent sim_test_event(void)
+{
+    CUevent e;
+    CK(cuEventCreate(&e, 0));
+    return e;
+}
+
+/* Virtual microseconds from a to b, once b has completed. */
+static inline double sim_test_elapsed_us(CUevent a, CUevent b)
+{
+    float ms;
+    CK(cuEventSynchronize(b));
+    CK(cuEventElapsedTime(&ms, a, b));
+    return ms * 1000.0;
+}
+
+/* Number of the n words at va that are not seed + i (read with a synchronous copy). */
+static inline size_t sim_test_wrong_words(CUdeviceptr va, size_t n, uint32_t seed)
+{
+    uint32_t *w = malloc(n * 4);
+    assert_non_null(w);
+    CK(cuMemcpyDtoH(w, va, n * 4));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += w[i] != seed + (uint32_t)i;
+    free(w);
+    return bad;
 }
 
 static inline struct simgpu_stats sim_test_stats(void)

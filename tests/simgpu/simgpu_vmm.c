@@ -39,9 +39,7 @@ CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t align
                                      CUdeviceptr addr, unsigned long long flags)
 {
     SIM_ENTER(cuMemAddressReserve);
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     if (!out || size == 0 || !granular(size) || flags || (alignment & (alignment - 1)))
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t align = alignment > SIM_GRANULE ? alignment : SIM_GRANULE;
@@ -95,9 +93,7 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
                              const CUmemAllocationProp *prop, unsigned long long flags)
 {
     SIM_ENTER(cuMemCreate);
-    CUresult rc = sim_need_init();
-    if (rc != CUDA_SUCCESS)
-        return rc;
+    SIM_NEED(sim_need_init);
     bool host = false;
     int dev;
     if (!out || size == 0 || !granular(size) || flags)

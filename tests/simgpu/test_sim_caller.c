@@ -9,7 +9,7 @@
 #define LIB  "libtest_caller"  /* a substring of the library's path only */
 #define PROG "test_sim_caller" /* a substring of this program's path only */
 
-static void test_env_rule_fails_only_the_library_calls(void **state)
+SIM_TEST(test_env_rule_fails_only_the_library_calls)
 {
     (void)state;
     /* SIMGPU_FAIL=cuMemAlloc_v2:2,cuEventCreate:2:sticky, SIMGPU_FAIL_CALLER=LIB */
@@ -38,7 +38,7 @@ static void test_env_rule_fails_only_the_library_calls(void **state)
         CK(cuEventDestroy(e[i]));
 }
 
-static void test_api_restricts_to_the_program(void **state)
+SIM_TEST(test_api_restricts_to_the_program)
 {
     (void)state;
     assert_int_equal(simgpu_fail("cuMemAlloc_v2", 0, 0), 0);
@@ -58,7 +58,7 @@ static void test_api_restricts_to_the_program(void **state)
         CK(cuMemFree(p[i]));
 }
 
-static void test_unknown_caller_never_fails(void **state)
+SIM_TEST(test_unknown_caller_never_fails)
 {
     (void)state;
     assert_int_equal(simgpu_fail_caller("no-such-object.so"), 0);
@@ -98,7 +98,7 @@ static void stats_caller_line(char *line, size_t size)
     unlink(path);
 }
 
-static void test_stats_file_lists_matched_calls(void **state)
+SIM_TEST(test_stats_file_lists_matched_calls)
 {
     (void)state;
     assert_int_equal(simgpu_fail_caller(LIB), 0);
@@ -132,11 +132,5 @@ int main(void)
     setenv("SIMGPU_FAIL_CALLER", LIB, 1);
     setenv("SIMGPU_QUIET", "1", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_env_rule_fails_only_the_library_calls),
-        cmocka_unit_test(test_api_restricts_to_the_program),
-        cmocka_unit_test(test_unknown_caller_never_fails),
-        cmocka_unit_test(test_stats_file_lists_matched_calls),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -19,7 +19,7 @@ static struct simgpu_device_stats dev_stats(int dev)
     return s;
 }
 
-static void test_table(void **state)
+SIM_TEST(test_table)
 {
     (void)state;
     CK(cuInit(0));
@@ -53,7 +53,7 @@ static void test_table(void **state)
     assert_int_equal(cuDeviceCanAccessPeer(&can, 0, 5), CUDA_ERROR_INVALID_DEVICE);
 }
 
-static void test_contexts(void **state)
+SIM_TEST(test_contexts)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1), cur;
@@ -94,7 +94,7 @@ static void test_contexts(void **state)
     assert_ptr_equal(cur, p1);
 }
 
-static void test_memory_per_device(void **state)
+SIM_TEST(test_memory_per_device)
 {
     (void)state;
     CK(cuCtxSetCurrent(primary(1)));
@@ -142,17 +142,7 @@ static CUdeviceptr filled(size_t n, uint32_t seed)
     return p;
 }
 
-static void check_words(CUdeviceptr p, size_t n, uint32_t seed)
-{
-    uint32_t *host = malloc(n * 4);
-    assert_non_null(host);
-    CK(cuMemcpyDtoH(host, p, n * 4));
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(host[i], seed + (uint32_t)i);
-    free(host);
-}
-
-static void test_peer_copies(void **state)
+SIM_TEST(test_peer_copies)
 {
     (void)state;
     const size_t n = 300000;
@@ -166,13 +156,13 @@ static void test_peer_copies(void **state)
     CK(cuMemAlloc(&dst2, n * 4));
     struct simgpu_stats before = sim_test_stats();
     CK(cuMemcpyPeer(dst1, p1, src, p0, n * 4));
-    check_words(dst1, n, 7);
+    assert_int_equal(sim_test_wrong_words(dst1, n, 7), 0);
     /* unified addressing: a plain cuMemcpy between devices is a peer copy too */
     CUstream s;
     CK(cuStreamCreate(&s, 0));
     CK(cuMemcpyAsync(dst2, src, n * 4, s));
     CK(cuStreamSynchronize(s));
-    check_words(dst2, n, 7);
+    assert_int_equal(sim_test_wrong_words(dst2, n, 7), 0);
     struct simgpu_stats after = sim_test_stats();
     assert_int_equal(after.bytes_peer - before.bytes_peer, 2 * n * 4);
     assert_int_equal(after.bytes_d2d, before.bytes_d2d);
@@ -188,7 +178,7 @@ static void test_peer_copies(void **state)
 }
 
 /* A kernel of device 0 may write device 1's memory once peer access is enabled. */
-static void test_peer_kernel(void **state)
+SIM_TEST(test_peer_kernel)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1);
@@ -201,19 +191,19 @@ static void test_peer_kernel(void **state)
     assert_int_equal(cuCtxEnablePeerAccess(p1, 0), CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
     sim_test_launch_fill(NULL, on1, 16, 100);
     CK(cuCtxSynchronize());
-    check_words(on1, 16, 100);
+    assert_int_equal(sim_test_wrong_words(on1, 16, 100), 0);
     CK(cuCtxDisablePeerAccess(p1));
     assert_int_equal(cuCtxDisablePeerAccess(p1), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
     CK(cuCtxSetCurrent(p1));
     /* after device 0's kernels, device 1's own kernels still reach its memory */
     sim_test_launch_fill(NULL, on1, 16, 300);
     CK(cuCtxSynchronize());
-    check_words(on1, 16, 300);
+    assert_int_equal(sim_test_wrong_words(on1, 16, 300), 0);
     CK(cuMemFree(on1));
 }
 
 /* Without peer access the same write is an illegal address, reported like any other. */
-static void test_cross_device_illegal(void **state)
+SIM_TEST(test_cross_device_illegal)
 {
     (void)state;
     CUcontext p0 = primary(0), p1 = primary(1);
@@ -231,13 +221,5 @@ int main(void)
 {
     setenv("SIMGPU_DEVICES", "3", 1);
     setenv("SIMGPU_MEMORY", "64MiB,32MiB", 1);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),
-        cmocka_unit_test(test_contexts),
-        cmocka_unit_test(test_memory_per_device),
-        cmocka_unit_test(test_peer_copies),
-        cmocka_unit_test(test_peer_kernel),
-        cmocka_unit_test(test_cross_device_illegal),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

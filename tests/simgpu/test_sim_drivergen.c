@@ -109,7 +109,7 @@ static void assert_bad_locations_refused(const struct seen *s)
     assert_int_equal(s->create_rc[C_CURRENT], CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_default_is_the_headers_version(void **state)
+SIM_TEST(test_default_is_the_headers_version)
 {
     (void)state;
     struct seen s = run(NULL, "1");
@@ -124,7 +124,7 @@ static void test_default_is_the_headers_version(void **state)
     assert_bad_locations_refused(&s);
 }
 
-static void test_12_9_knows_the_host_vmm_attributes(void **state)
+SIM_TEST(test_12_9_knows_the_host_vmm_attributes)
 {
     (void)state;
     struct seen s = run("12090", "1");
@@ -134,7 +134,7 @@ static void test_12_9_knows_the_host_vmm_attributes(void **state)
     CK(s.create_rc[C_HOST]);
 }
 
-static void test_12_4_has_host_numa_without_attributes(void **state)
+SIM_TEST(test_12_4_has_host_numa_without_attributes)
 {
     (void)state;
     struct seen s = run("12040", "1");
@@ -148,7 +148,7 @@ static void test_12_4_has_host_numa_without_attributes(void **state)
     assert_bad_locations_refused(&s);
 }
 
-static void test_12_0_has_no_host_locations(void **state)
+SIM_TEST(test_12_0_has_no_host_locations)
 {
     (void)state;
     struct seen s = run("12000", "1");
@@ -160,7 +160,7 @@ static void test_12_0_has_no_host_locations(void **state)
     assert_int_equal(s.create_rc[C_HOST], CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_no_host_vmm_on_a_new_driver(void **state)
+SIM_TEST(test_no_host_vmm_on_a_new_driver)
 {
     (void)state;
     struct seen s = run("13000", "0");
@@ -172,7 +172,7 @@ static void test_no_host_vmm_on_a_new_driver(void **state)
     assert_bad_locations_refused(&s);
 }
 
-static void test_no_host_vmm_on_12_4(void **state)
+SIM_TEST(test_no_host_vmm_on_12_4)
 {
     (void)state;
     struct seen s = run("12040", "0");
@@ -180,7 +180,7 @@ static void test_no_host_vmm_on_12_4(void **state)
     assert_int_equal(s.create_rc[C_NUMA0], CUDA_ERROR_NOT_SUPPORTED);
 }
 
-static void test_bad_versions_are_ignored(void **state)
+SIM_TEST(test_bad_versions_are_ignored)
 {
     (void)state;
     const char *bad[] = {"12345", "abc", "9000", "99990", "12040x", ""};
@@ -194,14 +194,5 @@ static void test_bad_versions_are_ignored(void **state)
 int main(void)
 {
     setenv("SIMGPU_QUIET", "1", 1);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_default_is_the_headers_version),
-        cmocka_unit_test(test_12_9_knows_the_host_vmm_attributes),
-        cmocka_unit_test(test_12_4_has_host_numa_without_attributes),
-        cmocka_unit_test(test_12_0_has_no_host_locations),
-        cmocka_unit_test(test_no_host_vmm_on_a_new_driver),
-        cmocka_unit_test(test_no_host_vmm_on_12_4),
-        cmocka_unit_test(test_bad_versions_are_ignored),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -1,7 +1,7 @@
 /* test_sim_fail.c — fault injection (SIMGPU_FAIL and simgpu_fail) and call counting. */
 #include "simgpu_test.h"
 
-static void test_env_rule_fails_the_nth_call_only(void **state)
+SIM_TEST(test_env_rule_fails_the_nth_call_only)
 {
     (void)state;
     /* SIMGPU_FAIL=cuMemAlloc_v2:2 was set before the first driver call */
@@ -15,7 +15,7 @@ static void test_env_rule_fails_the_nth_call_only(void **state)
     CK(cuMemFree(c));
 }
 
-static void test_sticky_rule_fails_from_nth_on(void **state)
+SIM_TEST(test_sticky_rule_fails_from_nth_on)
 {
     (void)state;
     /* SIMGPU_FAIL also held cuEventCreate:2:sticky */
@@ -28,7 +28,7 @@ static void test_sticky_rule_fails_from_nth_on(void **state)
     assert_int_equal(cuEventDestroy(e), CUDA_ERROR_INVALID_HANDLE);
 }
 
-static void test_api_rule_counts_from_next_call(void **state)
+SIM_TEST(test_api_rule_counts_from_next_call)
 {
     (void)state;
     CUmemAllocationProp prop = {0};
@@ -63,10 +63,5 @@ int main(void)
 {
     setenv("SIMGPU_FAIL", "cuMemAlloc_v2:2,cuEventCreate:2:sticky", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_env_rule_fails_the_nth_call_only),
-        cmocka_unit_test(test_sticky_rule_fails_from_nth_on),
-        cmocka_unit_test(test_api_rule_counts_from_next_call),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -2,7 +2,7 @@
  * refuses host locations, while device-located VMM keeps working. */
 #include "simgpu_test.h"
 
-static void test_attributes_report_no_host_vmm(void **state)
+SIM_TEST(test_attributes_report_no_host_vmm)
 {
     (void)state;
     int v = -1;
@@ -17,7 +17,7 @@ static void test_attributes_report_no_host_vmm(void **state)
     assert_int_equal(v, 1);
 }
 
-static void test_host_locations_are_refused(void **state)
+SIM_TEST(test_host_locations_are_refused)
 {
     (void)state;
     const CUmemLocationType host[] = {CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA};
@@ -48,9 +48,5 @@ int main(void)
 {
     setenv("SIMGPU_HOST_VMM", "0", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_attributes_report_no_host_vmm),
-        cmocka_unit_test(test_host_locations_are_refused),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

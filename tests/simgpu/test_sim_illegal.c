@@ -98,19 +98,19 @@ static void forked_child_is_refused(void)
     CHILD_CHECK(cuMemFree(p) == CUDA_SUCCESS, 12); /* the parent carries on */
 }
 
-static void test_unmapped_access_is_sticky_illegal_address(void **state)
+SIM_TEST(test_unmapped_access_is_sticky_illegal_address)
 {
     (void)state;
     assert_int_equal(in_child(unmapped_then_sticky), 0);
 }
 
-static void test_freed_memory_access_is_illegal_address(void **state)
+SIM_TEST(test_freed_memory_access_is_illegal_address)
 {
     (void)state;
     assert_int_equal(in_child(freed_memory), 0);
 }
 
-static void test_fork_child_cannot_use_the_device(void **state)
+SIM_TEST(test_fork_child_cannot_use_the_device)
 {
     (void)state;
     assert_int_equal(in_child(forked_child_is_refused), 0);
@@ -119,10 +119,5 @@ static void test_fork_child_cannot_use_the_device(void **state)
 int main(void)
 {
     setenv("SIMGPU_QUIET", "1", 1);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unmapped_access_is_sticky_illegal_address),
-        cmocka_unit_test(test_freed_memory_access_is_illegal_address),
-        cmocka_unit_test(test_fork_child_cannot_use_the_device),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

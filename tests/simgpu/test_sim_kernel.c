@@ -46,7 +46,7 @@ static CUfunction struct_fn(void)
     return simgpu_register("fill_struct", k_fill_struct, 2, sizes);
 }
 
-static void test_param_layout(void **state)
+SIM_TEST(test_param_layout)
 {
     (void)state;
     static const size_t sizes[] = {4, 16, 1, 12, 8};
@@ -76,7 +76,7 @@ static void check_filled(CUdeviceptr d, uint32_t n, uint32_t scale, uint32_t see
         assert_int_equal(out[i], scale * (seed + i));
 }
 
-static void test_launch_forms_pass_struct_params(void **state)
+SIM_TEST(test_launch_forms_pass_struct_params)
 {
     (void)state;
     CUdeviceptr d;
@@ -115,30 +115,7 @@ static void test_launch_forms_pass_struct_params(void **state)
     CK(cuMemFree(d));
 }
 
-/* A kernel may read any amount of host-located memory through the link: 600 granules (1.2 GiB,
-   more than the 256 an earlier table held) read by one kernel are all legal, each one page. */
-static void test_zero_copy_of_many_granules(void **state)
-{
-    (void)state;
-    size_t n = 600;
-    CUmemGenericAllocationHandle h;
-    CUdeviceptr va = sim_test_vmm(n * 2 * MIB, CU_MEM_LOCATION_TYPE_HOST, &h);
-    static const size_t sizes[] = {8, 8};
-    CUfunction f = simgpu_register("touch_granules", k_touch_granules, 2, sizes);
-    struct simgpu_stats before = sim_test_stats();
-    void *args[] = {&va, &n};
-    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
-    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
-    CK(cuCtxSynchronize());
-    struct simgpu_stats after = sim_test_stats();
-    assert_int_equal(after.illegal_accesses - before.illegal_accesses, 0);
-    assert_int_equal(after.zero_copy_pages - before.zero_copy_pages, 2 * n);
-    uint32_t word;
-    CK(cuMemcpyDtoH(&word, va + (n - 1) * 2 * MIB + 7 * 4, 4));
-    assert_int_equal(word, 2); /* both kernels wrote the last granule */
-}
-
-static void test_zero_copy_pages_counted_and_timed(void **state)
+SIM_TEST(test_zero_copy_pages_counted_and_timed)
 {
     (void)state;
     CUmemGenericAllocationHandle h;
@@ -175,7 +152,30 @@ static void test_zero_copy_pages_counted_and_timed(void **state)
     CK(cuEventDestroy(b));
 }
 
-static void test_capture_and_graph_replay(void **state)
+/* A kernel may read any amount of host-located memory through the link: 600 granules (1.2 GiB,
+   more than the 256 an earlier table held) read by one kernel are all legal, each one page. */
+SIM_TEST(test_zero_copy_of_many_granules)
+{
+    (void)state;
+    size_t n = 600;
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va = sim_test_vmm(n * 2 * MIB, CU_MEM_LOCATION_TYPE_HOST, &h);
+    static const size_t sizes[] = {8, 8};
+    CUfunction f = simgpu_register("touch_granules", k_touch_granules, 2, sizes);
+    struct simgpu_stats before = sim_test_stats();
+    void *args[] = {&va, &n};
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL));
+    CK(cuCtxSynchronize());
+    struct simgpu_stats after = sim_test_stats();
+    assert_int_equal(after.illegal_accesses - before.illegal_accesses, 0);
+    assert_int_equal(after.zero_copy_pages - before.zero_copy_pages, 2 * n);
+    uint32_t word;
+    CK(cuMemcpyDtoH(&word, va + (n - 1) * 2 * MIB + 7 * 4, 4));
+    assert_int_equal(word, 2); /* both kernels wrote the last granule */
+}
+
+SIM_TEST(test_capture_and_graph_replay)
 {
     (void)state;
     CUstream s;
@@ -232,7 +232,7 @@ static void per_thread_launch(CUdeviceptr d, uint32_t seed)
     CK(((sync_fn)fn)(NULL));
 }
 
-static void test_per_thread_stream_variant_runs(void **state)
+SIM_TEST(test_per_thread_stream_variant_runs)
 {
     (void)state;
     CUdeviceptr d;
@@ -247,13 +247,5 @@ static void test_per_thread_stream_variant_runs(void **state)
 int main(void)
 {
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_param_layout),
-        cmocka_unit_test(test_launch_forms_pass_struct_params),
-        cmocka_unit_test(test_zero_copy_pages_counted_and_timed),
-        cmocka_unit_test(test_zero_copy_of_many_granules),
-        cmocka_unit_test(test_capture_and_graph_replay),
-        cmocka_unit_test(test_per_thread_stream_variant_runs),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

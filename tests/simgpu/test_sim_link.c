@@ -21,21 +21,6 @@ static void k_nop(void **p)
     (void)p;
 }
 
-static CUevent ev(void)
-{
-    CUevent e;
-    CK(cuEventCreate(&e, 0));
-    return e;
-}
-
-static double elapsed_us(CUevent a, CUevent b)
-{
-    float ms;
-    CK(cuEventSynchronize(b));
-    CK(cuEventElapsedTime(&ms, a, b));
-    return ms * 1000.0;
-}
-
 /* Microseconds to move bytes at rate (GB/s = 1e3 bytes/us). */
 static double at(double bytes, double gbps)
 {
@@ -66,27 +51,27 @@ static int setup(void **state)
     return 0;
 }
 
-static void test_each_direction_alone_runs_at_its_full_rate(void **state)
+SIM_TEST(test_each_direction_alone_runs_at_its_full_rate)
 {
     (void)state;
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
     CK(cuEventRecord(b, up));
-    assert_us(elapsed_us(a, b), at((double)n, FULL_H2D));
+    assert_us(sim_test_elapsed_us(a, b), at((double)n, FULL_H2D));
     CK(cuEventRecord(a, down));
     CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
     CK(cuEventRecord(b, down));
-    assert_us(elapsed_us(a, b), at((double)n, FULL_D2H));
+    assert_us(sim_test_elapsed_us(a, b), at((double)n, FULL_D2H));
 }
 
 /* A device-to-host copy of half the bytes is placed first; the host-to-device copy starting
    with it runs at the both-busy rate while it lasts, then at its full rate. */
-static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
+SIM_TEST(test_overlapped_part_runs_at_the_both_busy_rate)
 {
     (void)state;
-    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -95,9 +80,9 @@ static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
     CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
     CK(cuEventRecord(h_end, up));
     double d_us = at((double)n / 2, FULL_D2H);
-    assert_us(elapsed_us(a, d_end), d_us);
+    assert_us(sim_test_elapsed_us(a, d_end), d_us);
     double h_us = fluid((double)n, FULL_H2D, BOTH_H2D, 0, d_us);
-    assert_us(elapsed_us(a, h_end), h_us);
+    assert_us(sim_test_elapsed_us(a, h_end), h_us);
     /* the figures are not those of a plain duplex link, nor of a shared one */
     assert_true(h_us > at((double)n, FULL_H2D) + 1);
     assert_true(h_us < at((double)n, FULL_H2D) + d_us - 1);
@@ -105,12 +90,12 @@ static void test_overlapped_part_runs_at_the_both_busy_rate(void **state)
 
 /* The other direction starts part-way: the rate drops when it starts and rises when it stops.
    The device-to-host copy waits behind a 200 us kernel and is submitted first. */
-static void test_rate_changes_where_the_other_direction_starts_and_stops(void **state)
+SIM_TEST(test_rate_changes_where_the_other_direction_starts_and_stops)
 {
     (void)state;
     CUfunction k = simgpu_register("k200", k_nop, 0, NULL);
     simgpu_set_cost(k, 200.0);
-    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -120,16 +105,17 @@ static void test_rate_changes_where_the_other_direction_starts_and_stops(void **
     CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
     CK(cuEventRecord(h_end, up));
     double d_us = at((double)n / 4, FULL_D2H);
-    assert_us(elapsed_us(a, d_end), 200.0 + d_us);
-    assert_us(elapsed_us(a, h_end), fluid((double)n, FULL_H2D, BOTH_H2D, 200.0, 200.0 + d_us));
+    assert_us(sim_test_elapsed_us(a, d_end), 200.0 + d_us);
+    assert_us(sim_test_elapsed_us(a, h_end),
+              fluid((double)n, FULL_H2D, BOTH_H2D, 200.0, 200.0 + d_us));
 }
 
 /* The copy submitted second is slowed by the first; the first keeps its times (the rule that
    keeps virtual time deterministic, simgpu_link.c). */
-static void test_the_later_copy_is_slowed_by_the_earlier_one(void **state)
+SIM_TEST(test_the_later_copy_is_slowed_by_the_earlier_one)
 {
     (void)state;
-    CUevent a = ev(), d_end = ev(), h_end = ev();
+    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -138,16 +124,16 @@ static void test_the_later_copy_is_slowed_by_the_earlier_one(void **state)
     CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
     CK(cuEventRecord(d_end, down));
     double h_us = at((double)n / 2, FULL_H2D);
-    assert_us(elapsed_us(a, h_end), h_us);
-    assert_us(elapsed_us(a, d_end), fluid((double)n, FULL_D2H, BOTH_D2H, 0, h_us));
+    assert_us(sim_test_elapsed_us(a, h_end), h_us);
+    assert_us(sim_test_elapsed_us(a, d_end), fluid((double)n, FULL_D2H, BOTH_D2H, 0, h_us));
 }
 
 /* Copies of one direction still queue on their engine: two host-to-device copies on two
    streams run one after the other at the full rate. */
-static void test_one_direction_still_queues(void **state)
+SIM_TEST(test_one_direction_still_queues)
 {
     (void)state;
-    CUevent a = ev(), b = ev(), c = ev();
+    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -156,7 +142,7 @@ static void test_one_direction_still_queues(void **state)
     CK(cuEventRecord(c, up));
     CK(cuStreamWaitEvent(down, c, 0));
     CK(cuEventRecord(b, down));
-    assert_us(elapsed_us(a, b), 2 * at((double)n, FULL_H2D));
+    assert_us(sim_test_elapsed_us(a, b), 2 * at((double)n, FULL_H2D));
 }
 
 int main(void)
@@ -166,12 +152,5 @@ int main(void)
     setenv("SIMGPU_LINK_BOTH_GBPS", "11,20", 1);
     unsetenv("SIMGPU_LINK_SHARED");
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_each_direction_alone_runs_at_its_full_rate),
-        cmocka_unit_test(test_overlapped_part_runs_at_the_both_busy_rate),
-        cmocka_unit_test(test_rate_changes_where_the_other_direction_starts_and_stops),
-        cmocka_unit_test(test_the_later_copy_is_slowed_by_the_earlier_one),
-        cmocka_unit_test(test_one_direction_still_queues),
-    };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return sim_test_run(setup);
 }

@@ -37,21 +37,6 @@ static void vmm_free(struct buf b)
     CK(cuMemAddressFree(b.va, b.size));
 }
 
-static CUevent ev(void)
-{
-    CUevent e;
-    CK(cuEventCreate(&e, 0));
-    return e;
-}
-
-static double elapsed_us(CUevent a, CUevent b)
-{
-    float ms;
-    CK(cuEventSynchronize(b));
-    CK(cuEventElapsedTime(&ms, a, b));
-    return ms * 1000.0;
-}
-
 /* Writes seed + i to the n words at va, through a synchronous copy. */
 static void put_words(CUdeviceptr va, size_t n, uint32_t seed)
 {
@@ -63,37 +48,24 @@ static void put_words(CUdeviceptr va, size_t n, uint32_t seed)
     free(w);
 }
 
-/* Checks that the n words at va are seed + i. */
-static void check_words(CUdeviceptr va, size_t n, uint32_t seed)
-{
-    uint32_t *w = malloc(n * 4);
-    assert_non_null(w);
-    CK(cuMemcpyDtoH(w, va, n * 4));
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += w[i] != seed + (uint32_t)i;
-    free(w);
-    assert_int_equal(bad, 0);
-}
-
 /* Virtual time of one copy issued alone on a fresh non-blocking stream. */
 static double timed_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 {
     CUstream s;
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, s));
     CK(cuMemcpyDtoDAsync(dst, src, n, s));
     CK(cuEventRecord(b, s));
-    double us = elapsed_us(a, b);
+    double us = sim_test_elapsed_us(a, b);
     CK(cuStreamDestroy(s));
     CK(cuEventDestroy(a));
     CK(cuEventDestroy(b));
     return us;
 }
 
-static void test_device_to_host_backed_runs_d2h(void **state)
+SIM_TEST(test_device_to_host_backed_runs_d2h)
 {
     (void)state;
     struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -106,7 +78,7 @@ static void test_device_to_host_backed_runs_d2h(void **state)
     assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
     assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
     assert_int_equal(s1.copies - s0.copies, 1);
-    check_words(host.va, BIG / 4, 11);
+    assert_int_equal(sim_test_wrong_words(host.va, BIG / 4, 11), 0);
     /* cuMemcpyAsync (unified addressing) classifies the same way */
     CUstream st;
     CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
@@ -118,7 +90,7 @@ static void test_device_to_host_backed_runs_d2h(void **state)
     vmm_free(host);
 }
 
-static void test_host_backed_to_device_runs_h2d(void **state)
+SIM_TEST(test_host_backed_to_device_runs_h2d)
 {
     (void)state;
     struct buf dev = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -130,12 +102,12 @@ static void test_host_backed_to_device_runs_h2d(void **state)
     assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, BIG);
     assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
     assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
-    check_words(dev.va, BIG / 4, 22);
+    assert_int_equal(sim_test_wrong_words(dev.va, BIG / 4, 22), 0);
     vmm_free(dev);
     vmm_free(host);
 }
 
-static void test_host_backed_to_host_backed_uses_no_engine(void **state)
+SIM_TEST(test_host_backed_to_host_backed_uses_no_engine)
 {
     (void)state;
     struct buf a = vmm(4 * MIB, CU_MEM_LOCATION_TYPE_HOST);
@@ -147,19 +119,19 @@ static void test_host_backed_to_host_backed_uses_no_engine(void **state)
     assert_int_equal(s1.bytes_h2d + s1.bytes_d2h + s1.bytes_d2d,
                      s0.bytes_h2d + s0.bytes_d2h + s0.bytes_d2d);
     assert_int_equal(s1.copies - s0.copies, 1);
-    check_words(b.va, MIB, 33);
+    assert_int_equal(sim_test_wrong_words(b.va, MIB, 33), 0);
     /* pinned host memory into a host-backed address: host to host as well */
     void *pinned;
     CK(cuMemHostAlloc(&pinned, 2 * MIB, 0));
     memset(pinned, 0x5a, 2 * MIB);
     CUstream s;
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CUevent e0 = ev(), e1 = ev();
+    CUevent e0 = sim_test_event(), e1 = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(e0, s));
     CK(cuMemcpyHtoDAsync(a.va, pinned, 2 * MIB, s));
     CK(cuEventRecord(e1, s));
-    assert_us(elapsed_us(e0, e1), 0.0);
+    assert_us(sim_test_elapsed_us(e0, e1), 0.0);
     assert_int_equal(sim_test_stats().bytes_h2d, s1.bytes_h2d);
     unsigned char probe[2];
     CK(cuMemcpyDtoH(probe, a.va + 2 * MIB - 1, 2)); /* last copied byte, first untouched */
@@ -171,7 +143,7 @@ static void test_host_backed_to_host_backed_uses_no_engine(void **state)
     vmm_free(b);
 }
 
-static void test_device_to_device_stays_on_compute(void **state)
+SIM_TEST(test_device_to_device_stays_on_compute)
 {
     (void)state;
     struct buf a = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE), b = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE);
@@ -182,7 +154,7 @@ static void test_device_to_device_stays_on_compute(void **state)
     assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, BIG);
     assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
     assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
-    check_words(b.va, BIG / 4, 44);
+    assert_int_equal(sim_test_wrong_words(b.va, BIG / 4, 44), 0);
     vmm_free(a);
     vmm_free(b);
 }
@@ -194,7 +166,7 @@ static double two_streams(CUdeviceptr d1, CUdeviceptr s1, CUdeviceptr d2, CUdevi
     CUstream one, two;
     CK(cuStreamCreate(&one, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&two, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev(), c = ev();
+    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, one));
     CK(cuStreamWaitEvent(two, a, 0));
@@ -203,13 +175,13 @@ static double two_streams(CUdeviceptr d1, CUdeviceptr s1, CUdeviceptr d2, CUdevi
     CK(cuEventRecord(c, one));
     CK(cuStreamWaitEvent(two, c, 0));
     CK(cuEventRecord(b, two));
-    double us = elapsed_us(a, b);
+    double us = sim_test_elapsed_us(a, b);
     CK(cuStreamDestroy(one));
     CK(cuStreamDestroy(two));
     return us;
 }
 
-static void test_eviction_and_restore_overlap_on_two_streams(void **state)
+SIM_TEST(test_eviction_and_restore_overlap_on_two_streams)
 {
     (void)state;
     struct buf dev1 = vmm(BIG, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -225,8 +197,8 @@ static void test_eviction_and_restore_overlap_on_two_streams(void **state)
     struct simgpu_stats s1 = sim_test_stats();
     assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, BIG);
     assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, BIG);
-    check_words(host1.va, BIG / 4, 55);
-    check_words(dev2.va, BIG / 4, 66);
+    assert_int_equal(sim_test_wrong_words(host1.va, BIG / 4, 55), 0);
+    assert_int_equal(sim_test_wrong_words(dev2.va, BIG / 4, 66), 0);
     /* two evictions at once share the one D2H engine: serialised */
     us = two_streams(host1.va, dev1.va, host2.va, dev2.va, BIG);
     assert_us(us, 2 * BIG / (D2H_GBPS * 1e3));
@@ -236,7 +208,7 @@ static void test_eviction_and_restore_overlap_on_two_streams(void **state)
     vmm_free(host2);
 }
 
-static void test_eviction_shares_d2h_engine_with_dtoh(void **state)
+SIM_TEST(test_eviction_shares_d2h_engine_with_dtoh)
 {
     (void)state;
     struct buf dev = vmm(8 * MIB, CU_MEM_LOCATION_TYPE_DEVICE),
@@ -246,7 +218,7 @@ static void test_eviction_shares_d2h_engine_with_dtoh(void **state)
     CUstream one, two;
     CK(cuStreamCreate(&one, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&two, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev(), c = ev();
+    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, one));
     CK(cuStreamWaitEvent(two, a, 0));
@@ -255,7 +227,7 @@ static void test_eviction_shares_d2h_engine_with_dtoh(void **state)
     CK(cuEventRecord(c, one));
     CK(cuStreamWaitEvent(two, c, 0));
     CK(cuEventRecord(b, two));
-    assert_us(elapsed_us(a, b), 2 * 8 * MIB / (D2H_GBPS * 1e3));
+    assert_us(sim_test_elapsed_us(a, b), 2 * 8 * MIB / (D2H_GBPS * 1e3));
     CK(cuStreamDestroy(one));
     CK(cuStreamDestroy(two));
     CK(cuMemFreeHost(pinned));
@@ -295,7 +267,7 @@ static void mixed_free(CUdeviceptr va, CUmemGenericAllocationHandle hd,
     CK(cuMemAddressFree(va, 4 * MIB));
 }
 
-static void test_copy_across_locations_splits_by_piece(void **state)
+SIM_TEST(test_copy_across_locations_splits_by_piece)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
@@ -309,7 +281,7 @@ static void test_copy_across_locations_splits_by_piece(void **state)
     assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 2 * MIB);
     assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 2 * MIB);
     assert_int_equal(s1.copies - s0.copies, 2);
-    check_words(va, MIB, 77);
+    assert_int_equal(sim_test_wrong_words(va, MIB, 77), 0);
     /* back, at odd offsets: the host-located piece crosses the link host to device */
     put_words(va, MIB, 99);
     size_t n = 4 * MIB - 2, half = 2 * MIB - 1;
@@ -331,7 +303,7 @@ static void test_copy_across_locations_splits_by_piece(void **state)
     mixed_free(va, hd, hh);
 }
 
-static void test_async_pageable_source_is_snapshot_per_piece(void **state)
+SIM_TEST(test_async_pageable_source_is_snapshot_per_piece)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
@@ -346,7 +318,7 @@ static void test_async_pageable_source_is_snapshot_per_piece(void **state)
     CK(cuMemcpyHtoDAsync(va, w, 4 * MIB, s));
     memset(w, 0xee, 4 * MIB); /* the copy took its snapshot before returning */
     CK(cuStreamSynchronize(s));
-    check_words(va, MIB, 88);
+    assert_int_equal(sim_test_wrong_words(va, MIB, 88), 0);
     /* the device half came over H2D; the host half uses no engine */
     assert_int_equal(sim_test_stats().bytes_h2d - s0.bytes_h2d, 2 * MIB);
     CK(cuStreamDestroy(s));
@@ -354,21 +326,21 @@ static void test_async_pageable_source_is_snapshot_per_piece(void **state)
     mixed_free(va, hd, hh);
 }
 
-static void test_memset_into_host_backed_costs_link_time(void **state)
+SIM_TEST(test_memset_into_host_backed_costs_link_time)
 {
     (void)state;
     CUmemGenericAllocationHandle hd, hh;
     CUdeviceptr va = mixed(&hd, &hh);
     CUstream s;
     CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     struct simgpu_stats s0 = sim_test_stats();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, s));
     CK(cuMemsetD32Async(va, 0xabcd1234u, MIB, s));
     CK(cuEventRecord(b, s));
     double want = 2 * MIB / (DEV_GBPS * 1e3) + 2 * MIB / (H2D_GBPS * 1e3);
-    assert_us(elapsed_us(a, b), want);
+    assert_us(sim_test_elapsed_us(a, b), want);
     struct simgpu_stats s1 = sim_test_stats();
     assert_int_equal(s1.bytes_h2d + s1.bytes_d2h + s1.bytes_d2d,
                      s0.bytes_h2d + s0.bytes_d2h + s0.bytes_d2d);
@@ -388,16 +360,5 @@ int main(void)
     setenv("SIMGPU_D2H_GBPS", "25", 1);
     setenv("SIMGPU_DEVICE_GBPS", "2000", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_device_to_host_backed_runs_d2h),
-        cmocka_unit_test(test_host_backed_to_device_runs_h2d),
-        cmocka_unit_test(test_host_backed_to_host_backed_uses_no_engine),
-        cmocka_unit_test(test_device_to_device_stays_on_compute),
-        cmocka_unit_test(test_eviction_and_restore_overlap_on_two_streams),
-        cmocka_unit_test(test_eviction_shares_d2h_engine_with_dtoh),
-        cmocka_unit_test(test_copy_across_locations_splits_by_piece),
-        cmocka_unit_test(test_async_pageable_source_is_snapshot_per_piece),
-        cmocka_unit_test(test_memset_into_host_backed_costs_link_time),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -8,7 +8,7 @@
 
 #define CAPACITY (64 * MIB)
 
-static void test_alias_same_bytes(void **state)
+SIM_TEST(test_alias_same_bytes)
 {
     (void)state;
     CUmemGenericAllocationHandle h;
@@ -31,7 +31,7 @@ static void test_alias_same_bytes(void **state)
     CK(cuMemAddressFree(b, 2 * MIB));
 }
 
-static void test_data_survives_remap_device_to_host_and_back(void **state)
+SIM_TEST(test_data_survives_remap_device_to_host_and_back)
 {
     (void)state;
     CUmemGenericAllocationHandle dev, host, dev2;
@@ -73,7 +73,7 @@ static void test_data_survives_remap_device_to_host_and_back(void **state)
     CK(cuMemAddressFree(t2, 2 * MIB));
 }
 
-static void test_capacity_enforced_and_reported(void **state)
+SIM_TEST(test_capacity_enforced_and_reported)
 {
     (void)state;
     size_t free0, total;
@@ -111,7 +111,7 @@ static void test_capacity_enforced_and_reported(void **state)
     assert_int_equal(free1, free0);
 }
 
-static void test_free_host_waits_for_queued_copies(void **state)
+SIM_TEST(test_free_host_waits_for_queued_copies)
 {
     (void)state;
     enum { COPIES = 64 };
@@ -132,7 +132,7 @@ static void test_free_host_waits_for_queued_copies(void **state)
     CK(cuMemFree(d));
 }
 
-static void test_small_allocations_round_to_pages(void **state)
+SIM_TEST(test_small_allocations_round_to_pages)
 {
     (void)state;
     size_t before = sim_test_stats().device_bytes;
@@ -151,7 +151,7 @@ static void test_small_allocations_round_to_pages(void **state)
     assert_int_equal(cuMemFree(b), CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_vmm_rules(void **state)
+SIM_TEST(test_vmm_rules)
 {
     (void)state;
     size_t g;
@@ -181,7 +181,7 @@ static void test_vmm_rules(void **state)
     CK(cuMemAddressFree(va, 8 * MIB));
 }
 
-static void test_device_attributes(void **state)
+SIM_TEST(test_device_attributes)
 {
     (void)state;
     int v;
@@ -201,7 +201,7 @@ static void test_device_attributes(void **state)
     assert_int_equal(count, 1);
 }
 
-static void test_async_alloc_free_in_stream_order(void **state)
+SIM_TEST(test_async_alloc_free_in_stream_order)
 {
     (void)state;
     CUstream s;
@@ -230,7 +230,7 @@ static void CUDA_CB wait_gate(void *gate)
         sched_yield();
 }
 
-static void test_async_free_is_reused_in_stream_order(void **state)
+SIM_TEST(test_async_free_is_reused_in_stream_order)
 {
     (void)state;
     CUstream s, other;
@@ -263,7 +263,7 @@ static void test_async_free_is_reused_in_stream_order(void **state)
     CK(cuStreamDestroy(other));
 }
 
-static void test_pinned_host_memory(void **state)
+SIM_TEST(test_pinned_host_memory)
 {
     (void)state;
     void *h;
@@ -284,17 +284,5 @@ int main(void)
 {
     setenv("SIMGPU_MEMORY", "64MiB", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_alias_same_bytes),
-        cmocka_unit_test(test_data_survives_remap_device_to_host_and_back),
-        cmocka_unit_test(test_capacity_enforced_and_reported),
-        cmocka_unit_test(test_free_host_waits_for_queued_copies),
-        cmocka_unit_test(test_small_allocations_round_to_pages),
-        cmocka_unit_test(test_vmm_rules),
-        cmocka_unit_test(test_device_attributes),
-        cmocka_unit_test(test_async_alloc_free_in_stream_order),
-        cmocka_unit_test(test_async_free_is_reused_in_stream_order),
-        cmocka_unit_test(test_pinned_host_memory),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

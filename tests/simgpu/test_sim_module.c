@@ -39,7 +39,7 @@ static uint32_t read_word(CUdeviceptr d)
     return v;
 }
 
-static void test_handle_reused_with_new_layout(void **state)
+SIM_TEST(test_handle_reused_with_new_layout)
 {
     (void)state;
     register_kernels();
@@ -79,7 +79,7 @@ static void test_handle_reused_with_new_layout(void **state)
     CK(cuMemFree(d));
 }
 
-static void test_bad_images_and_names(void **state)
+SIM_TEST(test_bad_images_and_names)
 {
     (void)state;
     register_kernels();
@@ -102,7 +102,7 @@ static void test_bad_images_and_names(void **state)
     assert_int_equal(cuModuleGetFunction(&f, m, "k_ptr_int"), CUDA_ERROR_INVALID_HANDLE);
 }
 
-static void test_module_from_file(void **state)
+SIM_TEST(test_module_from_file)
 {
     (void)state;
     register_kernels();
@@ -122,7 +122,7 @@ static void test_module_from_file(void **state)
     assert_int_equal(cuModuleLoad(&m, path), CUDA_ERROR_FILE_NOT_FOUND);
 }
 
-static void test_library_kernels(void **state)
+SIM_TEST(test_library_kernels)
 {
     (void)state;
     register_kernels();
@@ -147,7 +147,7 @@ static void test_library_kernels(void **state)
     CK(cuModuleUnload(m));
 }
 
-static void test_entry_points_found(void **state)
+SIM_TEST(test_entry_points_found)
 {
     (void)state;
     static const char *const names[] = {
@@ -164,12 +164,5 @@ static void test_entry_points_found(void **state)
 int main(void)
 {
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_handle_reused_with_new_layout),
-        cmocka_unit_test(test_bad_images_and_names),
-        cmocka_unit_test(test_module_from_file),
-        cmocka_unit_test(test_library_kernels),
-        cmocka_unit_test(test_entry_points_found),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

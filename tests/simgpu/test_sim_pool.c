@@ -32,7 +32,7 @@ static CUdeviceptr freed_on_a(void)
     return p;
 }
 
-static void test_attributes_default_on_and_settable(void **state)
+SIM_TEST(test_attributes_default_on_and_settable)
 {
     (void)state;
     int v = -1;
@@ -52,7 +52,7 @@ static void test_attributes_default_on_and_settable(void **state)
                      CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_same_stream_reuses_at_once(void **state)
+SIM_TEST(test_same_stream_reuses_at_once)
 {
     (void)state;
     set_reuse(0, 0);
@@ -64,7 +64,7 @@ static void test_same_stream_reuses_at_once(void **state)
     set_reuse(1, 1);
 }
 
-static void test_other_stream_waits_for_the_free(void **state)
+SIM_TEST(test_other_stream_waits_for_the_free)
 {
     (void)state;
     CUdeviceptr p = freed_on_a(), fresh, q;
@@ -84,7 +84,7 @@ static void test_other_stream_waits_for_the_free(void **state)
     CK(cuCtxSynchronize());
 }
 
-static void test_opportunistic_off_keeps_it_from_other_streams(void **state)
+SIM_TEST(test_opportunistic_off_keeps_it_from_other_streams)
 {
     (void)state;
     set_reuse(0, 0);
@@ -98,7 +98,7 @@ static void test_opportunistic_off_keeps_it_from_other_streams(void **state)
     set_reuse(1, 1);
 }
 
-static void test_event_dependency_allows_reuse_before_completion(void **state)
+SIM_TEST(test_event_dependency_allows_reuse_before_completion)
 {
     (void)state;
     set_reuse(1, 0);
@@ -128,7 +128,7 @@ static void test_event_dependency_allows_reuse_before_completion(void **state)
     set_reuse(1, 1);
 }
 
-static void test_synchronize_gives_memory_back(void **state)
+SIM_TEST(test_synchronize_gives_memory_back)
 {
     (void)state;
     CK(cuCtxSynchronize());
@@ -145,13 +145,5 @@ static void test_synchronize_gives_memory_back(void **state)
 int main(void)
 {
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_attributes_default_on_and_settable),
-        cmocka_unit_test(test_same_stream_reuses_at_once),
-        cmocka_unit_test(test_other_stream_waits_for_the_free),
-        cmocka_unit_test(test_opportunistic_off_keeps_it_from_other_streams),
-        cmocka_unit_test(test_event_dependency_allows_reuse_before_completion),
-        cmocka_unit_test(test_synchronize_gives_memory_back),
-    };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return sim_test_run(setup);
 }

@@ -12,7 +12,7 @@ static void *proc(const char *name, int version, cuuint64_t flags, CUresult *rc,
     return fn;
 }
 
-static void test_flags_pick_the_variant(void **state)
+SIM_TEST(test_flags_pick_the_variant)
 {
     (void)state;
     CUresult rc;
@@ -43,7 +43,7 @@ static void test_flags_pick_the_variant(void **state)
     dlclose(lib);
 }
 
-static void test_versions_and_unknown_names(void **state)
+SIM_TEST(test_versions_and_unknown_names)
 {
     (void)state;
     CUresult rc;
@@ -64,7 +64,7 @@ static void test_versions_and_unknown_names(void **state)
     assert_null(table);
 }
 
-static void test_per_thread_null_stream_is_not_the_legacy_stream(void **state)
+SIM_TEST(test_per_thread_null_stream_is_not_the_legacy_stream)
 {
     (void)state;
     /* a NULL stream given to a _ptsz entry is the thread's own stream:
@@ -89,7 +89,7 @@ static struct {
     CUcontext current;
 } early;
 
-static void test_calls_need_init_and_context(void **state)
+SIM_TEST(test_calls_need_init_and_context)
 {
     (void)state;
     assert_int_equal(early.alloc_before_init, CUDA_ERROR_NOT_INITIALIZED);
@@ -111,11 +111,5 @@ int main(void)
     early.current = (CUcontext)&p;
     early.ctx_without_ctx = cuCtxGetCurrent(&early.current);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_flags_pick_the_variant),
-        cmocka_unit_test(test_versions_and_unknown_names),
-        cmocka_unit_test(test_per_thread_null_stream_is_not_the_legacy_stream),
-        cmocka_unit_test(test_calls_need_init_and_context),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

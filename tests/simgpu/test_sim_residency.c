@@ -28,19 +28,6 @@ static unsigned long long access_of(CUdeviceptr va)
     return flags;
 }
 
-/* Number of the n words at va that are not seed + i. */
-static size_t wrong_words(CUdeviceptr va, size_t n, uint32_t seed)
-{
-    uint32_t *w = malloc(n * 4);
-    assert_non_null(w);
-    CK(cuMemcpyDtoH(w, va, n * 4));
-    size_t bad = 0;
-    for (size_t i = 0; i < n; i++)
-        bad += w[i] != seed + (uint32_t)i;
-    free(w);
-    return bad;
-}
-
 static size_t free_bytes(void)
 {
     size_t f, total;
@@ -49,7 +36,7 @@ static size_t free_bytes(void)
     return f;
 }
 
-static void test_mem_get_info_counts_device_located_memory(void **state)
+SIM_TEST(test_mem_get_info_counts_device_located_memory)
 {
     (void)state;
     size_t f0 = free_bytes();
@@ -71,7 +58,7 @@ static void test_mem_get_info_counts_device_located_memory(void **state)
     assert_int_equal(sim_test_stats().host_mapped_bytes, 0);
 }
 
-static void test_granularity_is_2mib_for_every_location(void **state)
+SIM_TEST(test_granularity_is_2mib_for_every_location)
 {
     (void)state;
     const CUmemLocationType where[] = {CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST,
@@ -94,7 +81,7 @@ static void test_granularity_is_2mib_for_every_location(void **state)
                      CUDA_ERROR_INVALID_VALUE);
 }
 
-static void test_set_access_spans_several_mappings(void **state)
+SIM_TEST(test_set_access_spans_several_mappings)
 {
     (void)state;
     CUmemGenericAllocationHandle a = create(2 * MIB, CU_MEM_LOCATION_TYPE_DEVICE);
@@ -116,13 +103,13 @@ static void test_set_access_spans_several_mappings(void **state)
     assert_int_equal(s1.illegal_accesses, s0.illegal_accesses);
     assert_int_equal(s1.zero_copy_kernels - s0.zero_copy_kernels, 1);
     assert_int_equal(s1.zero_copy_pages - s0.zero_copy_pages, 4 * MIB / 4096);
-    assert_int_equal(wrong_words(va, 2 * MIB, 5), 0);
+    assert_int_equal(sim_test_wrong_words(va, 2 * MIB, 5), 0);
     /* read-only over all of it: writes are refused, reads are not */
     set_access(va, 8 * MIB, CU_MEM_ACCESS_FLAGS_PROT_READ);
     assert_int_equal(access_of(va + 7 * MIB), CU_MEM_ACCESS_FLAGS_PROT_READ);
     uint32_t x = 0;
     assert_int_equal(cuMemcpyHtoD(va + 3 * MIB, &x, 4), CUDA_ERROR_INVALID_VALUE);
-    assert_int_equal(wrong_words(va, 2 * MIB, 5), 0);
+    assert_int_equal(sim_test_wrong_words(va, 2 * MIB, 5), 0);
     /* a part of the range, cutting through the middle mapping */
     set_access(va + MIB * 3, 2 * MIB, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
     assert_int_equal(access_of(va + 2 * MIB), CU_MEM_ACCESS_FLAGS_PROT_READ);
@@ -163,7 +150,7 @@ static void unmap_twice(CUmemGenericAllocationHandle h, size_t size, CUdeviceptr
     CK(cuMemAddressFree(y, size));
 }
 
-static void test_alias_both_views_at_once(void **state)
+SIM_TEST(test_alias_both_views_at_once)
 {
     (void)state;
     const CUmemLocationType where[] = {CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST};
@@ -173,7 +160,7 @@ static void test_alias_both_views_at_once(void **state)
         map_twice(h, 4 * MIB, &x, &y);
         size_t before = sim_test_stats().device_bytes;
         sim_test_launch_fill(NULL, x, MIB, 1000 + (uint32_t)i); /* a kernel writes through x */
-        assert_int_equal(wrong_words(y, MIB, 1000 + (uint32_t)i), 0);
+        assert_int_equal(sim_test_wrong_words(y, MIB, 1000 + (uint32_t)i), 0);
         uint32_t v = 0xfeedu;
         CK(cuMemcpyHtoD(y + 4 * MIB - 4, &v, 4)); /* a copy writes through y */
         uint32_t back = 0;
@@ -184,7 +171,7 @@ static void test_alias_both_views_at_once(void **state)
     }
 }
 
-static void test_unmap_one_chunk_of_a_reservation(void **state)
+SIM_TEST(test_unmap_one_chunk_of_a_reservation)
 {
     (void)state;
     CUdeviceptr va;
@@ -209,8 +196,8 @@ static void test_unmap_one_chunk_of_a_reservation(void **state)
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_DEVICE, 0};
     unsigned long long flags;
     assert_int_equal(cuMemGetAccess(&flags, &loc, va + 4 * MIB), CUDA_ERROR_INVALID_VALUE);
-    assert_int_equal(wrong_words(va, MIB, 7), 0);                              /* chunks 0, 1 */
-    assert_int_equal(wrong_words(va + 6 * MIB, MIB / 2, 7 + 3 * MIB / 2), 0);  /* chunk 3 */
+    assert_int_equal(sim_test_wrong_words(va, MIB, 7), 0); /* chunks 0, 1 */
+    assert_int_equal(sim_test_wrong_words(va + 6 * MIB, MIB / 2, 7 + 3 * MIB / 2), 0); /* chunk 3 */
     assert_int_equal(cuMemAddressFree(va, 8 * MIB), CUDA_ERROR_INVALID_VALUE); /* still mapped */
     /* the hole takes host-located memory, as after an eviction */
     h[2] = create(2 * MIB, CU_MEM_LOCATION_TYPE_HOST);
@@ -225,7 +212,7 @@ static void test_unmap_one_chunk_of_a_reservation(void **state)
     CK(cuMemAddressFree(va, 8 * MIB));
 }
 
-static void test_unmap_refuses_part_of_one_mapping(void **state)
+SIM_TEST(test_unmap_refuses_part_of_one_mapping)
 {
     (void)state;
     /* one cuMemMap of 4 MiB, split in two by access rights: still one mapping */
@@ -245,7 +232,7 @@ static void k_slow_fill(void **p)
     sim_test_fill(p);
 }
 
-static void test_wait_event_orders_non_blocking_streams(void **state)
+SIM_TEST(test_wait_event_orders_non_blocking_streams)
 {
     (void)state;
     static const size_t sizes[] = {8, 8, 4};
@@ -277,7 +264,7 @@ static void test_wait_event_orders_non_blocking_streams(void **state)
     CK(cuEventElapsedTime(&ms, start, done));
     double want = 500.0 + 2.0 * MIB / 25e3; /* the kernel, then 2 MiB over D2H */
     assert_true(ms * 1000.0 > want - 0.01 && ms * 1000.0 < want + 0.01);
-    assert_int_equal(wrong_words(host, n, 31), 0);
+    assert_int_equal(sim_test_wrong_words(host, n, 31), 0);
     CK(cuStreamDestroy(compute));
     CK(cuStreamDestroy(copy));
     CK(cuEventDestroy(start));
@@ -295,14 +282,5 @@ int main(void)
 {
     setenv("SIMGPU_MEMORY", "256MiB", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mem_get_info_counts_device_located_memory),
-        cmocka_unit_test(test_granularity_is_2mib_for_every_location),
-        cmocka_unit_test(test_set_access_spans_several_mappings),
-        cmocka_unit_test(test_alias_both_views_at_once),
-        cmocka_unit_test(test_unmap_one_chunk_of_a_reservation),
-        cmocka_unit_test(test_unmap_refuses_part_of_one_mapping),
-        cmocka_unit_test(test_wait_event_orders_non_blocking_streams),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -18,41 +18,26 @@ static CUfunction nop_with_cost(const char *name, simgpu_body body, double us)
     return f;
 }
 
-static double elapsed_us(CUevent a, CUevent b)
-{
-    float ms;
-    CK(cuEventSynchronize(b));
-    CK(cuEventElapsedTime(&ms, a, b));
-    return ms * 1000.0;
-}
-
 #define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
 
 /* SIMGPU_LINK_SHARED=1: the two copy directions share one queue. */
 static bool shared_link;
 
-static CUevent ev(void)
-{
-    CUevent e;
-    CK(cuEventCreate(&e, 0));
-    return e;
-}
-
-static void test_kernel_costs_add_on_one_stream(void **state)
+SIM_TEST(test_kernel_costs_add_on_one_stream)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuEventRecord(a, NULL));
     for (int i = 0; i < 3; i++)
         CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CK(cuEventRecord(b, NULL));
-    assert_us(elapsed_us(a, b), 30.0);
+    assert_us(sim_test_elapsed_us(a, b), 30.0);
     simgpu_set_cost(f, 2.5);
     CK(cuEventRecord(a, NULL));
     CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CK(cuEventRecord(b, NULL));
-    assert_us(elapsed_us(a, b), 2.5);
+    assert_us(sim_test_elapsed_us(a, b), 2.5);
 }
 
 /* Holds the stream's worker until the test opens it, so that later launches stay queued. */
@@ -65,12 +50,12 @@ static void k_gate(void **p)
 }
 
 /* The cost of a launch is the one set when it was submitted, not when it runs. */
-static void test_kernel_cost_is_taken_at_submission(void **state)
+SIM_TEST(test_kernel_cost_is_taken_at_submission)
 {
     (void)state;
     CUfunction gate = nop_with_cost("gate", k_gate, 0.0);
     CUfunction f = nop_with_cost("nop_submitted", k_nop, 10.0);
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     gate_open = 0;
     CK(cuEventRecord(a, NULL));
     CK(cuLaunchKernel(gate, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
@@ -79,32 +64,32 @@ static void test_kernel_cost_is_taken_at_submission(void **state)
     CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CK(cuEventRecord(b, NULL));
     gate_open = 1;
-    assert_us(elapsed_us(a, b), 1010.0);
+    assert_us(sim_test_elapsed_us(a, b), 1010.0);
 }
 
-static void test_kernels_on_two_streams_share_the_compute_engine(void **state)
+SIM_TEST(test_kernels_on_two_streams_share_the_compute_engine)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
     CUstream s1, s2;
     CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, s1));
     CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
     CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s2, NULL, NULL));
     CK(cuStreamWaitEvent(s1, a, 0)); /* harmless */
-    CUevent c = ev();
+    CUevent c = sim_test_event();
     CK(cuEventRecord(c, s2));
     CK(cuStreamWaitEvent(s1, c, 0));
     CK(cuEventRecord(b, s1));
-    assert_us(elapsed_us(a, b), 20.0);
+    assert_us(sim_test_elapsed_us(a, b), 20.0);
     CK(cuStreamDestroy(s1));
     CK(cuStreamDestroy(s2));
 }
 
-static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void **state)
+SIM_TEST(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction)
 {
     (void)state;
     size_t n = 10 * MIB;
@@ -117,13 +102,13 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CUstream up, down;
     CK(cuStreamCreate(&up, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&down, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev(), c = ev();
+    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     double h2d_us = (double)n / 20e3, d2h_us = (double)n / 10e3; /* SIMGPU_*_GBPS below */
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
     CK(cuMemcpyHtoDAsync(d1, h1, n, up));
     CK(cuEventRecord(b, up));
-    assert_us(elapsed_us(a, b), h2d_us);
+    assert_us(sim_test_elapsed_us(a, b), h2d_us);
     /* both directions at once: they overlap (two copy engines), or with a shared link
        (SIMGPU_LINK_SHARED=1, tests/simgpu/test_link_shared.sh) run one after the other */
     CK(cuEventRecord(a, up));
@@ -133,7 +118,7 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuEventRecord(c, up));
     CK(cuStreamWaitEvent(down, c, 0));
     CK(cuEventRecord(b, down));
-    assert_us(elapsed_us(a, b), shared_link ? h2d_us + d2h_us : d2h_us);
+    assert_us(sim_test_elapsed_us(a, b), shared_link ? h2d_us + d2h_us : d2h_us);
     /* the same direction twice on two streams: serialised on one engine */
     CK(cuEventRecord(a, up));
     CK(cuStreamWaitEvent(down, a, 0));
@@ -142,7 +127,7 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuEventRecord(c, up));
     CK(cuStreamWaitEvent(down, c, 0));
     CK(cuEventRecord(b, down));
-    assert_us(elapsed_us(a, b), 2 * h2d_us);
+    assert_us(sim_test_elapsed_us(a, b), 2 * h2d_us);
     struct simgpu_stats s = sim_test_stats();
     assert_int_equal(s.bytes_h2d, 4 * n);
     assert_int_equal(s.bytes_d2h, n);
@@ -154,7 +139,7 @@ static void test_copies_take_bytes_over_bandwidth_and_overlap_by_direction(void 
     CK(cuMemFree(d2));
 }
 
-static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **state)
+SIM_TEST(test_copy_overlaps_compute_and_host_clock_advances_at_sync)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop100", k_nop, 100.0);
@@ -165,7 +150,7 @@ static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **st
     CK(cuMemHostAlloc(&h, n, 0));
     CUstream copy;
     CK(cuStreamCreate(&copy, CU_STREAM_NON_BLOCKING));
-    CUevent a = ev(), b = ev(), c = ev();
+    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, NULL));
     CK(cuStreamWaitEvent(copy, a, 0));
@@ -174,7 +159,7 @@ static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **st
     CK(cuEventRecord(c, copy));
     CK(cuStreamWaitEvent(NULL, c, 0));
     CK(cuEventRecord(b, NULL));
-    assert_us(elapsed_us(a, b), (double)n / 20e3);
+    assert_us(sim_test_elapsed_us(a, b), (double)n / 20e3);
     /* after the host waited, new work cannot start before the host's clock */
     double t0 = sim_test_stats().device_time_us;
     CK(cuEventRecord(a, NULL));
@@ -187,10 +172,10 @@ static void test_copy_overlaps_compute_and_host_clock_advances_at_sync(void **st
     CK(cuMemFree(d));
 }
 
-static void test_elapsed_time_errors(void **state)
+SIM_TEST(test_elapsed_time_errors)
 {
     (void)state;
-    CUevent a = ev(), b = ev(), nt;
+    CUevent a = sim_test_event(), b = sim_test_event(), nt;
     float ms;
     assert_int_equal(cuEventElapsedTime(&ms, a, b), CUDA_ERROR_NOT_READY);
     CK(cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING));
@@ -205,7 +190,7 @@ static void test_elapsed_time_errors(void **state)
 /* A query answers at the host's virtual time: work the stream worker already ran (in real time)
    but that ends after the host's clock is not ready; work that ended before the clock is, with no
    wait for it. So what a program does after a poll never depends on thread timing. */
-static void test_queries_answer_at_the_host_clock(void **state)
+SIM_TEST(test_queries_answer_at_the_host_clock)
 {
     (void)state;
     CUfunction slow = nop_with_cost("nop1000", k_nop, 1000.0);
@@ -214,7 +199,7 @@ static void test_queries_answer_at_the_host_clock(void **state)
     CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
     CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
     CK(cuCtxSynchronize());
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuLaunchKernel(slow, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));
     CK(cuEventRecord(a, s1));
     struct timespec pause = {0, 20000000}; /* the worker has long run it, in real time */
@@ -243,13 +228,13 @@ static void test_queries_answer_at_the_host_clock(void **state)
    (simgpu_vmm.c), charged to the host clock, so an event recorded after the calls on an idle
    stream is that much later; backing, mapping, setting access to, unmapping and freeing 64 MiB
    in 32 chunks costs 2 x 2633 us, and the statistics count it. */
-static void test_vmm_calls_cost_the_host(void **state)
+SIM_TEST(test_vmm_calls_cost_the_host)
 {
     (void)state;
     const size_t chunk = 2u << 20, n = 32, size = n * chunk;
     CK(cuCtxSynchronize());
     double before = sim_test_stats().vmm_host_us;
-    CUevent a = ev(), b = ev();
+    CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuEventRecord(a, NULL));
     CUdeviceptr va;
     CK(cuMemAddressReserve(&va, size, 0, 0, 0));
@@ -268,7 +253,7 @@ static void test_vmm_calls_cost_the_host(void **state)
         CK(cuMemRelease(h[i]));
     CK(cuMemAddressFree(va, size));
     CK(cuEventRecord(b, NULL));
-    assert_us(elapsed_us(a, b), 2 * 2633.0);
+    assert_us(sim_test_elapsed_us(a, b), 2 * 2633.0);
     assert_us(sim_test_stats().vmm_host_us - before, 2 * 2633.0);
 }
 
@@ -280,15 +265,5 @@ int main(void)
     setenv("SIMGPU_H2D_GBPS", "20", 1);
     setenv("SIMGPU_D2H_GBPS", "10", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kernel_costs_add_on_one_stream),
-        cmocka_unit_test(test_kernel_cost_is_taken_at_submission),
-        cmocka_unit_test(test_kernels_on_two_streams_share_the_compute_engine),
-        cmocka_unit_test(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction),
-        cmocka_unit_test(test_copy_overlaps_compute_and_host_clock_advances_at_sync),
-        cmocka_unit_test(test_elapsed_time_errors),
-        cmocka_unit_test(test_queries_answer_at_the_host_clock),
-        cmocka_unit_test(test_vmm_calls_cost_the_host),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }

@@ -33,7 +33,7 @@ static void unmap_free(CUdeviceptr va, CUmemGenericAllocationHandle h)
     CK(cuMemAddressFree(va, 2 * MIB));
 }
 
-static void test_unmap_without_fence_is_reported(void **state)
+SIM_TEST(test_unmap_without_fence_is_reported)
 {
     (void)state;
     CUmemGenericAllocationHandle h;
@@ -51,7 +51,7 @@ static void test_unmap_without_fence_is_reported(void **state)
     CK(cuCtxSynchronize());
 }
 
-static void test_fence_through_another_stream_counts(void **state)
+SIM_TEST(test_fence_through_another_stream_counts)
 {
     (void)state;
     CUstream compute, copy;
@@ -88,7 +88,7 @@ static void test_fence_through_another_stream_counts(void **state)
     CK(cuStreamDestroy(copy));
 }
 
-static void test_unrelated_range_is_not_reported(void **state)
+SIM_TEST(test_unrelated_range_is_not_reported)
 {
     (void)state;
     CUmemGenericAllocationHandle h1, h2;
@@ -107,10 +107,5 @@ int main(void)
 {
     setenv("SIMGPU_QUIET", "1", 1);
     sim_test_ctx();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unmap_without_fence_is_reported),
-        cmocka_unit_test(test_fence_through_another_stream_counts),
-        cmocka_unit_test(test_unrelated_range_is_not_reported),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return sim_test_run(NULL);
 }
