@@ -157,21 +157,44 @@ size_t conf_duration_format(int64_t ns, char *buf, size_t n);
    percentage, the byte count otherwise. Never fails. */
 uint64_t conf_size_resolve(const conf_size *s, uint64_t device_bytes, uint64_t auto_bytes);
 
+/* Most entries of a size list: one per device, from device 0. */
+#define CONF_MAX_SIZES 16
+
+/* A list of sizes as configured ("20GiB,,75%"): entry i is at[i] when bit i of given is set;
+   an empty entry, or one past the list, is not given (the caller's fallback applies). */
+typedef struct conf_sizes {
+    uint32_t given;
+    conf_size at[CONF_MAX_SIZES];
+} conf_sizes;
+
+/* Two speeds as configured ("11,25" in GB/s), in bytes per second; both 0 when not set. */
+typedef struct conf_speeds {
+    uint64_t bytes_per_s[2];
+} conf_speeds;
+
 /* ---- The option table ----------------------------------------------------------------- */
 
 typedef enum {
     CONF_OPT_BOOL,
     CONF_OPT_INT,
     CONF_OPT_SIZE,
-    CONF_OPT_DURATION,
+    CONF_OPT_DURATION, /* with a choice, that word too ("measured"), read as CONF_DURATION_WORD */
     CONF_OPT_STRING,
-    CONF_OPT_ENUM, /* one of the choices */
-    CONF_OPT_FLAGS /* any subset of the choices: a TOML array of strings, or "a,b" in the env */
+    CONF_OPT_ENUM,  /* one of the choices */
+    CONF_OPT_FLAGS, /* any subset of the choices: a TOML array of strings, or "a,b" in the env */
+    CONF_OPT_SIZES, /* up to CONF_MAX_SIZES comma-separated sizes, entries may be empty */
+    CONF_OPT_SPEEDS /* two comma-separated speeds in GB/s (the unit names them), or empty */
 } conf_opt_type;
 
-/* Forms a size option accepts besides bytes. */
+/* Forms a size option (or each entry of a size list) accepts besides bytes. */
 #define CONF_FORM_AUTO    1u
 #define CONF_FORM_PERCENT 2u
+/* Any type: a bad value is a warning, not an error, and the option takes its built-in default
+   (for advice such as the planner's link model, where the job should run on as configured). */
+#define CONF_LENIENT 4u
+
+/* What conf_get_duration_ns gives for the word of a DURATION option that has one. */
+#define CONF_DURATION_WORD ((int64_t)-1)
 
 /* Longest string option value, in bytes. */
 #define CONF_MAX_STRING 4095
@@ -182,10 +205,12 @@ typedef enum {
  * option reference. Columns:
  *   X(ID, "dotted.name", TYPE, "default as a user writes it", MIN, MAX, FORMS, "choices",
  *     "unit", "one-line help")
- * MIN and MAX bound INT (plain), SIZE (bytes) and DURATION (nanoseconds) values; FORMS are
- * CONF_FORM_* for sizes; choices ("a|b|c") are the values of ENUM and FLAGS options, in the
- * order of their constants below. A dotted name lives in a TOML table: trace.path is `path`
- * under [trace]; its environment variable is SHIM_TRACE_PATH.
+ * MIN and MAX bound INT (plain), SIZE and each entry of SIZES (bytes), DURATION (nanoseconds)
+ * and each of SPEEDS (bytes per second) values; FORMS are CONF_FORM_* for sizes and size lists,
+ * and CONF_LENIENT for any type; choices ("a|b|c") are the values of ENUM and FLAGS options, in
+ * the order of their constants below, and the one word a DURATION option may take instead. A
+ * dotted name lives in a TOML table: trace.path is `path` under [trace]; its environment
+ * variable is SHIM_TRACE_PATH.
  */
 #define CONF_OPTIONS(X)                                                                            \
     X(MODE, "mode", ENUM, "auto", 0, 0, 0, "off|record|auto", "",                                  \
@@ -195,7 +220,8 @@ typedef enum {
       "bytes",                                                                                     \
       "Device memory the program may hold, managed plus visible unmanaged allocations; auto: "     \
       "what the device has free at start minus a reserve (1/16 of the device, 128 MiB to 2 GiB)")  \
-    X(BUDGETS, "budgets", STRING, "", 0, 0, 0, "", "SIZE,SIZE,...",                                \
+    X(BUDGETS, "budgets", SIZES, "", CONF_MIB, CONF_PIB,                                           \
+      CONF_FORM_AUTO | CONF_FORM_PERCENT | CONF_LENIENT, "", "bytes",                              \
       "Budgets per device: comma-separated sizes or shares (as budget), one per device from "      \
       "device 0, such as \"20GiB,75%\"; an empty entry, or a device past the list, takes budget")  \
     X(HOST_BUDGET, "host_budget", SIZE, "auto", 0, CONF_PIB, CONF_FORM_AUTO, "", "bytes",          \
@@ -213,11 +239,13 @@ typedef enum {
     X(LINK_DUPLEX, "link_duplex", ENUM, "full", 0, 0, 0, "full|shared", "",                        \
       "What the planner assumes of the host link when copies run both ways at once. full: each "   \
       "direction at its own measured speed; shared: one direction at a time (half duplex)")        \
-    X(LINK_BOTH_GBPS, "link_both_gbps", STRING, "", 0, 0, 0, "", "H2D,D2H",                        \
+    X(LINK_BOTH_GBPS, "link_both_gbps", SPEEDS, "", 1, 1000000 * (int64_t)1000000000,              \
+      CONF_LENIENT, "", "H2D,D2H",                                                                 \
       "With link_duplex = full, the speed in GB/s of each direction while the other is copying "   \
       "too (a PCIe Gen4 A100 measured 11,25: nvbandwidth issue #53); each is capped at that "      \
       "direction's measured speed; empty: both directions at their own speed at once")             \
-    X(LINK_REMAP, "link_remap", STRING, "measured", 0, 0, 0, "", "time",                           \
+    X(LINK_REMAP, "link_remap", DURATION, "measured", 0, 1000000000 * CONF_SEC, CONF_LENIENT,      \
+      "measured", "time",                                                                          \
       "Host time the planner charges each move for remapping its range (unmap, map, set access): " \
       "measured: the median of libshim's own first 64 remaps (an H100 took about 1.5 ms per 64 "   \
       "MiB), 10us until one was timed; or a duration such as \"10us\"")                            \
@@ -306,13 +334,15 @@ typedef enum { CONF_FROM_DEFAULT, CONF_FROM_FILE, CONF_FROM_ENV } conf_origin;
 
 typedef struct conf_setting {
     union {
-        bool b;         /* BOOL */
-        int64_t i;      /* INT */
-        conf_size size; /* SIZE */
-        int64_t ns;     /* DURATION */
-        char *s;        /* STRING, owned by the configuration, never NULL after init */
-        int choice;     /* ENUM: index of the choice */
-        uint32_t flags; /* FLAGS: bit i set for choice i */
+        bool b;             /* BOOL */
+        int64_t i;          /* INT */
+        conf_size size;     /* SIZE */
+        int64_t ns;         /* DURATION; CONF_DURATION_WORD for its word */
+        char *s;            /* STRING, owned by the configuration, never NULL after init */
+        int choice;         /* ENUM: index of the choice */
+        uint32_t flags;     /* FLAGS: bit i set for choice i */
+        conf_sizes sizes;   /* SIZES */
+        conf_speeds speeds; /* SPEEDS */
     } v;
     conf_origin origin;
     int line, col; /* CONF_FROM_FILE: position of the value */
@@ -332,7 +362,9 @@ void conf_config_free(conf_config *cfg);
 
 /* Applies a parsed document (file layer): each known key overrides its option and remembers
    file:line. Unknown keys, wrong types and values out of range are errors with the value's or
-   key's position; valid keys are applied anyway. Returns -1 if any error was reported. */
+   key's position; valid keys are applied anyway. A bad value of a CONF_LENIENT option is a
+   warning instead, and the option takes its built-in default. Returns -1 if any error was
+   reported. */
 int conf_config_apply_doc(conf_config *cfg, const conf_doc *doc, const char *file,
                           conf_diags *diags);
 
@@ -344,8 +376,9 @@ int conf_config_apply_text(conf_config *cfg, const char *text, size_t len, const
 int conf_config_apply_file(conf_config *cfg, const char *path, conf_diags *diags);
 
 /* Applies every SHIM_<OPTION>=value in envp (NULL-terminated; NULL means none). A malformed
-   value is an error naming the variable; an unknown SHIM_ variable is a warning; SHIM_CONFIG
-   is not an option and is skipped. Returns -1 if any error was reported. */
+   value is an error naming the variable (a warning for a CONF_LENIENT option, which then takes
+   its built-in default); an unknown SHIM_ variable is a warning; SHIM_CONFIG is not an option
+   and is skipped. Returns -1 if any error was reported. */
 int conf_config_apply_env(conf_config *cfg, char *const *envp, conf_diags *diags);
 
 /* All layers: defaults, then the file (file_override if not NULL, else SHIM_CONFIG from envp
@@ -354,7 +387,8 @@ int conf_config_apply_env(conf_config *cfg, char *const *envp, conf_diags *diags
 int conf_config_load(conf_config *cfg, char *const *envp, const char *file_override,
                      conf_diags *diags);
 
-/* Typed reads. id must name an option of that type; otherwise the result is 0/false/NULL. */
+/* Typed reads. id must name an option of that type; otherwise the result is 0/false/NULL (an
+   empty list, no speeds). A DURATION option's word reads as CONF_DURATION_WORD. */
 bool conf_get_bool(const conf_config *cfg, conf_option_id id);
 int64_t conf_get_int(const conf_config *cfg, conf_option_id id);
 conf_size conf_get_size(const conf_config *cfg, conf_option_id id);
@@ -362,6 +396,8 @@ int64_t conf_get_duration_ns(const conf_config *cfg, conf_option_id id);
 const char *conf_get_string(const conf_config *cfg, conf_option_id id);
 int conf_get_choice(const conf_config *cfg, conf_option_id id);
 uint32_t conf_get_flags(const conf_config *cfg, conf_option_id id);
+conf_sizes conf_get_sizes(const conf_config *cfg, conf_option_id id);
+conf_speeds conf_get_speeds(const conf_config *cfg, conf_option_id id);
 
 /* The value of an option as TOML text ("40GiB" sizes are quoted strings) / where it came
    from ("default", "FILE:LINE", or the variable name). Same return convention as

@@ -1,6 +1,7 @@
 /* conf_config.c — a configuration's lifetime, typed reads, and each value's text and source. */
 #include "conf_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +58,8 @@ conf_size conf_get_size(const conf_config *cfg, conf_option_id id)
     return s != NULL ? s->v.size : (conf_size){.kind = CONF_SIZE_BYTES};
 }
 
-/* Contract in conf.h: never fails; 0 when id is not a DURATION option. */
+/* Contract in conf.h: never fails; 0 when id is not a DURATION option; CONF_DURATION_WORD for
+   the option's word. */
 int64_t conf_get_duration_ns(const conf_config *cfg, conf_option_id id)
 {
     const conf_setting *s = typed(cfg, id, CONF_OPT_DURATION);
@@ -85,6 +87,20 @@ uint32_t conf_get_flags(const conf_config *cfg, conf_option_id id)
     return s != NULL ? s->v.flags : 0;
 }
 
+/* Contract in conf.h: never fails; an empty list when id is not a SIZES option. */
+conf_sizes conf_get_sizes(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_SIZES);
+    return s != NULL ? s->v.sizes : (conf_sizes){0};
+}
+
+/* Contract in conf.h: never fails; no speeds (both 0) when id is not a SPEEDS option. */
+conf_speeds conf_get_speeds(const conf_config *cfg, conf_option_id id)
+{
+    const conf_setting *s = typed(cfg, id, CONF_OPT_SPEEDS);
+    return s != NULL ? s->v.speeds : (conf_speeds){{0, 0}};
+}
+
 static void append_choice(char *buf, size_t n, size_t *used, conf_option_id id, int i)
 {
     char name[64];
@@ -109,7 +125,7 @@ size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf,
 {
     const conf_option *o = conf_option_get(id);
     size_t used = 0;
-    char text[48];
+    char text[48], list[CONF_MAX_SIZES * 48];
     if (n > 0)
         buf[0] = '\0';
     if (o == NULL)
@@ -130,8 +146,19 @@ size_t conf_setting_format(const conf_config *cfg, conf_option_id id, char *buf,
             conf_append_quoted(buf, n, &used, text, strlen(text));
         break;
     case CONF_OPT_DURATION:
-        conf_duration_format(s->v.ns, text, sizeof text);
+        if (s->v.ns == CONF_DURATION_WORD)
+            snprintf(text, sizeof text, "%s", o->choices);
+        else
+            conf_duration_format(s->v.ns, text, sizeof text);
         conf_append_quoted(buf, n, &used, text, strlen(text));
+        break;
+    case CONF_OPT_SIZES:
+        conf_sizes_format(&s->v.sizes, list, sizeof list);
+        conf_append_quoted(buf, n, &used, list, strlen(list));
+        break;
+    case CONF_OPT_SPEEDS:
+        conf_speeds_format(&s->v.speeds, list, sizeof list);
+        conf_append_quoted(buf, n, &used, list, strlen(list));
         break;
     case CONF_OPT_STRING:
         conf_append_quoted(buf, n, &used, s->v.s ? s->v.s : "", s->v.s ? strlen(s->v.s) : 0);

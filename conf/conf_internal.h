@@ -169,6 +169,21 @@ int conf_option_choice_index(const conf_option *o, const char *text, size_t len)
 /* Number of choices of an option (0 when it has none). */
 int conf_option_choice_count(const conf_option *o);
 
+/* ---- conf_lists.c: size lists and speed pairs --------------------------------------------- */
+
+/* Parses up to CONF_MAX_SIZES comma-separated sizes (conf_size_parse's), spaces around each
+   ignored; an empty entry is not given. Returns 0, or -1 with "entry N (\"TEXT\"): REASON" in
+   err. Bounds are not checked. */
+int conf_sizes_parse(const char *text, size_t len, conf_sizes *out, char *err, size_t errlen);
+/* Parses "A,B" (decimal GB/s, up to 9 decimals, spaces around each ignored) or "" (both 0)
+   into bytes per second. Returns 0, or -1. Bounds are not checked. */
+int conf_speeds_parse(const char *text, size_t len, conf_speeds *out);
+/* Canonical text: "20GiB,,75%" (empty entries up to the last given one) / "11.5" GB/s /
+   "11,25" ("" when not set). NUL-terminated, truncated to n; the untruncated length returned. */
+size_t conf_sizes_format(const conf_sizes *s, char *buf, size_t n);
+size_t conf_speed_format(uint64_t bytes_per_s, char *buf, size_t n);
+size_t conf_speeds_format(const conf_speeds *s, char *buf, size_t n);
+
 /* ---- conf_setting.c: converting and storing one option's value --------------------------- */
 
 /* Where a value comes from, for diagnostics and provenance. */
@@ -178,10 +193,12 @@ typedef struct conf_source {
     int line, col;
 } conf_source;
 
-/* Sets option id from a TOML value (file layer). -1 with an error at the value. */
+/* Sets option id from a TOML value (file layer). -1 with an error at the value; for a bad value
+   of a CONF_LENIENT option, 0 with a warning there and the option at its built-in default. */
 int conf_setting_from_value(conf_config *cfg, conf_option_id id, const conf_value *v,
                             const conf_source *src, conf_diags *diags);
-/* Sets option id from text (defaults and environment). -1 with an error naming src. */
+/* Sets option id from text (defaults and environment). -1 with an error naming src; lenient
+   options as conf_setting_from_value (never for a built-in default: that is an error). */
 int conf_setting_from_text(conf_config *cfg, conf_option_id id, const char *text,
                            const conf_source *src, conf_diags *diags);
 

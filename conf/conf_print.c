@@ -30,9 +30,11 @@ void conf_config_describe(const conf_config *cfg, conf_line_fn fn, void *ctx)
 static const char *type_word(const conf_option *o)
 {
     static const char *const words[] = {
-        [CONF_OPT_BOOL] = "boolean",      [CONF_OPT_INT] = "integer",   [CONF_OPT_SIZE] = "size",
-        [CONF_OPT_DURATION] = "duration", [CONF_OPT_STRING] = "string", [CONF_OPT_ENUM] = "choice",
-        [CONF_OPT_FLAGS] = "list",
+        [CONF_OPT_BOOL] = "boolean",  [CONF_OPT_INT] = "integer",
+        [CONF_OPT_SIZE] = "size",     [CONF_OPT_DURATION] = "duration",
+        [CONF_OPT_STRING] = "string", [CONF_OPT_ENUM] = "choice",
+        [CONF_OPT_FLAGS] = "list",    [CONF_OPT_SIZES] = "sizes",
+        [CONF_OPT_SPEEDS] = "speeds",
     };
     return words[o->type];
 }
@@ -72,10 +74,25 @@ static void append_size_range(char *buf, size_t n, size_t *used, const conf_opti
         conf_appendf(buf, n, used, ", `auto`");
 }
 
+static void append_speeds_range(char *buf, size_t n, size_t *used, const conf_option *o)
+{
+    char lo[32], hi[32];
+    conf_speed_format((uint64_t)o->min - 1, lo, sizeof lo);
+    conf_speed_format((uint64_t)o->max, hi, sizeof hi);
+    conf_appendf(buf, n, used, "`%s`: two speeds in GB/s, each in (%s, %s]; or empty", o->unit, lo,
+                 hi);
+}
+
 static void append_range(char *buf, size_t n, size_t *used, const conf_option *o)
 {
     char lo[48], hi[48];
-    if (o->type == CONF_OPT_BOOL)
+    if (o->type == CONF_OPT_SIZES) {
+        conf_appendf(buf, n, used, "up to %d comma-separated entries, each empty or ",
+                     CONF_MAX_SIZES);
+        append_size_range(buf, n, used, o);
+    } else if (o->type == CONF_OPT_SPEEDS)
+        append_speeds_range(buf, n, used, o);
+    else if (o->type == CONF_OPT_BOOL)
         conf_appendf(buf, n, used, "`true`, `false`");
     else if (o->type == CONF_OPT_INT)
         conf_appendf(buf, n, used, "%lld to %lld %s", (long long)o->min, (long long)o->max,
@@ -86,6 +103,8 @@ static void append_range(char *buf, size_t n, size_t *used, const conf_option *o
         conf_duration_format(o->min, lo, sizeof lo);
         conf_duration_format(o->max, hi, sizeof hi);
         conf_appendf(buf, n, used, "%s to %s", lo, hi);
+        if (*o->choices)
+            conf_appendf(buf, n, used, ", or `%s`", o->choices);
     } else if (o->type == CONF_OPT_STRING)
         conf_appendf(buf, n, used, "a %s", o->unit);
     else {
@@ -102,7 +121,9 @@ static const char *const intro[] = {
     "with dots as underscores. `conf/shim.toml` is a commented example with every option, and",
     "`shim-report config [--file F]` prints the effective values and where each came from. A",
     "configuration error (`FILE:LINE:COL: error: ...`) never stops the program: the shim logs",
-    "every diagnostic and stays in pass-through.",
+    "every diagnostic and stays in pass-through. Where an option's accepted values say that a bad",
+    "value warns, a bad value of that option is a warning instead (`FILE:LINE:COL: warning: ...`):",
+    "the option takes its default, the rest of the configuration applies and the job runs on.",
     "",
     "Sizes are strings with a unit, `\"40GiB\"`, `\"40G\"` or `\"512MiB\"`, or an integer number",
     "of bytes. `K`, `M`, `G`, `T`, `P`, alone or with `i` or `iB` (`G`, `Gi`, `GiB`), are powers",
@@ -151,6 +172,8 @@ void conf_reference_markdown(conf_line_fn fn, void *ctx)
         append_default(line, sizeof line, &used, o);
         conf_appendf(line, sizeof line, &used, " | ");
         append_range(line, sizeof line, &used, o);
+        if (o->forms & CONF_LENIENT)
+            conf_appendf(line, sizeof line, &used, "; a bad value warns, the default applies");
         conf_appendf(line, sizeof line, &used, " | %s |", o->help);
         fn(ctx, line);
     }

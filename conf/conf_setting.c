@@ -105,6 +105,39 @@ static int check_string(const char *t, size_t len, char *err)
     return 0;
 }
 
+/* What a DURATION option with a word wants: any bad value gets this one message. */
+static int duration_want(const conf_option *o, char *err)
+{
+    char hi[48];
+    conf_duration_format(o->max, hi, sizeof hi);
+    snprintf(err, ERR_LEN, "want \"%s\" or a duration of at most %s such as \"10us\"", o->choices,
+             hi);
+    return -1;
+}
+
+/* What a SPEEDS option wants: any bad value gets this one message. MIN and MAX are whole bytes
+   per second, so [MIN, MAX] is (MIN - 1, MAX]: "(0, 1000000]" GB/s for MIN 1. */
+static int speeds_want(const conf_option *o, char *err)
+{
+    char lo[32], hi[32];
+    conf_speed_format((uint64_t)o->min - 1, lo, sizeof lo);
+    conf_speed_format((uint64_t)o->max, hi, sizeof hi);
+    snprintf(err, ERR_LEN, "want %s in GB/s, each in (%s, %s], or empty", o->unit, lo, hi);
+    return -1;
+}
+
+static int parse_duration(const conf_option *o, const char *t, size_t len, int64_t *ns, char *err)
+{
+    bool word = o->choices[0] != '\0';
+    if (word && conf_option_choice_index(o, t, len) == 0) {
+        *ns = CONF_DURATION_WORD;
+        return 0;
+    }
+    if (conf_duration_parse(t, len, ns, err, ERR_LEN) == 0)
+        return 0;
+    return word ? duration_want(o, err) : -1;
+}
+
 /* Text (environment syntax) to a candidate value; strings are borrowed, not copied. */
 static int parse_text(const conf_option *o, const char *t, size_t len, conf_setting *c, char *err)
 {
@@ -124,7 +157,7 @@ static int parse_text(const conf_option *o, const char *t, size_t len, conf_sett
     case CONF_OPT_SIZE:
         return conf_size_parse(t, len, &c->v.size, err, ERR_LEN);
     case CONF_OPT_DURATION:
-        return conf_duration_parse(t, len, &c->v.ns, err, ERR_LEN);
+        return parse_duration(o, t, len, &c->v.ns, err);
     case CONF_OPT_STRING:
         c->v.s = (char *)t;
         return check_string(t, len, err);
@@ -136,6 +169,10 @@ static int parse_text(const conf_option *o, const char *t, size_t len, conf_sett
         return -1;
     case CONF_OPT_FLAGS:
         return parse_flags(o, t, len, &c->v.flags, err);
+    case CONF_OPT_SIZES:
+        return conf_sizes_parse(t, len, &c->v.sizes, err, ERR_LEN);
+    case CONF_OPT_SPEEDS:
+        return conf_speeds_parse(t, len, &c->v.speeds) == 0 ? 0 : speeds_want(o, err);
     }
     return -1;
 }
@@ -151,6 +188,8 @@ static void expected(const conf_option *o, char *buf, size_t n)
         [CONF_OPT_STRING] = "a string",
         [CONF_OPT_ENUM] = "one of",
         [CONF_OPT_FLAGS] = "an array of strings from",
+        [CONF_OPT_SIZES] = "a list of sizes (a string such as \"20GiB,,75%\")",
+        [CONF_OPT_SPEEDS] = "two speeds in GB/s (a string such as \"11,25\")",
     };
     size_t used = 0;
     conf_appendf(buf, n, &used, "%s", what[o->type]);
@@ -260,11 +299,45 @@ static int check_size(const conf_option *o, const conf_size *z, char *err)
     return -1;
 }
 
+/* Each entry given within the option's forms and bounds. */
+static int check_sizes(const conf_option *o, const conf_sizes *s, char *err)
+{
+    char v[48], why[ERR_LEN];
+    for (int k = 0; k < CONF_MAX_SIZES; k++)
+        if ((s->given & (1u << k)) && check_size(o, &s->at[k], why) < 0) {
+            conf_size_format(&s->at[k], v, sizeof v);
+            snprintf(err, ERR_LEN, "entry %d (\"%s\"): %.200s", k + 1, v, why);
+            return -1;
+        }
+    return 0;
+}
+
+/* Both speeds in [MIN, MAX], or neither set. */
+static int check_speeds(const conf_option *o, const conf_speeds *s, char *err)
+{
+    const uint64_t *v = s->bytes_per_s;
+    if (v[0] == 0 && v[1] == 0)
+        return 0;
+    for (int k = 0; k < 2; k++)
+        if (v[k] < (uint64_t)o->min || v[k] > (uint64_t)o->max)
+            return speeds_want(o, err);
+    return 0;
+}
+
 static int check_range(const conf_option *o, const conf_setting *c, char *err)
 {
     char v[48], lo[48], hi[48];
     if (o->type == CONF_OPT_SIZE)
         return check_size(o, &c->v.size, err);
+    if (o->type == CONF_OPT_SIZES)
+        return check_sizes(o, &c->v.sizes, err);
+    if (o->type == CONF_OPT_SPEEDS)
+        return check_speeds(o, &c->v.speeds, err);
+    if (o->type == CONF_OPT_DURATION && c->v.ns == CONF_DURATION_WORD && o->choices[0] != '\0')
+        return 0;
+    if (o->type == CONF_OPT_DURATION && o->choices[0] != '\0' &&
+        (c->v.ns < o->min || c->v.ns > o->max))
+        return duration_want(o, err);
     if (o->type == CONF_OPT_INT && (c->v.i < o->min || c->v.i > o->max)) {
         snprintf(v, sizeof v, "%lld", (long long)c->v.i);
         snprintf(lo, sizeof lo, "%lld", (long long)o->min);
@@ -298,35 +371,77 @@ static int commit(conf_config *cfg, conf_option_id id, conf_setting *c, const co
     return 0;
 }
 
-static int finish(conf_config *cfg, conf_option_id id, conf_setting *c, const conf_source *src,
-                  conf_diags *diags, char *err)
+/* The value as written (text, NULL when the file gave another type than a string). */
+typedef struct written {
+    const char *text;
+    size_t len;
+} written;
+
+/* A bad value of a CONF_LENIENT option: one warning naming the value, which is ignored, and the
+   option takes its built-in default (a layer below keeps no say: the value the user meant is
+   not known, and the default is what the warning promises). Returns 0. */
+static int fall_back(conf_config *cfg, conf_option_id id, const written *w, const conf_source *src,
+                     conf_diags *diags, const char *msg)
+{
+    const conf_option *o = conf_option_get(id);
+    conf_source dflt = {.origin = CONF_FROM_DEFAULT};
+    char shown[65] = "", def[256];
+    if (conf_setting_from_text(cfg, id, o->def, &dflt, diags) < 0)
+        return -1;
+    conf_setting_format(cfg, id, def, sizeof def);
+    if (w->text != NULL)
+        conf_excerpt(w->text, w->len, shown, sizeof shown);
+    conf_diag_add(diags, CONF_WARNING, src->name, src->line, src->col,
+                  "%s%s%s%s: %s; ignored: %s = %s (the default) applies", o->name,
+                  w->text ? " = \"" : "", shown, w->text ? "\"" : "", msg, o->name, def);
+    return 0;
+}
+
+/* A value that cannot be used: an error, or for a lenient option a warning and the default. */
+static int reject(conf_config *cfg, conf_option_id id, const written *w, const conf_source *src,
+                  conf_diags *diags, const char *err)
+{
+    const conf_option *o = conf_option_get(id);
+    if ((o->forms & CONF_LENIENT) && src->origin != CONF_FROM_DEFAULT)
+        return fall_back(cfg, id, w, src, diags, err);
+    return report(diags, src, o, err);
+}
+
+static int finish(conf_config *cfg, conf_option_id id, conf_setting *c, const written *w,
+                  const conf_source *src, conf_diags *diags, char *err)
 {
     const conf_option *o = conf_option_get(id);
     if (check_range(o, c, err) < 0)
-        return report(diags, src, o, err);
+        return reject(cfg, id, w, src, diags, err);
     if (commit(cfg, id, c, src) < 0)
         return report(diags, src, o, "out of memory");
     return 0;
 }
 
-/* Contract in conf_internal.h: 0, or -1 after appending one error located at the value. */
+/* Contract in conf_internal.h: 0, or -1 after appending one error located at the value (0
+   after one warning for a lenient option). */
 int conf_setting_from_value(conf_config *cfg, conf_option_id id, const conf_value *v,
                             const conf_source *src, conf_diags *diags)
 {
     char err[ERR_LEN];
     conf_setting c = {0};
+    written w = {NULL, 0};
+    if (conf_value_type(v) == CONF_STRING)
+        w.text = conf_string(v, &w.len);
     if (convert_value(conf_option_get(id), v, &c, err) < 0)
-        return report(diags, src, conf_option_get(id), err);
-    return finish(cfg, id, &c, src, diags, err);
+        return reject(cfg, id, &w, src, diags, err);
+    return finish(cfg, id, &c, &w, src, diags, err);
 }
 
-/* Contract in conf_internal.h: 0, or -1 after appending one error naming the source. */
+/* Contract in conf_internal.h: 0, or -1 after appending one error naming the source (0 after
+   one warning for a lenient option). */
 int conf_setting_from_text(conf_config *cfg, conf_option_id id, const char *text,
                            const conf_source *src, conf_diags *diags)
 {
     char err[ERR_LEN];
     conf_setting c = {0};
-    if (parse_text(conf_option_get(id), text, strlen(text), &c, err) < 0)
-        return report(diags, src, conf_option_get(id), err);
-    return finish(cfg, id, &c, src, diags, err);
+    written w = {text, strlen(text)};
+    if (parse_text(conf_option_get(id), text, w.len, &c, err) < 0)
+        return reject(cfg, id, &w, src, diags, err);
+    return finish(cfg, id, &c, &w, src, diags, err);
 }

@@ -71,87 +71,23 @@ static void add_config_line(void *ctx, const char *line)
         config_len += (size_t)n;
 }
 
-/* link_both_gbps: "H2D,D2H", two speeds in (0, 1e6] GB/s, or empty. A malformed value is
-   reported and left unset (the planner then assumes both directions at full speed at once). */
-static void link_both(const char *v)
-{
-    shim.link_both_gbps[0] = shim.link_both_gbps[1] = 0;
-    if (!*v)
-        return;
-    char *end;
-    double h = strtod(v, &end), d = 0;
-    bool ok = end != v && *end == ',' && h > 0 && h <= 1e6;
-    if (ok) {
-        const char *s = end + 1;
-        d = strtod(s, &end);
-        ok = end != s && !*end && d > 0 && d <= 1e6;
-    }
-    if (!ok) {
-        shim_log(SHIM_LOG_WARN,
-                 "link_both_gbps = \"%s\": want H2D,D2H in GB/s, each in (0, 1e6]; "
-                 "ignored",
-                 v);
-        return;
-    }
-    shim.link_both_gbps[0] = h;
-    shim.link_both_gbps[1] = d;
-}
+/* budgets, link_both_gbps, link_remap: typed and checked by conf/ (a bad value is a warning
+   there, and the option is at its default: every device takes budget; the link both at full
+   speed at once; measured). */
+_Static_assert(CONF_MAX_SIZES == SHIM_MAX_DEVICE_BUDGETS, "budgets: one entry per device");
 
-/* budgets: comma-separated sizes or shares, one per device from device 0; an empty entry keeps
-   budget for that device. A malformed list is reported with the entry at fault and ignored
-   whole (every device then takes budget): a partly read list could give a device another's. */
-static void device_budgets(const char *v)
+static void link_options(const conf_config *cfg)
 {
-    memset(shim.device_budget_set, 0, sizeof shim.device_budget_set);
-    conf_size got[SHIM_MAX_DEVICE_BUDGETS];
-    bool set[SHIM_MAX_DEVICE_BUDGETS] = {false};
-    uint32_t d = 0;
-    for (const char *p = v; *v; d++) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        char err[320] = "";
-        if (d >= SHIM_MAX_DEVICE_BUDGETS) {
-            snprintf(err, sizeof err, "more than %d devices", SHIM_MAX_DEVICE_BUDGETS);
-        } else if (len > 0 && conf_size_parse(p, len, &got[d], err, sizeof err) == 0) {
-            bool share = got[d].kind == CONF_SIZE_PERCENT;
-            if ((share && (got[d].ppm == 0 || got[d].ppm > 1000000)) ||
-                (got[d].kind == CONF_SIZE_BYTES && got[d].bytes < CONF_MIB))
-                snprintf(err, sizeof err,
-                         "a share must be above 0%% and at most 100%%, a size "
-                         "at least 1MiB");
-            set[d] = true;
-        }
-        if (err[0]) {
-            shim_log(SHIM_LOG_WARN,
-                     "budgets = \"%s\": entry %u (\"%.*s\"): %s; ignored, every "
-                     "device takes budget",
-                     v, d + 1, (int)len, p, err);
-            return;
-        }
-        if (!end)
-            break;
-        p = end + 1;
+    conf_sizes b = conf_get_sizes(cfg, CONF_BUDGETS);
+    for (int d = 0; d < SHIM_MAX_DEVICE_BUDGETS; d++) {
+        shim.device_budget_set[d] = (b.given >> d) & 1u;
+        shim.device_budget[d] = b.at[d];
     }
-    memcpy(shim.device_budget, got, sizeof got);
-    memcpy(shim.device_budget_set, set, sizeof set);
-}
-
-/* link_remap: "measured", or a duration. A malformed value is reported and read as measured. */
-static void link_remap(const char *v)
-{
-    shim.link_remap_us = -1;
-    if (!strcmp(v, "measured"))
-        return;
-    int64_t ns = 0;
-    char err[128];
-    if (conf_duration_parse(v, strlen(v), &ns, err, sizeof err) != 0 || ns > 1000000000000000LL) {
-        shim_log(SHIM_LOG_WARN,
-                 "link_remap = \"%s\": want \"measured\" or a duration of at most "
-                 "1e9 s such as \"10us\"; measured instead",
-                 v);
-        return;
-    }
-    shim.link_remap_us = (double)ns / 1e3;
+    conf_speeds both = conf_get_speeds(cfg, CONF_LINK_BOTH_GBPS);
+    shim.link_both_gbps[0] = (double)both.bytes_per_s[0] / 1e9;
+    shim.link_both_gbps[1] = (double)both.bytes_per_s[1] / 1e9;
+    int64_t remap = conf_get_duration_ns(cfg, CONF_LINK_REMAP);
+    shim.link_remap_us = remap == CONF_DURATION_WORD ? -1 : (double)remap / 1e3;
 }
 
 static void apply(const conf_config *cfg)
@@ -163,12 +99,10 @@ static void apply(const conf_config *cfg)
     shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
     shim.budget = conf_get_size(cfg, CONF_BUDGET);
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
-    device_budgets(conf_get_string(cfg, CONF_BUDGETS));
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
-    link_both(conf_get_string(cfg, CONF_LINK_BOTH_GBPS));
-    link_remap(conf_get_string(cfg, CONF_LINK_REMAP));
+    link_options(cfg);
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_size max = conf_get_size(cfg, CONF_TRACE_MAX_BYTES);
