@@ -11,26 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-static void init(conf_config *cfg)
-{
-    conf_diags d = {0};
-    assert_int_equal(conf_config_init(cfg, &d), 0);
-    assert_int_equal(d.count, 0);
-}
-
-static void expect_text(const conf_config *cfg, conf_option_id id, const char *want)
-{
-    char buf[256];
-    conf_setting_format(cfg, id, buf, sizeof buf);
-    assert_string_equal(buf, want);
-}
-
-static void expect_source(const conf_config *cfg, conf_option_id id, const char *want)
-{
-    char buf[256];
-    conf_setting_source(cfg, id, buf, sizeof buf);
-    assert_string_equal(buf, want);
-}
+#include "conf_expect.h"
 
 /* Applying text must give exactly this one diagnostic line. */
 static void expect_one_error(const char *text, const char *want)

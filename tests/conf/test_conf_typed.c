@@ -11,26 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-static void init(conf_config *cfg)
-{
-    conf_diags d = {0};
-    assert_int_equal(conf_config_init(cfg, &d), 0);
-    assert_int_equal(d.count, 0);
-}
-
-static void expect_text(const conf_config *cfg, conf_option_id id, const char *want)
-{
-    char buf[512];
-    conf_setting_format(cfg, id, buf, sizeof buf);
-    assert_string_equal(buf, want);
-}
-
-static void expect_source(const conf_config *cfg, conf_option_id id, const char *want)
-{
-    char buf[256];
-    conf_setting_source(cfg, id, buf, sizeof buf);
-    assert_string_equal(buf, want);
-}
+#include "conf_expect.h"
 
 /* SHIM_<var>=value alone: applies without a diagnostic, and formats as want. */
 static void env_good(conf_config *cfg, const char *entry, conf_option_id id, const char *want)
