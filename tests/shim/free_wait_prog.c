@@ -68,12 +68,7 @@ static void *other_thread(void *arg)
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
-    CUcontext ctx;
-    CUdevice dev;
-    CK(cuInit(0));
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
+    CUcontext ctx = prog_primary_ctx();
     CUdeviceptr managed, work;
     CK(cuMemAlloc(&managed, BUF));
     CK(cuMemAlloc(&work, BUF));

@@ -166,12 +166,7 @@ static int hostvmm(void)
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
-    CUcontext ctx;
-    CUdevice dev;
-    CK(cuInit(0));
-    CK(cuDeviceGet(&dev, 0));
-    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CK(cuCtxSetCurrent(ctx));
+    prog_primary_ctx();
     static const size_t sizes[] = {8};
     touch_fn = simgpu_register("touch", k_touch, 1, sizes);
     if (!strcmp(which, "pin"))

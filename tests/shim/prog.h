@@ -17,4 +17,16 @@
         }                                                                                          \
     } while (0)
 
+/* Initialises the driver and makes device 0's primary context current; returns it. */
+static inline CUcontext prog_primary_ctx(void)
+{
+    CUcontext ctx;
+    CUdevice dev;
+    CK(cuInit(0));
+    CK(cuDeviceGet(&dev, 0));
+    CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CK(cuCtxSetCurrent(ctx));
+    return ctx;
+}
+
 #endif
