@@ -3,7 +3,7 @@
  * into moves by report_moves_compute on records with exact times (every outcome, interleaved
  * units, a superseded move, transitions that end no move, saturated totals), slab members at
  * the edges of their range and life, and the text and JSON of `shim-report moves`. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 

@@ -2,7 +2,7 @@
  * read back exactly, at their limits; skipped by a reader that does not know them (an older
  * one); read by name from a newer writer's layout; rejected when malformed; and the summary's
  * plan section, text and JSON, on a trace whose every time is chosen. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 #include "trace_bytes.h"
