@@ -32,7 +32,7 @@ TESTS += tests/shim/test_doors.sh tests/shim/test_behaviour.sh tests/shim/test_t
 	tests/shim/test_log_file.sh tests/shim/test_progress.sh \
 	tests/shim/test_old_driver.sh tests/shim/test_wide_launch.sh tests/shim/test_module_reuse.sh \
 	tests/shim/test_free_wait.sh tests/shim/test_pin.sh
-# shim-run, the launcher (tools/shimrun*.c), on train_sim and on small shell commands.
+# shim-run, the launcher (tools/run/shimrun*.c), on train_sim and on small shell commands.
 TESTS += tests/shim/test_shim_run.sh
 
 # The launch scan against an oracle, with the shim's own objects; malloc failures are injected

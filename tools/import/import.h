@@ -1,5 +1,11 @@
-/* tools/import.h — shim-plan's importers of PyTorch traces (Kineto chrome-trace JSON, execution
- * traces) into the planner's iteration model, and the JSON reader they share (tools/IMPORT.md).
+/* import.h — the import room's seam (tools/import/): shim-plan's importers of PyTorch traces
+ * (Kineto chrome-trace JSON, execution traces) into the planner's iteration model, and the JSON
+ * reader they share (IMPORT.md, beside this header, gives the rules).
+ *
+ * Who may include it: shimplan.c (shim-plan, the room's program), the importers and their fuzz
+ * targets. The room depends on the planner (plan.h), json-c, zlib and the growable array
+ * (tools/util/), on nothing else in tools/; nothing else in tools/ includes this header.
+ * import_kineto.h and import_et.h are the room's internal headers.
  *
  * Error contract (same words everywhere): a function returning int returns 0 on success; on
  * failure it returns -1 and writes a NUL-terminated message into msg (truncated to cap) that
@@ -68,10 +74,11 @@ int import_ivec_push(import_ivec *iv, int32_t x);
 
 /* Options of an import (shim-plan's --step and --touches). */
 typedef struct import_opts {
-    int64_t step;    /* ProfilerStep#N to import; -1: the default step (tools/IMPORT.md) */
+    int64_t step;    /* ProfilerStep#N to import; -1: the default step (tools/import/IMPORT.md) */
     int all_touches; /* non-zero: every operation in an allocation's life touches it */
     FILE *notes;     /* where notes for the user go (what was chosen or assumed); NULL: nowhere */
-    FILE *join_map;  /* ET import only: gets "OP NODE_ID" per operation (tools/IMPORT.md); NULL */
+    FILE *join_map;  /* ET import only: gets "OP NODE_ID" per operation (tools/import/IMPORT.md);
+                        NULL */
 } import_opts;
 
 /* Writes a note for the user ("shim-plan: FILE: ...\n") to o->notes, if any. */
@@ -80,9 +87,9 @@ void import_note(const import_opts *o, const char *fmt, ...) __attribute__((form
 /* ---- Importers -------------------------------------------------------------------------- */
 
 /* Builds into the initialised empty model m the step of the Kineto trace at path: operations
- * from its GPU kernels, allocations from its [memory] events (tools/IMPORT.md says how touches
- * and memory resident before the trace are modelled). Notes for the user (what was assumed) go
- * to stderr. Errors as above; m is then left for plan_model_free. */
+ * from its GPU kernels, allocations from its [memory] events (tools/import/IMPORT.md says how
+ * touches and memory resident before the trace are modelled). Notes for the user (what was assumed)
+ * go to stderr. Errors as above; m is then left for plan_model_free. */
 int import_kineto(const char *path, const import_opts *o, plan_model *m, char *msg, size_t cap);
 
 /* Builds into m the step of the execution trace et_path joined with the Kineto trace

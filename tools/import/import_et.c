@@ -1,7 +1,7 @@
-/* tools/import_et.c — the execution-trace importer: the Kineto trace's kernels are the
+/* import_et.c — the execution-trace importer: the Kineto trace's kernels are the
  * operations; the ET operators that launched them (import_et_join.c) say which storages each
- * touches; a storage's allocations and their lives follow from its uses (tools/IMPORT.md lists
- * every assumption). */
+ * touches; a storage's allocations and their lives follow from its uses (tools/import/IMPORT.md
+ * lists every assumption). */
 #include "import_et.h"
 #include "util_array.h"
 

@@ -1,4 +1,4 @@
-/* tools/import_et.h — internal interface of the execution-trace importer: the ET's operators and
+/* import_et.h — internal interface of the execution-trace importer: the ET's operators and
  * their GPU tensor operands (import_et_load.c), their join with the Kineto trace's CPU
  * operators (import_et_join.c) and the model built from both (import_et.c). */
 #ifndef IMPORT_ET_H

@@ -1,4 +1,4 @@
-/* tools/import_et_join.c — joins execution-trace nodes to Kineto CPU operators. The ids do not
+/* import_et_join.c — joins execution-trace nodes to Kineto CPU operators. The ids do not
  * join (these ETs' rf_id drifts against Kineto's External id: ../shared/traces/README.md), so
  * the join lines up operator names: per ET thread, the Kineto thread whose names line up best,
  * then the two name sequences in start order, skipping what only one side recorded. */

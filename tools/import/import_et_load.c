@@ -1,4 +1,4 @@
-/* tools/import_et_load.c — reads a PyTorch execution trace (ExecutionTraceObserver's JSON): its
+/* import_et_load.c — reads a PyTorch execution trace (ExecutionTraceObserver's JSON): its
  * nodes, and of their inputs and outputs the GPU tensors, each given as [tensor_id, storage_id,
  * offset, numel, itemsize, device] (possibly inside lists). Missing or mistyped fields are
  * errors at the node's line and column. */

@@ -1,4 +1,4 @@
-/* tools/import_field.c — typed member access and located error messages for the importers, and
+/* import_field.c — typed member access and located error messages for the importers, and
  * their one growable array. */
 #include "import.h"
 #include "util_array.h"

@@ -1,4 +1,4 @@
-/* tools/import_json.c — streaming JSON reader of the importers: gzip or plain input through
+/* import_json.c — streaming JSON reader of the importers: gzip or plain input through
  * zlib, one top-level value at a time through json-c's incremental tokener, with line:column
  * locations for every value handed out and every error. */
 #include "import.h"

@@ -1,6 +1,6 @@
-/* tools/import_kineto.c — the Kineto importer: the step's kernels become operations
+/* import_kineto.c — the Kineto importer: the step's kernels become operations
  * (import_kineto_step.c), its [memory] events allocations, and the CPU operators around those
- * events say which operations touch them (tools/IMPORT.md: the evidence and its holes). */
+ * events say which operations touch them (tools/import/IMPORT.md: the evidence and its holes). */
 #include "import_kineto.h"
 #include "util_array.h"
 

@@ -1,4 +1,4 @@
-/* tools/import_kineto.h — internal interface of the Kineto importer: the events it keeps from a
+/* import_kineto.h — internal interface of the Kineto importer: the events it keeps from a
  * trace (import_kineto_load.c) and the step model built from them (import_kineto.c), shared
  * with the execution-trace importer. Times are the trace's microseconds. */
 #ifndef IMPORT_KINETO_H
@@ -71,14 +71,14 @@ typedef struct ik_step {
     int64_t *ext;   /* External id of that call (else the kernel's), -1 without one */
 } ik_step;
 
-/* Chooses the step (o->step, or the default of tools/IMPORT.md) and the GPU, and fills s with
- * its kernels. Notes what it chose on stderr. Errors as in import.h. */
+/* Chooses the step (o->step, or the default of tools/import/IMPORT.md) and the GPU, and fills s
+ * with its kernels. Notes what it chose on stderr. Errors as in import.h. */
 int ik_step_select(const ik_trace *t, const import_opts *o, ik_step *s, char *msg, size_t cap);
 
 /* Frees the arrays of s. */
 void ik_step_free(ik_step *s);
 
-/* Adds s's kernels to m as operations, with the link figures of tools/IMPORT.md. */
+/* Adds s's kernels to m as operations, with the link figures of tools/import/IMPORT.md. */
 int ik_step_ops(const ik_trace *t, const ik_step *s, plan_model *m, char *msg, size_t cap);
 
 /* The step's operations seen from the CPU (import_kineto_index.c): in launch order, and grouped
@@ -121,8 +121,8 @@ long ik_index_top_at(const ik_index *ix, int64_t tid, double ts, int next);
 int ik_index_range(const ik_index *ix, int32_t birth, int32_t death, import_ivec *tv);
 
 /* Appends to tv, inside [birth, death], the operations that the trace suggests touch memory made
- * at ta on thread atid and freed at tf on thread ftid (tools/IMPORT.md lists the rule and its
- * holes). Returns 0, or -1 when memory runs out. */
+ * at ta on thread atid and freed at tf on thread ftid (tools/import/IMPORT.md lists the rule and
+ * its holes). Returns 0, or -1 when memory runs out. */
 int ik_index_guess(const ik_index *ix, double ta, int64_t atid, double tf, int64_t ftid,
                    int32_t birth, int32_t death, import_ivec *tv);
 

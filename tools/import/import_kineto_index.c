@@ -1,4 +1,4 @@
-/* tools/import_kineto_index.c — the step's operations seen from the CPU: which was launched
+/* import_kineto_index.c — the step's operations seen from the CPU: which was launched
  * before or after a moment, and which outermost CPU operator launched each. The Kineto
  * importer guesses touches from it, since a Kineto trace lists no kernel operands. */
 #include "import_kineto.h"
@@ -172,7 +172,7 @@ int ik_index_range(const ik_index *ix, int32_t birth, int32_t death, import_ivec
     return 0;
 }
 
-/* Evidence limits (tools/IMPORT.md). An outermost operator launching more than IK_TOP_MAX
+/* Evidence limits (tools/import/IMPORT.md). An outermost operator launching more than IK_TOP_MAX
  * kernels is a whole compiled graph (torch.compile's CompiledFunction launches a step's forward
  * or backward): its kernels say nothing about one buffer, so it adds none. IK_NEAR kernels after
  * the birth and before the death stand for the readers next to the writer and to the last

@@ -1,4 +1,4 @@
-/* tools/import_kineto_load.c — reads a Kineto chrome trace (torch.profiler's
+/* import_kineto_load.c — reads a Kineto chrome trace (torch.profiler's
  * export_chrome_trace) and keeps the events the importers use: kernels, launch calls, CPU
  * operators, step and optimizer annotations and [memory] events. Every kept event's fields are
  * checked, and a missing or mistyped one is an error at the event's line and column. */

@@ -1,4 +1,4 @@
-/* tools/import_kineto_step.c — picks the training step and the GPU of a Kineto trace and lists
+/* import_kineto_step.c — picks the training step and the GPU of a Kineto trace and lists
  * that step's kernels in GPU order with the CPU launch call of each (joined by correlation id):
  * the operations of the imported model. */
 #include "import_kineto.h"

@@ -1,4 +1,4 @@
-/* tools/shimplan.c — shim-plan: plans a text iteration model for a memory budget and prints the
+/* shimplan.c — shim-plan: plans a text iteration model for a memory budget and prints the
  * predicted peak, step time, stall and the lower bound; also writes generated models.
  *
  *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
@@ -11,10 +11,10 @@
  * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
  * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
  * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
- * (tools/import.h, tools/IMPORT.md): written to FILE (-o), planned (--budget, --proposals), or,
- * with neither, written to standard output; --join-map writes which ET node launched each
- * operation (a debugging and test aid). Exit status: 0 planned (whether or not the budget
- * holds: see "feasible"), 1 bad input or planning error, 2 usage. */
+ * (tools/import/import.h, tools/import/IMPORT.md): written to FILE (-o), planned (--budget,
+ * --proposals), or, with neither, written to standard output; --join-map writes which ET node
+ * launched each operation (a debugging and test aid). Exit status: 0 planned (whether or not the
+ * budget holds: see "feasible"), 1 bad input or planning error, 2 usage. */
 #include "conf.h"
 #include "import.h"
 #include "plan.h"
@@ -49,7 +49,7 @@ static void usage(FILE *f)
           "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
           "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
-          "--import: the model of one step of a PyTorch profiler trace (tools/IMPORT.md);\n"
+          "--import: the model of one step of a PyTorch profiler trace (tools/import/IMPORT.md);\n"
           "  --step N: ProfilerStep#N (default: the last step another follows);\n"
           "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
           "  --join-map FILE: (et) one line per operation: its number and the ET node id\n"

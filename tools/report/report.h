@@ -49,8 +49,7 @@ void report_text_string(FILE *out, const char *s);
 /* A double as JSON (finite; NaN and infinities become 0). */
 void report_json_double(FILE *out, double v);
 
-/* Parses the options common to the trace subcommands: --json, --top N, -o FILE, and exactly
-   one trace path. Returns 0, or 2 after printing usage to stderr. */
+/* The options common to the trace subcommands. */
 typedef struct report_opts {
     const char *trace, *output;
     int json;
@@ -58,6 +57,9 @@ typedef struct report_opts {
     const char **traces; /* report_opts_parse_many: every trace path, in order (trace: the first) */
     size_t ntraces;
 } report_opts;
+/* Parses the options common to the trace subcommands: --json (allow_json), --top N, -o FILE
+   (allow_output), and exactly one trace path, into o. Returns 0, or 2 after printing usage to
+   stderr. */
 int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
                       int allow_output);
 
@@ -79,20 +81,30 @@ int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size
 /* Frees the n traces and statistics report_open_all loaded, and the arrays t and s. */
 void report_close_all(report_trace *t, report_stats *s, size_t n);
 
-/* Short names of the enums, "?" for values the format does not define. */
+/* Short names of the format's enums, "?" for a value the format does not define:
+   "plain", "async", ...: enum shim_alloc_kind. */
 const char *report_alloc_kind_name(uint32_t kind);
+/* "HtoD", "DtoH", ...: enum shim_copy_dir. */
 const char *report_copy_dir_name(uint32_t dir);
+/* "context", "stream", ...: enum shim_sync_kind. */
 const char *report_sync_kind_name(uint32_t kind);
-const char *report_move_dir_name(uint32_t dir);       /* "to host", "to device" */
-const char *report_move_reason_name(uint32_t reason); /* "budget", "demand", ... */
-const char *report_resid_state_name(uint32_t state);  /* "none", "device", "evicting", ... */
-const char *report_resid_event_name(uint32_t event);  /* "evict", "restore", "copy_done", ... */
+/* "to host", "to device": enum shim_move_dir. */
+const char *report_move_dir_name(uint32_t dir);
+/* "budget", "demand", ...: enum shim_move_reason. */
+const char *report_move_reason_name(uint32_t reason);
+/* "none", "device", "evicting", ...: enum shim_resid_state. */
+const char *report_resid_state_name(uint32_t state);
+/* "evict", "restore", "copy_done", ...: enum shim_resid_event. */
+const char *report_resid_event_name(uint32_t event);
 
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as
    report_fn above; *_print writes the output for a loaded trace ---- */
 
+/* `summary [--json] [--top N] TRACE...`: as report_fn. */
 int report_summary_main(int argc, char **argv, char **envp);
+/* The summary of one trace: text, or (json) one JSON object and a newline; the tables of top
+   allocations and kernels cut at top. Write errors are out's own. */
 void report_summary_print(FILE *out, const report_trace *t, const report_stats *s, int json,
                           long top);
 /* The summary's top allocations: every allocation by bytes (largest first, then the earliest
@@ -126,6 +138,7 @@ typedef struct report_ranks {
    empty). */
 int report_ranks_make(report_ranks *rk, const report_trace *t, const report_stats *s, size_t n);
 
+/* Frees what report_ranks_make made; rk is then empty. */
 void report_ranks_free(report_ranks *rk);
 
 /* The step numbered `step` of rank r, or NULL when r has none. */
@@ -147,8 +160,9 @@ int report_summary_ranks_print(FILE *out, const report_trace *t, const report_st
    and, per step with a plan_step record, what was done next to the plan in force (the latest
    plan recorded before it) and the step's wall time; nothing when the trace has neither record.
    _json: the "plans" and "plan_steps" keys (empty lists without them), each followed by ", ";
-   the keys are listed in tools/TRACE-FORMAT.md. */
+   the keys are listed in tools/trace/TRACE-FORMAT.md. */
 void report_summary_plan_text(FILE *out, const report_trace *t, const report_stats *s);
+/* The same as JSON keys (see _text). */
 void report_summary_plan_json(FILE *out, const report_trace *t, const report_stats *s);
 
 /* One plan_step record and what the summary sets it against. */
@@ -165,19 +179,25 @@ report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
 /* The row's step's wall time in microseconds (report_step_wall_us), or -1 without a step. */
 double report_plan_row_wall_us(const report_plan_row *r);
 
+/* `kernels [--json] TRACE`: as report_fn. */
 int report_kernels_main(int argc, char **argv, char **envp);
+/* Every kernel of s: launches and measured times, as text or (json) a JSON object. */
 void report_kernels_print(FILE *out, const report_stats *s, int json);
 
+/* `allocs [--json] TRACE`: as report_fn. */
 int report_allocs_main(int argc, char **argv, char **envp);
+/* Every allocation of s: size, kind, device, lifetime, as text or (json) a JSON object. */
 void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s, int json);
 
+/* `moves [--json] TRACE`: as report_fn. */
 int report_moves_main(int argc, char **argv, char **envp);
 /* One row per move and a totals line, or (json) an object of moves, other transitions and
-   totals: the keys are listed in tools/TRACE-FORMAT.md. */
+   totals: the keys are listed in tools/trace/TRACE-FORMAT.md. */
 void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
 /* The "totals" object of `moves --json` (no key before it, no newline after). */
 void report_moves_totals_json(FILE *out, const report_moves *m);
 
+/* `perfetto [-o FILE] TRACE...`: as report_fn. */
 int report_perfetto_main(int argc, char **argv, char **envp);
 /* Chrome trace JSON (torch.profiler's layout) of n traces (1..256), each one rank: a host
    process and a GPU process each, times aligned on their wall-clock starts. 0, or -1 when memory
@@ -187,14 +207,17 @@ int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
 /* The same for one trace. */
 int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
 
+/* `memviz [-o FILE] TRACE`: as report_fn. */
 int report_memviz_main(int argc, char **argv, char **envp);
 /* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
    of t's device allocations: the keys and what maps to what are in README.md ("Memory
    snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
 int report_memviz_print(FILE *out, const report_trace *t);
 /* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
-   of the summary's top allocations and kernels cut at top. 0, or -1 when memory ran out. */
+   of the summary's top allocations and kernels cut at top. `html [--top N] [-o FILE] TRACE...`:
+   as report_fn. */
 int report_html_main(int argc, char **argv, char **envp);
+/* The page of one trace (s its stats), its tables cut at top. 0, or -1 when memory ran out. */
 int report_html_print(FILE *out, const report_trace *t, const report_stats *s, long top);
 /* report_html_ranks.c: the page of n traces t[i] (s[i] their stats), the ranks of one job: the
    ranks side by side (summary TRACE...'s figures), then each rank's part as the page of one
@@ -236,8 +259,9 @@ int report_model_build(const report_trace *t, const report_model_opts *o, struct
 int report_model_open(const report_trace *t, const report_model_opts *o, struct plan_model *m,
                       struct plan_build_info *info);
 
-/* `model` (report_model.c) and `plan` (report_plan.c): as report_fn in report.h. */
+/* `model [--step N] [-o FILE] TRACE` (report_model.c): as report_fn. */
 int report_model_main(int argc, char **argv, char **envp);
+/* `plan --budget SIZE ... TRACE`: as report_fn (report_model_opts_parse). */
 int report_plan_main(int argc, char **argv, char **envp);
 
 #endif

@@ -5,8 +5,9 @@
  *   report_html_series.c  device memory over time by residency state, downsampled for the view
  *   report_html_axis.c    what the charts share: axes, grid, legends, bar counts
  *   report_html_ranks.c   the page of several traces (ranks): the ranks side by side, then each
- * and the page's style sheet and script (tools/report_html.css, tools/report_html.js), which the
- * build turns into C strings (html_assets.c in the build folder; see tools/module.mk).
+ * and the page's style sheet and script (tools/report/report_html.css,
+ * tools/report/report_html.js), which the build turns into C strings (html_assets.c in the build
+ * folder; see tools/module.mk).
  *
  * Every figure the page shows comes from the computations the other subcommands use
  * (report_stats_compute, report_moves_compute, report_summary_print, report_top_allocs), and
@@ -45,6 +46,7 @@ typedef struct html_series {
    `buckets` buckets of [t_lo, t_hi]. 0, or -1 when memory ran out (out is then empty). */
 int html_series_compute(html_series *out, const report_trace *t, const report_stats *s,
                         size_t buckets, uint32_t device);
+/* Frees what html_series_compute made; h is then empty. */
 void html_series_free(html_series *h);
 
 /* What the page (or, with several traces, one rank's part of it) is made of. */
@@ -75,7 +77,8 @@ void html_text(FILE *out, const char *s);
 
 /* A number the way summary --json writes it (for data-* attributes). */
 void html_u(FILE *out, uint64_t v);
-void html_double(FILE *out, double v); /* "%.3f", 0 when not finite */
+/* A double the same way: "%.3f", 0 when it is not finite. */
+void html_double(FILE *out, double v);
 
 /* Human-readable: "1.98 GiB", "512.0 MiB", "12.0 KiB", "100 B". */
 void html_bytes(FILE *out, uint64_t bytes);
@@ -91,6 +94,7 @@ double html_ms(const report_trace *t, uint64_t ns);
    when memory ran out (p then owns nothing). */
 int html_page_open(html_page *p, FILE *out, const report_trace *t, const report_stats *s, long top,
                    const char *pfx);
+/* Frees what html_page_open made (the moves, the memory series); p then owns nothing. */
 void html_page_close(html_page *p);
 
 /* From <!DOCTYPE html> to the <body>'s error box, the page titled `title`. */
@@ -99,6 +103,7 @@ void html_begin(FILE *out, const char *title);
 /* The trace's warnings (truncated, dropped records), the headline figures and every section,
    element ids prefixed with p->pfx. */
 void html_trace_warnings(html_page *p);
+/* The headline figures and every section of one trace's page, in page order. */
 void html_sections(html_page *p);
 
 /* The footer, the data block holding len bytes of JSON at json (made safe for a <script>), the
@@ -130,6 +135,7 @@ double html_nice_step(double x);
 
 /* Axes whose top is at least max: in B, KiB, MiB or GiB; in us, ms or s. */
 html_axis html_axis_bytes(double max);
+/* The same for microseconds: us, ms or s. */
 html_axis html_axis_us(double max);
 
 /* The y of value v (in base units) on axis a, for a plot from y_bottom up h units (clipped to
@@ -147,6 +153,7 @@ void html_legend(FILE *out, const char *const *cls, const char *const *labels, s
 typedef struct html_bars {
     size_t n, per;
 } html_bars;
+/* The bars of `entries` entries drawn as at most max_bars bars. */
 html_bars html_bars_make(size_t entries, size_t max_bars);
 
 /* x labels under nbars bars w wide from x0: every k-th, about 20 of them. */
@@ -157,29 +164,42 @@ void html_bar_labels(FILE *out, size_t nbars, double x0, double w, const uint64_
 /* The primary device's memory chart (id memory-chart), then every other device's shown (id
    gpuD-memory-chart, data-device D). */
 void html_chart_memory(html_page *p);
+/* The steps chart (id steps-chart): per step its stall and the rest of its wall time; nothing
+   without steps. */
 void html_chart_steps(html_page *p);
+/* The moves timeline (id moves-chart): a lane per device and reason; nothing without moves. */
 void html_chart_moves(html_page *p);
+/* The plan chart (id plan-chart): predicted against achieved per step under the plan; nothing
+   without plan_step records. */
 void html_chart_plan(html_page *p);
 
 /* ---- report_html_tables.c: <table class="sortable"> with one column per summary --json key
    (th data-key, data-type "num" or "text"), numbers in td data-value ---- */
 
+/* The steps table (id steps-table), summary --json's steps. */
 void html_table_steps(html_page *p);
+/* The plans table (id plans-table), summary --json's plans. */
 void html_table_plans(html_page *p);
+/* The plan steps table (id plan-steps-table); nothing without plan_step records. */
 void html_table_plan_steps(html_page *p);
+/* The top allocations table (id allocations-table), cut at p->top. */
 void html_table_allocs(html_page *p);
 /* With allocations on more than one device (trace format 1.6): a note that the headline
    figures are the primary device's and where each device's charts are, and each device's
    allocations, peak, budget and moves (id devices-table, summary --json's devices); nothing
    otherwise. */
 void html_table_devices(html_page *p);
+/* The kernels table (id kernels-table), cut at p->top. */
 void html_table_kernels(html_page *p);
+/* The moves by reason and by outcome (ids moves-by-reason, moves-by-outcome) and their bytes;
+   a note instead when no move was recorded. */
 void html_table_moves(html_page *p);
 /* The ranks side by side (id ranks-table): per rank, summary TRACE...'s totals (steps, median
    step, peak, moves, bytes each way, stalls), one row per rank in rk's order. */
 void html_table_ranks(FILE *out, const report_ranks *rk);
 
-/* ---- html_assets.c (generated from tools/report_html.css and tools/report_html.js) ---- */
+/* ---- html_assets.c (generated from tools/report/report_html.css and tools/report/report_html.js)
+ * ---- */
 
 extern const char report_html_css[];
 extern const char report_html_js[];

@@ -38,10 +38,15 @@ int pk_finish(pk *p);
    at most 8 bytes below 2^63, 9 bytes from there). Strings as BINUNICODE of s with every
    invalid UTF-8 sequence replaced by U+FFFD, so that Python decodes them. */
 void pk_int(pk *p, int64_t v);
+/* An unsigned integer, encoded as pk_int encodes integers. */
 void pk_uint(pk *p, uint64_t v);
+/* A double (BINFLOAT). */
 void pk_float(pk *p, double v);
+/* True when v is nonzero, else False (NEWTRUE, NEWFALSE). */
 void pk_bool(pk *p, int v);
+/* None. */
 void pk_none(pk *p);
+/* A str: s, invalid UTF-8 replaced (as above). */
 void pk_str(pk *p, const char *s);
 
 /* A tuple of the two values written just before (TUPLE2). */
@@ -49,15 +54,22 @@ void pk_tuple2(pk *p);
 
 /* Containers. */
 void pk_list(pk *p);
+/* Opens a dict (EMPTY_DICT); pk_key before each value, pk_end closes it. */
 void pk_dict(pk *p);
-void pk_item(pk *p);                 /* before each element of the innermost list */
-void pk_key(pk *p, const char *key); /* before each value of the innermost dict */
+/* Before each element of the innermost list. */
+void pk_item(pk *p);
+/* Before each value of the innermost dict: its key, a str. */
+void pk_key(pk *p, const char *key);
+/* Closes the innermost list or dict (the last batch's APPENDS or SETITEMS). */
 void pk_end(pk *p);
 
 /* key and a value in the innermost dict, in one call. */
 void pk_key_int(pk *p, const char *key, int64_t v);
+/* The same with an unsigned value. */
 void pk_key_uint(pk *p, const char *key, uint64_t v);
+/* The same with a str value. */
 void pk_key_str(pk *p, const char *key, const char *s);
+/* The same with a bool value. */
 void pk_key_bool(pk *p, const char *key, int v);
 
 #endif

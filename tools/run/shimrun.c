@@ -1,4 +1,4 @@
-/* tools/shimrun.c — shim-run: runs a command under libshim and summarises the traces it wrote.
+/* shimrun.c — shim-run: runs a command under libshim and summarises the traces it wrote.
  *
  *   shim-run [--budget SIZE] [--config FILE] [--trace PATTERN|DIR] [--report FILE] [--quiet]
  *            [--] COMMAND [ARGS...]

@@ -1,6 +1,8 @@
-/* tools/shimrun.h — shim-run, the launcher: what its two files share. shimrun.c runs the
- * command (options, environment, signals); shimrun_traces.c finds the traces the run wrote and
- * hands them to shim-report. */
+/* shimrun.h — the run room's seam (tools/run/): shim-run, the launcher; what its two files
+ * share. shimrun.c runs the command (options, environment, signals); shimrun_traces.c finds the
+ * traces the run wrote and hands them to shim-report, as a program (the one beside shim-run),
+ * never by linking the report. The room depends on conf/ alone; only its two files include this
+ * header. */
 #ifndef SHIMRUN_H
 #define SHIMRUN_H
 
@@ -44,6 +46,7 @@ int shimrun_traces_list(shimrun_traces *t, const char *pattern);
    creates a trace exclusively, so a file that was there before is not one). */
 void shimrun_traces_new(shimrun_traces *after, const shimrun_traces *before);
 
+/* Frees the names a list holds; t is then empty. */
 void shimrun_traces_free(shimrun_traces *t);
 
 /* Whether name matches the pattern component base (%p: digits; %r: digits, maybe after '-'). */

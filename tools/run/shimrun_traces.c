@@ -1,4 +1,4 @@
-/* tools/shimrun_traces.c — shim-run's traces: the default path pattern, the files of a run
+/* shimrun_traces.c — shim-run's traces: the default path pattern, the files of a run
  * (those matching the pattern that were not there before it), and shim-report on them. */
 #include "shimrun.h"
 

@@ -152,6 +152,7 @@ typedef struct report_schema report_schema;
 int report_schema_parse(report_schema **out, const uint8_t *p, size_t len, uint64_t base, char *err,
                         size_t errlen);
 
+/* Frees a schema report_schema_parse made; NULL is allowed. */
 void report_schema_free(report_schema *s);
 
 /* Appends the records of a RECORDS payload to t. 0, or -1 with the reason in err. */
@@ -261,6 +262,7 @@ typedef struct report_stats {
 /* Computes the statistics of a loaded trace. 0, or -1 when memory ran out. */
 int report_stats_compute(report_stats *s, const report_trace *t);
 
+/* Frees what report_stats_compute made; s is then empty. */
 void report_stats_free(report_stats *s);
 
 /* The step's wall time: its time window's length in microseconds, or -1 when the window ends
@@ -288,7 +290,6 @@ int report_device_shown(const report_stats *s, uint32_t d);
 
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
-
 
 /* ---- report_trace_moves.c: residency transitions paired into moves (since format 1.2) ---- */
 
@@ -369,6 +370,7 @@ int report_map_put(report_map *m, uint64_t key, uint64_t value);
 /* Whether key is there; its value in *value. */
 int report_map_get(const report_map *m, uint64_t key, uint64_t *value);
 
+/* Frees the map's storage; m is then empty and may be used again. */
 void report_map_free(report_map *m);
 
 #endif

@@ -430,7 +430,8 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
 {
     *none = 0;
     if (r->kind == SHIM_TRACE_PLAN) {
-        if (util_array_grow((void **)&t->plans, &t->plans_cap, t->nplans + 1, sizeof *t->plans) != 0)
+        if (util_array_grow((void **)&t->plans, &t->plans_cap, t->nplans + 1, sizeof *t->plans) !=
+            0)
             return NULL;
         memset(&t->plans[t->nplans], 0, sizeof *t->plans);
         t->plans[t->nplans].t_ns = r->t_ns;
@@ -438,7 +439,8 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         return (uint8_t *)&t->plans[t->nplans++];
     }
     if (r->kind == SHIM_TRACE_PLAN_STEP) {
-        if (util_array_grow((void **)&t->plan_steps, &t->plan_steps_cap, t->nplan_steps + 1, sizeof *t->plan_steps) != 0)
+        if (util_array_grow((void **)&t->plan_steps, &t->plan_steps_cap, t->nplan_steps + 1,
+                            sizeof *t->plan_steps) != 0)
             return NULL;
         memset(&t->plan_steps[t->nplan_steps], 0, sizeof *t->plan_steps);
         t->plan_steps[t->nplan_steps].t_ns = r->t_ns;
@@ -446,7 +448,8 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         return (uint8_t *)&t->plan_steps[t->nplan_steps++];
     }
     if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
-        if (util_array_grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries + 1, sizeof *t->summaries) != 0)
+        if (util_array_grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries + 1,
+                            sizeof *t->summaries) != 0)
             return NULL;
         memset(&t->summaries[t->nsummaries], 0, sizeof *t->summaries);
         t->summaries[t->nsummaries].t_ns = r->t_ns;

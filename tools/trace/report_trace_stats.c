@@ -69,7 +69,8 @@ static long kernel_of(ctx *c, uint64_t func_id)
         for (k = 0; k < c->s->nkernels && strcmp(c->s->kernels[k].name, name) != 0; k++)
             ;
         if (k == c->s->nkernels) {
-            if (util_array_grow((void **)&c->s->kernels, &c->kcap, k + 1, sizeof *c->s->kernels) != 0)
+            if (util_array_grow((void **)&c->s->kernels, &c->kcap, k + 1, sizeof *c->s->kernels) !=
+                0)
                 return -1;
             c->s->kernels[k] = (report_kernel){.name = name};
             c->s->nkernels++;
@@ -119,7 +120,8 @@ static int index_pass(ctx *c)
             if (report_map_put(&c->seq, r->a, i) != 0)
                 return -1;
         } else if (r->kind == SHIM_TRACE_SYNC) {
-            if (util_array_grow((void **)&c->sync_t, &c->ycap, c->nsyncs + 1, sizeof *c->sync_t) != 0)
+            if (util_array_grow((void **)&c->sync_t, &c->ycap, c->nsyncs + 1, sizeof *c->sync_t) !=
+                0)
                 return -1;
             c->sync_t[c->nsyncs++] = r->t_ns;
         } else if (r->kind == SHIM_TRACE_STEP) {

@@ -1,4 +1,5 @@
-/* util_array.c — the growable array of tools/ (util_array.h): capacity doubling, overflow checked. */
+/* util_array.c — the growable array of tools/ (util_array.h): capacity doubling, overflow checked.
+ */
 #include "util_array.h"
 
 #include <stdint.h>
