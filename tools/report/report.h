@@ -81,6 +81,22 @@ int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size
 /* Frees the n traces and statistics report_open_all loaded, and the arrays t and s. */
 void report_close_all(report_trace *t, report_stats *s, size_t n);
 
+/* Allocates the arrays of o->ntraces traces and statistics and loads each trace into them
+   (report_open_all); *n counts those loaded. 0, or 1 when memory ran out (said on stderr, *n 0)
+   or a trace could not be read (the others are loaded all the same). Free with
+   report_close_all(*t, *s, *n) in either case. */
+int report_open_many(const report_opts *o, report_trace **t, report_stats **s, size_t *n);
+
+/* What a subcommand of one trace does with it once loaded (report_run_one): returns the exit
+   status, 0 or 1. */
+typedef int (*report_one_fn)(const report_trace *t, const report_stats *s, const report_opts *o);
+
+/* A subcommand of one trace, whole: parses the options (report_opts_parse with usage,
+   allow_json, allow_output), loads the trace (report_open), runs fn on it and frees it. Returns
+   the exit status: 2 bad usage, 1 the trace cannot be read, else fn's. */
+int report_run_one(int argc, char **argv, const char *usage, int allow_json, int allow_output,
+                   report_one_fn fn);
+
 /* Short names of the format's enums, "?" for a value the format does not define:
    "plain", "async", ...: enum shim_alloc_kind. */
 const char *report_alloc_kind_name(uint32_t kind);
@@ -183,6 +199,9 @@ double report_plan_row_wall_us(const report_plan_row *r);
 int report_kernels_main(int argc, char **argv, char **envp);
 /* Every kernel of s: launches and measured times, as text or (json) a JSON object. */
 void report_kernels_print(FILE *out, const report_stats *s, int json);
+/* The fields every kernel's JSON object starts with: "name", "launches", "timed_launches",
+   "total_us" (no brace before, no comma after). */
+void report_kernel_json_fields(FILE *out, const report_kernel *k);
 
 /* `allocs [--json] TRACE`: as report_fn. */
 int report_allocs_main(int argc, char **argv, char **envp);

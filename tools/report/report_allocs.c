@@ -58,19 +58,15 @@ void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s
     }
 }
 
+static int allocs(const report_trace *t, const report_stats *s, const report_opts *o)
+{
+    report_allocs_print(stdout, t, s, o->json);
+    return 0;
+}
+
 /* `allocs [--json] TRACE`. Exit status as in report.h. */
 int report_allocs_main(int argc, char **argv, char **envp)
 {
     (void)envp;
-    report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    report_allocs_print(stdout, &t, &s, o.json);
-    report_stats_free(&s);
-    report_trace_free(&t);
-    return 0;
+    return report_run_one(argc, argv, USAGE, 1, 0, allocs);
 }

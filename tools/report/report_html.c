@@ -458,14 +458,10 @@ int report_html_main(int argc, char **argv, char **envp)
         report_opts_free(&o);
         return 2;
     }
-    report_trace *t = calloc(o.ntraces, sizeof *t);
-    report_stats *s = calloc(o.ntraces, sizeof *s);
-    size_t n = 0;
-    if (t == NULL || s == NULL) {
-        fprintf(stderr, "shim-report: out of memory\n");
-        rc = 1;
-    } else
-        rc = report_open_all(&o, t, s, &n);
+    report_trace *t;
+    report_stats *s;
+    size_t n;
+    rc = report_open_many(&o, &t, &s, &n);
     FILE *out = n == 0 ? NULL : o.output ? fopen(o.output, "w") : stdout;
     if (n > 0 && out == NULL) {
         fprintf(stderr, "shim-report: cannot write %s\n", o.output);

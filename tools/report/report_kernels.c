@@ -10,17 +10,23 @@ static double mean(const report_kernel *k)
     return k->timed ? k->total_us / (double)k->timed : 0.0;
 }
 
+/* Contract in report.h. */
+void report_kernel_json_fields(FILE *out, const report_kernel *k)
+{
+    fprintf(out, "\"name\": ");
+    report_json_string(out, k->name);
+    fprintf(out, ", \"launches\": %llu, \"timed_launches\": %llu, \"total_us\": ", U(k->launches),
+            U(k->timed));
+    report_json_double(out, k->total_us);
+}
+
 static void print_json(FILE *out, const report_stats *s)
 {
     fprintf(out, "{\"kernels\": [");
     for (size_t i = 0; i < s->nkernels; i++) {
         const report_kernel *k = &s->kernels[i];
-        fprintf(out, "%s\n  {\"name\": ", i ? "," : "");
-        report_json_string(out, k->name);
-        fprintf(out,
-                ", \"launches\": %llu, \"timed_launches\": %llu, \"total_us\": ", U(k->launches),
-                U(k->timed));
-        report_json_double(out, k->total_us);
+        fprintf(out, "%s\n  {", i ? "," : "");
+        report_kernel_json_fields(out, k);
         fprintf(out, ", \"mean_us\": ");
         report_json_double(out, mean(k));
         fprintf(out, ", \"min_us\": ");
@@ -50,19 +56,16 @@ void report_kernels_print(FILE *out, const report_stats *s, int json)
     }
 }
 
+static int kernels(const report_trace *t, const report_stats *s, const report_opts *o)
+{
+    (void)t;
+    report_kernels_print(stdout, s, o->json);
+    return 0;
+}
+
 /* `kernels [--json] TRACE`. Exit status as in report.h. */
 int report_kernels_main(int argc, char **argv, char **envp)
 {
     (void)envp;
-    report_opts o;
-    report_trace t;
-    report_stats s;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    report_kernels_print(stdout, &s, o.json);
-    report_stats_free(&s);
-    report_trace_free(&t);
-    return 0;
+    return report_run_one(argc, argv, USAGE, 1, 0, kernels);
 }

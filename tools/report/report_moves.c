@@ -251,26 +251,22 @@ void report_moves_print(FILE *out, const report_trace *t, const report_moves *m,
         print_text(out, t, m);
 }
 
+static int moves(const report_trace *t, const report_stats *s, const report_opts *o)
+{
+    report_moves m;
+    int rc = report_moves_compute(&m, t, s);
+    if (rc != 0)
+        fprintf(stderr, "shim-report: %s: out of memory\n", o->trace);
+    else
+        report_moves_print(stdout, t, &m, o->json);
+    report_moves_free(&m);
+    return rc != 0;
+}
+
 /* `moves [--json] TRACE`. Exit status as in report.h. A trace older than format 1.2 has no
    transitions: the table is empty. */
 int report_moves_main(int argc, char **argv, char **envp)
 {
     (void)envp;
-    report_opts o;
-    report_trace t;
-    report_stats s;
-    report_moves m;
-    if (report_opts_parse(&o, argc, argv, USAGE, 1, 0) != 0)
-        return 2;
-    if (report_open(&t, &s, &o) != 0)
-        return 1;
-    int rc = report_moves_compute(&m, &t, &s);
-    if (rc != 0)
-        fprintf(stderr, "shim-report: %s: out of memory\n", o.trace);
-    else
-        report_moves_print(stdout, &t, &m, o.json);
-    report_moves_free(&m);
-    report_stats_free(&s);
-    report_trace_free(&t);
-    return rc != 0;
+    return report_run_one(argc, argv, USAGE, 1, 0, moves);
 }

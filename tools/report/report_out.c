@@ -191,6 +191,36 @@ int report_open(report_trace *t, report_stats *s, const report_opts *o)
 }
 
 /* Contract in report.h. */
+int report_open_many(const report_opts *o, report_trace **t, report_stats **s, size_t *n)
+{
+    *t = calloc(o->ntraces, sizeof **t);
+    *s = calloc(o->ntraces, sizeof **s);
+    *n = 0;
+    if (*t == NULL || *s == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        return 1;
+    }
+    return report_open_all(o, *t, *s, n);
+}
+
+/* Contract in report.h. */
+int report_run_one(int argc, char **argv, const char *usage, int allow_json, int allow_output,
+                   report_one_fn fn)
+{
+    report_opts o;
+    report_trace t;
+    report_stats s;
+    if (report_opts_parse(&o, argc, argv, usage, allow_json, allow_output) != 0)
+        return 2;
+    if (report_open(&t, &s, &o) != 0)
+        return 1;
+    int rc = fn(&t, &s, &o);
+    report_stats_free(&s);
+    report_trace_free(&t);
+    return rc;
+}
+
+/* Contract in report.h. */
 void report_close_all(report_trace *t, report_stats *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

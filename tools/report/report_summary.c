@@ -375,12 +375,8 @@ static void json_lists(FILE *out, const report_stats *s, long top)
     fprintf(out, "], \"kernels\": [");
     for (size_t i = 0; i < s->nkernels; i++) {
         const report_kernel *k = &s->kernels[i];
-        fprintf(out, "%s{\"name\": ", i ? ", " : "");
-        report_json_string(out, k->name);
-        fprintf(out,
-                ", \"launches\": %llu, \"timed_launches\": %llu, \"total_us\": ", U(k->launches),
-                U(k->timed));
-        report_json_double(out, k->total_us);
+        fprintf(out, "%s{", i ? ", " : "");
+        report_kernel_json_fields(out, k);
         fputc('}', out);
     }
     fprintf(out, "]}");
@@ -420,14 +416,10 @@ int report_summary_main(int argc, char **argv, char **envp)
     int rc = report_opts_parse_many(&o, argc, argv, USAGE, 1, 0);
     if (rc != 0)
         return rc == 1 ? 1 : 2;
-    report_trace *t = calloc(o.ntraces, sizeof *t);
-    report_stats *s = calloc(o.ntraces, sizeof *s);
-    size_t n = 0;
-    if (t == NULL || s == NULL) {
-        fprintf(stderr, "shim-report: out of memory\n");
-        rc = 1;
-    } else
-        rc = report_open_all(&o, t, s, &n);
+    report_trace *t;
+    report_stats *s;
+    size_t n;
+    rc = report_open_many(&o, &t, &s, &n);
     if (o.ntraces == 1 && n == 1)
         report_summary_print(stdout, &t[0], &s[0], o.json, o.top);
     else if (n > 0 && report_summary_ranks_print(stdout, t, s, n, o.json, o.top) != 0) {
