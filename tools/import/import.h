@@ -72,6 +72,17 @@ typedef struct import_ivec {
 /* Appends x. Returns 0, or -1 when memory runs out (iv is unchanged). */
 int import_ivec_push(import_ivec *iv, int32_t x);
 
+/* One entry of an index from ids to positions: an array of them sorted with import_key_cmp
+   finds an id's position with bsearch (the Kineto launches by correlation id, the ET nodes by
+   id). */
+typedef struct import_key {
+    int64_t key;
+    size_t idx;
+} import_key;
+
+/* The qsort and bsearch order of import_key: by key. */
+int import_key_cmp(const void *a, const void *b);
+
 /* Options of an import (shim-plan's --step and --touches). */
 typedef struct import_opts {
     int64_t step;    /* ProfilerStep#N to import; -1: the default step (tools/import/IMPORT.md) */

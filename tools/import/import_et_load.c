@@ -130,31 +130,21 @@ static int cmp_node(const void *a, const void *b)
     return kx < ky ? -1 : kx > ky;
 }
 
-typedef struct id_ix {
-    int64_t id;
-    long ix;
-} id_ix;
-
-static int cmp_id(const void *a, const void *b)
-{
-    const id_ix *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 /* Parent indices and subtree ends (a child starts after its parent: a larger rf_id). */
 static int link(ie_trace *e)
 {
-    id_ix *ids = malloc(e->nnode * sizeof(*ids) + 1);
+    import_key *ids = malloc(e->nnode * sizeof(*ids) + 1);
     if (!ids)
         return -1;
     for (size_t i = 0; i < e->nnode; i++) {
-        ids[i] = (id_ix){e->node[i].id, (long)i};
+        ids[i] = (import_key){e->node[i].id, i};
         e->node[i].sub_end = e->node[i].rf >= 0 ? e->node[i].rf : e->node[i].id;
     }
-    qsort(ids, e->nnode, sizeof(*ids), cmp_id);
+    qsort(ids, e->nnode, sizeof(*ids), import_key_cmp);
     for (size_t i = 0; i < e->nnode; i++) {
-        id_ix q = {e->node[i].parent, 0}, *p = bsearch(&q, ids, e->nnode, sizeof(*ids), cmp_id);
-        e->node[i].parent_ix = p && p->ix != (long)i ? p->ix : -1;
+        import_key q = {e->node[i].parent, 0};
+        import_key *p = bsearch(&q, ids, e->nnode, sizeof(*ids), import_key_cmp);
+        e->node[i].parent_ix = p && p->idx != i ? (long)p->idx : -1;
     }
     free(ids);
     /* Children come after parents in rf order, so one backward pass carries each subtree's end

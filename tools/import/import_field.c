@@ -94,6 +94,12 @@ int import_check(const char *path, const plan_model *m, char *msg, size_t cap)
     return -1;
 }
 
+int import_key_cmp(const void *a, const void *b)
+{
+    const import_key *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
 int import_ivec_push(import_ivec *iv, int32_t x)
 {
     if (util_array_grow((void **)&iv->v, &iv->cap, iv->n + 1, sizeof *iv->v))

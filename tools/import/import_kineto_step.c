@@ -8,17 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef struct key_idx {
-    int64_t key;
-    size_t idx;
-} key_idx;
-
-static int cmp_key(const void *a, const void *b)
-{
-    const key_idx *x = a, *y = b;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
 /* The GPU with the most kernels: a trace of one rank may show a few kernels of another. */
 static int64_t main_device(const ik_trace *t)
 {
@@ -98,15 +87,15 @@ static int cmp_op(const void *a, const void *b)
 }
 
 /* Kernels of the device launched in the window, sorted by GPU start. */
-static int collect(const ik_trace *t, ik_step *s, key_idx *calls, op_order *ord)
+static int collect(const ik_trace *t, ik_step *s, import_key *calls, op_order *ord)
 {
     for (size_t i = 0; i < t->nkern; i++) {
         const ik_kernel *k = &t->kern[i];
         if (k->device != s->device)
             continue;
-        key_idx q = {k->corr, 0}, *c = NULL;
+        import_key q = {k->corr, 0}, *c = NULL;
         if (k->corr >= 0)
-            c = bsearch(&q, calls, t->ncall, sizeof(*calls), cmp_key);
+            c = bsearch(&q, calls, t->ncall, sizeof(*calls), import_key_cmp);
         double launch = c ? t->call[c->idx].ts : k->ts;
         if (launch < s->start || launch >= s->end)
             continue;
@@ -120,9 +109,9 @@ static int collect(const ik_trace *t, ik_step *s, key_idx *calls, op_order *ord)
         return -1;
     for (size_t i = 0; i < s->n; i++) {
         const ik_kernel *k = &t->kern[ord[i].kern];
-        key_idx q = {k->corr, 0}, *c = NULL;
+        import_key q = {k->corr, 0}, *c = NULL;
         if (k->corr >= 0)
-            c = bsearch(&q, calls, t->ncall, sizeof(*calls), cmp_key);
+            c = bsearch(&q, calls, t->ncall, sizeof(*calls), import_key_cmp);
         s->kern[i] = ord[i].kern;
         s->launch[i] = ord[i].launch;
         s->tid[i] = c ? t->call[c->idx].tid : -1;
@@ -136,13 +125,13 @@ int ik_step_select(const ik_trace *t, const import_opts *o, ik_step *s, char *ms
     *s = (ik_step){.device = main_device(t)};
     if (pick_step(t, o, s, msg, cap))
         return -1;
-    key_idx *calls = malloc(t->ncall * sizeof(*calls) + 1);
+    import_key *calls = malloc(t->ncall * sizeof(*calls) + 1);
     op_order *ord = malloc(t->nkern * sizeof(*ord) + 1);
     int rc = -1;
     if (calls && ord) {
         for (size_t i = 0; i < t->ncall; i++)
-            calls[i] = (key_idx){t->call[i].corr, i};
-        qsort(calls, t->ncall, sizeof(*calls), cmp_key);
+            calls[i] = (import_key){t->call[i].corr, i};
+        qsort(calls, t->ncall, sizeof(*calls), import_key_cmp);
         rc = collect(t, s, calls, ord);
     }
     free(calls);

@@ -1,6 +1,7 @@
 /* report_trace_records.c — the SCHEMA chunk resolved against the kinds this reader knows, and
  * the records of RECORDS chunks decoded through it. */
 #include "report_trace.h"
+#include "report_trace_internal.h"
 #include "util_array.h"
 
 #include "shim_trace_format.h"
@@ -197,10 +198,8 @@ struct report_schema {
     layout *kinds;
 };
 
-static int bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
+/* Contract in report_trace_internal.h. */
+int report_bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
 {
     int n = snprintf(err, errlen, "byte %llu: ", (unsigned long long)at);
     if (n >= 0 && (size_t)n < errlen) {
@@ -212,7 +211,8 @@ static int bad(char *err, size_t errlen, uint64_t at, const char *fmt, ...)
     return -1;
 }
 
-static uint64_t get_le(const uint8_t *p, int n)
+/* Contract in report_trace_internal.h. */
+uint64_t report_get_le(const uint8_t *p, int n)
 {
     uint64_t v = 0;
     for (int i = n - 1; i >= 0; i--)
@@ -277,9 +277,9 @@ static int want_field(sparse *sp, uint16_t id, layout *k, const char *name, uint
         if (wants[w].kind != id || strcmp(wants[w].field, name) != 0)
             continue;
         if (wants[w].type != type)
-            return bad(sp->err, sp->errlen, sp->base + sp->at,
-                       "schema: field '%s' of kind '%s' is %s, this reader expects %s", name, kname,
-                       type_name(type), type_name(wants[w].type));
+            return report_bad(sp->err, sp->errlen, sp->base + sp->at,
+                              "schema: field '%s' of kind '%s' is %s, this reader expects %s", name,
+                              kname, type_name(type), type_name(wants[w].type));
         k->f[k->nf].off = off;
         k->f[k->nf].type = type;
         k->f[k->nf].want = (uint16_t)w;
@@ -296,20 +296,21 @@ static int parse_fields(sparse *sp, uint16_t id, layout *k, unsigned nfields, co
     for (unsigned i = 0; i < nfields; i++) {
         size_t start = sp->at;
         if (sp->len - sp->at < 3)
-            return bad(sp->err, sp->errlen, sp->base + start, "schema: field cut short");
-        uint16_t off = (uint16_t)get_le(sp->p + sp->at, 2);
+            return report_bad(sp->err, sp->errlen, sp->base + start, "schema: field cut short");
+        uint16_t off = (uint16_t)report_get_le(sp->p + sp->at, 2);
         uint8_t type = sp->p[sp->at + 2];
         sp->at += 3;
         if (take_name(sp->p, sp->len, &sp->at, seen[i]) != 0)
-            return bad(sp->err, sp->errlen, sp->base + start, "schema: bad field name");
+            return report_bad(sp->err, sp->errlen, sp->base + start, "schema: bad field name");
         for (unsigned j = 0; j < i; j++)
             if (strcmp(seen[j], seen[i]) == 0)
-                return bad(sp->err, sp->errlen, sp->base + start,
-                           "schema: kind '%s' has field '%s' twice", kname, seen[i]);
+                return report_bad(sp->err, sp->errlen, sp->base + start,
+                                  "schema: kind '%s' has field '%s' twice", kname, seen[i]);
         if (is_tail(type) ? (off != k->fixed || tails++ > 0)
                           : (type_size(type) > 0 && (size_t)off + type_size(type) > k->fixed))
-            return bad(sp->err, sp->errlen, sp->base + start,
-                       "schema: field '%s' of kind '%s' lies outside its record", seen[i], kname);
+            return report_bad(sp->err, sp->errlen, sp->base + start,
+                              "schema: field '%s' of kind '%s' lies outside its record", seen[i],
+                              kname);
         if (k->known && want_field(sp, id, k, seen[i], off, type, kname) != 0)
             return -1;
     }
@@ -321,25 +322,25 @@ static int parse_kind(sparse *sp, report_schema *s, uint16_t pos)
 {
     size_t start = sp->at;
     if (sp->len - sp->at < 5)
-        return bad(sp->err, sp->errlen, sp->base + start, "schema: kind entry cut short");
-    uint16_t id = (uint16_t)get_le(sp->p + sp->at, 2);
+        return report_bad(sp->err, sp->errlen, sp->base + start, "schema: kind entry cut short");
+    uint16_t id = (uint16_t)report_get_le(sp->p + sp->at, 2);
     layout *k = &s->kinds[pos];
-    k->fixed = (uint16_t)get_le(sp->p + sp->at + 2, 2);
+    k->fixed = (uint16_t)report_get_le(sp->p + sp->at + 2, 2);
     unsigned nfields = sp->p[sp->at + 4];
     sp->at += 5;
     char kname[SHIM_TRACE_NAME_MAX + 1];
     if (take_name(sp->p, sp->len, &sp->at, kname) != 0)
-        return bad(sp->err, sp->errlen, sp->base + start, "schema: bad kind name");
+        return report_bad(sp->err, sp->errlen, sp->base + start, "schema: bad kind name");
     if (id == 0 || s->index[id] != 0 || nfields > SHIM_TRACE_FIELDS_MAX ||
         k->fixed > SHIM_TRACE_RECORD_MAX)
-        return bad(sp->err, sp->errlen, sp->base + start,
-                   "schema: kind %u '%s' is zero, repeated, or too large", id, kname);
+        return report_bad(sp->err, sp->errlen, sp->base + start,
+                          "schema: kind %u '%s' is zero, repeated, or too large", id, kname);
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (known[i].id == id) {
             if (strcmp(known[i].name, kname) != 0)
-                return bad(sp->err, sp->errlen, sp->base + start,
-                           "schema: kind %u is '%s', this reader knows it as '%s'", id, kname,
-                           known[i].name);
+                return report_bad(sp->err, sp->errlen, sp->base + start,
+                                  "schema: kind %u is '%s', this reader knows it as '%s'", id,
+                                  kname, known[i].name);
             k->known = 1;
         }
     s->index[id] = (uint16_t)(pos + 1);
@@ -350,9 +351,9 @@ static int parse_kind(sparse *sp, report_schema *s, uint16_t pos)
         for (unsigned f = 0; f < k->nf; f++)
             found |= k->f[f].want == w;
         if (wants[w].kind == id && !found && !added_later(&wants[w]))
-            return bad(sp->err, sp->errlen, sp->base + start,
-                       "schema: kind '%s' lacks the field '%s' (%s)", kname, wants[w].field,
-                       type_name(wants[w].type));
+            return report_bad(sp->err, sp->errlen, sp->base + start,
+                              "schema: kind '%s' lacks the field '%s' (%s)", kname, wants[w].field,
+                              type_name(wants[w].type));
     }
     return 0;
 }
@@ -363,15 +364,15 @@ int report_schema_parse(report_schema **out, const uint8_t *p, size_t len, uint6
 {
     *out = NULL;
     if (len < 4)
-        return bad(err, errlen, base, "schema: shorter than its kind count");
-    uint16_t count = (uint16_t)get_le(p, 2);
+        return report_bad(err, errlen, base, "schema: shorter than its kind count");
+    uint16_t count = (uint16_t)report_get_le(p, 2);
     report_schema *s = calloc(1, sizeof *s);
     if (s != NULL && (s->kinds = calloc(count + 1u, sizeof *s->kinds)) == NULL) {
         free(s);
         s = NULL;
     }
     if (s == NULL)
-        return bad(err, errlen, base, "out of memory");
+        return report_bad(err, errlen, base, "out of memory");
     sparse sp = {p, len, 4, base, err, errlen};
     for (uint16_t i = 0; i < count; i++)
         if (parse_kind(&sp, s, i) != 0) {
@@ -380,7 +381,7 @@ int report_schema_parse(report_schema **out, const uint8_t *p, size_t len, uint6
         }
     if (sp.at != len) {
         report_schema_free(s);
-        return bad(err, errlen, base + sp.at, "schema: bytes after the last kind");
+        return report_bad(err, errlen, base + sp.at, "schema: bytes after the last kind");
     }
     *out = s;
     return 0;
@@ -403,7 +404,7 @@ static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t
     if (slot == S_TEXT) {
         size_t len = strnlen((const char *)tail, n);
         if (util_array_grow((void **)&t->text, &t->text_cap, t->text_len + len + 1, 1) != 0)
-            return bad(err, errlen, at, "out of memory");
+            return report_bad(err, errlen, at, "out of memory");
         memcpy(t->text + t->text_len, tail, len);
         r->text = t->text_len;
         t->text[t->text_len + len] = '\0';
@@ -411,16 +412,17 @@ static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t
         return 0;
     }
     if (n % 8 != 0)
-        return bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8", n);
+        return report_bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8",
+                          n);
     if (r->kind == SHIM_TRACE_LAUNCH && n / 8 > r->c)
-        return bad(err, errlen, at, "launch lists %zu ids but n_allocs is %llu", n / 8,
-                   (unsigned long long)r->c);
+        return report_bad(err, errlen, at, "launch lists %zu ids but n_allocs is %llu", n / 8,
+                          (unsigned long long)r->c);
     if (util_array_grow((void **)&t->ids, &t->ids_cap, t->ids_len + n / 8, 8) != 0)
-        return bad(err, errlen, at, "out of memory");
+        return report_bad(err, errlen, at, "out of memory");
     r->ids = t->ids_len;
     r->n_ids = (uint32_t)(n / 8);
     for (size_t i = 0; i < n / 8; i++)
-        t->ids[t->ids_len++] = get_le(tail + 8 * i, 8);
+        t->ids[t->ids_len++] = report_get_le(tail + 8 * i, 8);
     return 0;
 }
 
@@ -466,11 +468,12 @@ static int take_reasons(uint8_t *wide, const uint8_t *tail, size_t n, uint64_t a
                         size_t errlen)
 {
     if (n % 8 != 0)
-        return bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8", n);
+        return report_bad(err, errlen, at, "record's u64 list is %zu bytes, not a multiple of 8",
+                          n);
     report_summary *s = (report_summary *)(void *)wide;
     size_t table = sizeof s->moves_by_reason / sizeof s->moves_by_reason[0];
     for (size_t i = 0; i < n / 8; i++) {
-        uint64_t v = get_le(tail + 8 * i, 8), *slot = &s->moves_by_reason[i < table ? i : 0];
+        uint64_t v = report_get_le(tail + 8 * i, 8), *slot = &s->moves_by_reason[i < table ? i : 0];
         *slot = *slot + v < *slot ? UINT64_MAX : *slot + v;
     }
     return 0;
@@ -483,12 +486,12 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
     int none;
     uint8_t *wide = wide_entry(t, r, &none);
     if (wide == NULL && !none)
-        return bad(err, errlen, at, "out of memory");
+        return report_bad(err, errlen, at, "out of memory");
     for (unsigned i = 0; i < k->nf; i++) {
         const uint8_t *f = body + k->f[i].off;
         uint8_t slot = wants[k->f[i].want].slot;
         if (slot >= S_WIDE) {
-            uint64_t v = get_le(f, type_size(k->f[i].type)); /* an f64's bits: 8 bytes */
+            uint64_t v = report_get_le(f, type_size(k->f[i].type)); /* an f64's bits: 8 bytes */
             memcpy(wide + 8 * (slot - S_WIDE), &v, sizeof v);
         } else if (slot == S_REASONS) {
             if (take_reasons(wide, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
@@ -497,10 +500,10 @@ static int decode(report_trace *t, report_rec *r, const layout *k, const uint8_t
             if (take_tail(t, r, slot, body + k->fixed, len - k->fixed, at, err, errlen) != 0)
                 return -1;
         } else if (slot == S_USEC) {
-            uint64_t bits = get_le(f, 8);
+            uint64_t bits = report_get_le(f, 8);
             memcpy(&r->usec, &bits, sizeof r->usec);
         } else {
-            uint64_t v = get_le(f, type_size(k->f[i].type));
+            uint64_t v = report_get_le(f, type_size(k->f[i].type));
             uint64_t *dst[] = {&r->a, &r->b, &r->c, &r->d, &r->e, &r->f};
             if (slot == S_SUB)
                 r->sub = (uint32_t)v;
@@ -526,32 +529,33 @@ int report_records_parse(report_trace *t, const report_schema *s, const uint8_t 
     size_t at = 0;
     while (at < len) {
         if (len - at < SHIM_TRACE_RECORD_HEADER)
-            return bad(err, errlen, base + at, "record header cut by the chunk's end");
-        uint16_t kind = (uint16_t)get_le(p + at, 2), size = (uint16_t)get_le(p + at + 2, 2);
+            return report_bad(err, errlen, base + at, "record header cut by the chunk's end");
+        uint16_t kind = (uint16_t)report_get_le(p + at, 2),
+                 size = (uint16_t)report_get_le(p + at + 2, 2);
         if (size < SHIM_TRACE_RECORD_HEADER || size > len - at)
-            return bad(err, errlen, base + at, "record size %u is below 16 or past the chunk",
-                       size);
+            return report_bad(err, errlen, base + at,
+                              "record size %u is below 16 or past the chunk", size);
         if (s->index[kind] == 0)
-            return bad(err, errlen, base + at, "record kind %u is not in the schema", kind);
+            return report_bad(err, errlen, base + at, "record kind %u is not in the schema", kind);
         const layout *k = &s->kinds[s->index[kind] - 1];
         size_t body = size - SHIM_TRACE_RECORD_HEADER;
         if (body < k->fixed)
-            return bad(err, errlen, base + at,
-                       "record of kind %u is %u bytes, shorter than "
-                       "its fixed part",
-                       kind, size);
+            return report_bad(err, errlen, base + at,
+                              "record of kind %u is %u bytes, shorter than "
+                              "its fixed part",
+                              kind, size);
         if (!k->known) {
             t->skipped_records++;
             at += size;
             continue;
         }
         if (util_array_grow((void **)&t->recs, &t->cap, t->n + 1, sizeof *t->recs) != 0)
-            return bad(err, errlen, base + at, "out of memory");
+            return report_bad(err, errlen, base + at, "out of memory");
         report_rec *r = &t->recs[t->n];
         memset(r, 0, sizeof *r);
         r->kind = kind;
-        r->tid = (uint32_t)get_le(p + at + 4, 4);
-        r->t_ns = get_le(p + at + 8, 8);
+        r->tid = (uint32_t)report_get_le(p + at + 4, 4);
+        r->t_ns = report_get_le(p + at + 8, 8);
         r->order = t->n;
         if (decode(t, r, k, p + at + SHIM_TRACE_RECORD_HEADER, body, base + at, err, errlen))
             return -1;
