@@ -49,9 +49,9 @@ CONF_LIB := $(BUILD)/conf/libconf.a
 PLANNER_LIB := $(BUILD)/planner/libplanner.a
 SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
 SHIM_TRACE_LIB := $(BUILD)/shim/libshimtrace.a
-# shim-report html's style sheet and script as C strings, generated from tools/report_html.css
-# and tools/report_html.js (tools/module.mk); the reader's fuzz target builds them too.
-HTML_ASSETS_C := $(BUILD)/tools/html_assets.c
+# shim-report html's style sheet and script as C strings, generated from
+# tools/report/report_html.{css,js} (tools/module.mk); the reader's fuzz target builds them too.
+HTML_ASSETS_C := $(BUILD)/tools/report/html_assets.c
 
 ALL_TARGETS :=
 TESTS :=
@@ -63,7 +63,7 @@ FUZZ_SECONDS ?= 60
 .PHONY: all test lint clean fuzz format demo
 all: build-all
 
-include $(sort $(wildcard */*.mk tests/*/*.mk))
+include $(sort $(wildcard */*.mk)) $(sort $(wildcard tests/*/*.mk)) # tests last: they link what */*.mk names
 
 build-all: $(ALL_TARGETS)
 .PHONY: build-all

@@ -5,10 +5,9 @@ ALL_TARGETS += $(TRACE_BENCH)
 
 $(BUILD)/tests/bench/trace_bench.o: tests/bench/trace_bench.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Ishim/trace -Itools -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -MMD -MP -c $< -o $@
 
-$(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o \
-                $(patsubst %.c,$(BUILD)/%.o,$(wildcard tools/report_trace_*.c)) \
+$(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o $(TRACE_READER_LIB) $(UTIL_ARRAY_OBJ) \
                 $(SHIM_TRACE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread

@@ -7,14 +7,7 @@ report="$root/${BUILD:-build}/shim-report"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$root" || exit 1
-fails=0
-
-check() { # NAME, then a command whose success is the check
-    name=$1
-    shift
-    if "$@"; then echo "ok - $name"; else echo "not ok - $name" && fails=$((fails + 1)); fi
-}
-has_line() { grep -qxF -- "$2" "$1"; }
+. "$root/tests/trace/report_checks.sh"
 # Runs shim-report with a clean SHIM_* environment plus the given assignments.
 run() { env -u SHIM_CONFIG $(env | sed -n 's/^\(SHIM_[A-Z0-9_]*\)=.*/-u \1/p') "$@"; }
 
@@ -79,4 +72,4 @@ check "round trip: values are canonical" \
 check "usage: unknown subcommand exits 2" [ $? -eq 2 ]
 "$report" config --bogus >/dev/null 2>&1
 check "usage: unknown option exits 2" [ $? -eq 2 ]
-[ "$fails" -eq 0 ]
+[ "$failures" -eq 0 ]

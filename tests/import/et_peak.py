@@ -2,7 +2,7 @@
 """tests/import/et_peak.py — a second reckoning of an ET model's native peak, for
 test_import.sh. It reads the execution trace itself and takes from shim-plan only which ET node
 launched each operation (--join-map: "OP NODE_ID" lines, NODE_ID -1 for none); everything else
-follows the rules of tools/IMPORT.md ("Execution traces"), written here without the importer's
+follows the rules of tools/import/IMPORT.md ("Execution traces"), written here without the importer's
 code:
 
 - memory: GPU tensor operands [tensor_id, storage_id, offset, numel, itemsize, device] of a

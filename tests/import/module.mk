@@ -1,21 +1,16 @@
-# tests/import/module.mk — shim-plan's trace importers: the end-to-end test over every trace in
-# ../shared/traces (with an independent peak check in Python) and the importers' fuzz targets
-# (seed corpora in tests/import/corpus-*/).
+# tests/import/module.mk — shim-plan's trace importers (tools/import/): the end-to-end test over
+# every trace in ../shared/traces (with an independent peak check in Python), and one fuzz target
+# per tests/import/fuzz_import_NAME.c, $(BUILD)/fuzz/import_NAME_fuzz, built from the importers
+# and the planner (seed corpus in tests/import/corpus-import_NAME_fuzz/).
 
-TESTS += tests/import/test_import.sh
+TESTS += $(sort $(wildcard tests/import/test_*.sh))
 
-IMPORT_KINETO_FUZZ := $(BUILD)/fuzz/import_kineto_fuzz
-FUZZ_TARGETS += $(IMPORT_KINETO_FUZZ)
+IMPORT_FUZZ_NAMES := $(patsubst tests/import/fuzz_import_%.c,%,$(wildcard tests/import/fuzz_import_*.c))
+IMPORT_FUZZ := $(IMPORT_FUZZ_NAMES:%=$(BUILD)/fuzz/import_%_fuzz)
+FUZZ_TARGETS += $(IMPORT_FUZZ)
 
-$(IMPORT_KINETO_FUZZ): tests/import/fuzz_import_kineto.c $(IMPORT_SRCS) $(PLANNER_SRCS) tools/import.h tools/import_kineto.h tools/import_et.h
+$(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c $(IMPORT_SRCS) \
+                $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools -Iplanner -Iconf -o $@ tests/import/fuzz_import_kineto.c \
-		$(IMPORT_SRCS) $(PLANNER_SRCS) -ljson-c -lz -lm
-
-IMPORT_ET_FUZZ := $(BUILD)/fuzz/import_et_fuzz
-FUZZ_TARGETS += $(IMPORT_ET_FUZZ)
-
-$(IMPORT_ET_FUZZ): tests/import/fuzz_import_et.c $(IMPORT_SRCS) $(PLANNER_SRCS) tools/import.h tools/import_kineto.h tools/import_et.h
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools -Iplanner -Iconf -o $@ tests/import/fuzz_import_et.c \
-		$(IMPORT_SRCS) $(PLANNER_SRCS) -ljson-c -lz -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner -Iconf -o $@ $< \
+		$(IMPORT_SRCS) $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm

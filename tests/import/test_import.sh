@@ -93,7 +93,7 @@ check "hta --step 3: native peak is the trace's own" \
 # script (et_storages.py) counts them: the largest allocation is the largest storage, the cyclic
 # allocations are the storages that exist before the step, the native peak lies between those
 # and the sum of all storages. The native peak and the allocations kept equal et_peak.py's,
-# which applies tools/IMPORT.md's rules to the ET itself, given only which node launched each
+# which applies tools/import/IMPORT.md's rules to the ET itself, given only which node launched each
 # operation (--join-map).
 model_stats() { # MODEL: LARGEST CYCLIC_TOTAL
     python3 - "$1" <<'PY'

@@ -19,7 +19,7 @@ each memory chart (report_html.js).
 --config: the text the configuration section must show. --expect-*: the trace must have moves
 (or a plan), so that their charts must have drawn.
 
-What the page promises (tools/report_html.h): every number it shows is summary --json's, as
+What the page promises (tools/report/report_html.h): every number it shows is summary --json's, as
 data-* attributes and in <script id="shim-data">; tables keep every row.
 """
 import argparse

@@ -3,7 +3,7 @@
  * included) on whatever it accepted (the plan tables, step summaries, and the summary of several
  * traces: this one twice). Each input is read twice: as it is, and with every chunk's checksum
  * made right, so that mutations reach the payload parsers instead of stopping at the checksum. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace_format.h"
 
 #include "plan_build.h"

@@ -1,61 +1,37 @@
-# tests/trace — the trace writer (shim/trace/shim_trace_*.c) and reader (tools/report_trace_*.c): unit
-# tests, the shim-report end-to-end tests on generated and recorded traces (bounded ones too),
-# and the reader's fuzz target.
-# (This fragment is read before tools/*.mk, so it names the reader's sources itself.)
-tests_trace_CFLAGS := -Ishim/trace -Itools
+# tests/trace — the trace writer (shim/trace/, $(SHIM_TRACE_LIB)) and the reader and
+# report (tools/trace/, tools/report/): cmocka unit tests, the shim-report end-to-end scripts on
+# generated and recorded traces (bounded ones too), and the reader's fuzz target. A new test is
+# one file: every tests/trace/test_*.c is a cmocka program linked with the writer, the reader,
+# the report and trace_bytes.c (traces built byte by byte, trace_bytes.h); every
+# tests/trace/test_*.sh is a script (each says what it checks in its header).
+# $(SHIM_FORMAT_INC) is the writer's room (shim/trace/): its own headers too, for the writer's tests.
+tests_trace_CFLAGS = $(SHIM_FORMAT_INC) -Itools/trace -Itools/report
 
-TRACE_REPORT_SRCS := $(sort $(wildcard tools/report_trace_*.c)) tools/report_summary.c \
-                     tools/report_summary_ranks.c tools/report_ranks.c \
-                     tools/report_summary_plan.c \
-                     tools/report_kernels.c tools/report_allocs.c tools/report_moves.c \
-                     tools/report_perfetto.c tools/report_memviz.c tools/report_pickle.c
-TRACE_REPORT_OBJS := $(TRACE_REPORT_SRCS:%.c=$(BUILD)/%.o)
-
-# trace_bytes.o: traces built byte by byte (trace_bytes.h), for the reader's tests.
-TRACE_UNIT_TESTS := $(BUILD)/tests/trace/test_trace_writer $(BUILD)/tests/trace/test_trace_reader \
-                    $(BUILD)/tests/trace/test_trace_moves $(BUILD)/tests/trace/test_trace_plan \
-                    $(BUILD)/tests/trace/test_pickle
-$(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o $(TRACE_REPORT_OBJS) \
-                     $(BUILD)/tests/trace/trace_bytes.o $(SHIM_TRACE_LIB)
+TRACE_TEST_NAMES := $(basename $(notdir $(wildcard tests/trace/test_*.c)))
+TRACE_UNIT_TESTS := $(TRACE_TEST_NAMES:%=$(BUILD)/tests/trace/%)
+$(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o \
+                     $(BUILD)/tests/trace/trace_bytes.o $(REPORT_LIB) $(TRACE_READER_LIB) \
+                     $(UTIL_ARRAY_OBJ) $(SHIM_TRACE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
-# Writes traces with known contents (test_report.sh, the fuzz seeds).
+# Writes traces with known contents (the scripts, the fuzz seeds).
 TRACE_GEN := $(BUILD)/trace_gen
 $(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(SHIM_TRACE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
 ALL_TARGETS += $(TRACE_GEN)
 
-TESTS += $(TRACE_UNIT_TESTS) tests/trace/test_report.sh
-# shim-report summary of several traces: the ranks side by side.
-TESTS += tests/trace/test_report_ranks.sh
-# shim-report model and plan on traces of train_sim recorded by libshim (needs both built).
-TESTS += tests/trace/test_report_model.sh
-# The in-process plan and the steps under it in traces libshim wrote in auto mode.
-TESTS += tests/trace/test_report_plan.sh
-# shim-report memviz (memory_viz snapshots, checked by memviz_check.py) and perfetto (the Chrome
-# trace event format, checked by chrome_trace_check.py) on generated traces and on traces of
-# train_sim recorded by libshim.
-TESTS += tests/trace/test_report_memviz.sh tests/trace/test_report_perfetto.sh
-# shim-report html of the demo workload (and of generated traces), rendered in headless
-# Chromium: the charts drew, the page's numbers are summary --json's, no script error
-# (tests/trace/check_report_html.py reads the DOM). Skips the browser checks without chromium.
-TESTS += tests/trace/test_report_html.sh
-# Bounded traces (trace.max_bytes): 10,000 train_sim steps within 4 MiB, summarised steps'
-# figures against train_sim's, libshim's exit line and an unbounded trace, a file size limit.
-TESTS += tests/trace/test_trace_bounded.sh
-# shim-report html of four ranks (trace_gen, TRACE_GEN_RANK 0 to 3): the ranks side by side and
-# each rank's part, against summary --json TRACE... and each trace's own (check_report_html.py).
-TESTS += tests/trace/test_report_html_ranks.sh
+TESTS += $(TRACE_UNIT_TESTS) $(sort $(wildcard tests/trace/test_*.sh))
 
-# The step model (shim-report model) is fuzzed with the reader: it reads the planner too.
+# The reader fuzzed with every report that reads a whole trace: the subcommands, the step model
+# (it reads the planner too) and the HTML page with its style sheet and script as built. Not
+# report_main.c (libFuzzer has the main) nor the two subcommands that read conf/ (config, plan).
 FUZZ_TRACE := $(BUILD)/fuzz_trace
-# So is the HTML page (shim-report html), with its style sheet and script as built.
-FUZZ_TRACE_SRCS := $(TRACE_REPORT_SRCS) tools/report_model.c tools/report_model_opts.c \
-                   $(PLANNER_SRCS) $(sort $(wildcard tools/report_html*.c)) $(HTML_ASSETS_C)
-$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) tools/report_trace.h tools/report_html.h \
-               tools/report_pickle.h \
-               shim/trace/shim_trace_format.h planner/plan_build.h planner/plan_internal.h conf/conf_bytes.h
+FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(HTML_ASSETS_C) \
+                   $(filter-out %/report_main.c %/report_config.c %/report_plan.c,$(REPORT_SRCS))
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
+               $(wildcard tools/report/*.h) $(SHIM_FORMAT_HDRS) planner/plan_build.h \
+               planner/plan_internal.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Ishim/trace -Itools -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c \
-		$(FUZZ_TRACE_SRCS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -Itools/report -Itools/util \
+		-Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

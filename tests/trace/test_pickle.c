@@ -1,7 +1,7 @@
-/* test_pickle.c — the pickle writer of shim-report memviz (tools/report_pickle.h), byte by byte:
- * integers at every boundary of BININT and LONG1 (the bytes Python's pickle.dumps(v, protocol=2)
- * writes for LONG1), floats, None and booleans, strings with invalid UTF-8, tuples, nested
- * containers, elements in batches of 1000, and the errors (a container left open, one too
+/* test_pickle.c — the pickle writer of shim-report memviz (tools/report/report_pickle.h), byte by
+ * byte: integers at every boundary of BININT and LONG1 (the bytes Python's pickle.dumps(v,
+ * protocol=2) writes for LONG1), floats, None and booleans, strings with invalid UTF-8, tuples,
+ * nested containers, elements in batches of 1000, and the errors (a container left open, one too
  * many ends, a key in a list). */
 #include "report_pickle.h"
 

@@ -12,16 +12,7 @@ report="$build/shim-report"
 gen="$build/trace_gen"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() { # NAME, then a command whose success is the check
-    name=$1
-    shift
-    if "$@"; then echo "ok - $name"; else echo "not ok - $name" && fails=$((fails + 1)); fi
-}
-has_line() { grep -qxF -- "$2" "$1"; }
-# json FILE PYTHON-EXPRESSION: the expression (over d, the parsed file) must be true.
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
+. "$root/tests/trace/report_checks.sh"
 
 "$gen" synthetic "$tmp/syn.trace"
 check "trace_gen writes the synthetic trace" [ -s "$tmp/syn.trace" ]
@@ -426,4 +417,4 @@ check "bad option: usage" grep -q '^usage: shim-report summary' "$tmp/usage.err"
 "$report" summary 2>/dev/null
 check "no trace given: exit 2" [ $? -eq 2 ]
 
-[ "$fails" -eq 0 ]
+[ "$failures" -eq 0 ]

@@ -10,6 +10,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
+source "$root/tests/trace/report_checks.sh"
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 TRAIN="$B/train_sim"
@@ -30,16 +31,6 @@ memviz() {
     "$REPORT" allocs --json "$work/$name.trace" >"$work/$name.allocs.json" 2>/dev/null
     python3 "$CHECK" "$name" "$work/$name.pickle" "$work/$name.sum.json" "$work/$name.allocs.json" "$@" ||
         failures=$((failures + 1))
-}
-# fails_with STATUS TEXT COMMAND...: exits with STATUS and says TEXT on stderr.
-fails_with() {
-    local want=$1 text=$2
-    shift 2
-    "$@" >"$work/fail.out" 2>"$work/fail.err"
-    local rc=$?
-    [ "$rc" = "$want" ] && grep -qF -- "$text" "$work/fail.err" && return 0
-    echo "    # exit $rc (want $want); stderr:" && sed 's/^/    # /' "$work/fail.err" | head -5
-    return 1
 }
 
 # ---- traces with known contents ----

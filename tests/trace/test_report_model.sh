@@ -7,6 +7,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
+source "$root/tests/trace/report_checks.sh"
 REPORT="$B/shim-report"
 PLAN="$B/shim-plan"
 TRAIN="$B/train_sim"
@@ -31,16 +32,6 @@ record() {
     rm -f "$work/$name.trace"
     SHIM_MODE=record SHIM_TRACE_PATH="$work/$name.trace" SIMGPU_STATS="$work/$name.json" \
         LD_PRELOAD="$PRELOAD" "$TRAIN" "$@" >"$work/$name.out" 2>"$work/$name.err"
-}
-# fails_with STATUS TEXT COMMAND...: exits with STATUS (never a crash) and says TEXT on stderr.
-fails_with() {
-    local want=$1 text=$2
-    shift 2
-    "$@" >"$work/fail.out" 2>"$work/fail.err"
-    local rc=$?
-    [ "$rc" = "$want" ] && grep -qF -- "$text" "$work/fail.err" && return 0
-    echo "    # exit $rc (want $want); stderr:" && sed 's/^/    # /' "$work/fail.err" | head -5
-    return 1
 }
 
 # ---- the model's native peak is the device's peak ----

@@ -8,6 +8,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
+source "$root/tests/trace/report_checks.sh"
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 TRAIN="$B/train_sim"
@@ -21,16 +22,6 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); ev=d['trac
 valid() {
     python3 "$CHECKER" "$1" >"$work/check.out" && return 0
     sed 's/^/    # /' "$work/check.out" | head -10
-    return 1
-}
-# fails_with STATUS TEXT COMMAND...: exits with STATUS and says TEXT on stderr.
-fails_with() {
-    local want=$1 text=$2
-    shift 2
-    "$@" >"$work/fail.out" 2>"$work/fail.err"
-    local rc=$?
-    [ "$rc" = "$want" ] && grep -qF -- "$text" "$work/fail.err" && return 0
-    echo "    # exit $rc (want $want); stderr:" && sed 's/^/    # /' "$work/fail.err" | head -5
     return 1
 }
 # The moves and stalls of a file as a Python expression: (name, pid, track name) of each slice of

@@ -12,17 +12,9 @@ report="$build/shim-report"
 gen="$build/trace_gen"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() { # NAME, then a command whose success is the check
-    name=$1
-    shift
-    if "$@"; then echo "ok - $name"; else echo "not ok - $name" && fails=$((fails + 1)); fi
-}
-has_line() { grep -qxF -- "$2" "$1"; }
+. "$root/tests/trace/report_checks.sh"
 # section FILE TITLE: the lines of the table under "TITLE:" up to the next blank line.
 section() { sed -n "/^$2:\$/,/^\$/p" "$1" | sed '1d;/^$/d'; }
-json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1"; }
 
 TRACE_GEN_RANK=2 "$gen" synthetic "$tmp/r2.trace"
 TRACE_GEN_RANK=0 "$gen" synthetic "$tmp/r0.trace"
@@ -118,4 +110,4 @@ check "one trace: the single summary (no side by side)" \
 check "no trace: exit 2" [ $? -eq 2 ]
 check "no trace: usage names TRACE..." has_line "$tmp/usage" "usage: shim-report summary [--json] [--top N] TRACE..."
 
-[ "$fails" -eq 0 ]
+[ "$failures" -eq 0 ]

@@ -3,9 +3,10 @@
  * into moves by report_moves_compute on records with exact times (every outcome, interleaved
  * units, a superseded move, transitions that end no move, saturated totals), slab members at
  * the edges of their range and life, and the text and JSON of `shim-report moves`. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
+#include "trace_bytes.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,14 +74,8 @@ static void written_and_read_back(void **state)
 {
     (void)state;
     char path[] = "/tmp/test_trace_moves.XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    char err[256];
     struct shim_trace_info info = {1, 0, "test_trace_moves", NULL, 0, 0, NULL};
-    if (shim_trace_start(path, &info, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    writer_start(path, &info);
     uint64_t before = now_ns();
     struct shim_trace_transition a;
     memset(&a, 0xff, sizeof a); /* any padding stays 0xff */
@@ -106,8 +101,7 @@ static void written_and_read_back(void **state)
     shim_trace_stop();
 
     report_trace t;
-    if (report_trace_load(&t, path, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    load_or_fail(&t, path);
     assert_int_equal(t.minor, SHIM_TRACE_MINOR);
     assert_int_equal(t.n, 4);
     assert_int_equal(t.skipped_records, 0);

@@ -2,7 +2,7 @@
  * read back exactly, at their limits; skipped by a reader that does not know them (an older
  * one); read by name from a newer writer's layout; rejected when malformed; and the summary's
  * plan section, text and JSON, on a trace whose every time is chosen. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 #include "trace_bytes.h"
@@ -179,14 +179,8 @@ static void check_plan_step(const report_plan_step *r, const struct shim_trace_p
 static buf written(void)
 {
     char path[] = "/tmp/test_trace_plan.XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    unlink(path);
-    char err[256];
     struct shim_trace_info info = {7, 0, "test_trace_plan", NULL, 0, 0, NULL};
-    if (shim_trace_start(path, &info, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    writer_start(path, &info);
     struct shim_trace_plan zero = {0};
     struct shim_trace_plan_step small = {1, 2, 0, 0, 0, 0, 0, 0, 0, 0};
     shim_trace_alloc(11, 0x1000, 4096, SHIM_ALLOC_MANAGED, 0);
@@ -198,13 +192,7 @@ static buf written(void)
     shim_trace_plan_step(&small);
     shim_trace_note("after");
     shim_trace_stop();
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    buf b = {malloc(1 << 20), 0};
-    b.len = fread(b.p, 1, 1 << 20, f);
-    fclose(f);
-    unlink(path);
-    return b;
+    return file_bytes(path, 1 << 20);
 }
 
 static void written_and_read_exactly(void **state)

@@ -2,7 +2,7 @@
  * every byte flipped, bad preambles, chunk order, a newer writer's schema, malformed schemas and
  * records (transition and slab ones too); each error names the file and the byte offset. Also
  * residency moves and stalls attributed to steps at the edges of their windows. */
-#include "report_trace.h"
+#include "report.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 #include "trace_bytes.h"

@@ -7,6 +7,7 @@
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 #include "shim_trace_internal.h"
+#include "trace_bytes.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,13 +43,6 @@ static void start_or_fail(const char *path)
     struct shim_trace_info info = {(int)getpid(), 0, "test_trace_writer", "a = 1\n", 0, 0, NULL};
     if (shim_trace_start(path, &info, err, sizeof err) != 0)
         fail_msg("start %s: %s", path, err);
-}
-
-static void load_or_fail(report_trace *t, const char *path)
-{
-    char err[512] = "";
-    if (report_trace_load(t, path, err, sizeof err) != 0)
-        fail_msg("load %s: %s", path, err);
 }
 
 static size_t count_kind(const report_trace *t, uint16_t kind)

@@ -114,24 +114,45 @@ void rec(buf *b, uint16_t kind, uint16_t body, uint64_t t)
 }
 
 /* Contract in trace_bytes.h. */
-buf writer_head(void)
+void writer_start(char *path, const struct shim_trace_info *info)
 {
-    char path[] = "/tmp/test_trace_reader.XXXXXX";
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
     unlink(path);
     char err[256];
-    struct shim_trace_info info = {77, 0, "cmd", NULL, 0, 0, NULL};
-    if (shim_trace_start(path, &info, err, sizeof err) != 0)
+    if (shim_trace_start(path, info, err, sizeof err) != 0)
         fail_msg("%s", err);
-    shim_trace_stop();
+}
+
+/* Contract in trace_bytes.h. */
+buf file_bytes(const char *path, size_t max)
+{
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
-    buf b = {malloc(1 << 16), 0};
-    b.len = fread(b.p, 1, 1 << 16, f);
+    buf b = {malloc(max), 0};
+    b.len = fread(b.p, 1, max, f);
     fclose(f);
     unlink(path);
+    return b;
+}
+
+/* Contract in trace_bytes.h. */
+void load_or_fail(report_trace *t, const char *path)
+{
+    char err[512] = "";
+    if (report_trace_load(t, path, err, sizeof err) != 0)
+        fail_msg("load %s: %s", path, err);
+}
+
+/* Contract in trace_bytes.h. */
+buf writer_head(void)
+{
+    char path[] = "/tmp/test_trace_reader.XXXXXX";
+    struct shim_trace_info info = {77, 0, "cmd", NULL, 0, 0, NULL};
+    writer_start(path, &info);
+    shim_trace_stop();
+    buf b = file_bytes(path, 1 << 16);
     size_t at = 16; /* keep the chunks up to the schema */
     for (int i = 0; i < 2; i++) {
         uint32_t len;

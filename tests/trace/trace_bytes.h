@@ -53,6 +53,17 @@ buf with_schema(const buf *kinds, uint16_t count);
 
 /* The head the real writer writes (preamble, INFO, SCHEMA), taken from a trace it made. */
 buf writer_head(void);
+
+struct shim_trace_info;
+/* Starts the real writer (shim_trace_start) with info on a fresh file: path is a mkstemp
+   template ("/tmp/NAME.XXXXXX"), replaced by the file's name. Fails the test if it cannot. */
+void writer_start(char *path, const struct shim_trace_info *info);
+/* The first max bytes of the file at path (the caller frees p), which is then removed. Fails the
+   test if it cannot be opened. */
+buf file_bytes(const char *path, size_t max);
+/* Reads the trace at path into t (report_trace_load). Fails the test, naming path and the
+   reader's reason, if it cannot. */
+void load_or_fail(report_trace *t, const char *path);
 /* A trace with the writer's head and one records chunk holding p (no END chunk); the chunk's
    payload starts at *payload. */
 buf one_chunk(const buf *p, size_t *payload);

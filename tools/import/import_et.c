@@ -1,0 +1,294 @@
+/* import_et.c — the execution-trace importer: the Kineto trace's kernels are the
+ * operations; the ET operators that launched them (import_et_join.c) say which storages each
+ * touches; a storage's allocations and their lives follow from its uses (tools/import/IMPORT.md
+ * lists every assumption). */
+#include "import_et.h"
+#include "util_array.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A storage id of the ET: its allocations ("pieces": an id is reused by later tensors at the
+ * same address) and where each started. */
+typedef struct stor {
+    int64_t id;
+    size_t first_piece, npiece;
+    int created;    /* its first use is as an output: made in the step, not before it */
+    long last_bump; /* node that started its current piece, -1 */
+} stor;
+
+typedef struct bump {
+    size_t stor;
+    int64_t rf;
+} bump;
+
+typedef struct piece {
+    uint64_t bytes;
+    int cyclic;
+    import_ivec touch;
+} piece;
+
+typedef struct ctx {
+    ie_trace *e;
+    const ik_trace *t;
+    stor *st;
+    size_t nst;
+    bump *bp; /* in rf order */
+    size_t nbp, cap_bp;
+    piece *pc;
+    size_t npc;
+} ctx;
+
+static int cmp_stor(const void *a, const void *b)
+{
+    const stor *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static size_t stor_of(const ctx *c, int64_t id)
+{
+    stor q = {.id = id};
+    return (size_t)((stor *)bsearch(&q, c->st, c->nst, sizeof(stor), cmp_stor) - c->st);
+}
+
+static int is_ancestor(const ie_trace *e, long a, long n)
+{
+    for (int d = 0; n >= 0 && d < 256; d++, n = e->node[n].parent_ix)
+        if (n == a)
+            return 1;
+    return 0;
+}
+
+/* Distinct storages, and where a new allocation starts at one: an output of an aten::empty*
+ * operator (the allocating factories) at a storage already used, unless an enclosing operator
+ * started the current piece (empty_like calls empty_strided, mm calls empty: one allocation). */
+static int find_pieces(ctx *c)
+{
+    ie_trace *e = c->e;
+    if (!(c->st = malloc(e->nref * sizeof(stor) + 1)))
+        return -1;
+    for (size_t i = 0; i < e->nref; i++)
+        c->st[i] = (stor){.id = e->ref[i].storage, .created = -1, .last_bump = -1, .npiece = 1};
+    qsort(c->st, e->nref, sizeof(stor), cmp_stor);
+    for (size_t i = 0; i < e->nref; i++)
+        if (!c->nst || c->st[c->nst - 1].id != c->st[i].id)
+            c->st[c->nst++] = c->st[i];
+    for (size_t n = 0; n < e->nnode; n++) {
+        const ie_node *nd = &e->node[n];
+        int alloc = !strncmp(nd->name, "aten::empty", 11);
+        for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++) {
+            stor *s = &c->st[stor_of(c, e->ref[r].storage)];
+            if (s->created < 0) {
+                s->created = e->ref[r].out;
+                s->last_bump = e->ref[r].out ? (long)n : -1;
+                continue;
+            }
+            if (!alloc || !e->ref[r].out || is_ancestor(e, s->last_bump, (long)n))
+                continue;
+            if (util_array_grow((void **)&c->bp, &c->cap_bp, c->nbp + 1, sizeof(bump)))
+                return -1;
+            c->bp[c->nbp++] = (bump){(size_t)(s - c->st), nd->rf};
+            s->npiece++, s->last_bump = (long)n;
+        }
+    }
+    for (size_t i = 0; i < c->nst; i++)
+        c->st[i].first_piece = c->npc, c->npc += c->st[i].npiece;
+    if (!(c->pc = calloc(c->npc + 1, sizeof(piece))))
+        return -1;
+    for (size_t i = 0; i < c->nst; i++)
+        c->pc[c->st[i].first_piece].cyclic = !c->st[i].created;
+    return 0;
+}
+
+/* Each reference's piece: the storage's piece current when the node started (an input) or when
+ * its subtree ended (an output: made by an operator inside it). */
+static void assign_pieces(ctx *c)
+{
+    ie_trace *e = c->e;
+    for (size_t n = 0; n < e->nnode; n++) {
+        const ie_node *nd = &e->node[n];
+        for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++) {
+            ie_ref *rf = &e->ref[r];
+            size_t si = stor_of(c, rf->storage), gen = 0;
+            int64_t when = rf->out ? nd->sub_end : nd->rf;
+            for (size_t b = 0; b < c->nbp && c->bp[b].rf <= when; b++)
+                gen += c->bp[b].stor == si;
+            rf->piece = c->st[si].first_piece + gen;
+            piece *p = &c->pc[rf->piece];
+            p->bytes = rf->bytes > p->bytes ? rf->bytes : p->bytes;
+        }
+    }
+}
+
+/* Operation op touches every piece that its ET node, the node's ancestors, and for a backward
+ * node the forward nodes of the same sequence number use (a backward may update what its forward
+ * read in place without listing it: the embedding tables' fused update does). */
+static int touch_node(ctx *c, long n, int32_t op)
+{
+    const ie_node *nd = &c->e->node[n];
+    for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++)
+        if (import_ivec_push(&c->pc[c->e->ref[r].piece].touch, op))
+            return -1;
+    return 0;
+}
+
+/* A custom autograd function's C++ backward node (CppNode<...>: the embedding tables' fused
+ * update), or a backward node whose forward the ET did not record, may update any memory made
+ * before the step in place without listing it. (Forward operators carry the thread's current
+ * sequence number, so a shared seq_id is weak evidence: it adds touches, never removes any.) */
+static int touch_cyclic(ctx *c, int32_t op)
+{
+    for (size_t i = 0; i < c->npc; i++)
+        if (c->pc[i].cyclic && import_ivec_push(&c->pc[i].touch, op))
+            return -1;
+    return 0;
+}
+
+static int touch_op(ctx *c, long n, int32_t op)
+{
+    ie_trace *e = c->e;
+    for (int d = 0; n >= 0 && d < 256; d++, n = e->node[n].parent_ix) {
+        if (touch_node(c, n, op))
+            return -1;
+        if (e->node[n].fw_parent <= 0 || e->node[n].seq < 0)
+            continue;
+        int forward = 0;
+        for (size_t f = 0; f < e->nnode; f++)
+            if (e->node[f].seq == e->node[n].seq && e->node[f].fw_parent <= 0) {
+                forward = 1;
+                if (touch_node(c, (long)f, op))
+                    return -1;
+            }
+        if ((!forward || strstr(e->node[n].name, "CppNode<")) && touch_cyclic(c, op))
+            return -1;
+    }
+    return 0;
+}
+
+/* The kernels of the step launched while joined operators ran: the ET's iteration. */
+static int sub_step(const ctx *c, const ik_step *s, ik_step *sub)
+{
+    double lo = 1e300, hi = -1e300;
+    for (size_t n = 0; n < c->e->nnode; n++) {
+        long k = c->e->node[n].kineto;
+        if (k >= 0) {
+            lo = c->t->op[k].ts < lo ? c->t->op[k].ts : lo;
+            hi = c->t->op[k].end > hi ? c->t->op[k].end : hi;
+        }
+    }
+    *sub = *s;
+    sub->n = 0;
+    sub->kern = malloc(s->n * sizeof(size_t) + 1);
+    sub->launch = malloc(s->n * sizeof(double) + 1);
+    sub->tid = malloc(s->n * sizeof(int64_t) + 1);
+    sub->ext = malloc(s->n * sizeof(int64_t) + 1);
+    if (!sub->kern || !sub->launch || !sub->tid || !sub->ext)
+        return -1;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->launch[i] >= lo && s->launch[i] <= hi) {
+            sub->kern[sub->n] = s->kern[i], sub->launch[sub->n] = s->launch[i];
+            sub->tid[sub->n] = s->tid[i], sub->ext[sub->n++] = s->ext[i];
+        }
+    return 0;
+}
+
+static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
+{
+    size_t left_out = 0;
+    for (size_t i = 0; i < c->npc; i++) {
+        piece *p = &c->pc[i];
+        if (!p->touch.n || !p->bytes) {
+            left_out++;
+            continue;
+        }
+        int32_t lo = p->touch.v[0], hi = lo;
+        for (size_t k = 0; k < p->touch.n; k++) {
+            lo = p->touch.v[k] < lo ? p->touch.v[k] : lo;
+            hi = p->touch.v[k] > hi ? p->touch.v[k] : hi;
+        }
+        int32_t first = p->cyclic ? 0 : lo, last = p->cyclic ? (int32_t)m->nops - 1 : hi;
+        if (p->cyclic)
+            lo = hi = PLAN_NO_OP;
+        for (int32_t k = first; o->all_touches && k <= last; k++)
+            if (import_ivec_push(&p->touch, k))
+                return -1;
+        if (plan_model_add_alloc(m, p->bytes, lo, hi, p->touch.v, p->touch.n))
+            return -1;
+    }
+    import_note(o,
+                "shim-plan: %s: %zu storages (%zu allocations), %zu used by no kernel left out\n",
+                c->e->path, c->nst, c->npc, left_out);
+    return 0;
+}
+
+static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, char *msg,
+                 size_t cap)
+{
+    size_t *order = ie_op_order(c->t);
+    long *by_op = malloc(c->t->nop * sizeof(long) + 1);
+    ik_step sub = {0};
+    long joined = -1;
+    int rc = -1;
+    if (order && by_op && !find_pieces(c) && (assign_pieces(c), 1) &&
+        (joined = ie_join(c->e, c->t, s, order)) > 0 && !sub_step(c, s, &sub) && sub.n) {
+        for (size_t i = 0; i < c->t->nop; i++)
+            by_op[i] = -1;
+        for (size_t n = 0; n < c->e->nnode; n++)
+            if (c->e->node[n].kineto >= 0)
+                by_op[c->e->node[n].kineto] = (long)n;
+        size_t with = 0;
+        rc = ik_step_ops(c->t, &sub, m, msg, cap);
+        for (size_t i = 0; !rc && i < sub.n; i++) {
+            long n = ie_node_at(c->t, order, by_op, sub.tid[i], sub.launch[i]);
+            with += n >= 0;
+            rc = n >= 0 ? touch_op(c, n, (int32_t)i) : 0;
+            if (o->join_map)
+                fprintf(o->join_map, "%zu %lld\n", i, n >= 0 ? (long long)c->e->node[n].id : -1LL);
+        }
+        import_note(o,
+                    "shim-plan: %s: %ld of %zu nodes joined to Kineto operators; %zu of %zu "
+                    "kernels launched by a joined operator\n",
+                    c->e->path, joined, c->e->nnode, with, sub.n);
+        rc = rc ? rc : add_pieces(c, o, m);
+    }
+    if (rc && joined == 0)
+        snprintf(msg, cap, "%s: error: no ET node lines up with an operator of %s", c->e->path,
+                 c->t->path);
+    else if (rc && joined > 0 && sub.kern && !sub.n)
+        snprintf(msg, cap, "%s: error: no kernel of %s was launched by the joined operators",
+                 c->e->path, c->t->path);
+    else if (rc && !*msg)
+        snprintf(msg, cap, "%s: error: out of memory, or too large for a model", c->e->path);
+    free(order);
+    free(by_op);
+    ik_step_free(&sub);
+    return rc;
+}
+
+int import_et(const char *et_path, const char *kineto_path, const import_opts *o, plan_model *m,
+              char *msg, size_t cap)
+{
+    ik_trace t = {0};
+    ik_step s = {0};
+    ie_trace e = {0};
+    ctx c = {.e = &e, .t = &t};
+    msg[0] = 0;
+    int rc = ik_load(kineto_path, &t, msg, cap);
+    if (!rc)
+        rc = ik_step_select(&t, o, &s, msg, cap);
+    if (!rc)
+        rc = ie_load(et_path, &e, msg, cap);
+    if (!rc)
+        rc = build(&c, &s, o, m, msg, cap);
+    if (!rc)
+        rc = import_check(et_path, m, msg, cap);
+    for (size_t i = 0; i < c.npc; i++)
+        free(c.pc[i].touch.v);
+    free(c.pc);
+    free(c.st);
+    free(c.bp);
+    ie_free(&e);
+    ik_step_free(&s);
+    ik_free(&t);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* import_et.h — internal interface of the execution-trace importer: the ET's operators and
+ * their GPU tensor operands (import_et_load.c), their join with the Kineto trace's CPU
+ * operators (import_et_join.c) and the model built from both (import_et.c). */
+#ifndef IMPORT_ET_H
+#define IMPORT_ET_H
+
+#include "import_kineto.h"
+
+/* One GPU tensor operand: its storage, the bytes it reaches into the storage, and whether it is
+ * an output of the node. piece is filled by import_et.c (the allocation it is part of). */
+typedef struct ie_ref {
+    int64_t storage;
+    uint64_t bytes;
+    int out;
+    size_t piece;
+} ie_ref;
+
+/* One ET node (operator or annotation). fw_parent > 0 marks a backward node. kineto is the
+ * index of the joined Kineto CPU operator in t->op, or -1; parent_ix the parent's index, or -1;
+ * sub_end the largest rf_id in its subtree. */
+typedef struct ie_node {
+    int64_t id, rf, parent, tid, seq, fw_parent, sub_end;
+    char *name;
+    size_t ref_first, nref;
+    long kineto, parent_ix;
+} ie_node;
+
+typedef struct ie_trace {
+    const char *path;
+    ie_node *node; /* sorted by rf_id once loaded */
+    size_t nnode, cap_node;
+    ie_ref *ref;
+    size_t nref, cap_ref;
+    int seen_nodes;
+} ie_trace;
+
+/* Reads the execution trace at path into the zeroed e; nodes end sorted by rf_id with parent_ix
+ * and sub_end set. Errors as in import.h. */
+int ie_load(const char *path, ie_trace *e, char *msg, size_t cap);
+
+/* Frees what ie_load kept. */
+void ie_free(ie_trace *e);
+
+/* t->op's indices ordered by thread, then start time (enclosing operator first): a new array
+ * (free() it), or NULL when memory runs out. */
+size_t *ie_op_order(const ik_trace *t);
+
+/* Joins e's nodes to t's CPU operators inside the step window of s: each ET thread to the
+ * Kineto thread whose operator names line up best, then the names of the two sequences in
+ * order (sets node.kineto). order is ie_op_order(t). Returns the number of nodes joined, or -1
+ * when memory runs out. */
+long ie_join(ie_trace *e, const ik_trace *t, const ik_step *s, const size_t *order);
+
+/* The node joined to the innermost Kineto operator of thread tid whose span holds time ts, or
+ * -1. by_op maps t->op indices to node indices (-1: none); order lists t->op by thread, time. */
+long ie_node_at(const ik_trace *t, const size_t *order, const long *by_op, int64_t tid, double ts);
+
+#endif

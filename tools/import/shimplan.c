@@ -1,0 +1,450 @@
+/* shimplan.c — shim-plan: plans a text iteration model for a memory budget and prints the
+ * predicted peak, step time, stall and the lower bound; also writes generated models.
+ *
+ *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
+ *             [--json] [--entries]
+ *   shim-plan --generate SPEC [-o FILE]
+ *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
+ *   shim-plan --import et ET --kineto TRACE [--step N] [--join-map FILE] [-o FILE] [--budget ...]
+ *
+ * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
+ * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
+ * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
+ * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
+ * (tools/import/import.h, tools/import/IMPORT.md): written to FILE (-o), planned (--budget,
+ * --proposals), or, with neither, written to standard output; --join-map writes which ET node
+ * launched each operation (a debugging and test aid). Exit status: 0 planned (whether or not the
+ * budget holds: see "feasible"), 1 bad input or planning error, 2 usage. */
+#include "conf.h"
+#include "import.h"
+#include "plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct options {
+    const char *model;
+    const char *budget;
+    const char *generate;
+    const char *out;
+    const char *import, *kineto, *join_map;
+    import_opts iopts;
+    plan_kind kind;
+    size_t proposals;
+    bool json, entries;
+} options;
+
+static void usage(FILE *f)
+{
+    fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
+          "                 [--proposals N] [--json] [--entries]\n"
+          "       shim-plan --generate SPEC [-o FILE]\n"
+          "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
+          "                 [-o FILE] [--budget SIZE ...]\n"
+          "       shim-plan --import et ET.json[.gz] --kineto TRACE.json[.gz] [--step N]\n"
+          "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
+          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
+          "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
+          "--import: the model of one step of a PyTorch profiler trace (tools/import/IMPORT.md);\n"
+          "  --step N: ProfilerStep#N (default: the last step another follows);\n"
+          "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
+          "  --join-map FILE: (et) one line per operation: its number and the ET node id\n"
+          "    that launched it (-1: none);\n"
+          "  without -o, --budget or --proposals the model goes to standard output.\n",
+          f);
+}
+
+static bool parse_count(const char *s, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *end || v < 1 || v > 100000 || s[0] == '-')
+        return false;
+    *out = (size_t)v;
+    return true;
+}
+
+static bool parse_step(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > INT32_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Option taking a value: stores it; returns 0, or 2 for a usage error. */
+static int value_option(const char *a, const char *v, options *o)
+{
+    if (!strcmp(a, "--budget"))
+        o->budget = v;
+    else if (!strcmp(a, "--generate"))
+        o->generate = v;
+    else if (!strcmp(a, "-o"))
+        o->out = v;
+    else if (!strcmp(a, "--kineto"))
+        o->kineto = v;
+    else if (!strcmp(a, "--join-map"))
+        o->join_map = v;
+    else if (!strcmp(a, "--import") && strcmp(v, "kineto") && strcmp(v, "et")) {
+        fprintf(stderr, "shim-plan: --import takes kineto or et, got '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--import"))
+        o->import = v;
+    else if (!strcmp(a, "--touches") && strcmp(v, "guess") && strcmp(v, "all")) {
+        fprintf(stderr, "shim-plan: --touches takes guess or all, got '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--touches"))
+        o->iopts.all_touches = !strcmp(v, "all");
+    else if (!strcmp(a, "--step") && !parse_step(v, &o->iopts.step)) {
+        fprintf(stderr, "shim-plan: --step takes a step number in [0, 2^31)\n");
+        return 2;
+    } else if (!strcmp(a, "--planner") && plan_kind_parse(v, &o->kind)) {
+        fprintf(stderr, "shim-plan: unknown planner '%s'\n", v);
+        return 2;
+    } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
+        fprintf(stderr, "shim-plan: --proposals takes a count in [1, 100000]\n");
+        return 2;
+    }
+    return 0;
+}
+
+static bool takes_value(const char *a)
+{
+    static const char *const names[] = {"--budget",    "--generate", "-o",       "--planner",
+                                        "--proposals", "--import",   "--kineto", "--step",
+                                        "--touches",   "--join-map"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcmp(a, names[i]))
+            return true;
+    return false;
+}
+
+/* Returns 0, or the exit status for a usage error (2) or --help (-1). */
+static int parse_args(int argc, char **argv, options *o)
+{
+    o->kind = PLAN_KIND_SCHEDULED;
+    o->iopts.step = -1;
+    o->iopts.notes = stderr;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return -1;
+        if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--entries")) {
+            o->entries = true;
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "shim-plan: %s needs a value\n", a);
+                return 2;
+            }
+            int rc = value_option(a, argv[++i], o);
+            if (rc)
+                return rc;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "shim-plan: unknown option '%s'\n", a);
+            return 2;
+        } else if (!o->model) {
+            o->model = a;
+        } else {
+            fprintf(stderr, "shim-plan: unexpected argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (o->generate)
+        return 0;
+    if (o->import && (!o->model || !strcmp(o->import, "et") != !!o->kineto)) {
+        fprintf(stderr, "shim-plan: --import %s needs %s\n", o->import,
+                !o->model   ? "a trace file"
+                : o->kineto ? "no --kineto"
+                            : "--kineto TRACE");
+        return 2;
+    }
+    if (o->join_map && (!o->import || strcmp(o->import, "et"))) {
+        fprintf(stderr, "shim-plan: --join-map goes with --import et\n");
+        return 2;
+    }
+    if (o->import)
+        return 0;
+    if (o->kineto || o->iopts.step >= 0 || o->iopts.all_touches) {
+        fprintf(stderr, "shim-plan: --kineto, --step and --touches go with --import\n");
+        return 2;
+    }
+    if (!o->model || (!o->budget && !o->proposals)) {
+        usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* Whole file (or standard input for "-") into a new buffer. */
+static char *read_all(const char *path, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (n < cap) {
+            if (ferror(f)) {
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+        char *nb = realloc(buf, cap * 2);
+        if (!nb)
+            free(buf);
+        buf = nb, cap *= 2;
+    }
+    if (f != stdin)
+        fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* Writes m to o->out (standard output without one); 0 or 1. */
+static int write_model(const options *o, const plan_model *m)
+{
+    char *text;
+    size_t len;
+    plan_err e = plan_model_write(m, &text, &len);
+    if (e) {
+        fprintf(stderr, "shim-plan: %s\n", plan_strerror(e));
+        return 1;
+    }
+    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    bool ok = f && fwrite(text, 1, len, f) == len;
+    if (f && f != stdout)
+        ok &= fclose(f) == 0;
+    free(text);
+    if (!ok) {
+        fprintf(stderr, "shim-plan: cannot write %s: %s\n", o->out ? o->out : "output",
+                strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int generate(const options *o)
+{
+    plan_model m;
+    char msg[256];
+    plan_model_init(&m);
+    if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
+        fprintf(stderr, "shim-plan: --generate: %s\n", msg);
+        plan_model_free(&m);
+        return 1;
+    }
+    int rc = write_model(o, &m);
+    plan_model_free(&m);
+    return rc;
+}
+
+typedef struct result {
+    const char *model;
+    plan_kind kind;
+    uint64_t budget, native, floor;
+    size_t nops, nallocs;
+    plan p;
+    plan_stats st;
+    double lb;
+    plan_proposal *props;
+    size_t nprops;
+} result;
+
+/* A bound for printing: JSON has no infinity. */
+static void put_us(double v, bool json)
+{
+    if (isinf(v))
+        fputs(json ? "null" : "inf", stdout);
+    else
+        printf("%.3f", v);
+}
+
+static void print_text(const result *r, bool entries)
+{
+    printf("model: %s: %zu operations, %zu allocations\n", r->model, r->nops, r->nallocs);
+    printf("native_peak_bytes: %llu\nfloor_bytes: %llu\n", (unsigned long long)r->native,
+           (unsigned long long)r->floor);
+    printf("planner: %s\nbudget_bytes: %llu\n", plan_kind_name(r->kind),
+           (unsigned long long)r->budget);
+    printf("feasible: %s\npeak_bytes: %llu\n", r->st.feasible ? "yes" : "no",
+           (unsigned long long)r->st.peak_bytes);
+    printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us, r->st.compute_us,
+           r->st.stall_us);
+    printf("bytes_to_host: %llu\nbytes_to_device: %llu\nlower_bound_us: ",
+           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
+    put_us(r->lb, false);
+    printf("\nentries: %zu\n", r->p.n);
+    for (size_t i = 0; entries && i < r->p.n; i++) {
+        const plan_entry *e = &r->p.entries[i];
+        printf("entry %u %d %d %d %d\n", e->alloc, e->evict_after, e->prefetch_at, e->wait_at,
+               e->need);
+    }
+    if (r->nprops)
+        printf("proposals: budget_bytes peak_bytes step_us stall_us lower_bound_us feasible\n");
+    for (size_t i = 0; i < r->nprops; i++) {
+        const plan_proposal *pp = &r->props[i];
+        printf("proposal %llu %llu %.3f %.3f ", (unsigned long long)pp->budget_bytes,
+               (unsigned long long)pp->stats.peak_bytes, pp->stats.step_us, pp->stats.stall_us);
+        put_us(pp->lower_bound_us, false);
+        printf(" %s\n", pp->stats.feasible ? "yes" : "no");
+    }
+}
+
+static void print_json(const result *r, bool entries)
+{
+    printf("{\"planner\": \"%s\", \"budget_bytes\": %llu, \"native_peak_bytes\": %llu, "
+           "\"floor_bytes\": %llu, \"feasible\": %s, \"peak_bytes\": %llu, \"step_us\": %.3f, "
+           "\"compute_us\": %.3f, \"stall_us\": %.3f, \"bytes_to_host\": %llu, "
+           "\"bytes_to_device\": %llu, \"lower_bound_us\": ",
+           plan_kind_name(r->kind), (unsigned long long)r->budget, (unsigned long long)r->native,
+           (unsigned long long)r->floor, r->st.feasible ? "true" : "false",
+           (unsigned long long)r->st.peak_bytes, r->st.step_us, r->st.compute_us, r->st.stall_us,
+           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
+    put_us(r->lb, true);
+    printf(", \"nentries\": %zu", r->p.n);
+    if (entries) {
+        printf(", \"entries\": [");
+        for (size_t i = 0; i < r->p.n; i++) {
+            const plan_entry *e = &r->p.entries[i];
+            printf("%s{\"alloc\": %u, \"evict_after\": %d, \"prefetch_at\": %d, \"wait_at\": %d, "
+                   "\"need\": %d}",
+                   i ? ", " : "", e->alloc, e->evict_after, e->prefetch_at, e->wait_at, e->need);
+        }
+        printf("]");
+    }
+    if (r->nprops) {
+        printf(", \"proposals\": [");
+        for (size_t i = 0; i < r->nprops; i++) {
+            const plan_proposal *pp = &r->props[i];
+            printf("%s{\"budget_bytes\": %llu, \"step_us\": %.3f, \"peak_bytes\": %llu, "
+                   "\"stall_us\": %.3f, \"feasible\": %s, \"lower_bound_us\": ",
+                   i ? ", " : "", (unsigned long long)pp->budget_bytes, pp->stats.step_us,
+                   (unsigned long long)pp->stats.peak_bytes, pp->stats.stall_us,
+                   pp->stats.feasible ? "true" : "false");
+            put_us(pp->lower_bound_us, true);
+            printf("}");
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static plan_err run_planner(const options *o, const plan_model *m, result *r)
+{
+    plan_err e = plan_peaks(m, &r->native, &r->floor);
+    if (e)
+        return e;
+    r->budget = r->native;
+    conf_size budget;
+    char err[256];
+    if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-plan: bad --budget: %s\n", err);
+        return PLAN_ERR_PARSE;
+    }
+    if (o->budget)
+        r->budget = conf_size_resolve(&budget, r->native, r->native);
+    if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
+        (e = plan_lower_bound(m, r->budget, &r->lb)))
+        return e;
+    if (o->proposals) {
+        r->props = calloc(o->proposals, sizeof(*r->props));
+        if (!r->props)
+            return PLAN_ERR_NOMEM;
+        r->nprops = o->proposals;
+        e = plan_proposals(m, o->kind, o->proposals, r->props);
+    }
+    return e;
+}
+
+/* Plans m for o's budget and prints the result; 0 or 1. */
+static int plan_print(const options *o, const plan_model *m)
+{
+    result r = {.model = o->model, .kind = o->kind, .nops = m->nops, .nallocs = m->nallocs};
+    plan_init(&r.p);
+    plan_err e = run_planner(o, m, &r);
+    if (e == PLAN_ERR_LIMIT)
+        fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
+                plan_kind_name(o->kind));
+    else if (e && e != PLAN_ERR_PARSE)
+        fprintf(stderr, "shim-plan: %s: %s\n", o->model, plan_strerror(e));
+    if (!e && o->json)
+        print_json(&r, o->entries);
+    else if (!e)
+        print_text(&r, o->entries);
+    plan_free(&r.p);
+    free(r.props);
+    return e ? 1 : 0;
+}
+
+static int plan_file(const options *o)
+{
+    size_t len;
+    char *buf = read_all(o->model, &len), msg[512];
+    if (!buf) {
+        fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, strerror(errno));
+        return 1;
+    }
+    plan_model m;
+    plan_model_init(&m);
+    plan_err e = plan_model_parse(buf, len, o->model, &m, msg, sizeof(msg));
+    free(buf);
+    int rc = e ? 1 : plan_print(o, &m);
+    if (e)
+        fprintf(stderr, "%s\n", msg);
+    plan_model_free(&m);
+    return rc;
+}
+
+/* --import: the model of a trace, written, planned, or both. */
+static int import_file(const options *o)
+{
+    plan_model m;
+    char msg[1024];
+    import_opts io = o->iopts;
+    if (o->join_map && !(io.join_map = fopen(o->join_map, "w"))) {
+        fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, strerror(errno));
+        return 1;
+    }
+    plan_model_init(&m);
+    int rc = !strcmp(o->import, "et") ? import_et(o->model, o->kineto, &io, &m, msg, sizeof msg)
+                                      : import_kineto(o->model, &io, &m, msg, sizeof msg);
+    if (rc)
+        fprintf(stderr, "%s\n", msg);
+    if (io.join_map && (ferror(io.join_map) | fclose(io.join_map)) && !rc) {
+        fprintf(stderr, "shim-plan: %s: write error\n", o->join_map);
+        rc = 1;
+    }
+    if (!rc && (o->out || (!o->budget && !o->proposals)))
+        rc = write_model(o, &m);
+    if (!rc && (o->budget || o->proposals))
+        rc = plan_print(o, &m);
+    plan_model_free(&m);
+    return rc ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc)
+        return rc;
+    return o.generate ? generate(&o) : o.import ? import_file(&o) : plan_file(&o);
+}

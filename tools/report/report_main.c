@@ -1,0 +1,55 @@
+/* report_main.c — shim-report's entry point: dispatches to the subcommand named first. */
+#include "report.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Every subcommand, in the order `shim-report --help` lists them. */
+static const report_command commands[] = {
+    {"config", report_config_main, "[--file F] [--reference]",
+     "effective configuration and the source of each value"},
+    {"summary", report_summary_main, "[--json] [--top N] TRACE...",
+     "steps, launches, allocations, peak device bytes, top allocations and kernels; several "
+     "traces (ranks): side by side"},
+    {"kernels", report_kernels_main, "[--json] TRACE", "every kernel: launches and measured time"},
+    {"allocs", report_allocs_main, "[--json] TRACE",
+     "every allocation: size, kind, device, lifetime"},
+    {"moves", report_moves_main, "[--json] TRACE",
+     "every residency move: unit, direction, bytes, reason, outcome, times"},
+    {"html", report_html_main, "[--top N] [-o FILE] TRACE...",
+     "one self-contained HTML page: memory, steps, moves, plan, tables, configuration; several "
+     "traces (ranks): side by side, then each"},
+    {"perfetto", report_perfetto_main, "[-o FILE] TRACE...",
+     "Chrome trace JSON for Perfetto (torch.profiler's layout), one process per rank and GPU"},
+    {"memviz", report_memviz_main, "[-o FILE] TRACE",
+     "allocation history as a pickled snapshot for pytorch.org/memory_viz"},
+    {"model", report_model_main, "[--step N] [-o FILE] TRACE",
+     "the iteration model of a recorded step, for shim-plan (planner/MODEL-FORMAT.md)"},
+    {"plan", report_plan_main, "--budget SIZE [--planner K] [--proposals N] [--json] TRACE",
+     "what-if: plan a recorded step for a budget; predicted step time, stall, bound"},
+};
+
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static int usage(FILE *out, int status)
+{
+    fprintf(out, "usage: shim-report COMMAND [ARGS]\n\ncommands:\n");
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-8s %-28s %s\n", commands[i].name, commands[i].usage, commands[i].help);
+    return status;
+}
+
+/* Exit status: the subcommand's, or 2 for a missing or unknown subcommand. */
+int main(int argc, char **argv, char **envp)
+{
+    if (argc < 2)
+        return usage(stderr, 2);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0)
+        return usage(stdout, 0);
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].run(argc - 1, argv + 1, envp);
+    fprintf(stderr, "shim-report: unknown command '%s'\n", argv[1]);
+    return usage(stderr, 2);
+}

@@ -1,0 +1,191 @@
+/* report_model.c — `shim-report model`: the iteration model of one recorded step, in the text
+ * model format (planner/MODEL-FORMAT.md), built by the planner's step model builder from the
+ * trace's records in time order. */
+#include "report.h"
+
+#include "plan_build.h"
+#include "shim_trace.h"
+#include "shim_trace_format.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The builder's memory kinds are the trace's alloc_kind values: records pass them as they are. */
+_Static_assert((int)PLAN_MEM_PLAIN == (int)SHIM_ALLOC_PLAIN &&
+                   (int)PLAN_MEM_ASYNC == (int)SHIM_ALLOC_ASYNC &&
+                   (int)PLAN_MEM_MAPPED == (int)SHIM_ALLOC_VMM_MAP &&
+                   (int)PLAN_MEM_HOST == (int)SHIM_ALLOC_HOST &&
+                   (int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED,
+               "plan_mem_kind and shim_alloc_kind differ");
+
+/* One record to the builder; *next is one past the largest launch seen so far: the launch index
+   of allocations, frees and copies. */
+static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r, uint64_t *next)
+{
+    switch (r->kind) {
+    case SHIM_TRACE_ALLOC:
+        return plan_build_alloc(b, r->a, r->c, (plan_mem_kind)r->sub, r->b, r->d, *next);
+    case SHIM_TRACE_FREE:
+        return plan_build_free_alloc(b, r->a, r->d, *next);
+    case SHIM_TRACE_LAUNCH:
+        if (r->a >= *next && r->a < UINT64_MAX)
+            *next = r->a + 1;
+        return plan_build_launch(b, r->a, r->b, r->d, t->ids + r->ids, r->n_ids);
+    case SHIM_TRACE_KERNEL_TIME: /* a time that is not a duration is left out */
+        return plan_build_kernel_time(b, r->a, r->usec) == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM
+                                                                          : PLAN_OK;
+    case SHIM_TRACE_COPY: {
+        plan_err e = plan_build_copy(b, *next, r->a, r->b);
+        if (!e && (r->sub == SHIM_COPY_H2D || r->sub == SHIM_COPY_D2H))
+            e = plan_build_transfer(b, *next, r->sub == SHIM_COPY_H2D, r->c);
+        return e;
+    }
+    case SHIM_TRACE_STEP:
+        return plan_build_step(b, r->a, r->b);
+    case SHIM_TRACE_MOVE: /* a cancelled eviction's time is not a copy's */
+        if (r->sub2 == SHIM_REASON_CANCELLED || r->d <= r->c ||
+            (r->sub != SHIM_MOVE_TO_HOST && r->sub != SHIM_MOVE_TO_DEVICE))
+            return PLAN_OK;
+        return plan_build_move(b, r->sub == SHIM_MOVE_TO_DEVICE, r->b, (double)(r->d - r->c) / 1e3);
+    default:
+        return PLAN_OK;
+    }
+}
+
+/* Link figures given on the command line replace the model's. */
+static void override_link(plan_model *m, const report_model_opts *o)
+{
+    if (o->h2d >= 0)
+        m->hw.h2d_gbps = o->h2d;
+    if (o->d2h >= 0)
+        m->hw.d2h_gbps = o->d2h;
+    if (o->duplex >= 0)
+        m->hw.duplex = o->duplex;
+    if (o->remap >= 0)
+        m->hw.remap_us = o->remap;
+    if (o->both_h2d >= 0) {
+        m->hw.both_h2d_gbps = o->both_h2d;
+        m->hw.both_d2h_gbps = o->both_d2h;
+    }
+}
+
+/* Contract in report.h. */
+int report_model_build(const report_trace *t, const report_model_opts *o, plan_model *m,
+                       plan_build_info *info, char *err, size_t errlen)
+{
+    plan_builder *b = plan_build_new();
+    plan_err e = b ? PLAN_OK : PLAN_ERR_NOMEM;
+    uint64_t next = 0;
+    for (size_t i = 0; i < t->n && !e; i++)
+        e = feed(b, t, &t->recs[i], &next);
+    char msg[400] = "out of memory";
+    if (!e)
+        e = plan_build_model(b, o->step, m, info, msg, sizeof msg);
+    plan_build_free(b);
+    if (e) {
+        snprintf(err, errlen, "%s: %s", t->name, msg);
+        return 1;
+    }
+    override_link(m, o);
+    if (plan_model_check(m, NULL, msg, sizeof msg) != PLAN_OK) {
+        snprintf(err, errlen, "%s: the link given: %s", t->name, msg);
+        plan_model_free(m);
+        return 1;
+    }
+    return 0;
+}
+
+/* Contract in report.h. */
+int report_model_open(const report_trace *t, const report_model_opts *o, plan_model *m,
+                      plan_build_info *info)
+{
+    char err[600];
+    if (report_model_build(t, o, m, info, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: %s\n", err);
+        return 1;
+    }
+    if (info->filled)
+        fprintf(stderr,
+                "shim-report: %s: step %llu: %zu of %zu launches have no kernel time (%zu not "
+                "recorded): filled with the median of their function's times\n",
+                t->name, (unsigned long long)info->step, info->filled, info->ops, info->unrecorded);
+    return 0;
+}
+
+static const char *link_source(int measured)
+{
+    return measured ? "measured from the trace's moves" : "default";
+}
+
+/* The provenance of the model as comment lines ("# ..."). */
+static void describe(FILE *out, const report_trace *t, const plan_build_info *info)
+{
+    fprintf(out, "# shim-report model: ");
+    report_text_string(out, t->name);
+    fprintf(out, "%s\n", t->truncated ? " (truncated)" : "");
+    fprintf(out, "# step %llu of steps %llu..%llu: launches %llu..%llu\n",
+            (unsigned long long)info->step, (unsigned long long)info->first_step,
+            (unsigned long long)info->last_step, (unsigned long long)info->first_seq,
+            (unsigned long long)(info->end_seq - 1));
+    fprintf(out, "# %zu operations: %zu timed, %zu filled (%zu not recorded)\n", info->ops,
+            info->timed, info->filled, info->unrecorded);
+    fprintf(out,
+            "# %zu allocations: %zu cyclic; %zu of the step's left out (live during no launch); "
+            "%zu touches of allocations not live at the launch left out\n",
+            info->allocs, info->cyclic, info->skipped, info->stray_touches);
+    fprintf(out, "# link: h2d %s, d2h %s (before command-line figures); hw below as used\n",
+            link_source(info->measured_h2d), link_source(info->measured_d2h));
+}
+
+static int write_model(const report_model_opts *o, const report_trace *t, const plan_model *m,
+                       const plan_build_info *info)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (plan_model_write(m, &text, &len)) {
+        fprintf(stderr, "shim-report: %s: out of memory\n", o->trace);
+        return 1;
+    }
+    FILE *f = o->output ? fopen(o->output, "w") : stdout;
+    int ok = f != NULL;
+    if (ok) {
+        describe(f, t, info);
+        ok = fwrite(text, 1, len, f) == len;
+    }
+    if (f && f != stdout)
+        ok &= fclose(f) == 0;
+    else if (f)
+        ok &= fflush(f) == 0;
+    free(text);
+    if (!ok)
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", o->output ? o->output : "output",
+                strerror(errno));
+    return ok ? 0 : 1;
+}
+
+/* `model TRACE [--step N] [-o FILE] [link options]`. Exit status as in report.h. */
+int report_model_main(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    report_model_opts o;
+    if (report_model_opts_parse(&o, argc, argv, 0) != 0)
+        return 2;
+    report_trace t;
+    char err[512];
+    if (report_trace_load(&t, o.trace, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: %s\n", err);
+        return 1;
+    }
+    if (t.truncated)
+        fprintf(stderr, "shim-report: %s: %s\n", o.trace, t.note);
+    plan_model m;
+    plan_build_info info;
+    plan_model_init(&m);
+    int rc = report_model_open(&t, &o, &m, &info);
+    if (rc == 0)
+        rc = write_model(&o, &t, &m, &info);
+    plan_model_free(&m);
+    report_trace_free(&t);
+    return rc;
+}

@@ -1,0 +1,248 @@
+/* report_out.c — what the subcommands share: options, loading, enum names, escaping. */
+#include "report.h"
+
+#include "shim_trace.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Contract in report.h. */
+const char *report_alloc_kind_name(uint32_t kind)
+{
+    static const char *names[] = {"?", "plain", "async", "vmm", "host", "managed"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_copy_dir_name(uint32_t dir)
+{
+    static const char *names[] = {"?", "HtoD", "DtoH", "DtoD", "HtoH", "memset"};
+    return dir < sizeof names / sizeof names[0] ? names[dir] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_sync_kind_name(uint32_t kind)
+{
+    static const char *names[] = {"?", "context", "stream", "event", "copy"};
+    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_move_dir_name(uint32_t dir)
+{
+    static const char *names[] = {"?", "to host", "to device"};
+    return dir < sizeof names / sizeof names[0] ? names[dir] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_move_reason_name(uint32_t reason)
+{
+    static const char *names[] = {"?",         "budget",  "demand", "prefetch",
+                                  "cancelled", "planned", "error",  "freed"};
+    return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_resid_state_name(uint32_t state)
+{
+    static const char *names[] = {"none", "device", "evicting", "host", "restoring"};
+    return state < sizeof names / sizeof names[0] ? names[state] : "?";
+}
+
+/* Contract in report.h. */
+const char *report_resid_event_name(uint32_t event)
+{
+    static const char *names[] = {"?",     "evict", "restore", "copy_done", "cancel",
+                                  "error", "free",  "create",  "ordered"};
+    return event < sizeof names / sizeof names[0] ? names[event] : "?";
+}
+
+/* Contract in report.h. */
+int report_utf8_len(const unsigned char *s)
+{
+    int n = s[0] >= 0xf0 && s[0] <= 0xf4   ? 4
+            : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+            : s[0] >= 0xc2 && s[0] <= 0xdf ? 2
+                                           : 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((n == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (n == 3 && s[0] == 0xed && s[1] >= 0xa0) ||
+        (n == 4 && s[0] == 0xf0 && s[1] < 0x90) || (n == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+        return 0; /* overlong, surrogate, or past U+10FFFF */
+    return n;
+}
+
+/* Contract in report.h. */
+void report_json_string(FILE *out, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', out);
+    while (*p) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p++);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p++);
+        else if (*p < 0x80)
+            fputc(*p++, out);
+        else {
+            int n = report_utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", out);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, out);
+                p += n;
+            }
+        }
+    }
+    fputc('"', out);
+}
+
+/* Contract in report.h. */
+void report_text_string(FILE *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        fputc(*p < 0x20 || *p == 0x7f ? '?' : *p, out);
+}
+
+/* Contract in report.h. */
+void report_json_double(FILE *out, double v)
+{
+    fprintf(out, "%.3f", isfinite(v) ? v : 0.0);
+}
+
+static int opts_usage(const char *usage)
+{
+    fprintf(stderr, "usage: shim-report %s\n", usage);
+    return 2;
+}
+
+/* Contract in report.h. */
+int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                           int allow_output)
+{
+    *o = (report_opts){.top = 10};
+    o->traces = malloc((size_t)argc * sizeof *o->traces);
+    if (o->traces == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        return 1;
+    }
+    int bad = 0;
+    for (int i = 1; i < argc && !bad; i++) {
+        char *end;
+        if (allow_json && strcmp(argv[i], "--json") == 0)
+            o->json = 1;
+        else if (allow_json && strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
+            o->top = strtol(argv[++i], &end, 10);
+            bad = *end != '\0' || o->top < 0;
+        } else if (allow_output && strcmp(argv[i], "-o") == 0 && i + 1 < argc)
+            o->output = argv[++i];
+        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+            bad = 1;
+        else
+            o->traces[o->ntraces++] = argv[i];
+    }
+    if (bad || o->ntraces == 0) {
+        report_opts_free(o);
+        return opts_usage(usage);
+    }
+    o->trace = o->traces[0];
+    return 0;
+}
+
+/* Contract in report.h. */
+void report_opts_free(report_opts *o)
+{
+    free(o->traces);
+    o->traces = NULL;
+    o->ntraces = 0;
+}
+
+/* Contract in report.h. */
+int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, int allow_json,
+                      int allow_output)
+{
+    int rc = report_opts_parse_many(o, argc, argv, usage, allow_json, allow_output);
+    if (rc != 0)
+        return rc == 1 ? 2 : rc;
+    size_t n = o->ntraces;
+    report_opts_free(o);
+    return n == 1 ? 0 : opts_usage(usage);
+}
+
+/* Contract in report.h. */
+int report_open(report_trace *t, report_stats *s, const report_opts *o)
+{
+    char err[512];
+    if (report_trace_load(t, o->trace, err, sizeof err) != 0) {
+        fprintf(stderr, "shim-report: %s\n", err);
+        return 1;
+    }
+    if (t->truncated)
+        fprintf(stderr, "shim-report: %s: %s\n", o->trace, t->note);
+    if (report_stats_compute(s, t) != 0) {
+        fprintf(stderr, "shim-report: %s: out of memory\n", o->trace);
+        report_trace_free(t);
+        return 1;
+    }
+    return 0;
+}
+
+/* Contract in report.h. */
+int report_open_many(const report_opts *o, report_trace **t, report_stats **s, size_t *n)
+{
+    *t = calloc(o->ntraces, sizeof **t);
+    *s = calloc(o->ntraces, sizeof **s);
+    *n = 0;
+    if (*t == NULL || *s == NULL) {
+        fprintf(stderr, "shim-report: out of memory\n");
+        return 1;
+    }
+    return report_open_all(o, *t, *s, n);
+}
+
+/* Contract in report.h. */
+int report_run_one(int argc, char **argv, const char *usage, int allow_json, int allow_output,
+                   report_one_fn fn)
+{
+    report_opts o;
+    report_trace t;
+    report_stats s;
+    if (report_opts_parse(&o, argc, argv, usage, allow_json, allow_output) != 0)
+        return 2;
+    if (report_open(&t, &s, &o) != 0)
+        return 1;
+    int rc = fn(&t, &s, &o);
+    report_stats_free(&s);
+    report_trace_free(&t);
+    return rc;
+}
+
+/* Contract in report.h. */
+void report_close_all(report_trace *t, report_stats *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        report_stats_free(&s[i]);
+        report_trace_free(&t[i]);
+    }
+    free(t);
+    free(s);
+}
+
+/* Contract in report.h. */
+int report_open_all(const report_opts *o, report_trace *t, report_stats *s, size_t *n)
+{
+    int rc = 0;
+    *n = 0;
+    for (size_t i = 0; i < o->ntraces; i++) {
+        report_opts one = *o;
+        one.trace = o->traces[i];
+        if (report_open(&t[*n], &s[*n], &one) != 0)
+            rc = 1;
+        else
+            (*n)++;
+    }
+    return rc;
+}
