@@ -19,7 +19,7 @@
 
 #include "plan.h"
 
-/* Kinds of memory, with the values of the trace's alloc_kind (tools/TRACE-FORMAT.md). */
+/* Kinds of memory, with the values of the trace's alloc_kind (tools/trace/TRACE-FORMAT.md). */
 typedef enum plan_mem_kind {
     PLAN_MEM_PLAIN = 1,   /* cuMemAlloc */
     PLAN_MEM_ASYNC = 2,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync */

@@ -388,7 +388,7 @@ uint32_t shim_current_device(void);
    per-thread default stream; in the other variants NULL is the legacy default stream.
    CU_STREAM_LEGACY and CU_STREAM_PER_THREAD name those streams in every variant. Ids: 0 for the
    legacy stream, CU_STREAM_PER_THREAD's value (2) for the per-thread stream, the handle value
-   for any other stream (tools/TRACE-FORMAT.md). Every hook records streams through this. */
+   for any other stream (tools/trace/TRACE-FORMAT.md). Every hook records streams through this. */
 static inline uint64_t shim_stream_id(CUstream s, bool per_thread)
 {
     if (!s)

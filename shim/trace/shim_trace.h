@@ -145,7 +145,7 @@ struct shim_trace_info { /* written once into the file header */
     unsigned flush_ms;       /* how often the writer drains the buffers; 0: every 10 ms */
     /* The most bytes the file may take (0: no limit). Near three quarters of it the writer
        stops writing detail at the next step record and writes each later step as one
-       step_summary record (tools/TRACE-FORMAT.md, "Bounded traces"); past the limit it
+       step_summary record (tools/trace/TRACE-FORMAT.md, "Bounded traces"); past the limit it
        writes nothing but the END chunk, which always fits. */
     uint64_t max_bytes;
     /* Called by the writer thread, at most once per event, for what the program's log should

@@ -1,6 +1,6 @@
 /* shim_trace_format.h — the trace file format (version 1.4), shared by the writer and the reader.
  *
- * Pure definitions (no CUDA, no state); tools/TRACE-FORMAT.md is the prose version.
+ * Pure definitions (no CUDA, no state); tools/trace/TRACE-FORMAT.md is the prose version.
  * Every integer is little-endian. A file is:
  *
  *   preamble  16 bytes: magic "SHIMTRAC", u16 major, u16 minor, u32 preamble bytes (16)

@@ -21,7 +21,7 @@ void shimrun_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int shimrun_tool(char *const *argv, char *const *env, bool stdout_to_stderr);
 
 /* ---- shimrun_traces.c: trace path patterns, as libshim expands them (trace.path: %p the
-   process id, %r the rank, %% a percent sign; shim_path_expand in shim/shim_path.c) ---- */
+   process id, %r the rank, %% a percent sign; shim_path_expand in shim/trace/shim_path.c) ---- */
 
 /* The pattern shim-run gives libshim when the configuration names none:
    shim-YYYYMMDD-HHMMSS-PID-r%r-p%p.trace (this run's start and shim-run's pid: the run's id) in
