@@ -6,6 +6,8 @@
 
 #include "conf.h"
 
+#include <string.h>
+
 /* *cfg holds the built-in defaults; the test fails on any diagnostic. */
 static inline void init(conf_config *cfg)
 {
@@ -28,6 +30,14 @@ static inline void expect_source(const conf_config *cfg, conf_option_id id, cons
     char buf[256];
     conf_setting_source(cfg, id, buf, sizeof buf);
     assert_string_equal(buf, want);
+}
+
+/* A conf_config_describe callback: appends line and a newline to the char[4096] buffer ctx. */
+static inline void collect(void *ctx, const char *line)
+{
+    char *buf = ctx;
+    strncat(buf, line, 4000 - strlen(buf));
+    strncat(buf, "\n", 4000 - strlen(buf));
 }
 
 #endif

@@ -358,13 +358,6 @@ static void example_file_sets_every_option(void **state)
     conf_config_free(&defaults_cfg);
 }
 
-static void collect(void *ctx, const char *line)
-{
-    char *buf = ctx;
-    strncat(buf, line, 4000 - strlen(buf));
-    strncat(buf, "\n", 4000 - strlen(buf));
-}
-
 static void describe_prints_toml_with_sources(void **state)
 {
     (void)state;

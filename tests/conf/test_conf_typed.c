@@ -291,13 +291,6 @@ static void fallback_is_the_default(void **state)
     conf_diags_free(&d);
 }
 
-static void collect(void *ctx, const char *line)
-{
-    char *buf = ctx;
-    strncat(buf, line, 4000 - strlen(buf));
-    strncat(buf, "\n", 4000 - strlen(buf));
-}
-
 static void describe_loads_back(void **state)
 {
     (void)state;

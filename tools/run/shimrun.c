@@ -50,14 +50,20 @@ static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUS
 static volatile sig_atomic_t target;
 static bool handled[FORWARDED]; /* false: ignored when shim-run started, and left so */
 
+/* One line "shim-run: ..." on stderr. */
+static void vnote(const char *fmt, va_list ap)
+{
+    fputs("shim-run: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 /* Contract in shimrun.h. */
 void shimrun_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("shim-run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vnote(fmt, ap);
     va_end(ap);
 }
 
@@ -85,9 +91,7 @@ static int bad_usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("shim-run: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vnote(fmt, ap);
     va_end(ap);
     return usage(stderr, EXIT_USAGE);
 }
