@@ -5,6 +5,15 @@
 # tests/shim/shim_env.sh's, so a script may source both.
 failures=0
 
+# The programs and the scratch folder these scripts use: $REPORT (shim-report), $GEN (trace_gen),
+# $TRAIN (train_sim) of the build, and $work, removed at exit. The script sets $root (the
+# checkout) before sourcing this, directly or through tests/shim/shim_env.sh.
+REPORT="$root/${BUILD:-build}/shim-report"
+GEN="$root/${BUILD:-build}/trace_gen"
+TRAIN="$root/${BUILD:-build}/train_sim"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
 # check NAME COMMAND...: runs the command, prints ok / not ok.
 check() {
     local name=$1

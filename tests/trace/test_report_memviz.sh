@@ -11,12 +11,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
-REPORT="$B/shim-report"
-GEN="$B/trace_gen"
-TRAIN="$B/train_sim"
 CHECK="$root/tests/trace/memviz_check.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # snap FILE PYTHON-EXPRESSION over d (the unpickled snapshot): true when the expression is.
 snap() { python3 -c "import pickle,sys; d=pickle.load(open(sys.argv[1],'rb')); sys.exit(0 if ($2) else 1)" "$1"; }

@@ -8,11 +8,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
-REPORT="$B/shim-report"
 PLAN="$B/shim-plan"
-TRAIN="$B/train_sim"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 # 2 layers, 6 iterations: the detector marks steps 0..5; steps 2, 3, 4 are profiled (kernel
 # times), so the model's default step is 4.
 ARGS=(--layers 2 --hidden 512 --batch 4 --seq 512 --iters 6)

@@ -9,12 +9,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
-REPORT="$B/shim-report"
-GEN="$B/trace_gen"
-TRAIN="$B/train_sim"
 CHECKER="$root/tests/trace/chrome_trace_check.py"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # json FILE PYTHON-EXPRESSION over d (the parsed file) and ev (its events): true when it is.
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); ev=d['traceEvents']; sys.exit(0 if ($2) else 1)" "$1"; }
