@@ -43,49 +43,40 @@ done
 "$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${rooms[@]}" >/dev/null 2>&1
 check "the copy passes before anything is planted" [ $? -eq 0 ]
 
-# plant NAME FILE.c ROOM: compiles FILE.c into ROOM's objects of the copy
-plant() {
-    ${CC:-gcc} -c -o "$work/obj/$3/$1.o" "$2"
+# planted_call ROOM OWNER SYMBOL ROOMS...: an object planted in ROOM of the copy that calls
+# SYMBOL (defined in OWNER) is refused by check_rooms.sh over ROOMS, in one line that names it.
+planted_call() {
+    local room=$1 owner=$2 sym=$3
+    shift 3
+    printf 'void %s(void);\nvoid planted(void);\nvoid planted(void) { %s(); }\n' "$sym" "$sym" \
+        >"$work/planted.c"
+    ${CC:-gcc} -c -o "$work/obj/$room/planted.o" "$work/planted.c"
+    "$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "$@" >"$work/out" 2>&1
+    local rc=$?
+    rm "$work/obj/$room/planted.o"
+    check "an object of $room calling $sym of $owner is refused" [ "$rc" -eq 1 ]
+    check "... in one line naming the object, the symbol and its room" \
+        grep -qxF "$room/planted.o: uses $sym of $owner (not used by $room)" "$work/out"
 }
-printf 'void shim_plan_steady(void);\nvoid planted_core(void);\nvoid planted_core(void) { shim_plan_steady(); }\n' \
-    >"$work/core_calls_plan.c"
-plant planted_core "$work/core_calls_plan.c" shim/core
-"$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${rooms[@]}" >"$work/out" 2>&1
-rc=$?
-check "a core object calling the plan room is refused" [ "$rc" -eq 1 ]
-check "... naming the object, the symbol and the room" \
-    grep -q '^shim/core/planted_core.o: uses shim_plan_steady of shim/plan (not used by shim/core)$' "$work/out"
-rm "$work/obj/shim/core/planted_core.o"
-
-printf 'int shim_resid_started(void);\nint planted_trace(void);\nint planted_trace(void) { return shim_resid_started(); }\n' \
-    >"$work/trace_calls_resid.c"
-plant planted_trace "$work/trace_calls_resid.c" shim/trace
-"$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${rooms[@]}" >"$work/out" 2>&1
-check "a trace object calling residency is refused" \
-    grep -q '^shim/trace/planted_trace.o: uses shim_resid_started of shim/resid (not used by shim/trace)$' "$work/out"
-rm "$work/obj/shim/trace/planted_trace.o"
-
-echo '#include "shim_hooks.h"' >>"$work/src/shim/core/shim_steps.c"
-"$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${rooms[@]}" >"$work/out" 2>&1
-rc=$?
-check "a core file including the hooks' seam is refused" [ "$rc" -eq 1 ]
-check "... naming the file, the header and its room" \
-    grep -q '^shim/core/shim_steps.c: includes shim_hooks.h of shim/hooks (not used by shim/core)$' "$work/out"
-
-# The tools: the reader calling the report, an importer including the reader's header.
-printf 'int report_summary_main(int, char **);\nint planted_reader(void);\nint planted_reader(void) { return report_summary_main(0, 0); }\n' \
-    >"$work/reader_calls_report.c"
-plant planted_reader "$work/reader_calls_report.c" tools/trace
-"$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${tools_rooms[@]}" >"$work/out" 2>&1
-rc=$?
-check "a trace reader object calling the report is refused" [ "$rc" -eq 1 ]
-check "... naming the object, the symbol and the room" \
-    grep -q '^tools/trace/planted_reader.o: uses report_summary_main of tools/report (not used by tools/trace)$' "$work/out"
-rm "$work/obj/tools/trace/planted_reader.o"
-echo '#include "report_trace.h"' >>"$work/src/tools/import/import_json.c"
-"$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "${tools_rooms[@]}" >"$work/out" 2>&1
-check "an importer including the trace reader's header is refused (rooms side by side)" \
-    grep -q '^tools/import/import_json.c: includes report_trace.h of tools/trace (not used by tools/import)$' "$work/out"
+# planted_include FILE HEADER OWNER ROOMS...: FILE of the copy (ROOM/NAME.c) including HEADER
+# (OWNER's) is refused in one line that names it; FILE is left so.
+planted_include() {
+    local file=$1 header=$2 owner=$3
+    shift 3
+    echo "#include \"$header\"" >>"$work/src/$file"
+    "$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" "$@" >"$work/out" 2>&1
+    local rc=$?
+    check "$file including $header of $owner is refused" [ "$rc" -eq 1 ]
+    check "... in one line naming the file, the header and its room" \
+        grep -qxF "$file: includes $header of $owner (not used by ${file%/*})" "$work/out"
+}
+planted_call shim/core shim/plan shim_plan_steady "${rooms[@]}"
+planted_call shim/trace shim/resid shim_resid_started "${rooms[@]}"
+planted_include shim/core/shim_steps.c shim_hooks.h shim/hooks "${rooms[@]}"
+# The tools: the reader calling the report, an importer including the reader's header (rooms
+# side by side).
+planted_call tools/trace tools/report report_summary_main "${tools_rooms[@]}"
+planted_include tools/import/import_json.c report_trace.h tools/trace "${tools_rooms[@]}"
 "$root/tests/house/check_rooms.sh" "$work/src" "$work/obj" tools/run:tools/nowhere >/dev/null 2>&1
 check "a dependency that is not a room is a usage error" [ $? -eq 2 ]
 
