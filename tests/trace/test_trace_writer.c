@@ -32,6 +32,15 @@
 
 static char dir[64];
 
+/* The forked child pid ran to its end with status 0 (the test fails otherwise). */
+static void child_exited_ok(pid_t pid)
+{
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void path_in_dir(char *out, size_t len, const char *name)
 {
     snprintf(out, len, "%s/%s", dir, name);
@@ -522,10 +531,7 @@ static void fork_child_forgets(void **state)
 #endif
         _exit(bad ? 3 : 0);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_exited_ok(pid);
     shim_trace_free(3, 0);
     shim_trace_stop();
     report_trace t;
@@ -632,10 +638,7 @@ static void fork_child_without_forget(void **state)
         bad |= shim_trace_active() != 0;
         _exit(bad ? 3 : 0);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_exited_ok(pid);
     shim_trace_free(3, 0);
     shim_trace_stop();
     report_trace t;
@@ -1025,10 +1028,7 @@ static void write_error_is_said_once_and_counted(void **state)
                  strstr(said[0], "failed (File too large): recording stops") != NULL;
         _exit(ok ? 0 : 11);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    child_exited_ok(pid);
     assert_true(file_size(path) <= (off_t)limit);
     report_trace t;
     load_or_fail(&t, path);
