@@ -38,8 +38,8 @@ struct shim_resid_plan {
     uint64_t model_step, model_first_seq;
     uint32_t nallocs;
     struct shim_resid_plan_key *keys; /* [nallocs] */
-    uint32_t *act_first;        /* [step_len + 1]: actions before launch k are
-                                   act[act_first[k] .. act_first[k + 1]) */
+    uint32_t *act_first;              /* [step_len + 1]: actions before launch k are
+                                         act[act_first[k] .. act_first[k + 1]) */
     struct shim_resid_plan_act *act;
     /* What the planner predicts for one step at this budget (the model's virtual time). */
     uint64_t budget, native_peak, floor, predicted_peak;

@@ -70,8 +70,8 @@ static uint64_t moved_bytes(const struct resid_unit *u, enum resid_event ev)
     return ev == RESID_EV_EVICT || ev == RESID_EV_RESTORE ? u->size : 0;
 }
 
-static void trace(const struct resid_unit *u, enum resid_state from, enum resid_event ev,
-                  const struct resid_cause *cause)
+static void trace(struct resid_ctx *r, const struct resid_unit *u, enum resid_state from,
+                  enum resid_event ev, const struct resid_cause *cause)
 {
     if (!(shim.record & CONF_RECORD_MOVES) || ev == RESID_EV_CREATE)
         return;
@@ -86,12 +86,13 @@ static void trace(const struct resid_unit *u, enum resid_state from, enum resid_
         .to = (uint8_t)u->state,
         .event = (uint8_t)ev,
         .reason = (uint8_t)(cause ? cause->reason : 0),
-        .device = (uint32_t)resid.device,
+        .device = (uint32_t)r->device,
     };
     shim_trace_transition(&t);
 }
 
-int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_cause *cause)
+int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum resid_event ev,
+              const struct resid_cause *cause)
 {
     enum resid_state from = u->state;
     int to = resid_fsm_next(from, ev);
@@ -101,16 +102,16 @@ int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_caus
         return -1;
     }
     u->state = (enum resid_state)to;
-    resid.transitions[from][to]++;
+    r->transitions[from][to]++;
     if (ev == RESID_EV_ERROR)
-        resid.errors++;
+        r->errors++;
     if (ev == RESID_EV_CANCEL)
-        resid.cancelled++;
+        r->cancelled++;
     if (ev == RESID_EV_COPY_DONE || ev == RESID_EV_ORDERED)
-        (*(to == RESID_HOST ? &resid.evictions : &resid.restores))++;
+        (*(to == RESID_HOST ? &r->evictions : &r->restores))++;
     if (ev == RESID_EV_EVICT || ev == RESID_EV_RESTORE)
-        *(ev == RESID_EV_EVICT ? &resid.bytes_out : &resid.bytes_in) += moved_bytes(u, ev);
-    trace(u, from, ev, cause);
+        *(ev == RESID_EV_EVICT ? &r->bytes_out : &r->bytes_in) += moved_bytes(u, ev);
+    trace(r, u, from, ev, cause);
     shim_log(SHIM_LOG_DEBUG, "residency: unit %llx %s -> %s on %s (reason %d)",
              (unsigned long long)u->id, resid_state_name(from),
              resid_state_name((enum resid_state)to), resid_event_name(ev),
