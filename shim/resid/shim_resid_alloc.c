@@ -65,7 +65,7 @@ static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool
     }
     if (reused) /* chunks still in use by that stream's earlier work: fence on it too */
         u->streams[u->nstreams++] = stream;
-    resid_fsm(r, u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->birth = u->last_use;
     u->ready = resid_take_fences(r, u->backing, u->n);
@@ -82,7 +82,7 @@ static bool from_spare(struct resid_ctx *r, struct resid_unit *u, CUstream strea
         return false;
     if (reused) /* the range is still in use by that stream's earlier work: fence on it too */
         u->streams[u->nstreams++] = stream;
-    resid_fsm(r, u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->birth = u->last_use;
     u->ready = resid_take_fences(r, u->backing, u->n);
@@ -137,7 +137,7 @@ static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUst
         return got;
     m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
     if (m->id && resid_member_insert(r, m) == 0) {
-        shim_registry_slab_set(m->slab->slab->map, va, bytes, m->id);
+        shim_registry_slab_set(m->unit->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc_on(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                                 shim_stream_id(stream, per_thread), (uint32_t)r->device);
@@ -233,7 +233,7 @@ static void free_now(struct resid_ctx *r, struct resid_unit *u, bool idle)
         resid_release(r, u, &why);
         return;
     }
-    resid_fsm(r, u, RESID_EV_FREE, &why);
+    resid_fsm(r, u, SHIM_EV_FREE, &why);
     /* Queued work may still use it: its range and chunks are set aside for good. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
                                  "freed range is kept mapped and its memory is not reused");

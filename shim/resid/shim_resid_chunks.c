@@ -207,7 +207,7 @@ static uint32_t take_ordered(struct resid_ctx *r, struct resid_chunk **out, uint
     uint32_t got = 0;
     for (struct resid_pending *p = r->pending; p && got < want; p = p->next) {
         struct resid_unit *u = p->unit;
-        if (!u || p->stream != stream || u->state != RESID_DEVICE || u->move)
+        if (!u || p->stream != stream || u->state != SHIM_RS_DEVICE || u->move)
             continue;
         for (uint32_t i = 0; i < u->n && got < want; i++) {
             if (u->backing[i]) {
@@ -227,9 +227,9 @@ struct victim_search {
 static void consider(struct resid_ctx *r, struct resid_unit *u, void *arg)
 {
     struct victim_search *s = arg;
-    if (u->state == RESID_EVICTING || u->state == RESID_RESTORING)
+    if (u->state == SHIM_RS_EVICTING || u->state == SHIM_RS_RESTORING)
         r->oom.moving++;
-    if (u->state != RESID_DEVICE || u->skip_epoch == r->epoch)
+    if (u->state != SHIM_RS_DEVICE || u->skip_epoch == r->epoch)
         return;
     if (u->pins || u->move || resid_unmovable(u)) {
         if (u->pins > resid_pinned_here(u)) /* pinned by another thread's submission */

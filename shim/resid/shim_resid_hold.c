@@ -24,7 +24,7 @@ static struct resid_unit *unit_of(struct resid_ctx *r, uint64_t id, struct resid
     if (u)
         return u;
     *member = resid_member_find(r, id);
-    return *member ? (*member)->slab : NULL;
+    return *member ? (*member)->unit : NULL;
 }
 
 /* The program's view of allocation id in unit u: its range and its bytes. */
@@ -83,7 +83,7 @@ static void wait_host_readers(struct resid_ctx *r, struct resid_unit *u)
 {
     uint64_t waited = 0;
     for (uint64_t ns = READER_PAUSE_NS;
-         u->state == RESID_HOST && atomic_load_explicit(&u->host_readers, memory_order_acquire) &&
+         u->state == SHIM_RS_HOST && atomic_load_explicit(&u->host_readers, memory_order_acquire) &&
                  waited<READER_WAIT_MAX_NS; ns = ns * 2> READER_PAUSE_MAX_NS
              ? READER_PAUSE_MAX_NS
              : ns * 2) {
@@ -102,21 +102,21 @@ static int settle(struct resid_ctx *r, struct resid_unit *u)
         u->stuck = false;
     if (u->stuck)
         return -1;
-    if (u->state == RESID_EVICTING && u->move)
+    if (u->state == SHIM_RS_EVICTING && u->move)
         resid_cancel_eviction(r, u, NULL);
     wait_host_readers(r, u);
     struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
-    if (u->state == RESID_HOST && resid_restore(r, u, &why) != 0 && u->state == RESID_HOST) {
+    if (u->state == SHIM_RS_HOST && resid_restore(r, u, &why) != 0 && u->state == SHIM_RS_HOST) {
         r->over_budget = true;
         resid_restore(r, u, &why);
         r->over_budget = false;
     }
-    if (u->state == RESID_RESTORING)
+    if (u->state == SHIM_RS_RESTORING)
         resid_wait_move(r, u, SHIM_REASON_DEMAND);
-    if (u->state != RESID_DEVICE || u->stuck)
+    if (u->state != SHIM_RS_DEVICE || u->stuck)
         return -1;
     wait_copies(r, u);
-    return u->state == RESID_DEVICE ? 0 : -1;
+    return u->state == SHIM_RS_DEVICE ? 0 : -1;
 }
 
 /* Takes a hold on u for h (lock held); CUDA_SUCCESS, or the error the program gets. */

@@ -31,27 +31,9 @@
 #define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
 #define RESID_TOUCH_LOG   32 /* latest touches remembered per unit (for the policy) */
 
-/* The values match enum shim_resid_state of the trace. */
-enum resid_state {
-    RESID_NONE = 0,
-    RESID_DEVICE = 1,
-    RESID_EVICTING = 2,
-    RESID_HOST = 3,
-    RESID_RESTORING = 4,
-};
-
-/* The values match enum shim_resid_event of the trace (CREATE is not traced: the allocation
-   record says it). */
-enum resid_event {
-    RESID_EV_EVICT = 1,
-    RESID_EV_RESTORE = 2,
-    RESID_EV_COPY_DONE = 3,
-    RESID_EV_CANCEL = 4,
-    RESID_EV_ERROR = 5,
-    RESID_EV_FREE = 6,
-    RESID_EV_CREATE = 7,
-    RESID_EV_ORDERED = 8, /* a restore remapped ahead of its copy's end (resid_restore) */
-};
+/* A unit's states and the events that move it are the trace's (enum shim_resid_state and enum
+   shim_resid_event in shim_trace.h, which the tools read): one list, shared. SHIM_EV_CREATE is
+   never traced (the allocation record says it). */
 
 /* Why a transition happened, for the trace and the log. */
 struct resid_cause {
@@ -128,7 +110,7 @@ struct resid_unit {
     uint64_t size, mapped; /* bytes in use (the allocation's, a slab's chunk); reserved */
     uint32_t n;
     struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
-    enum resid_state state;
+    enum shim_resid_state state;
     _Atomic int pins;         /* operations between their residency check and their submission
                                  (decremented without the lock) */
     _Atomic int host_readers; /* of those, the ones that read it through its host mapping
@@ -171,8 +153,8 @@ struct resid_unit {
 /* A small managed allocation living in a slab. */
 struct resid_member {
     uint64_t id;
-    struct resid_unit *slab;
-    uint32_t first, blocks; /* its blocks in the slab */
+    struct resid_unit *unit; /* the slab it lives in */
+    uint32_t first, blocks;  /* its blocks in the slab */
     struct resid_member *hnext;
 };
 
@@ -277,6 +259,12 @@ struct resid_ctx {
     bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
 };
 
+/* Whether u may never move again (exported, shared, or in a graph; holds: shim_resid_hold.c). */
+static inline bool resid_unmovable(const struct resid_unit *u)
+{
+    return u->graph || u->held;
+}
+
 /* One residency manager per device (shim_resid_ctx.c): device D's is resid_ctxs[D], for D below
    RESID_MAX_DEVICES; a device beyond that has none (its allocations are left to the driver).
    Every internal function works on the manager passed as its first parameter, r. Each entry point
@@ -315,13 +303,13 @@ struct resid_ctx *resid_started_at(uint32_t k);
 /* shim_resid_fsm.c */
 /* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no
    such transition (a bug: logged, u unchanged). Traces the transition with its cause. */
-int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum resid_event ev,
+int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum shim_resid_event ev,
               const struct resid_cause *cause);
 /* The state the table gives for (from, ev), or -1 if there is none. */
-int resid_fsm_next(enum resid_state from, enum resid_event ev);
+int resid_fsm_next(enum shim_resid_state from, enum shim_resid_event ev);
 /* Name of a state or an event, for logs. */
-const char *resid_state_name(enum resid_state s);
-const char *resid_event_name(enum resid_event ev);
+const char *resid_state_name(enum shim_resid_state s);
+const char *resid_event_name(enum shim_resid_event ev);
 
 /* shim_resid_plan.c — the in-process plan's executor (lock held) */
 /* Applies the plan's actions due before launch index next (evictions after the last launch,
@@ -348,13 +336,6 @@ bool resid_start_with(struct resid_ctx *r, const struct resid_driver *drv);
    against the real driver (tried once); NULL when there is none or it is not on. */
 struct resid_ctx *resid_start_current(void);
 
-/* shim_resid_host.c */
-/* Sets r->host_location, r->unmapped and r->can_evict for r->device: host-located
-   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
-   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
-   pinned fallback if unmapped_eviction. Logs which path decided. Needs r->drv, r->device
-   and r->gran; at start, before r->on. Never fails. */
-void resid_host_detect(struct resid_ctx *r);
 /* The unit with id (tagged), or NULL. */
 struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id);
 /* Adds u to the table; 0, or -1 when out of memory. */
@@ -393,6 +374,14 @@ void resid_fence_drop(struct resid_ctx *r, struct resid_fence *f);
 void resid_chunk_fence(struct resid_ctx *r, struct resid_chunk *c, struct resid_fence *f);
 /* Notes that a driver call failed with rc (a sticky error stops all moves). */
 void resid_driver_failed(struct resid_ctx *r, CUresult rc);
+
+/* shim_resid_host.c */
+/* Sets r->host_location, r->unmapped and r->can_evict for r->device: host-located
+   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
+   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
+   pinned fallback if unmapped_eviction. Logs which path decided. Needs r->drv, r->device
+   and r->gran; at start, before r->on. Never fails. */
+void resid_host_detect(struct resid_ctx *r);
 
 /* shim_resid_chunks.c */
 /* Maps chunks c[0..n) at va and enables access; 0, or -1 with nothing mapped. */
@@ -494,13 +483,6 @@ bool resid_slab_reclaim(struct resid_ctx *r, struct resid_unit *u);
    did. A search for room calls it before waiting or evicting, and without host VMM (nothing
    can be evicted) it is the only way those chunks come back. */
 bool resid_slab_release_empty(struct resid_ctx *r);
-
-/* shim_resid_hold.c */
-/* Whether u may never move again (exported, shared, or in a graph). */
-static inline bool resid_unmovable(const struct resid_unit *u)
-{
-    return u->graph || u->held;
-}
 
 /* shim_resid_mover.c */
 /* Completes every queued move whose copy is known done (lock held; no wait); how many. */

@@ -108,7 +108,7 @@ static void abandon(struct resid_ctx *r, struct resid_move *m, CUstream s)
 }
 
 static void start(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m,
-                  enum resid_event ev)
+                  enum shim_resid_event ev)
 {
     m->start_ns = resid_now_ns();
     resid_fsm(r, u, ev, &m->cause);
@@ -129,7 +129,7 @@ static void detach_ordered(struct resid_ctx *r, struct resid_unit *u)
 
 int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (!r->can_evict || r->sticky || u->state != RESID_DEVICE || u->pins || resid_unmovable(u) ||
+    if (!r->can_evict || r->sticky || u->state != SHIM_RS_DEVICE || u->pins || resid_unmovable(u) ||
         (u->move && !u->move->ordered))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
@@ -157,7 +157,7 @@ int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_ca
     }
     if (u->move) /* only now: the copy out is ordered after it */
         detach_ordered(r, u);
-    start(r, u, m, RESID_EV_EVICT);
+    start(r, u, m, SHIM_EV_EVICT);
     return 0;
 }
 
@@ -198,7 +198,7 @@ double shim_resid_remap_us(void)
 static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
 {
     uint64_t t0 = resid_now_ns();
-    bool was_mapped = !u->stuck && !(r->unmapped && u->state == RESID_RESTORING);
+    bool was_mapped = !u->stuck && !(r->unmapped && u->state == SHIM_RS_RESTORING);
     bool to_unmapped = r->unmapped && m->dir == SHIM_MOVE_TO_HOST;
     if (was_mapped) {
         CUresult rc = r->drv->unmap(u->va, u->mapped);
@@ -237,7 +237,7 @@ static void order_restore(struct resid_ctx *r, struct resid_unit *u, struct resi
     m->ordered = true;
     resid_fence_drop(r, u->ready);
     u->ready = resid_fence_ref(m->done);
-    resid_fsm(r, u, RESID_EV_ORDERED, &m->cause);
+    resid_fsm(r, u, SHIM_EV_ORDERED, &m->cause);
 }
 
 /* Whether an operation not yet submitted reads u through its host mapping: a fence now
@@ -249,7 +249,7 @@ static bool read_through_host(const struct resid_unit *u)
 
 int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (r->sticky || u->state != RESID_HOST || u->move || read_through_host(u))
+    if (r->sticky || u->state != SHIM_RS_HOST || u->move || read_through_host(u))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
     if (!m)
@@ -260,11 +260,11 @@ int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_
     }
     /* Room may have been made with the lock dropped: someone else may have moved u. */
     bool quiet = !u->nstreams && !u->streams_unknown; /* no touch through the host mapping */
-    if (u->state != RESID_HOST || u->move || read_through_host(u) ||
+    if (u->state != SHIM_RS_HOST || u->move || read_through_host(u) ||
         resid_fence(r, u, r->to_device) != 0) {
         resid_give_back(r, m->chunks, m->n);
         move_free(r, m);
-        return u->state == RESID_HOST ? -1 : 0;
+        return u->state == SHIM_RS_HOST ? -1 : 0;
     }
     struct resid_fence *f = resid_take_fences(r, m->chunks, m->n);
     CUresult rc = f ? r->drv->wait_event(r->to_device, f->event) : CUDA_SUCCESS;
@@ -276,7 +276,7 @@ int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_
         return -1;
     }
     resid_fence_drop(r, f); /* chunks freed by evictions: their copies come first */
-    start(r, u, m, RESID_EV_RESTORE);
+    start(r, u, m, SHIM_EV_RESTORE);
     if (quiet)
         order_restore(r, u, m);
     return 0;
@@ -296,7 +296,7 @@ void resid_cancel_eviction(struct resid_ctx *r, struct resid_unit *u, CUstream s
     u->reading = resid_fence_ref(m->done);
     m->cancelled = true;
     u->move = NULL;
-    resid_fsm(r, u, RESID_EV_CANCEL,
+    resid_fsm(r, u, SHIM_EV_CANCEL,
               &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
 }
 
@@ -329,7 +329,7 @@ static void complete(struct resid_ctx *r, struct resid_move *m)
         resid_give_back(r, m->chunks, m->n);
         u->skip_epoch = r->epoch; /* not again in this search; the caller may retry */
         r->oom.driver_failed = true;
-        resid_fsm(r, u, RESID_EV_ERROR,
+        resid_fsm(r, u, SHIM_EV_ERROR,
                   &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
         return;
     }
@@ -343,7 +343,7 @@ static void complete(struct resid_ctx *r, struct resid_move *m)
         resid_fence_drop(r, u->ready);
         u->ready = resid_fence_ref(m->done);
     }
-    resid_fsm(r, u, RESID_EV_COPY_DONE, &m->cause);
+    resid_fsm(r, u, SHIM_EV_COPY_DONE, &m->cause);
     trace_move(r, m, m->cause.reason);
 }
 
@@ -375,7 +375,7 @@ static void give_up(struct resid_ctx *r, struct resid_move *m, CUresult rc)
     u->move = NULL;
     u->skip_epoch = r->epoch;
     r->oom.driver_failed = true;
-    resid_fsm(r, u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
+    resid_fsm(r, u, SHIM_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
 }
 
 /* m is over: off the queue, and freed unless a waiter still holds it. */
@@ -451,9 +451,9 @@ bool resid_wait_oldest(struct resid_ctx *r)
 
 void resid_release(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    bool mapped = !(r->unmapped && u->state == RESID_HOST) && !u->stuck;
+    bool mapped = !(r->unmapped && u->state == SHIM_RS_HOST) && !u->stuck;
     bool kept = resid_spare_keep(r, u); /* whole on the device: its range stays mapped */
-    resid_fsm(r, u, RESID_EV_FREE, cause);
+    resid_fsm(r, u, SHIM_EV_FREE, cause);
     if (kept) {
         resid_unit_free(r, u);
         return;

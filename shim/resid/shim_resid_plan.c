@@ -274,10 +274,10 @@ static void evict(struct resid_ctx *r, uint32_t a, uint64_t pos)
 {
     struct resid_unit *u = r->plan_units[a];
     struct resid_cause why = {SHIM_REASON_PLANNED_EVICT, NULL, 0, UINT64_MAX};
-    if (u && u->state == RESID_DEVICE && resid_evict(r, u, &why) == 0) {
+    if (u && u->state == SHIM_RS_DEVICE && resid_evict(r, u, &why) == 0) {
         r->planned.evictions++;
         u->plan_out = true;
-    } else if (!u || u->state == RESID_DEVICE) {
+    } else if (!u || u->state == SHIM_RS_DEVICE) {
         missed(r, "eviction", a, pos, u);
     }
 }
@@ -294,13 +294,13 @@ static void prefetch(struct resid_ctx *r, uint32_t a, uint64_t pos)
         return;
     }
     u->prefetching = true;
-    if (u->state == RESID_EVICTING && u->move)
+    if (u->state == SHIM_RS_EVICTING && u->move)
         resid_move_poll(r, u->move, true);
     struct resid_cause why = {SHIM_REASON_PREFETCH, NULL, 0, UINT64_MAX};
-    if (u->state == RESID_HOST && resid_restore(r, u, &why) == 0) {
+    if (u->state == SHIM_RS_HOST && resid_restore(r, u, &why) == 0) {
         r->planned.prefetches++;
         u->plan_out = false;
-    } else if (u->state != RESID_DEVICE) {
+    } else if (u->state != SHIM_RS_DEVICE) {
         missed(r, "prefetch", a, pos, u);
     }
     u->prefetching = false;

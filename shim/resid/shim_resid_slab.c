@@ -50,7 +50,7 @@ static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool us
 /* Whether slab u can take a new member now. */
 static bool open_for_members(const struct resid_unit *u)
 {
-    return u->state == RESID_DEVICE && !u->move && !resid_unmovable(u) && !u->stuck;
+    return u->state == SHIM_RS_DEVICE && !u->move && !resid_unmovable(u) && !u->stuck;
 }
 
 static void link_slab(struct resid_ctx *r, struct resid_unit *u)
@@ -119,7 +119,7 @@ static int slab_new(struct resid_ctx *r, struct resid_unit **out)
         resid_unit_free(r, u);
         return got;
     }
-    resid_fsm(r, u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->birth = u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->ready = resid_take_fences(r, u->backing, 1);
     link_slab(r, u);
@@ -156,7 +156,7 @@ int resid_slab_alloc(struct resid_ctx *r, uint64_t bytes, CUdeviceptr *va,
         r->empty_slabs--;
     }
     u->slab->members++;
-    *m = (struct resid_member){0, u, (uint32_t)first, want, NULL};
+    *m = (struct resid_member){.unit = u, .first = (uint32_t)first, .blocks = want};
     *va = u->va + (uint64_t)first * RESID_SLAB_BLOCK;
     *out = m;
     return 0;
@@ -165,7 +165,7 @@ int resid_slab_alloc(struct resid_ctx *r, uint64_t bytes, CUdeviceptr *va,
 bool resid_slab_reclaim(struct resid_ctx *r, struct resid_unit *u)
 {
     if (!u->slab || u->slab->members || u->pins || u->move ||
-        (u->state != RESID_DEVICE && u->state != RESID_HOST))
+        (u->state != SHIM_RS_DEVICE && u->state != SHIM_RS_HOST))
         return false;
     if (u->slab->kept_empty) {
         u->slab->kept_empty = false;
@@ -190,7 +190,7 @@ bool resid_slab_release_empty(struct resid_ctx *r)
 
 void resid_slab_free(struct resid_ctx *r, struct resid_member *m)
 {
-    struct resid_unit *u = m->slab;
+    struct resid_unit *u = m->unit;
     if (m->id) /* lookups inside its blocks answer the slab again */
         shim_registry_slab_set(u->slab->map, u->va + (uint64_t)m->first * RESID_SLAB_BLOCK,
                                (uint64_t)m->blocks * RESID_SLAB_BLOCK, 0);

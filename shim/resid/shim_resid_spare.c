@@ -33,7 +33,7 @@ struct resid_spare {
    beyond its chunks' own fences (lock held). */
 static bool whole(struct resid_ctx *r, const struct resid_unit *u)
 {
-    if (u->state != RESID_DEVICE || u->slab || u->stuck || u->unsettled || u->held || u->graph ||
+    if (u->state != SHIM_RS_DEVICE || u->slab || u->stuck || u->unsettled || u->held || u->graph ||
         u->move || u->prefetching || r->unmapped)
         return false;
     if (u->ready && r->drv->query(u->ready->event) != CUDA_SUCCESS)
@@ -113,7 +113,7 @@ bool resid_spare_take(struct resid_ctx *r, struct resid_unit *u, CUstream stream
         if (!d || p->stream != stream || d->n != u->n || !whole(r, d))
             continue;
         p->unit = NULL; /* the pending entry only returns its event now */
-        resid_fsm(r, d, RESID_EV_FREE,
+        resid_fsm(r, d, SHIM_EV_FREE,
                   &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
         adopt(u, d->va, d->mapped, d->backing);
         resid_unit_free(r, d);

@@ -49,12 +49,12 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
                                       "refuses): operations on it fail with the driver's error");
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     }
-    if (u->plan_out && u->state != RESID_DEVICE)
+    if (u->plan_out && u->state != SHIM_RS_DEVICE)
         resid_plan_departed(r, u);
-    if (u->state == RESID_EVICTING && u->move)
+    if (u->state == SHIM_RS_EVICTING && u->move)
         resid_cancel_eviction(r, u, s);
     struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};
-    if (u->state != RESID_HOST || resid_restore(r, u, &why) == 0 || u->state != RESID_HOST)
+    if (u->state != SHIM_RS_HOST || resid_restore(r, u, &why) == 0 || u->state != SHIM_RS_HOST)
         return CUDA_SUCCESS;
     if (!r->unmapped) {
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "an operation needs more than the budget holds at once: it "
@@ -67,7 +67,7 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
     r->over_budget = true;
     resid_restore(r, u, &why);
     r->over_budget = false;
-    if (u->state != RESID_HOST)
+    if (u->state != SHIM_RS_HOST)
         return CUDA_SUCCESS;
     SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back: the "
                                   "operation on it fails with out of memory");
@@ -155,7 +155,7 @@ static inline struct resid_unit *managed(struct resid_ctx *r, uint64_t id)
     if (u)
         return u;
     struct resid_member *m = resid_member_find(r, id); /* a small allocation: its slab moves */
-    return m ? m->slab : NULL;
+    return m ? m->unit : NULL;
 }
 
 static inline bool any_managed(const uint64_t *ids, uint32_t n)
@@ -186,7 +186,7 @@ static void wait_fence(struct resid_ctx *r, struct resid_fence **f, CUstream wai
 static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream stream,
                           bool per_thread, bool capturing)
 {
-    if (u->state == RESID_RESTORING)
+    if (u->state == SHIM_RS_RESTORING)
         resid_wait_move(r, u, SHIM_REASON_DEMAND);
     if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0) /* the restore's remap failed */
         u->stuck = false;
@@ -254,7 +254,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
         /* Read through the host mapping: its fence cannot cover this operation until it is
            submitted, so no restore may remap the range before then (resid_restore). Its other
            units' waits may drop the lock, hence here, after the last one for u. */
-        if (u->state == RESID_HOST && !r->unmapped) {
+        if (u->state == SHIM_RS_HOST && !r->unmapped) {
             ids[i] |= HOST_READ_BIT;
             atomic_fetch_add_explicit(&u->host_readers, 1, memory_order_relaxed);
         }

@@ -96,7 +96,7 @@ static void evict_by_hand(CUdeviceptr p)
     pthread_mutex_lock(&r->lock);
     struct resid_unit *u = resid_find(r, id_of(p));
     struct resid_member *m = u ? NULL : resid_member_find(r, id_of(p));
-    assert_int_equal(resid_evict(r, u ? u : m->slab, &why), 0);
+    assert_int_equal(resid_evict(r, u ? u : m->unit, &why), 0);
     pthread_mutex_unlock(&r->lock);
 }
 
@@ -135,42 +135,44 @@ static void test_fsm_table(void **state)
     (void)state;
     /* The transitions DESIGN.md section 4 draws, written out independently of the table. */
     static const struct {
-        enum resid_state from;
-        enum resid_event ev;
+        enum shim_resid_state from;
+        enum shim_resid_event ev;
         int to;
     } want[] = {
-        {RESID_NONE, RESID_EV_CREATE, RESID_DEVICE},
-        {RESID_DEVICE, RESID_EV_EVICT, RESID_EVICTING},
-        {RESID_EVICTING, RESID_EV_COPY_DONE, RESID_HOST},
-        {RESID_EVICTING, RESID_EV_CANCEL, RESID_DEVICE},
-        {RESID_EVICTING, RESID_EV_ERROR, RESID_DEVICE},
-        {RESID_HOST, RESID_EV_RESTORE, RESID_RESTORING},
-        {RESID_RESTORING, RESID_EV_COPY_DONE, RESID_DEVICE},
-        {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST},
-        {RESID_RESTORING, RESID_EV_ORDERED, RESID_DEVICE},
-        {RESID_DEVICE, RESID_EV_FREE, RESID_NONE},
-        {RESID_HOST, RESID_EV_FREE, RESID_NONE},
+        {SHIM_RS_NONE, SHIM_EV_CREATE, SHIM_RS_DEVICE},
+        {SHIM_RS_DEVICE, SHIM_EV_EVICT, SHIM_RS_EVICTING},
+        {SHIM_RS_EVICTING, SHIM_EV_COPY_DONE, SHIM_RS_HOST},
+        {SHIM_RS_EVICTING, SHIM_EV_CANCEL, SHIM_RS_DEVICE},
+        {SHIM_RS_EVICTING, SHIM_EV_ERROR, SHIM_RS_DEVICE},
+        {SHIM_RS_HOST, SHIM_EV_RESTORE, SHIM_RS_RESTORING},
+        {SHIM_RS_RESTORING, SHIM_EV_COPY_DONE, SHIM_RS_DEVICE},
+        {SHIM_RS_RESTORING, SHIM_EV_ERROR, SHIM_RS_HOST},
+        {SHIM_RS_RESTORING, SHIM_EV_ORDERED, SHIM_RS_DEVICE},
+        {SHIM_RS_DEVICE, SHIM_EV_FREE, SHIM_RS_NONE},
+        {SHIM_RS_HOST, SHIM_EV_FREE, SHIM_RS_NONE},
     };
     int allowed = 0;
-    for (int s = RESID_NONE; s <= RESID_RESTORING; s++) {
-        for (int e = RESID_EV_EVICT; e <= RESID_EV_ORDERED; e++) {
+    for (int s = SHIM_RS_NONE; s <= SHIM_RS_RESTORING; s++) {
+        for (int e = SHIM_EV_EVICT; e <= SHIM_EV_ORDERED; e++) {
             int expect = -1;
             for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-                if (want[i].from == (enum resid_state)s && want[i].ev == (enum resid_event)e)
+                if (want[i].from == (enum shim_resid_state)s &&
+                    want[i].ev == (enum shim_resid_event)e)
                     expect = want[i].to;
             allowed += expect >= 0;
-            assert_int_equal(resid_fsm_next((enum resid_state)s, (enum resid_event)e), expect);
+            assert_int_equal(resid_fsm_next((enum shim_resid_state)s, (enum shim_resid_event)e),
+                             expect);
         }
     }
     assert_int_equal(allowed, 11);
     /* A unit moving may not be freed, and a refused event changes nothing. */
-    struct resid_unit u = {.id = 7, .state = RESID_EVICTING};
-    uint64_t before = r->transitions[RESID_EVICTING][RESID_NONE];
-    assert_int_equal(resid_fsm(r, &u, RESID_EV_FREE, NULL), -1);
-    assert_int_equal(u.state, RESID_EVICTING);
-    assert_int_equal(r->transitions[RESID_EVICTING][RESID_NONE], before);
-    assert_int_equal(resid_fsm(r, &u, RESID_EV_CANCEL, NULL), 0);
-    assert_int_equal(u.state, RESID_DEVICE);
+    struct resid_unit u = {.id = 7, .state = SHIM_RS_EVICTING};
+    uint64_t before = r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE];
+    assert_int_equal(resid_fsm(r, &u, SHIM_EV_FREE, NULL), -1);
+    assert_int_equal(u.state, SHIM_RS_EVICTING);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE], before);
+    assert_int_equal(resid_fsm(r, &u, SHIM_EV_CANCEL, NULL), 0);
+    assert_int_equal(u.state, SHIM_RS_DEVICE);
 }
 
 /* ---- moves ---- */
@@ -179,25 +181,25 @@ static void test_evict_and_restore_keep_data(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t ev = r->transitions[RESID_EVICTING][RESID_HOST];
-    uint64_t re = r->transitions[RESID_RESTORING][RESID_DEVICE];
+    uint64_t ev = r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST];
+    uint64_t re = r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 1);
     touch(a);
     CUdeviceptr b = alloc(3 * MiB), c = alloc(3 * MiB); /* a is the least recently used */
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_HOST);
     assert_true(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 1)); /* read through the host mapping */
-    assert_int_equal(r->transitions[RESID_EVICTING][RESID_HOST], ev + 1);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST], ev + 1);
     assert_true(r->dev_bytes <= r->budget);
     touch(a); /* back to the device, evicting b */
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
     assert_false(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 1));
-    assert_int_equal(r->transitions[RESID_RESTORING][RESID_DEVICE], re + 1);
-    assert_int_equal(unit_of(b)->state, RESID_HOST);
+    assert_int_equal(r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE], re + 1);
+    assert_int_equal(unit_of(b)->state, SHIM_RS_HOST);
     assert_true(r->dev_bytes <= r->budget);
     release(a, false);
     release(b, false);
@@ -217,17 +219,17 @@ static void test_restore_is_ordered_on_the_device(void **state)
     evict_by_hand(a);
     settle();
     assert_true(fake_on_host(a));
-    uint64_t ordered = r->transitions[RESID_RESTORING][RESID_DEVICE];
+    uint64_t ordered = r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE];
     uint64_t syncs = fake.event_syncs, waits = fake.waits_on_pending;
     fake_hold_events(true);
     touch(a);
     struct resid_unit *u = unit_of(a);
-    assert_int_equal(u->state, RESID_DEVICE); /* remapped already... */
-    assert_non_null(u->move);                 /* ...with its copy in flight */
+    assert_int_equal(u->state, SHIM_RS_DEVICE); /* remapped already... */
+    assert_non_null(u->move);                   /* ...with its copy in flight */
     assert_false(fake_on_host(a));
     assert_int_equal(fake.event_syncs, syncs);          /* the host did not wait */
     assert_int_equal(fake.waits_on_pending, waits + 1); /* the stream did */
-    assert_int_equal(r->transitions[RESID_RESTORING][RESID_DEVICE], ordered + 1);
+    assert_int_equal(r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE], ordered + 1);
     uint64_t host_free = r->nfree_host;
     touch(a); /* a second user waits too, while the copy is not known done */
     assert_int_equal(fake.waits_on_pending, waits + 2);
@@ -246,10 +248,10 @@ static void test_restore_is_ordered_on_the_device(void **state)
     u->streams[u->nstreams++] = STREAM; /* what a launch reading it on the host notes */
     struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
     assert_int_equal(resid_restore(r, u, &why), 0);
-    assert_int_equal(u->state, RESID_RESTORING);
+    assert_int_equal(u->state, SHIM_RS_RESTORING);
     pthread_mutex_unlock(&r->lock);
     settle();
-    assert_int_equal(u->state, RESID_DEVICE);
+    assert_int_equal(u->state, SHIM_RS_DEVICE);
     assert_true(holds(a, 3 * MiB, 7));
     release(a, false);
 }
@@ -279,8 +281,8 @@ static void test_policy_seam_chooses_victim(void **state)
     CUdeviceptr c = alloc(3 * MiB);
     settle();
     r->policy = saved;
-    assert_int_equal(unit_of(newer)->state, RESID_HOST);
-    assert_int_equal(unit_of(older)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(newer)->state, SHIM_RS_HOST);
+    assert_int_equal(unit_of(older)->state, SHIM_RS_DEVICE);
     release(a, false);
     release(b, false);
     release(c, false);
@@ -290,7 +292,7 @@ static void test_failed_remap_rolls_back(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t errors = r->transitions[RESID_EVICTING][RESID_DEVICE];
+    uint64_t errors = r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 9);
     CUdeviceptr b = alloc(3 * MiB);
@@ -298,7 +300,7 @@ static void test_failed_remap_rolls_back(void **state)
     CUdeviceptr c = alloc(3 * MiB);                   /* evicts a; the retry evicts b */
     settle();
     assert_int_equal(fake.injected > 0, 1);
-    assert_true(r->transitions[RESID_EVICTING][RESID_DEVICE] > errors); /* ERROR taken */
+    assert_true(r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE] > errors); /* ERROR taken */
     assert_true(holds(a, 3 * MiB, 9));
     assert_true(r->dev_bytes <= r->budget);
     release(a, false);
@@ -337,7 +339,7 @@ static void test_cancel_keeps_device_copy(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t cancels = r->transitions[RESID_EVICTING][RESID_DEVICE];
+    uint64_t cancels = r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 3);
     CUdeviceptr b = alloc(2 * MiB + 4096);
@@ -346,15 +348,15 @@ static void test_cancel_keeps_device_copy(void **state)
     pthread_mutex_lock(&r->lock);
     struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
     assert_int_equal(resid_evict(r, resid_find(r, id_of(a)), &why), 0);
-    assert_int_equal(resid_find(r, id_of(a))->state, RESID_EVICTING);
+    assert_int_equal(resid_find(r, id_of(a))->state, SHIM_RS_EVICTING);
     pthread_mutex_unlock(&r->lock);
     touch(a); /* cancels */
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
-    assert_int_equal(r->transitions[RESID_EVICTING][RESID_DEVICE], cancels + 1);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE], cancels + 1);
     assert_false(fake_on_host(a));
     fake_hold_events(false);
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE); /* the cancelled copy changes nothing */
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE); /* the cancelled copy changes nothing */
     assert_true(holds(a, 3 * MiB, 3));
     release(a, false);
     release(b, false);
@@ -373,7 +375,7 @@ static void test_cancelled_copy_fences_freed_chunks(void **state)
     fake_hold_events(true);
     evict_by_hand(a);
     touch(a); /* cancels: the copy is still running */
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
     /* An asynchronous free whose event cannot be recorded waits for the program's stream
        only: that says nothing about the shim's copy. */
     fake_fail("record", 1, false, CUDA_ERROR_UNKNOWN);
@@ -426,13 +428,13 @@ static void test_no_restore_under_a_host_read_in_progress(void **state)
     assert_int_equal(unit_of(a)->host_readers, 1);
     atomic_fetch_sub(&ub->pins, 1); /* room can be made now */
     atomic_fetch_sub(&uc->pins, 1);
-    uint64_t restores = r->transitions[RESID_HOST][RESID_RESTORING];
+    uint64_t restores = r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING];
     uint64_t second[1] = {id_of(a)};
     tick();
     assert_true(shim_resid_enter(second, 1, (CUstream)(uintptr_t)0x6000, false, true, &refuse));
     assert_int_equal(refuse, CUDA_SUCCESS);
-    assert_int_equal(r->transitions[RESID_HOST][RESID_RESTORING], restores);
-    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_int_equal(r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING], restores);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_HOST);
     assert_true(fake_on_host(a));
     assert_int_equal(unit_of(a)->host_readers, 2);
     shim_resid_leave(second, 1);
@@ -448,7 +450,7 @@ static void test_no_restore_under_a_host_read_in_progress(void **state)
     assert_int_equal(unit_of(a)->host_readers, 0);
     touch(a);
     settle();
-    assert_int_equal(r->transitions[RESID_HOST][RESID_RESTORING], restores + 1);
+    assert_int_equal(r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING], restores + 1);
     assert_false(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 21));
     release(a, false);
@@ -478,10 +480,10 @@ static void test_room_from_done_moves_before_waiting(void **state)
     pthread_mutex_unlock(&r->lock);
     fake_hold_keep();
     evict_by_hand(z); /* done at once, not yet completed: nobody polled it */
-    assert_int_equal(unit_of(z)->state, RESID_EVICTING);
+    assert_int_equal(unit_of(z)->state, SHIM_RS_EVICTING);
     uint64_t syncs = fake.event_syncs;
     CUdeviceptr w = alloc(3 * MiB); /* room: z's chunks, once its eviction is completed */
-    assert_int_equal(unit_of(z)->state, RESID_HOST);
+    assert_int_equal(unit_of(z)->state, SHIM_RS_HOST);
     assert_non_null(unit_of(x)->move); /* its copy back was not waited for */
     assert_int_equal(fake.event_syncs, syncs);
     fake_hold_events(false);
@@ -511,7 +513,7 @@ static void test_wait_is_bounded(void **state)
     uint64_t syncs = fake.event_syncs;
     resid_wait_move(r, u, SHIM_REASON_DEMAND);
     assert_null(u->move);
-    assert_int_equal(u->state, RESID_DEVICE); /* given up: the device copy is the data */
+    assert_int_equal(u->state, SHIM_RS_DEVICE); /* given up: the device copy is the data */
     assert_int_equal(fake.event_syncs, syncs);
     pthread_mutex_unlock(&r->lock);
     assert_true(r->aside_bytes > 0); /* its destination may still be written: not reused */
@@ -567,7 +569,7 @@ static void test_small_allocations_share_slabs(void **state)
         pthread_mutex_lock(&r->lock); /* ...and residency finds its slab */
         struct resid_member *m = resid_member_find(r, id_of(p[i]));
         assert_non_null(m);
-        assert_ptr_equal(m->slab, resid_member_find(r, id_of(p[0]))->slab);
+        assert_ptr_equal(m->unit, resid_member_find(r, id_of(p[0]))->unit);
         pthread_mutex_unlock(&r->lock);
     }
     for (int i = 0; i < N; i++)
@@ -584,12 +586,12 @@ static void test_cancelled_slab_copy_fences_every_member(void **state)
     assert_true(p / FAKE_GRAN == q / FAKE_GRAN);
     fake_hold_events(true);
     pthread_mutex_lock(&r->lock);
-    struct resid_unit *slab = resid_member_find(r, id_of(p))->slab;
+    struct resid_unit *slab = resid_member_find(r, id_of(p))->unit;
     pthread_mutex_unlock(&r->lock);
     evict_by_hand(p);
     uint64_t waits = fake.waits_on_pending;
     touch(p); /* cancels */
-    assert_int_equal(slab->state, RESID_DEVICE);
+    assert_int_equal(slab->state, SHIM_RS_DEVICE);
     assert_int_equal(fake.waits_on_pending, waits + 1);
     touch(q); /* another member: the copy may still read it */
     assert_int_equal(fake.waits_on_pending, waits + 2);
@@ -607,14 +609,14 @@ static void test_small_allocations_fit_a_tight_budget(void **state)
     (void)state;
     enum { N = 400 }; /* 6.25 MiB of 16 KiB allocations under a 4 MiB budget */
     budget_chunks(2);
-    uint64_t ev = r->transitions[RESID_EVICTING][RESID_HOST];
+    uint64_t ev = r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST];
     static CUdeviceptr p[N];
     for (int i = 0; i < N; i++) {
         p[i] = alloc(16 * 1024);
         fill(p[i], 16 * 1024, (uint8_t)(i * 7));
     }
     settle();
-    assert_true(r->transitions[RESID_EVICTING][RESID_HOST] >= ev + 2);
+    assert_true(r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST] >= ev + 2);
     assert_true(r->dev_bytes <= r->budget);
     for (int i = 0; i < N; i += 37) { /* touched again: restored, bytes intact */
         touch(p[i]);
@@ -715,7 +717,7 @@ static void test_freed_range_is_reused_without_vmm_calls(void **state)
     CUdeviceptr q = alloc(4 * MiB);
     assert_int_equal(q, p);
     assert_int_equal(vmm_calls(), calls);
-    assert_int_equal(unit_of(q)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(q)->state, SHIM_RS_DEVICE);
     fill(q, 4 * MiB, 7);
     assert_true(holds(q, 4 * MiB, 7));
     CUdeviceptr other = alloc(6 * MiB);
@@ -739,7 +741,7 @@ static void test_spares_give_room_before_anything_moves(void **state)
     assert_int_equal(r->evictions, evictions);
     assert_int_equal(r->nspares, 0);
     assert_true(fake.unmaps > unmaps);
-    assert_int_equal(unit_of(b)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(b)->state, SHIM_RS_DEVICE);
     assert_true(holds(b, 4 * MiB, 3));
     assert_true(r->dev_bytes <= r->budget);
     release(b, false);
@@ -788,7 +790,7 @@ static void test_remap_host_time_is_measured(void **state)
     evict_by_hand(p);
     settle();
     fake_slow_map(0);
-    assert_int_equal(unit_of(p)->state, RESID_HOST);
+    assert_int_equal(unit_of(p)->state, SHIM_RS_HOST);
     assert_true(shim_resid_remap_us() >= 2000);
     release(p, false);
 }
