@@ -55,7 +55,7 @@ struct shim_resid_plan {
 /* Frees a compiled plan (NULL is fine). */
 void shim_resid_plan_free(struct shim_resid_plan *p);
 
-/* Entry points (each selects the manager it works on before it takes a lock). */
+/* Entry points (each finds the manager it works on once, before it takes a lock). */
 /* Starts residency on first use (device facts, budget, streams); whether it is on. */
 bool shim_resid_start(void);
 /* Makes a managed allocation of bytes for the program when it should be one: true if it

@@ -86,22 +86,30 @@ static inline CUstream waiter_of(CUstream s, bool per_thread)
 static __thread const uint64_t *my_ids;
 static __thread uint32_t my_n;
 
-/* A handle in ids[] for a pinned unit: its address with bit 63 set, and bit 62 while the
-   operation reads it through its host mapping. Never an id: ids count up from 1 and only
-   managed ones carry bit 62, without bit 63; user-space addresses are below 2^47. */
-#define PINNED_BIT    ((uint64_t)1 << 63)
-#define HOST_READ_BIT ((uint64_t)1 << 62)
+/* While an operation is in progress (shim_resid_enter .. shim_resid_leave), each managed entry of
+   its ids[] holds a handle instead of the id: the pinned unit's address with RESID_HANDLE_PINNED,
+   plus RESID_HANDLE_HOST_READ while the operation reads the unit through its host mapping. A
+   handle is never an id: ids count up from 1, and managed ones carry SHIM_MANAGED_ID_TAG (bit 62)
+   and never bit 63; user-space addresses are below 2^47 and a unit is at least 8-aligned, so its
+   address leaves bit 0 free. The handle bits and the id tag are distinct (asserted below). */
+#define RESID_HANDLE_PINNED    ((uint64_t)1 << 63)
+#define RESID_HANDLE_HOST_READ ((uint64_t)1)
+#define RESID_HANDLE_BITS      (RESID_HANDLE_PINNED | RESID_HANDLE_HOST_READ)
+_Static_assert((RESID_HANDLE_BITS & SHIM_MANAGED_ID_TAG) == 0,
+               "a handle's bits must differ from the managed-id tag");
+_Static_assert(_Alignof(struct resid_unit) > RESID_HANDLE_HOST_READ,
+               "a unit's address must leave the host-read bit free");
 
 static inline struct resid_unit *unit_of_handle(uint64_t handle)
 {
-    return (struct resid_unit *)(uintptr_t)(handle & ~(PINNED_BIT | HOST_READ_BIT));
+    return (struct resid_unit *)(uintptr_t)(handle & ~RESID_HANDLE_BITS);
 }
 
 int resid_pinned_here(const struct resid_unit *u)
 {
     int n = 0;
     for (uint32_t i = 0; i < my_n; i++)
-        n += (my_ids[i] & PINNED_BIT) && unit_of_handle(my_ids[i]) == u;
+        n += (my_ids[i] & RESID_HANDLE_PINNED) && unit_of_handle(my_ids[i]) == u;
     return n;
 }
 
@@ -205,7 +213,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
                       CUresult *refuse)
 {
     shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
-    /* A launch touching no managed memory selects no manager (with several, that would ask the
+    /* A launch touching no managed memory looks up no manager (with several, that would ask the
        driver for the current device on every launch); the plan is the primary manager's. */
     struct resid_ctx *r;
     if (!any_managed(ids, n) || !(r = resid_for_operation()) ||
@@ -229,7 +237,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
         r->policy->touch(u, now);
         if (capturing)
             u->graph = true; /* replays are invisible: it stays on the device from now on */
-        ids[i] = (uint64_t)(uintptr_t)u | PINNED_BIT;
+        ids[i] = (uint64_t)(uintptr_t)u | RESID_HANDLE_PINNED;
         any = true;
     }
     my_ids = ids; /* a search for room must not wait for this operation's own pins */
@@ -238,14 +246,14 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     if (launch && r->plan)
         resid_plan_advance(r, now);
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
         CUresult rc = make_resident(r, unit_of_handle(ids[i]), waiter);
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
     }
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
         struct resid_unit *u = unit_of_handle(ids[i]);
         CUresult rc = ready_for(r, u, stream, per_thread, capturing);
@@ -255,7 +263,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
            submitted, so no restore may remap the range before then (resid_restore). Its other
            units' waits may drop the lock, hence here, after the last one for u. */
         if (u->state == SHIM_RS_HOST && !r->unmapped) {
-            ids[i] |= HOST_READ_BIT;
+            ids[i] |= RESID_HANDLE_HOST_READ;
             atomic_fetch_add_explicit(&u->host_readers, 1, memory_order_relaxed);
         }
     }
@@ -267,10 +275,10 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
 void shim_resid_leave(uint64_t *ids, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
         struct resid_unit *u = unit_of_handle(ids[i]);
-        if (ids[i] & HOST_READ_BIT)
+        if (ids[i] & RESID_HANDLE_HOST_READ)
             atomic_fetch_sub_explicit(&u->host_readers, 1, memory_order_release);
         ids[i] = saved ? saved[i] : u->id;
         atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
