@@ -1,12 +1,14 @@
 /* test_resid_unit.c — the residency manager's state machine, policy seam, slabs and failure
  * handling, against a fake driver seam (fake_driver.c): no simulator, no threads, every
- * outcome exact. The residency state is one process-wide context, so the tests share it and
- * check differences. */
+ * outcome exact. The entry points find device 0's manager (the test has no real driver), so
+ * the tests that go through them share it and check differences; a test of internals alone
+ * makes a manager of its own (resid_ctx_init). */
 #include "fake_driver.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -129,6 +131,47 @@ static int setup(void **state)
 }
 
 /* ---- the table ---- */
+
+/* A manager of its own, never started: the tables by id grow past their first size and keep
+   every entry findable; erasing leaves the others. */
+static void test_tables_on_a_fresh_manager(void **state)
+{
+    (void)state;
+    struct resid_ctx mine;
+    resid_ctx_init(&mine, NULL);
+    mine.gran = FAKE_GRAN;
+    enum { N = 3000 }; /* past the first 1024 slots twice */
+    static struct resid_unit units[N];
+    static struct resid_member members[N];
+    for (uint64_t i = 0; i < N; i++) {
+        units[i].id = SHIM_MANAGED_ID_TAG | (i + 1);
+        members[i].id = SHIM_MANAGED_ID_TAG | (N + i + 1);
+        assert_int_equal(resid_insert(&mine, &units[i]), 0);
+        assert_int_equal(resid_member_insert(&mine, &members[i]), 0);
+    }
+    assert_int_equal(mine.nunits, N);
+    assert_int_equal(mine.nmembers, N);
+    assert_true(mine.units_cap >= N && mine.members_cap >= N);
+    for (uint64_t i = 0; i < N; i++) {
+        assert_ptr_equal(resid_find(&mine, units[i].id), &units[i]);
+        assert_ptr_equal(resid_member_find(&mine, members[i].id), &members[i]);
+        assert_null(resid_find(&mine, members[i].id)); /* the tables are apart */
+    }
+    for (uint64_t i = 0; i < N; i += 2) {
+        resid_erase(&mine, &units[i]);
+        resid_member_erase(&mine, &members[i]);
+    }
+    assert_int_equal(mine.nunits, N / 2);
+    assert_int_equal(mine.nmembers, N / 2);
+    for (uint64_t i = 0; i < N; i++) {
+        assert_ptr_equal(resid_find(&mine, units[i].id), i % 2 ? &units[i] : NULL);
+        assert_ptr_equal(resid_member_find(&mine, members[i].id), i % 2 ? &members[i] : NULL);
+    }
+    free(mine.units);
+    free(mine.members);
+    assert_int_equal(atomic_load(&resid_ctxs[0].on), true); /* the shared manager is untouched */
+    assert_ptr_not_equal(resid_primary(), &mine);
+}
 
 static void test_fsm_table(void **state)
 {
@@ -806,6 +849,7 @@ int main(void)
     if (!resid_start_with(r, &fake_driver))
         return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tables_on_a_fresh_manager),
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
