@@ -38,8 +38,8 @@ struct shim_resid_plan {
     uint64_t model_step, model_first_seq;
     uint32_t nallocs;
     struct shim_resid_plan_key *keys; /* [nallocs] */
-    uint32_t *act_first;        /* [step_len + 1]: actions before launch k are
-                                   act[act_first[k] .. act_first[k + 1]) */
+    uint32_t *act_first;              /* [step_len + 1]: actions before launch k are
+                                         act[act_first[k] .. act_first[k + 1]) */
     struct shim_resid_plan_act *act;
     /* What the planner predicts for one step at this budget (the model's virtual time). */
     uint64_t budget, native_peak, floor, predicted_peak;
@@ -55,7 +55,7 @@ struct shim_resid_plan {
 /* Frees a compiled plan (NULL is fine). */
 void shim_resid_plan_free(struct shim_resid_plan *p);
 
-/* Entry points (each selects the manager it works on before it takes a lock). */
+/* Entry points (each finds the manager it works on once, before it takes a lock). */
 /* Starts residency on first use (device facts, budget, streams); whether it is on. */
 bool shim_resid_start(void);
 /* Makes a managed allocation of bytes for the program when it should be one: true if it

@@ -21,27 +21,26 @@ static bool nameable(CUstream s, bool per_thread)
 }
 
 /* Says once per cause why an allocation of bytes found no room (lock held). */
-static void explain_oom(uint64_t bytes)
+static void explain_oom(struct resid_ctx *r, uint64_t bytes)
 {
-    const struct resid_oom *o = &resid.oom;
-    uint64_t room = resid.budget > resid.unmanaged_bytes + resid.slack
-                        ? resid.budget - resid.unmanaged_bytes - resid.slack
-                        : 0;
-    if (resid.sticky)
+    const struct resid_oom *o = &r->oom;
+    uint64_t room =
+        r->budget > r->unmanaged_bytes + r->slack ? r->budget - r->unmanaged_bytes - r->slack : 0;
+    if (r->sticky)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the device reported a permanent error (%d)",
-                      (int)resid.sticky);
+                      (int)r->sticky);
     else if (bytes > room)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: an allocation of %llu bytes is larger than the budget "
                       "leaves for managed memory (%llu of %llu bytes; %llu held unmanaged)",
                       (unsigned long long)bytes, (unsigned long long)room,
-                      (unsigned long long)resid.budget, (unsigned long long)resid.unmanaged_bytes);
+                      (unsigned long long)r->budget, (unsigned long long)r->unmanaged_bytes);
     else if (o->host_full)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: host_budget is spent (%llu bytes of evicted data on the "
                       "host)",
-                      (unsigned long long)resid.host_bytes);
-    else if (!resid.can_evict)
+                      (unsigned long long)r->host_bytes);
+    else if (!r->can_evict)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the budget is full and this device cannot "
                                      "evict (no host VMM; see unmapped_eviction)");
     else
@@ -55,65 +54,66 @@ static void explain_oom(uint64_t bytes)
 
 /* Backs u's range with device chunks (lock held); 0, 1 (out of memory), or -1 (a driver
    call failed: try again). */
-static int back(struct resid_unit *u, CUstream stream, bool ordered)
+static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered)
 {
     bool reused = false;
-    if (resid_take_device(u->backing, u->n, stream, ordered, &reused) != 0)
-        return resid.oom.driver_failed ? -1 : 1;
-    if (resid_map(u->va, u->backing, u->n) != 0) {
-        resid_give_back(u->backing, u->n);
+    if (resid_take_device(r, u->backing, u->n, stream, ordered, &reused) != 0)
+        return r->oom.driver_failed ? -1 : 1;
+    if (resid_map(r, u->va, u->backing, u->n) != 0) {
+        resid_give_back(r, u->backing, u->n);
         return -1;
     }
     if (reused) /* chunks still in use by that stream's earlier work: fence on it too */
         u->streams[u->nstreams++] = stream;
-    resid_fsm(u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->birth = u->last_use;
-    u->ready = resid_take_fences(u->backing, u->n);
+    u->ready = resid_take_fences(r, u->backing, u->n);
     return 0;
 }
 
 /* Gives new unit u a spare range of its size (shim_resid_spare.c), or one a free pending on
    stream leaves; false if there is none (lock held). No driver call but an event query. */
-static bool from_spare(struct resid_unit *u, CUstream stream, bool ordered)
+static bool from_spare(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered)
 {
     bool reused = false;
-    resid_reap_oldest(); /* frees known done become spares (cheap: stops at the first not done) */
-    if (!resid_spare_take(u, stream, ordered, &reused))
+    resid_reap_oldest(r); /* frees known done become spares (cheap: stops at the first not done) */
+    if (!resid_spare_take(r, u, stream, ordered, &reused))
         return false;
     if (reused) /* the range is still in use by that stream's earlier work: fence on it too */
         u->streams[u->nstreams++] = stream;
-    resid_fsm(u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->birth = u->last_use;
-    u->ready = resid_take_fences(u->backing, u->n);
+    u->ready = resid_take_fences(r, u->backing, u->n);
     return true;
 }
 
 /* One attempt at a unit of its own: 0 done (*dptr set), 1 out of memory, -1 driver failure. */
-static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async)
+static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstream stream,
+                    bool per_thread, bool async)
 {
     bool ordered = async && nameable(stream, per_thread);
-    struct resid_unit *u = resid_unit_new(bytes);
+    struct resid_unit *u = resid_unit_new(r, bytes);
     if (!u)
         return -1;
-    if (!from_spare(u, stream, ordered)) {
-        resid_unit_free(u);
-        if (!(u = resid_unit_reserve(bytes)))
+    if (!from_spare(r, u, stream, ordered)) {
+        resid_unit_free(r, u);
+        if (!(u = resid_unit_reserve(r, bytes)))
             return -1;
-        int r = back(u, stream, ordered);
-        if (r != 0) {
-            resid.drv->address_free(u->va, u->mapped);
-            resid_unit_free(u);
-            return r;
+        int got = back(r, u, stream, ordered);
+        if (got != 0) {
+            r->drv->address_free(u->va, u->mapped);
+            resid_unit_free(r, u);
+            return got;
         }
     }
     /* The registry takes its own lock after ours: never the other way round. */
     u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread),
-                              resid.plan != NULL);
-    if (u->id && resid_insert(u) == 0) {
-        if (resid.plan) /* shim_record_alloc counted it */
-            resid_plan_bind(u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
+                              r->plan != NULL);
+    if (u->id && resid_insert(r, u) == 0) {
+        if (r->plan) /* shim_record_alloc counted it */
+            resid_plan_bind(r, u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
                             shim_steps_last_ordinal());
         *dptr = u->va;
         return 0;
@@ -122,25 +122,26 @@ static int try_unit(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_t
         struct shim_alloc gone;
         shim_registry_remove(u->va, &gone);
     }
-    resid_release(u, NULL);
+    resid_release(r, u, NULL);
     return -1;
 }
 
 /* One attempt at a member of a slab: as try_unit. */
-static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread)
+static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstream stream,
+                      bool per_thread)
 {
     struct resid_member *m = NULL;
     CUdeviceptr va = 0;
-    int r = resid_slab_alloc(bytes, &va, &m);
-    if (r != 0)
-        return r;
+    int got = resid_slab_alloc(r, bytes, &va, &m);
+    if (got != 0)
+        return got;
     m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
-    if (m->id && resid_member_insert(m) == 0) {
-        shim_registry_slab_set(m->slab->slab->map, va, bytes, m->id);
+    if (m->id && resid_member_insert(r, m) == 0) {
+        shim_registry_slab_set(m->unit->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc_on(m->id, va, bytes, SHIM_ALLOC_MANAGED,
-                                shim_stream_id(stream, per_thread), (uint32_t)resid.device);
-        if (shim_step_recording() || resid.plan)
+                                shim_stream_id(stream, per_thread), (uint32_t)r->device);
+        if (shim_step_recording() || r->plan)
             shim_record_step_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
                                    shim_stream_id(stream, per_thread));
         *dptr = va;
@@ -150,37 +151,38 @@ static int try_member(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         struct shim_alloc gone;
         shim_registry_remove(va, &gone);
     }
-    resid_slab_free(m);
+    resid_slab_free(r, m);
     return -1;
 }
 
 bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
                       CUresult *rc)
 {
-    if (bytes < shim.min_managed_bytes || !shim_resid_start() ||
+    struct resid_ctx *r;
+    if (bytes < shim.min_managed_bytes || !(r = resid_start_current()) ||
         shim_capture_active(stream, per_thread))
         return false;
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     /* The plan's moves due before the next launch come before its allocations, as in the
        model (births at an operation's start, after the evictions that end the one before). */
-    if (resid.plan)
-        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
-    int r = -1;
+    if (r->plan)
+        resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+    int got = -1;
     /* A failed driver call may be transient: an unmanaged fallback could never move, and
        under a tight budget it would crowd out everything else. Try again first. */
-    for (int attempt = 0; attempt < ALLOC_TRIES && r < 0 && !resid.sticky; attempt++)
-        r = bytes <= resid.gran / 2 ? try_member(dptr, bytes, stream, per_thread)
-                                    : try_unit(dptr, bytes, stream, per_thread, async);
-    if (r == 1)
-        explain_oom(bytes);
-    CUresult sticky = resid.sticky;
-    pthread_mutex_unlock(&resid.lock);
-    if (r != 0 && sticky) { /* the program must see the device's error, not a fresh one */
+    for (int attempt = 0; attempt < ALLOC_TRIES && got < 0 && !r->sticky; attempt++)
+        got = bytes <= r->gran / 2 ? try_member(r, dptr, bytes, stream, per_thread)
+                                   : try_unit(r, dptr, bytes, stream, per_thread, async);
+    if (got == 1)
+        explain_oom(r, bytes);
+    CUresult sticky = r->sticky;
+    pthread_mutex_unlock(&r->lock);
+    if (got != 0 && sticky) { /* the program must see the device's error, not a fresh one */
         *rc = sticky;
         return true;
     }
-    if (r == 0 || r == 1) {
-        *rc = r == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (got == 0 || got == 1) {
+        *rc = got == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
         return true;
     }
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "could not make a managed allocation: left to the driver");
@@ -191,10 +193,10 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
    again); false if it never was. The residency manager's copies need not be: a unit being freed
    has no move left (shim_resid_free waits for it), and its chunks carry the fences of earlier
    copies (resid_chunk_fence). */
-static bool device_idle(void)
+static bool device_idle(struct resid_ctx *r)
 {
     for (int i = 0; i < 3; i++) {
-        CUresult rc = resid.drv->program_sync();
+        CUresult rc = r->drv->program_sync();
         if (rc == CUDA_SUCCESS)
             return true;
         if (resid_sticky_error(rc))
@@ -205,18 +207,18 @@ static bool device_idle(void)
 
 /* Queues the free of u or m in the order of stream (lock held); false if no event could be
    recorded. */
-static bool free_later(struct resid_unit *u, struct resid_member *m, CUstream stream,
-                       bool per_thread)
+static bool free_later(struct resid_ctx *r, struct resid_unit *u, struct resid_member *m,
+                       CUstream stream, bool per_thread)
 {
     struct resid_pending *p = calloc(1, sizeof *p);
-    CUevent e = p ? resid_event_get() : NULL;
-    if (!e || resid.drv->record(e, stream) != CUDA_SUCCESS) {
-        resid_event_put(e);
+    CUevent e = p ? resid_event_get(r) : NULL;
+    if (!e || r->drv->record(e, stream) != CUDA_SUCCESS) {
+        resid_event_put(r, e);
         free(p);
         return false;
     }
     *p = (struct resid_pending){u, m, e, nameable(stream, per_thread) ? stream : NULL, NULL};
-    struct resid_pending **l = &resid.pending;
+    struct resid_pending **l = &r->pending;
     while (*l)
         l = &(*l)->next;
     *l = p;
@@ -224,142 +226,147 @@ static bool free_later(struct resid_unit *u, struct resid_member *m, CUstream st
 }
 
 /* Frees unit u (out of the table, no move in flight) at once (lock held). */
-static void free_now(struct resid_unit *u, bool idle)
+static void free_now(struct resid_ctx *r, struct resid_unit *u, bool idle)
 {
     struct resid_cause why = {SHIM_REASON_FREED, NULL, 0, UINT64_MAX};
     if (idle) {
-        resid_release(u, &why);
+        resid_release(r, u, &why);
         return;
     }
-    resid_fsm(u, RESID_EV_FREE, &why);
+    resid_fsm(r, u, SHIM_EV_FREE, &why);
     /* Queued work may still use it: its range and chunks are set aside for good. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: the "
                                  "freed range is kept mapped and its memory is not reused");
-    resid_set_aside(u->backing, u->n);
-    resid_unit_free(u);
+    resid_set_aside(r, u->backing, u->n);
+    resid_unit_free(r, u);
 }
 
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async)
 {
     if (async)
         shim_streams_note(stream, per_thread);
-    if (!resid_use_id(id))
+    struct resid_ctx *r = resid_for_id(id);
+    if (!r)
         return CUDA_ERROR_INVALID_VALUE;
     /* As cuMemFree does: nothing queued may use it after. The wait covers the current
        device's work (shim_streams_sync_program): freed while another device is current, the
        allocation's own device may still run work on it, so its memory is then set aside (kept
        mapped, never reused) rather than unmapped under that work. */
-    bool own = !shim_resid_several() || shim_current_device() == (uint32_t)resid.device;
+    bool own = !shim_resid_several() || resid_current_device(r->drv) == (uint32_t)r->device;
     if (!async && !own)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a managed allocation was freed with cuMemFree while another "
                                      "device was current: its memory is not reused");
-    bool idle = async || (own && device_idle());
-    pthread_mutex_lock(&resid.lock);
-    struct resid_member *m = resid_member_find(id);
-    struct resid_unit *u = m ? NULL : resid_find(id);
+    bool idle = async || (own && device_idle(r));
+    pthread_mutex_lock(&r->lock);
+    struct resid_member *m = resid_member_find(r, id);
+    struct resid_unit *u = m ? NULL : resid_find(r, id);
     if (!m && !u) {
-        pthread_mutex_unlock(&resid.lock);
+        pthread_mutex_unlock(&r->lock);
         return CUDA_ERROR_INVALID_VALUE;
     }
     if (m) {
-        resid_member_erase(m);
-        if (async && free_later(NULL, m, stream, per_thread)) {
-            pthread_mutex_unlock(&resid.lock);
+        resid_member_erase(r, m);
+        if (async && free_later(r, NULL, m, stream, per_thread)) {
+            pthread_mutex_unlock(&r->lock);
             return CUDA_SUCCESS;
         }
         /* Its blocks may be reused, and an empty slab unmapped, only once no queued work
            uses them: after the device was idle, or the stream was (no event could order
            the free). Otherwise they stay taken for good. */
         if (async)
-            idle = resid.drv->stream_sync(stream) == CUDA_SUCCESS || device_idle();
+            idle = r->drv->stream_sync(stream) == CUDA_SUCCESS || device_idle(r);
         if (idle) {
-            resid_slab_free(m);
+            resid_slab_free(r, m);
         } else {
             SHIM_LOG_ONCE(SHIM_LOG_WARN, "the device could not be synchronised before a free: "
                                          "the freed memory is not reused");
             free(m);
         }
-        pthread_mutex_unlock(&resid.lock);
+        pthread_mutex_unlock(&r->lock);
         return CUDA_SUCCESS;
     }
-    resid_erase(u);        /* first: no search may pick it while the lock is dropped below */
-    resid_plan_unbind(u);  /* nor the plan */
-    while (u->prefetching) /* a prefetch holds it across a lock drop: bounded, as its search */
-        pthread_cond_wait(&resid.prefetched, &resid.lock);
-    resid_wait_move(u, SHIM_REASON_BUDGET); /* bounded: the move is over after it */
+    resid_erase(r, u);       /* first: no search may pick it while the lock is dropped below */
+    resid_plan_unbind(r, u); /* nor the plan */
+    while (u->prefetching)   /* a prefetch holds it across a lock drop: bounded, as its search */
+        pthread_cond_wait(&r->prefetched, &r->lock);
+    resid_wait_move(r, u, SHIM_REASON_BUDGET); /* bounded: the move is over after it */
     if (u->move) { /* never: but if so, leave it all where it is rather than unmap it */
         u->move->cancelled = true;
         u->move = NULL;
-    } else if (!(async && free_later(u, NULL, stream, per_thread))) {
+    } else if (!(async && free_later(r, u, NULL, stream, per_thread))) {
         if (async)
-            idle = resid.drv->stream_sync(stream) == CUDA_SUCCESS || device_idle();
-        free_now(u, idle);
+            idle = r->drv->stream_sync(stream) == CUDA_SUCCESS || device_idle(r);
+        free_now(r, u, idle);
     }
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     return CUDA_SUCCESS;
 }
 
 /* What an unmanaged allocation of bytes holds on the device, as the driver rounds it. */
-static uint64_t visible_bytes(uint64_t bytes)
+static uint64_t visible_bytes(struct resid_ctx *r, uint64_t bytes)
 {
-    uint64_t unit = bytes >= resid.gran ? resid.gran : 4096;
+    uint64_t unit = bytes >= r->gran ? r->gran : 4096;
     return (bytes + unit - 1) / unit * unit;
 }
 
 int shim_resid_unmanaged_room(uint64_t bytes)
 {
-    if (!shim_resid_start())
+    struct resid_ctx *r = resid_start_current();
+    if (!r)
         return 0;
-    pthread_mutex_lock(&resid.lock);
-    if (resid.plan)
-        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
-    int rc = resid_room_for_unmanaged(visible_bytes(bytes));
+    pthread_mutex_lock(&r->lock);
+    if (r->plan)
+        resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+    int rc = resid_room_for_unmanaged(r, visible_bytes(r, bytes));
     if (rc != 0)
-        explain_oom(visible_bytes(bytes));
-    pthread_mutex_unlock(&resid.lock);
+        explain_oom(r, visible_bytes(r, bytes));
+    pthread_mutex_unlock(&r->lock);
     return rc;
 }
 
 bool shim_resid_unmanaged_retry(uint64_t bytes)
 {
-    if (!resid_use_current() || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    struct resid_ctx *r = resid_current();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
         return false;
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     /* The device is fuller than the budget says: give back pooled chunks, or move one. */
-    bool progress = resid_shed(visible_bytes(bytes));
-    pthread_mutex_unlock(&resid.lock);
+    bool progress = resid_shed(r, visible_bytes(r, bytes));
+    pthread_mutex_unlock(&r->lock);
     return progress;
 }
 
 void shim_resid_unmanaged_add(uint64_t bytes, bool add)
 {
-    if (!resid_use_current() || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    struct resid_ctx *r = resid_current();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
         return;
-    uint64_t v = visible_bytes(bytes);
-    pthread_mutex_lock(&resid.lock);
+    uint64_t v = visible_bytes(r, bytes);
+    pthread_mutex_lock(&r->lock);
     if (add) {
-        resid.dev_bytes += v;
-        resid.unmanaged_bytes += v;
-    } else if (resid.unmanaged_bytes >= v) {
-        resid.dev_bytes -= v;
-        resid.unmanaged_bytes -= v;
+        r->dev_bytes += v;
+        r->unmanaged_bytes += v;
+    } else if (r->unmanaged_bytes >= v) {
+        r->dev_bytes -= v;
+        r->unmanaged_bytes -= v;
     }
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
 }
 
 void shim_resid_mem_info(size_t *free_bytes, size_t *total)
 {
-    if (!free_bytes || !total || !shim_resid_start())
+    struct resid_ctx *r;
+    if (!free_bytes || !total || !(r = resid_start_current()))
         return;
-    pthread_mutex_lock(&resid.lock);
-    uint64_t budget = resid.budget < *total ? resid.budget : *total;
+    pthread_mutex_lock(&r->lock);
+    uint64_t budget = r->budget < *total ? r->budget : *total;
     /* Held by the program: device chunks not sitting free in the pool or in spare ranges, and
        unmanaged bytes. */
-    uint64_t idle = (resid.nfree_dev + resid.nspare_chunks) * resid.gran;
-    uint64_t held = resid.dev_bytes - idle;
+    uint64_t idle = (r->nfree_dev + r->nspare_chunks) * r->gran;
+    uint64_t held = r->dev_bytes - idle;
     uint64_t left = held < budget ? budget - held : 0;
     uint64_t phys = *free_bytes + idle;
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     *total = budget;
     *free_bytes = left < phys ? left : phys;
 }

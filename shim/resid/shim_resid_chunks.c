@@ -22,78 +22,78 @@
 #define PIN_PAUSE_MAX_NS 2000000 /* up to this */
 #define PIN_WAIT_MAX_NS  2000000000 /* pauses for pinned units in one search, at most */
 
-static int more_slots(void)
+static int more_slots(struct resid_ctx *r)
 {
     CUdeviceptr base = 0;
-    uint64_t size = ARENA_SLOTS * resid.gran;
-    if (resid.nslots + ARENA_SLOTS > resid.slot_cap) {
-        size_t cap = resid.slot_cap + 4 * ARENA_SLOTS;
-        CUdeviceptr *v = realloc(resid.slots, cap * sizeof *v);
+    uint64_t size = ARENA_SLOTS * r->gran;
+    if (r->nslots + ARENA_SLOTS > r->slot_cap) {
+        size_t cap = r->slot_cap + 4 * ARENA_SLOTS;
+        CUdeviceptr *v = realloc(r->slots, cap * sizeof *v);
         if (!v)
             return -1;
-        resid.slots = v;
-        resid.slot_cap = cap;
+        r->slots = v;
+        r->slot_cap = cap;
     }
-    CUresult rc = resid.drv->reserve(&base, size, resid.gran);
+    CUresult rc = r->drv->reserve(&base, size, r->gran);
     if (rc != CUDA_SUCCESS) {
-        resid_driver_failed(rc);
+        resid_driver_failed(r, rc);
         return -1;
     }
     for (size_t i = ARENA_SLOTS; i-- > 0;)
-        resid.slots[resid.nslots++] = base + i * resid.gran;
+        r->slots[r->nslots++] = base + i * r->gran;
     return 0;
 }
 
-int resid_map(CUdeviceptr va, struct resid_chunk **c, uint32_t n)
+int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n)
 {
     uint32_t i = 0;
     CUresult rc = CUDA_SUCCESS;
     for (; i < n; i++)
-        if ((rc = resid.drv->map(va + i * resid.gran, resid.gran, c[i]->handle)) != CUDA_SUCCESS)
+        if ((rc = r->drv->map(va + i * r->gran, r->gran, c[i]->handle)) != CUDA_SUCCESS)
             break;
-    if (i == n && (rc = resid.drv->set_access(va, n * resid.gran, resid.device)) == CUDA_SUCCESS)
+    if (i == n && (rc = r->drv->set_access(va, n * r->gran, r->device)) == CUDA_SUCCESS)
         return 0;
-    resid_driver_failed(rc);
-    resid.oom.driver_failed = true;
-    if (i > 0 && resid.drv->unmap(va, i * resid.gran) != CUDA_SUCCESS)
+    resid_driver_failed(r, rc);
+    r->oom.driver_failed = true;
+    if (i > 0 && r->drv->unmap(va, i * r->gran) != CUDA_SUCCESS)
         shim_log(SHIM_LOG_ERROR, "could not undo a partial mapping at 0x%llx",
                  (unsigned long long)va);
     return -1;
 }
 
 /* A new chunk (lock held); NULL on failure, nothing changed. */
-static struct resid_chunk *chunk_create(bool host)
+static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host)
 {
     struct resid_chunk *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->host = host;
     CUresult rc;
-    if (host && resid.unmapped) {
+    if (host && r->unmapped) {
         void *p = NULL;
-        if ((rc = resid.drv->host_alloc(&p, resid.gran)) != CUDA_SUCCESS) {
-            resid.oom.driver_failed = true;
+        if ((rc = r->drv->host_alloc(&p, r->gran)) != CUDA_SUCCESS) {
+            r->oom.driver_failed = true;
             free(c);
             return NULL;
         }
         c->addr = (CUdeviceptr)(uintptr_t)p;
         return c;
     }
-    if (resid.nslots == 0 && more_slots() != 0) {
+    if (r->nslots == 0 && more_slots(r) != 0) {
         free(c);
         return NULL;
     }
-    rc = resid.drv->create(&c->handle, resid.gran, resid.device, host, resid.host_location);
+    rc = r->drv->create(&c->handle, r->gran, r->device, host, r->host_location);
     if (rc != CUDA_SUCCESS) {
-        resid_driver_failed(rc);
-        resid.oom.driver_failed = true;
+        resid_driver_failed(r, rc);
+        r->oom.driver_failed = true;
         free(c);
         return NULL;
     }
-    c->addr = resid.slots[--resid.nslots];
-    if (resid_map(c->addr, &c, 1) != 0) {
-        resid.slots[resid.nslots++] = c->addr;
-        resid.drv->release(c->handle);
+    c->addr = r->slots[--r->nslots];
+    if (resid_map(r, c->addr, &c, 1) != 0) {
+        r->slots[r->nslots++] = c->addr;
+        r->drv->release(c->handle);
         free(c);
         return NULL;
     }
@@ -101,62 +101,62 @@ static struct resid_chunk *chunk_create(bool host)
 }
 
 /* Gives a chunk back to the driver (lock held). */
-static void chunk_destroy(struct resid_chunk *c)
+static void chunk_destroy(struct resid_ctx *r, struct resid_chunk *c)
 {
-    resid_fence_drop(c->fence);
+    resid_fence_drop(r, c->fence);
     if (!c->handle) {
-        resid.drv->host_free((void *)(uintptr_t)c->addr);
+        r->drv->host_free((void *)(uintptr_t)c->addr);
     } else {
-        if (resid.drv->unmap(c->addr, resid.gran) == CUDA_SUCCESS)
-            resid.slots[resid.nslots++] = c->addr; /* the array has room: slots only come back */
-        resid.drv->release(c->handle);
+        if (r->drv->unmap(c->addr, r->gran) == CUDA_SUCCESS)
+            r->slots[r->nslots++] = c->addr; /* the array has room: slots only come back */
+        r->drv->release(c->handle);
     }
     if (c->host)
-        resid.host_bytes -= resid.gran;
+        r->host_bytes -= r->gran;
     else
-        resid.dev_bytes -= resid.gran;
+        r->dev_bytes -= r->gran;
     free(c);
 }
 
-void resid_give_back(struct resid_chunk **c, uint32_t n)
+void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         if (!c[i])
             continue;
-        struct resid_chunk **pool = c[i]->host ? &resid.free_host : &resid.free_dev;
+        struct resid_chunk **pool = c[i]->host ? &r->free_host : &r->free_dev;
         c[i]->next = *pool;
         *pool = c[i];
-        (*(c[i]->host ? &resid.nfree_host : &resid.nfree_dev))++;
+        (*(c[i]->host ? &r->nfree_host : &r->nfree_dev))++;
         c[i] = NULL;
     }
 }
 
-void resid_set_aside(struct resid_chunk **c, uint32_t n)
+void resid_set_aside(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
         if (!c[i])
             continue;
-        resid.aside_bytes += resid.gran; /* still counted in dev_bytes or host_bytes */
-        c[i]->next = resid.aside;
-        resid.aside = c[i];
+        r->aside_bytes += r->gran; /* still counted in dev_bytes or host_bytes */
+        c[i]->next = r->aside;
+        r->aside = c[i];
         c[i] = NULL;
     }
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "residency: a copy's end could not be known: its destination "
                                  "chunks are set aside, never reused");
 }
 
-static struct resid_chunk *pop(bool host)
+static struct resid_chunk *pop(struct resid_ctx *r, bool host)
 {
-    struct resid_chunk **pool = host ? &resid.free_host : &resid.free_dev;
+    struct resid_chunk **pool = host ? &r->free_host : &r->free_dev;
     struct resid_chunk *c = *pool;
     if (c) {
         *pool = c->next;
-        (*(host ? &resid.nfree_host : &resid.nfree_dev))--;
+        (*(host ? &r->nfree_host : &r->nfree_dev))--;
     }
     return c;
 }
 
-struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n)
+struct resid_fence *resid_take_fences(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
 {
     struct resid_fence *latest = NULL;
     for (uint32_t i = 0; i < n; i++) {
@@ -168,45 +168,46 @@ struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n)
     resid_fence_ref(latest);
     for (uint32_t i = 0; i < n; i++) {
         if (c[i]) {
-            resid_fence_drop(c[i]->fence);
+            resid_fence_drop(r, c[i]->fence);
             c[i]->fence = NULL;
         }
     }
     return latest;
 }
 
-uint64_t resid_trim_device(uint64_t bytes)
+uint64_t resid_trim_device(struct resid_ctx *r, uint64_t bytes)
 {
     uint64_t done = 0;
-    uint64_t want = bytes / resid.gran + (bytes % resid.gran != 0);
-    if (resid.nfree_dev < want) /* spare ranges are pooled chunks too */
-        resid_spare_drop(want - resid.nfree_dev > UINT32_MAX ? UINT32_MAX
-                                                             : (uint32_t)(want - resid.nfree_dev));
+    uint64_t want = bytes / r->gran + (bytes % r->gran != 0);
+    if (r->nfree_dev < want) /* spare ranges are pooled chunks too */
+        resid_spare_drop(r, want - r->nfree_dev > UINT32_MAX ? UINT32_MAX
+                                                             : (uint32_t)(want - r->nfree_dev));
     struct resid_chunk *c, *busy = NULL;
-    while (done < bytes && (c = pop(false)) != NULL) {
+    while (done < bytes && (c = pop(r, false)) != NULL) {
         /* A chunk an eviction's copy may still read (a cancelled one, say) stays pooled. */
-        if (c->fence && resid.drv->query(c->fence->event) != CUDA_SUCCESS) {
+        if (c->fence && r->drv->query(c->fence->event) != CUDA_SUCCESS) {
             c->next = busy;
             busy = c;
             continue;
         }
-        chunk_destroy(c);
-        done += resid.gran;
+        chunk_destroy(r, c);
+        done += r->gran;
     }
     while ((c = busy) != NULL) {
         busy = c->next;
-        resid_give_back(&c, 1);
+        resid_give_back(r, &c, 1);
     }
     return done;
 }
 
 /* Device chunks of stream-ordered frees on `stream`, reusable at once in that stream's order. */
-static uint32_t take_ordered(struct resid_chunk **out, uint32_t want, CUstream stream)
+static uint32_t take_ordered(struct resid_ctx *r, struct resid_chunk **out, uint32_t want,
+                             CUstream stream)
 {
     uint32_t got = 0;
-    for (struct resid_pending *p = resid.pending; p && got < want; p = p->next) {
+    for (struct resid_pending *p = r->pending; p && got < want; p = p->next) {
         struct resid_unit *u = p->unit;
-        if (!u || p->stream != stream || u->state != RESID_DEVICE || u->move)
+        if (!u || p->stream != stream || u->state != SHIM_RS_DEVICE || u->move)
             continue;
         for (uint32_t i = 0; i < u->n && got < want; i++) {
             if (u->backing[i]) {
@@ -223,29 +224,29 @@ struct victim_search {
     uint64_t best_score, best_next, now;
 };
 
-static void consider(struct resid_unit *u, void *ctx)
+static void consider(struct resid_ctx *r, struct resid_unit *u, void *arg)
 {
-    struct victim_search *s = ctx;
-    if (u->state == RESID_EVICTING || u->state == RESID_RESTORING)
-        resid.oom.moving++;
-    if (u->state != RESID_DEVICE || u->skip_epoch == resid.epoch)
+    struct victim_search *s = arg;
+    if (u->state == SHIM_RS_EVICTING || u->state == SHIM_RS_RESTORING)
+        r->oom.moving++;
+    if (u->state != SHIM_RS_DEVICE || u->skip_epoch == r->epoch)
         return;
     if (u->pins || u->move || resid_unmovable(u)) {
         if (u->pins > resid_pinned_here(u)) /* pinned by another thread's submission */
-            resid.oom.pinned++;
+            r->oom.pinned++;
         else if (u->move)
-            resid.oom.moving++;
+            r->oom.moving++;
         else if (u->held)
-            resid.oom.held++;
+            r->oom.held++;
         else if (u->graph)
-            resid.oom.graph++;
+            r->oom.graph++;
         else
-            resid.oom.mine++;
+            r->oom.mine++;
         return;
     }
-    if (resid_slab_reclaim(u)) /* an empty slab: room without a copy */
+    if (resid_slab_reclaim(r, u)) /* an empty slab: room without a copy */
         return;
-    uint64_t next = 0, score = resid.policy->score(u, s->now, &next);
+    uint64_t next = 0, score = r->policy->score(u, s->now, &next);
     if (!s->best || score > s->best_score) {
         s->best = u;
         s->best_score = score;
@@ -254,218 +255,219 @@ static void consider(struct resid_unit *u, void *ctx)
 }
 
 /* Starts one eviction; true if one started (or an empty slab was released). */
-static bool evict_one(void)
+static bool evict_one(struct resid_ctx *r)
 {
-    if (!resid.can_evict || resid.sticky)
+    if (!r->can_evict || r->sticky)
         return false;
     for (;;) {
         struct victim_search s = {NULL, 0, 0,
                                   atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)};
-        uint64_t before = resid.dev_bytes;
-        resid.oom.pinned = resid.oom.moving = resid.oom.graph = resid.oom.held = 0;
-        resid_each(consider, &s);
-        if (resid.dev_bytes < before || resid.nfree_dev)
+        uint64_t before = r->dev_bytes;
+        r->oom.pinned = r->oom.moving = r->oom.graph = r->oom.held = 0;
+        resid_each(r, consider, &s);
+        if (r->dev_bytes < before || r->nfree_dev)
             return true;
         if (!s.best)
             return false;
         struct resid_cause why = {SHIM_REASON_BUDGET, NULL, s.best_score, s.best_next};
-        if (resid_evict(s.best, &why) == 0) {
-            resid.planned.reactive += resid.plan_active;
+        if (resid_evict(r, s.best, &why) == 0) {
+            r->planned.reactive += r->plan_active;
             return true;
         }
         struct resid_unit *u = s.best; /* a transient failure gets one more try */
-        if (u->fail_epoch != resid.epoch) {
-            u->fail_epoch = resid.epoch;
+        if (u->fail_epoch != r->epoch) {
+            u->fail_epoch = r->epoch;
             u->fails = 0;
         }
         if (++u->fails >= EVICT_TRIES)
-            u->skip_epoch = resid.epoch;
+            u->skip_epoch = r->epoch;
     }
 }
 
 /* One step towards room: true if something changed (retry), false if nothing can move. */
-static bool make_progress(void)
+static bool make_progress(struct resid_ctx *r)
 {
-    if (resid_reap(false))
+    if (resid_reap(r, false))
         return true;
     /* Spare ranges are free memory kept mapped: unmap one before waiting or evicting. */
-    if (resid.spares && resid_spare_drop(1))
+    if (r->spares && resid_spare_drop(r, 1))
         return true;
-    if (resid_slab_release_empty()) /* an empty slab kept mapped: room without a copy */
+    if (resid_slab_release_empty(r)) /* an empty slab kept mapped: room without a copy */
         return true;
     /* Moves already done give their room back first, whether or not the mover thread has
        polled them yet: waiting for the oldest move instead (a copy back still running) would
        make the time this costs depend on the mover's timing. */
-    if (resid_complete_done() > 0)
+    if (resid_complete_done(r) > 0)
         return true;
-    if (resid_wait_oldest())
+    if (resid_wait_oldest(r))
         return true;
-    if (resid.pending && resid_reap(true))
+    if (r->pending && resid_reap(r, true))
         return true;
-    if (evict_one())
+    if (evict_one(r))
         return true;
     /* An operation making its own units resident holds pins while it looks: if it waited for
        others' pins, two of them could wait for each other. It reads through the host link
        instead (or fails cleanly), and lets its pins go; only allocations wait. */
-    if (!resid.oom.pinned || resid_in_operation() || resid.oom.paused_ns >= PIN_WAIT_MAX_NS)
+    if (!r->oom.pinned || resid_in_operation() || r->oom.paused_ns >= PIN_WAIT_MAX_NS)
         return false;
     /* Units pinned by operations in progress on other threads come free when their driver
        call returns — at once for a launch, after the copy for a synchronous copy: let them
        finish, then look again, backing off (bounded: PIN_WAIT_MAX_NS in all). */
-    uint64_t ns = resid.oom.paused_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : resid.oom.paused_ns;
+    uint64_t ns = r->oom.paused_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : r->oom.paused_ns;
     ns = ns > PIN_PAUSE_MAX_NS ? PIN_PAUSE_MAX_NS : ns;
-    resid.oom.paused_ns += ns;
-    pthread_mutex_unlock(&resid.lock);
+    r->oom.paused_ns += ns;
+    pthread_mutex_unlock(&r->lock);
     struct timespec pause = {0, (long)ns};
     nanosleep(&pause, NULL);
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     return true;
 }
 
 /* The most rounds a search for room may take. */
-static uint64_t round_limit(void)
+static uint64_t round_limit(struct resid_ctx *r)
 {
-    return ROUNDS_PER_UNIT * (resid.nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
+    return ROUNDS_PER_UNIT * (r->nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
 }
 
-int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
-                      bool *reused)
+int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
+                      bool ordered, bool *reused)
 {
     uint32_t got = 0;
     bool may_create = true;
-    resid.epoch++;
-    resid.oom = (struct resid_oom){0};
-    for (uint64_t round = 0; round < round_limit(); round++) {
+    r->epoch++;
+    r->oom = (struct resid_oom){0};
+    for (uint64_t round = 0; round < round_limit(r); round++) {
         struct resid_chunk *c;
-        while (got < n && (c = pop(false)) != NULL)
+        while (got < n && (c = pop(r, false)) != NULL)
             out[got++] = c;
         if (got < n && ordered) {
-            uint32_t k = take_ordered(out + got, n - got, stream);
+            uint32_t k = take_ordered(r, out + got, n - got, stream);
             got += k;
             if (k && reused)
                 *reused = true;
         }
         while (got < n && may_create &&
-               (resid.over_budget || resid.dev_bytes + resid.gran + resid.slack <= resid.budget)) {
-            if ((c = chunk_create(false)) == NULL) {
+               (r->over_budget || r->dev_bytes + r->gran + r->slack <= r->budget)) {
+            if ((c = chunk_create(r, false)) == NULL) {
                 may_create = false; /* the device is fuller than the budget says */
                 break;
             }
-            resid.dev_bytes += resid.gran;
+            r->dev_bytes += r->gran;
             out[got++] = c;
         }
         if (got == n)
             return 0;
-        if (!make_progress())
+        if (!make_progress(r))
             break;
         may_create = true;
     }
-    resid_give_back(out, got);
-    resid.oom.host_full = resid.host_bytes + resid.gran > resid.host_budget && !resid.nfree_host;
+    resid_give_back(r, out, got);
+    r->oom.host_full = r->host_bytes + r->gran > r->host_budget && !r->nfree_host;
     return -1;
 }
 
-int resid_take_host(struct resid_chunk **out, uint32_t n)
+int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n)
 {
     uint32_t got = 0;
     struct resid_chunk *c;
-    while (got < n && (c = pop(true)) != NULL)
+    while (got < n && (c = pop(r, true)) != NULL)
         out[got++] = c;
-    while (got < n && resid.host_bytes + resid.gran <= resid.host_budget) {
-        if ((c = chunk_create(true)) == NULL)
+    while (got < n && r->host_bytes + r->gran <= r->host_budget) {
+        if ((c = chunk_create(r, true)) == NULL)
             break;
-        resid.host_bytes += resid.gran;
+        r->host_bytes += r->gran;
         out[got++] = c;
     }
     if (got == n)
         return 0;
-    if (resid.host_bytes + resid.gran > resid.host_budget)
-        resid.oom.host_full = true;
-    resid_give_back(out, got);
+    if (r->host_bytes + r->gran > r->host_budget)
+        r->oom.host_full = true;
+    resid_give_back(r, out, got);
     return -1;
 }
 
-int resid_room_for_unmanaged(uint64_t bytes)
+int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes)
 {
-    resid.epoch++;
-    resid.oom = (struct resid_oom){0};
-    for (uint64_t round = 0; resid.dev_bytes + bytes > resid.budget; round++) {
-        if (resid_trim_device(resid.dev_bytes + bytes - resid.budget))
+    r->epoch++;
+    r->oom = (struct resid_oom){0};
+    for (uint64_t round = 0; r->dev_bytes + bytes > r->budget; round++) {
+        if (resid_trim_device(r, r->dev_bytes + bytes - r->budget))
             continue;
-        if (round >= round_limit() || !make_progress())
+        if (round >= round_limit(r) || !make_progress(r))
             return -1;
     }
     return 0;
 }
 
-bool resid_shed(uint64_t bytes)
+bool resid_shed(struct resid_ctx *r, uint64_t bytes)
 {
-    if (resid_trim_device(bytes))
+    if (resid_trim_device(r, bytes))
         return true;
-    resid.epoch++;
-    resid.oom = (struct resid_oom){0};
-    for (uint64_t round = 0; round < round_limit(); round++) {
-        if (!make_progress())
+    r->epoch++;
+    r->oom = (struct resid_oom){0};
+    for (uint64_t round = 0; round < round_limit(r); round++) {
+        if (!make_progress(r))
             return false;
-        if (resid_trim_device(bytes))
+        if (resid_trim_device(r, bytes))
             return true;
     }
     return false;
 }
 
 /* Completes pending free *link (its event is done): the range or the member goes. */
-static void finish_pending(struct resid_pending **link)
+static void finish_pending(struct resid_ctx *r, struct resid_pending **link)
 {
     struct resid_pending *p = *link;
     *link = p->next;
-    resid_event_put(p->event);
+    resid_event_put(r, p->event);
     if (p->unit) {
-        resid_release(p->unit, &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
+        resid_release(r, p->unit,
+                      &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
     }
     if (p->member)
-        resid_slab_free(p->member);
+        resid_slab_free(r, p->member);
     free(p);
 }
 
-uint32_t resid_reap_oldest(void)
+uint32_t resid_reap_oldest(struct resid_ctx *r)
 {
     uint32_t n = 0;
-    while (resid.pending && !(resid.pending->unit && resid.pending->unit->move) &&
-           resid.drv->query(resid.pending->event) == CUDA_SUCCESS) {
-        finish_pending(&resid.pending);
+    while (r->pending && !(r->pending->unit && r->pending->unit->move) &&
+           r->drv->query(r->pending->event) == CUDA_SUCCESS) {
+        finish_pending(r, &r->pending);
         n++;
     }
     return n;
 }
 
-bool resid_reap(bool wait)
+bool resid_reap(struct resid_ctx *r, bool wait)
 {
     bool any = false;
-    for (struct resid_pending **l = &resid.pending; *l;) {
+    for (struct resid_pending **l = &r->pending; *l;) {
         struct resid_unit *u = (*l)->unit;
-        if ((!u || !u->move) && resid.drv->query((*l)->event) == CUDA_SUCCESS) {
-            finish_pending(l);
+        if ((!u || !u->move) && r->drv->query((*l)->event) == CUDA_SUCCESS) {
+            finish_pending(r, l);
             any = true;
         } else {
             l = &(*l)->next;
         }
     }
-    if (any || !wait || !resid.pending)
+    if (any || !wait || !r->pending)
         return any;
-    struct resid_pending *p = resid.pending;
+    struct resid_pending *p = r->pending;
     if (p->unit && p->unit->move) {
-        resid_wait_move(p->unit, SHIM_REASON_BUDGET);
+        resid_wait_move(r, p->unit, SHIM_REASON_BUDGET);
         return true;
     }
     CUevent e = p->event;
     uint64_t t0 = resid_now_ns();
-    pthread_mutex_unlock(&resid.lock);
-    CUresult rc = resid.drv->event_sync(e);
-    pthread_mutex_lock(&resid.lock);
-    resid_stalled(t0, SHIM_REASON_BUDGET);
-    resid_driver_failed(rc);
-    if (rc == CUDA_SUCCESS && resid.pending == p) {
-        finish_pending(&resid.pending);
+    pthread_mutex_unlock(&r->lock);
+    CUresult rc = r->drv->event_sync(e);
+    pthread_mutex_lock(&r->lock);
+    resid_stalled(r, t0, SHIM_REASON_BUDGET);
+    resid_driver_failed(r, rc);
+    if (rc == CUDA_SUCCESS && r->pending == p) {
+        finish_pending(r, &r->pending);
         return true;
     }
     return rc == CUDA_SUCCESS;

@@ -1,14 +1,16 @@
-/* shim_resid_ctx.c — one residency manager per device, and which one a call works on.
+/* shim_resid_ctx.c — one residency manager per device, and which one an entry point works on.
  *
  * A process that drives several devices (replicas in one process, or a torchrun worker that
  * touches a second device) keeps each device within its own budget: each device has its own
  * manager (chunks, units, moves, copy streams, mover thread), started at the first allocation
- * made while that device is current, with the budget applied to each. The residency code works on
- * `resid`, a thread's selection among them (shim_resid.h): the entry points select by the current
- * device (allocations, memory queries: the CUDA runtime makes them with the device current), by
- * the allocation (frees, pointer queries, holds: any device may be current then), or the primary
- * manager (the first started) for the in-process plan, which models one device's step. */
+ * made while that device is current, with the budget applied to each. Each entry point finds its
+ * manager here once and passes it down: by the current device (allocations, memory queries: the
+ * CUDA runtime makes them with the device current), by the allocation (frees, pointer queries,
+ * holds: any device may be current then), or the primary manager (the first started) for the
+ * in-process plan, which models one device's step. */
 #include "shim_resid_internal.h"
+
+#include <string.h>
 
 #define RESID_CTX_INIT                                                                             \
     {                                                                                              \
@@ -17,79 +19,80 @@
     }
 
 struct resid_ctx resid_ctxs[RESID_MAX_DEVICES] = {[0 ... RESID_MAX_DEVICES - 1] = RESID_CTX_INIT};
-_Thread_local struct resid_ctx *resid_cur = &resid_ctxs[0];
 
 static struct resid_ctx *started[RESID_MAX_DEVICES]; /* in start order */
 static _Atomic uint32_t nstarted;
 
-bool resid_use_current(void)
+void resid_ctx_init(struct resid_ctx *r, const struct resid_policy *policy)
 {
-    /* A driver seam without the call (the unit tests' fake driver) has device 0. A failed call
-       (no current context, or a transient failure, which must not reach the program) gets one
-       more try; then the only manager serves if one started, else none is selected (rather
-       than device 0's started for an unknown device). */
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->wake, NULL);
+    pthread_cond_init(&r->prefetched, NULL);
+    r->policy = policy ? policy : &resid_policy_reactive;
+}
+
+uint32_t resid_current_device(const struct resid_driver *drv)
+{
     CUdevice d = 0;
-    CUresult rc = CUDA_SUCCESS;
-    if (shim.real.cuCtxGetDevice && (rc = shim.real.cuCtxGetDevice(&d)) != CUDA_SUCCESS)
-        rc = shim.real.cuCtxGetDevice(&d);
-    if (rc != CUDA_SUCCESS) {
-        if (atomic_load_explicit(&nstarted, memory_order_acquire) != 1)
-            return false;
-        resid_cur = started[0];
-        return true;
-    }
-    if (d < 0 || d >= RESID_MAX_DEVICES)
-        return false;
-    resid_cur = &resid_ctxs[d];
-    return true;
+    if (drv->device(&d) != CUDA_SUCCESS || d < 0)
+        return 0;
+    return (uint32_t)d;
 }
 
-bool resid_use_primary(void)
+struct resid_ctx *resid_current(void)
 {
-    if (!atomic_load_explicit(&nstarted, memory_order_acquire))
-        return false;
-    resid_cur = started[0];
-    return true;
+    /* A driver seam without the call (NOT_SUPPORTED: no real driver, as in the unit tests) has
+       device 0. A failed call (no current context, or a transient failure, which must not reach
+       the program) gets one more try; then the only manager serves if one started, else none
+       (rather than device 0's, started for an unknown device). */
+    const struct resid_driver *drv = resid_driver_real();
+    CUdevice d = 0;
+    CUresult rc = drv->device(&d);
+    if (rc == CUDA_ERROR_NOT_SUPPORTED)
+        d = 0, rc = CUDA_SUCCESS;
+    else if (rc != CUDA_SUCCESS)
+        rc = drv->device(&d);
+    if (rc != CUDA_SUCCESS)
+        return atomic_load_explicit(&nstarted, memory_order_acquire) == 1 ? started[0] : NULL;
+    return d >= 0 && d < RESID_MAX_DEVICES ? &resid_ctxs[d] : NULL;
 }
 
-bool resid_use_for_operation(void)
+struct resid_ctx *resid_for_operation(void)
 {
     uint32_t n = atomic_load_explicit(&nstarted, memory_order_acquire);
-    if (n == 1) {
-        resid_cur = started[0];
-        return true;
-    }
-    return n > 1 && resid_use_current();
+    if (n == 1)
+        return started[0];
+    return n > 1 ? resid_current() : NULL;
 }
 
-bool resid_use_id(uint64_t id)
+struct resid_ctx *resid_for_id(uint64_t id)
 {
     uint32_t n = atomic_load_explicit(&nstarted, memory_order_acquire);
     for (uint32_t k = 0; k < n; k++) {
-        struct resid_ctx *c = started[k];
-        pthread_mutex_lock(&c->lock);
-        resid_cur = c;
-        bool mine = resid_find(id) || resid_member_find(id);
-        pthread_mutex_unlock(&c->lock);
+        struct resid_ctx *r = started[k];
+        pthread_mutex_lock(&r->lock);
+        bool mine = resid_find(r, id) || resid_member_find(r, id);
+        pthread_mutex_unlock(&r->lock);
         if (mine)
-            return true;
+            return r;
     }
-    return false;
+    return NULL;
 }
 
-void resid_note_started(void)
+void resid_note_started(struct resid_ctx *r)
 {
     uint32_t n = atomic_load_explicit(&nstarted, memory_order_relaxed);
     if (n >= RESID_MAX_DEVICES)
         return;
-    started[n] = resid_cur;
+    started[n] = r;
     atomic_store_explicit(&nstarted, n + 1, memory_order_release);
     if (n == 1) {
         shim_log(SHIM_LOG_INFO,
                  "residency: a second device (%d) is managed, within its own budget; the "
                  "in-process planner models one device's step, so moves are reactive from now on",
-                 (int)resid.device);
-        shim_resid_plan_withdraw("a second device is managed"); /* keeps the selection */
+                 (int)r->device);
+        shim_resid_plan_withdraw("a second device is managed");
     }
 }
 

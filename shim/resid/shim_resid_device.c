@@ -1,5 +1,4 @@
-/* shim_resid_device.c — allocations on devices no residency manager serves, and the current
- * device.
+/* shim_resid_device.c — allocations on devices no residency manager serves.
  *
  * Every device below RESID_MAX_DEVICES gets a manager of its own (shim_resid_ctx.c). An
  * allocation made while a device beyond that is current goes to the driver untouched: never
@@ -11,8 +10,8 @@
 
 bool shim_resid_foreign(int *dev)
 {
-    uint32_t d = shim_current_device();
-    if (d < RESID_MAX_DEVICES || !resid_use_primary()) /* a device with a manager slot */
+    uint32_t d = resid_current_device(resid_driver_real());
+    if (d < RESID_MAX_DEVICES || !resid_primary()) /* a device with a manager slot */
         return false;
     *dev = (int)d;
     return true;
@@ -20,24 +19,25 @@ bool shim_resid_foreign(int *dev)
 
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
 {
-    if (!resid_use_primary())
+    struct resid_ctx *r = resid_primary();
+    if (!r)
         return;
-    pthread_mutex_lock(&resid.lock);
-    if (resid.nforeign == resid.foreign_cap) {
-        size_t cap = resid.foreign_cap ? 2 * resid.foreign_cap : 64;
-        uint64_t *v = realloc(resid.foreign, cap * sizeof *v);
+    pthread_mutex_lock(&r->lock);
+    if (r->nforeign == r->foreign_cap) {
+        size_t cap = r->foreign_cap ? 2 * r->foreign_cap : 64;
+        uint64_t *v = realloc(r->foreign, cap * sizeof *v);
         if (v) {
-            resid.foreign = v;
-            resid.foreign_cap = cap;
+            r->foreign = v;
+            r->foreign_cap = cap;
         }
     }
     /* Without room the address is not kept: its free then leaves the budget's unmanaged
        count alone anyway (shim_resid_unmanaged_add never goes below zero). */
-    if (resid.nforeign < resid.foreign_cap)
-        resid.foreign[resid.nforeign++] = addr;
-    resid.foreign_allocs++;
-    resid.foreign_bytes += bytes;
-    pthread_mutex_unlock(&resid.lock);
+    if (r->nforeign < r->foreign_cap)
+        r->foreign[r->nforeign++] = addr;
+    r->foreign_allocs++;
+    r->foreign_bytes += bytes;
+    pthread_mutex_unlock(&r->lock);
     SHIM_LOG_ONCE(SHIM_LOG_WARN,
                   "allocation on device %d, which residency cannot serve (devices 0 to %d have "
                   "managers): left to the driver, outside the budget",
@@ -46,16 +46,17 @@ void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
 
 bool shim_resid_foreign_remove(uint64_t addr)
 {
-    if (!resid_use_primary() || !atomic_load_explicit(&resid.on, memory_order_acquire))
+    struct resid_ctx *r = resid_primary();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
         return false;
     bool found = false;
-    pthread_mutex_lock(&resid.lock);
-    for (size_t i = 0; i < resid.nforeign && !found; i++) {
-        if (resid.foreign[i] == addr) {
-            resid.foreign[i] = resid.foreign[--resid.nforeign];
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->nforeign && !found; i++) {
+        if (r->foreign[i] == addr) {
+            r->foreign[i] = r->foreign[--r->nforeign];
             found = true;
         }
     }
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     return found;
 }

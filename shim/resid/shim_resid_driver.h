@@ -9,7 +9,7 @@
 #include "shim_core.h"
 
 /* The driver seam. Every function returns CUDA_SUCCESS or the driver's error;
-   CUDA_ERROR_NOT_SUPPORTED when the driver lacks the entry point. None takes resid.lock. */
+   CUDA_ERROR_NOT_SUPPORTED when the driver lacks the entry point. None takes a manager's lock. */
 struct resid_driver {
     CUresult (*device)(CUdevice *dev);
     CUresult (*attribute)(int *v, CUdevice_attribute a, CUdevice dev);

@@ -14,36 +14,36 @@
 #include "shim_resid_internal.h"
 
 struct resid_transition {
-    enum resid_state from;
-    enum resid_event event;
-    enum resid_state to;
+    enum shim_resid_state from;
+    enum shim_resid_event event;
+    enum shim_resid_state to;
     const char *action;
 };
 
 static const struct resid_transition table[] = {
-    {RESID_NONE, RESID_EV_CREATE, RESID_DEVICE, "range mapped onto device chunks"},
-    {RESID_DEVICE, RESID_EV_EVICT, RESID_EVICTING,
+    {SHIM_RS_NONE, SHIM_EV_CREATE, SHIM_RS_DEVICE, "range mapped onto device chunks"},
+    {SHIM_RS_DEVICE, SHIM_EV_EVICT, SHIM_RS_EVICTING,
      "fence every stream that touched it; copy to host chunks on the D2H stream"},
-    {RESID_EVICTING, RESID_EV_COPY_DONE, RESID_HOST,
+    {SHIM_RS_EVICTING, SHIM_EV_COPY_DONE, SHIM_RS_HOST,
      "remap onto the host chunks; device chunks to the pool behind the copy's fence"},
-    {RESID_EVICTING, RESID_EV_CANCEL, RESID_DEVICE,
+    {SHIM_RS_EVICTING, SHIM_EV_CANCEL, SHIM_RS_DEVICE,
      "the toucher's stream waits for the copy; the host chunks come back when it is done"},
-    {RESID_EVICTING, RESID_EV_ERROR, RESID_DEVICE,
+    {SHIM_RS_EVICTING, SHIM_EV_ERROR, SHIM_RS_DEVICE,
      "copy or remap failed: the range still maps the device chunks, which hold the data"},
-    {RESID_HOST, RESID_EV_RESTORE, RESID_RESTORING,
+    {SHIM_RS_HOST, SHIM_EV_RESTORE, SHIM_RS_RESTORING,
      "fence every stream that touched it; copy to device chunks on the H2D stream"},
-    {RESID_RESTORING, RESID_EV_COPY_DONE, RESID_DEVICE,
+    {SHIM_RS_RESTORING, SHIM_EV_COPY_DONE, SHIM_RS_DEVICE,
      "remap onto the device chunks; the next user waits for the copy's fence"},
-    {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST,
+    {SHIM_RS_RESTORING, SHIM_EV_ERROR, SHIM_RS_HOST,
      "copy or remap failed: the range still maps the host chunks, which hold the data"},
-    {RESID_RESTORING, RESID_EV_ORDERED, RESID_DEVICE,
+    {SHIM_RS_RESTORING, SHIM_EV_ORDERED, SHIM_RS_DEVICE,
      "no queued work touched it on the host: remap onto the device chunks at once; every "
      "user waits for the copy in stream order; the host chunks come back when it is done"},
-    {RESID_DEVICE, RESID_EV_FREE, RESID_NONE, "unmap, release the range, chunks to the pool"},
-    {RESID_HOST, RESID_EV_FREE, RESID_NONE, "unmap, release the range, chunks to the pool"},
+    {SHIM_RS_DEVICE, SHIM_EV_FREE, SHIM_RS_NONE, "unmap, release the range, chunks to the pool"},
+    {SHIM_RS_HOST, SHIM_EV_FREE, SHIM_RS_NONE, "unmap, release the range, chunks to the pool"},
 };
 
-int resid_fsm_next(enum resid_state from, enum resid_event ev)
+int resid_fsm_next(enum shim_resid_state from, enum shim_resid_event ev)
 {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (table[i].from == from && table[i].event == ev)
@@ -51,13 +51,13 @@ int resid_fsm_next(enum resid_state from, enum resid_event ev)
     return -1;
 }
 
-const char *resid_state_name(enum resid_state s)
+const char *resid_state_name(enum shim_resid_state s)
 {
     static const char *const names[] = {"none", "device", "evicting", "host", "restoring"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-const char *resid_event_name(enum resid_event ev)
+const char *resid_event_name(enum shim_resid_event ev)
 {
     static const char *const names[] = {"?",     "evict", "restore", "copy-done", "cancel",
                                         "error", "free",  "create",  "ordered"};
@@ -65,15 +65,15 @@ const char *resid_event_name(enum resid_event ev)
 }
 
 /* The bytes a transition's copy moves. */
-static uint64_t moved_bytes(const struct resid_unit *u, enum resid_event ev)
+static uint64_t moved_bytes(const struct resid_unit *u, enum shim_resid_event ev)
 {
-    return ev == RESID_EV_EVICT || ev == RESID_EV_RESTORE ? u->size : 0;
+    return ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE ? u->size : 0;
 }
 
-static void trace(const struct resid_unit *u, enum resid_state from, enum resid_event ev,
-                  const struct resid_cause *cause)
+static void trace(struct resid_ctx *r, const struct resid_unit *u, enum shim_resid_state from,
+                  enum shim_resid_event ev, const struct resid_cause *cause)
 {
-    if (!(shim.record & CONF_RECORD_MOVES) || ev == RESID_EV_CREATE)
+    if (!(shim.record & CONF_RECORD_MOVES) || ev == SHIM_EV_CREATE)
         return;
     struct shim_trace_transition t = {
         .unit_id = u->id,
@@ -86,34 +86,35 @@ static void trace(const struct resid_unit *u, enum resid_state from, enum resid_
         .to = (uint8_t)u->state,
         .event = (uint8_t)ev,
         .reason = (uint8_t)(cause ? cause->reason : 0),
-        .device = (uint32_t)resid.device,
+        .device = (uint32_t)r->device,
     };
     shim_trace_transition(&t);
 }
 
-int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_cause *cause)
+int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum shim_resid_event ev,
+              const struct resid_cause *cause)
 {
-    enum resid_state from = u->state;
+    enum shim_resid_state from = u->state;
     int to = resid_fsm_next(from, ev);
     if (to < 0) {
         shim_log(SHIM_LOG_ERROR, "residency: no transition from %s on %s (unit %llx): ignored",
                  resid_state_name(from), resid_event_name(ev), (unsigned long long)u->id);
         return -1;
     }
-    u->state = (enum resid_state)to;
-    resid.transitions[from][to]++;
-    if (ev == RESID_EV_ERROR)
-        resid.errors++;
-    if (ev == RESID_EV_CANCEL)
-        resid.cancelled++;
-    if (ev == RESID_EV_COPY_DONE || ev == RESID_EV_ORDERED)
-        (*(to == RESID_HOST ? &resid.evictions : &resid.restores))++;
-    if (ev == RESID_EV_EVICT || ev == RESID_EV_RESTORE)
-        *(ev == RESID_EV_EVICT ? &resid.bytes_out : &resid.bytes_in) += moved_bytes(u, ev);
-    trace(u, from, ev, cause);
+    u->state = (enum shim_resid_state)to;
+    r->transitions[from][to]++;
+    if (ev == SHIM_EV_ERROR)
+        r->errors++;
+    if (ev == SHIM_EV_CANCEL)
+        r->cancelled++;
+    if (ev == SHIM_EV_COPY_DONE || ev == SHIM_EV_ORDERED)
+        (*(to == SHIM_RS_HOST ? &r->evictions : &r->restores))++;
+    if (ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE)
+        *(ev == SHIM_EV_EVICT ? &r->bytes_out : &r->bytes_in) += moved_bytes(u, ev);
+    trace(r, u, from, ev, cause);
     shim_log(SHIM_LOG_DEBUG, "residency: unit %llx %s -> %s on %s (reason %d)",
              (unsigned long long)u->id, resid_state_name(from),
-             resid_state_name((enum resid_state)to), resid_event_name(ev),
+             resid_state_name((enum shim_resid_state)to), resid_event_name(ev),
              cause ? (int)cause->reason : 0);
     return 0;
 }

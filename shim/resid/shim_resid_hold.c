@@ -15,59 +15,60 @@
 #include <time.h>
 
 /* The unit holding managed allocation id and, for a small one, its member (lock held). */
-static struct resid_unit *unit_of(uint64_t id, struct resid_member **member)
+static struct resid_unit *unit_of(struct resid_ctx *r, uint64_t id, struct resid_member **member)
 {
     *member = NULL;
     if (!(id & SHIM_MANAGED_ID_TAG))
         return NULL;
-    struct resid_unit *u = resid_find(id);
+    struct resid_unit *u = resid_find(r, id);
     if (u)
         return u;
-    *member = resid_member_find(id);
-    return *member ? (*member)->slab : NULL;
+    *member = resid_member_find(r, id);
+    return *member ? (*member)->unit : NULL;
 }
 
 /* The program's view of allocation id in unit u: its range and its bytes. */
-static void range_of(const struct resid_unit *u, const struct resid_member *m, uint64_t id,
-                     struct shim_managed_range *r)
+static void range_of(struct resid_ctx *r, const struct resid_unit *u, const struct resid_member *m,
+                     uint64_t id, struct shim_managed_range *out)
 {
-    r->id = id;
-    r->device = resid.device;
+    out->id = id;
+    out->device = r->device;
     if (m) {
-        r->base = u->va + (uint64_t)m->first * RESID_SLAB_BLOCK;
-        r->size = (uint64_t)m->blocks * RESID_SLAB_BLOCK;
+        out->base = u->va + (uint64_t)m->first * RESID_SLAB_BLOCK;
+        out->size = (uint64_t)m->blocks * RESID_SLAB_BLOCK;
     } else { /* the reservation, as RANGE_SIZE reports for a VMM range (cuda.h) */
-        r->base = u->va;
-        r->size = u->mapped;
+        out->base = u->va;
+        out->size = u->mapped;
     }
 }
 
-bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *r)
+bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *range)
 {
     uint64_t id = shim_registry_find(p);
-    if (!(id & SHIM_MANAGED_ID_TAG) || !resid_use_id(id))
+    struct resid_ctx *r;
+    if (!(id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(id)))
         return false;
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     struct resid_member *m;
-    struct resid_unit *u = unit_of(id, &m);
+    struct resid_unit *u = unit_of(r, id, &m);
     if (u)
-        range_of(u, m, id, r);
-    pthread_mutex_unlock(&resid.lock);
+        range_of(r, u, m, id, range);
+    pthread_mutex_unlock(&r->lock);
     return u != NULL;
 }
 
 /* Waits on the host until the copies that made u's data, or still read it, are done (lock
    held; dropped meanwhile: u is pinned by the caller). */
-static void wait_copies(struct resid_unit *u)
+static void wait_copies(struct resid_ctx *r, struct resid_unit *u)
 {
     struct resid_fence *f[2] = {resid_fence_ref(u->ready), resid_fence_ref(u->reading)};
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     for (int i = 0; i < 2; i++)
-        if (f[i] && resid.drv->event_sync(f[i]->event) != CUDA_SUCCESS)
+        if (f[i] && r->drv->event_sync(f[i]->event) != CUDA_SUCCESS)
             SHIM_LOG_ONCE(SHIM_LOG_WARN, "pin: waiting for a copy of a pinned range failed");
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     for (int i = 0; i < 2; i++)
-        resid_fence_drop(f[i]);
+        resid_fence_drop(r, f[i]);
 }
 
 #define READER_PAUSE_NS     20000     /* first pause for an operation reading through the host */
@@ -78,66 +79,66 @@ static void wait_copies(struct resid_unit *u)
    mapping (lock held; dropped meanwhile: u is pinned by the caller, so it stays on the host):
    they are between their residency check and their submission, which nothing here delays,
    and u cannot be restored before they are submitted (resid_restore). */
-static void wait_host_readers(struct resid_unit *u)
+static void wait_host_readers(struct resid_ctx *r, struct resid_unit *u)
 {
     uint64_t waited = 0;
     for (uint64_t ns = READER_PAUSE_NS;
-         u->state == RESID_HOST && atomic_load_explicit(&u->host_readers, memory_order_acquire) &&
+         u->state == SHIM_RS_HOST && atomic_load_explicit(&u->host_readers, memory_order_acquire) &&
                  waited<READER_WAIT_MAX_NS; ns = ns * 2> READER_PAUSE_MAX_NS
              ? READER_PAUSE_MAX_NS
              : ns * 2) {
-        pthread_mutex_unlock(&resid.lock);
+        pthread_mutex_unlock(&r->lock);
         nanosleep(&(struct timespec){0, (long)ns}, NULL);
-        pthread_mutex_lock(&resid.lock);
+        pthread_mutex_lock(&r->lock);
         waited += ns;
     }
 }
 
 /* Brings u to the device (lock held, u pinned): within the budget if room can be made, above
    it otherwise (a held unit must be on the device, whatever the budget). 0, or -1. */
-static int settle(struct resid_unit *u)
+static int settle(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0)
+    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
         u->stuck = false;
     if (u->stuck)
         return -1;
-    if (u->state == RESID_EVICTING && u->move)
-        resid_cancel_eviction(u, NULL);
-    wait_host_readers(u);
+    if (u->state == SHIM_RS_EVICTING && u->move)
+        resid_cancel_eviction(r, u, NULL);
+    wait_host_readers(r, u);
     struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
-    if (u->state == RESID_HOST && resid_restore(u, &why) != 0 && u->state == RESID_HOST) {
-        resid.over_budget = true;
-        resid_restore(u, &why);
-        resid.over_budget = false;
+    if (u->state == SHIM_RS_HOST && resid_restore(r, u, &why) != 0 && u->state == SHIM_RS_HOST) {
+        r->over_budget = true;
+        resid_restore(r, u, &why);
+        r->over_budget = false;
     }
-    if (u->state == RESID_RESTORING)
-        resid_wait_move(u, SHIM_REASON_DEMAND);
-    if (u->state != RESID_DEVICE || u->stuck)
+    if (u->state == SHIM_RS_RESTORING)
+        resid_wait_move(r, u, SHIM_REASON_DEMAND);
+    if (u->state != SHIM_RS_DEVICE || u->stuck)
         return -1;
-    wait_copies(u);
-    return u->state == RESID_DEVICE ? 0 : -1;
+    wait_copies(r, u);
+    return u->state == SHIM_RS_DEVICE ? 0 : -1;
 }
 
 /* Takes a hold on u for h (lock held); CUDA_SUCCESS, or the error the program gets. */
-static CUresult hold_unit(struct resid_unit *u, struct resid_member *m, uint64_t id,
-                          struct shim_hold *h)
+static CUresult hold_unit(struct resid_ctx *r, struct resid_unit *u, struct resid_member *m,
+                          uint64_t id, struct shim_hold *h)
 {
-    struct shim_managed_range r;
-    range_of(u, m, id, &r);
+    struct shim_managed_range range;
+    range_of(r, u, m, id, &range);
     h->unit_id = u->id;
     h->alloc_id = m ? m->id : u->id;
-    h->addr = r.base;
-    h->bytes = m ? r.size : u->size;
+    h->addr = range.base;
+    h->bytes = m ? range.size : u->size;
     h->from = (uint32_t)u->state;
     atomic_fetch_add_explicit(&u->pins, 1, memory_order_relaxed);
-    int ok = settle(u);
+    int ok = settle(r, u);
     if (ok == 0)
         u->held++;
     atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);
     if (ok != 0) {
         SHIM_LOG_ONCE(SHIM_LOG_ERROR, "pin: an exported or shared managed allocation could not "
                                       "be brought to the device: the call fails");
-        return resid.last_error ? resid.last_error : CUDA_ERROR_OUT_OF_MEMORY;
+        return r->last_error ? r->last_error : CUDA_ERROR_OUT_OF_MEMORY;
     }
     h->active = true;
     return CUDA_SUCCESS;
@@ -147,14 +148,15 @@ bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *
 {
     *h = (struct shim_hold){.reason = why};
     uint64_t id = shim_registry_find(p);
-    if (!(id & SHIM_MANAGED_ID_TAG) || !resid_use_id(id))
+    struct resid_ctx *r;
+    if (!(id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(id)))
         return false;
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     struct resid_member *m;
-    struct resid_unit *u = unit_of(id, &m);
+    struct resid_unit *u = unit_of(r, id, &m);
     if (u)
-        *rc = hold_unit(u, m, id, h);
-    pthread_mutex_unlock(&resid.lock);
+        *rc = hold_unit(r, u, m, id, h);
+    pthread_mutex_unlock(&r->lock);
     return u != NULL;
 }
 
@@ -163,9 +165,10 @@ struct by_handle {
     struct resid_unit *found;
 };
 
-static void match_handle(struct resid_unit *u, void *ctx)
+static void match_handle(struct resid_ctx *r, struct resid_unit *u, void *arg)
 {
-    struct by_handle *b = ctx;
+    (void)r;
+    struct by_handle *b = arg;
     for (uint32_t i = 0; !b->found && i < u->n; i++)
         if (u->backing[i] && u->backing[i]->handle == b->handle)
             b->found = u;
@@ -175,15 +178,14 @@ bool shim_resid_hold_handle(CUmemGenericAllocationHandle handle, enum shim_pin_r
                             struct shim_hold *h, CUresult *rc)
 {
     *h = (struct shim_hold){.reason = why};
-    struct resid_ctx *c;
-    for (uint32_t k = 0; handle && (c = resid_started_at(k)) != NULL; k++) {
-        resid_cur = c; /* every device's manager in turn */
-        pthread_mutex_lock(&resid.lock);
+    struct resid_ctx *r;
+    for (uint32_t k = 0; handle && (r = resid_started_at(k)) != NULL; k++) { /* each manager */
+        pthread_mutex_lock(&r->lock);
         struct by_handle b = {handle, NULL};
-        resid_each(match_handle, &b); /* rare: a linear search is fine */
-        if (b.found)                  /* a slab's chunk: the slab itself stands for its members */
-            *rc = hold_unit(b.found, NULL, b.found->id, h);
-        pthread_mutex_unlock(&resid.lock);
+        resid_each(r, match_handle, &b); /* rare: a linear search is fine */
+        if (b.found) /* a slab's chunk: the slab itself stands for its members */
+            *rc = hold_unit(r, b.found, NULL, b.found->id, h);
+        pthread_mutex_unlock(&r->lock);
         if (b.found)
             return true;
     }
@@ -210,22 +212,23 @@ void shim_resid_hold_done(struct shim_hold *h, bool ok)
         return;
     h->active = false;
     bool first = false;
-    if (!resid_use_id(h->unit_id)) /* the program freed it meanwhile */
+    struct resid_ctx *r = resid_for_id(h->unit_id);
+    if (!r) /* the program freed it meanwhile */
         return;
-    pthread_mutex_lock(&resid.lock);
-    struct resid_unit *u = resid_find(h->unit_id); /* the program may have freed it meanwhile */
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *u = resid_find(r, h->unit_id); /* the program may have freed it meanwhile */
     if (u && !ok)
         u->held--;
     if (u && ok) {
         uint8_t bit = (uint8_t)(1u << h->reason);
         first = !(u->held_why & bit);
         if (!u->held_why) {
-            resid.held_units++;
-            resid.held_bytes += u->mapped;
+            r->held_units++;
+            r->held_bytes += u->mapped;
         }
         u->held_why |= bit;
     }
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     if (!first)
         return;
     if (shim.record & CONF_RECORD_MOVES)

@@ -4,33 +4,33 @@
 #include "shim_resid_internal.h"
 
 /* Attribute a of the device, or rc's error. */
-static CUresult attribute(CUdevice_attribute a, int *v)
+static CUresult attribute(struct resid_ctx *r, CUdevice_attribute a, int *v)
 {
     *v = 0;
-    return resid.drv->attribute(v, a, resid.device);
+    return r->drv->attribute(v, a, r->device);
 }
 
 /* The host NUMA node closest to the device (attribute 134); 0 when the driver does not say, or
    says -1 ("the system does not support NUMA", cuda.h): NCCL's ncclCuMemHostAlloc
    (src/include/alloc.h) makes the same choice, and cuMemCreate wants node 0 without NUMA. */
-static int host_numa_node(void)
+static int host_numa_node(struct resid_ctx *r)
 {
     int node = 0;
-    return attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, &node) == CUDA_SUCCESS && node > 0 ? node
-                                                                                          : 0;
+    return attribute(r, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, &node) == CUDA_SUCCESS && node > 0 ? node
+                                                                                             : 0;
 }
 
 /* Whether one chunk can be created at loc: created and released at once. A failed release is
    reported and the probe still counts: the driver made the allocation, so it can. */
-static CUresult probe(CUmemLocation loc)
+static CUresult probe(struct resid_ctx *r, CUmemLocation loc)
 {
     CUmemGenericAllocationHandle h = 0;
-    CUresult rc = resid.drv->create(&h, resid.gran, resid.device, true, loc);
+    CUresult rc = r->drv->create(&h, r->gran, r->device, true, loc);
     if (rc != CUDA_SUCCESS)
         return rc;
-    CUresult rel = resid.drv->release(h);
+    CUresult rel = r->drv->release(h);
     if (rel != CUDA_SUCCESS) {
-        resid_driver_failed(rel);
+        resid_driver_failed(r, rel);
         shim_log(SHIM_LOG_WARN, "host VMM probe: releasing the probe allocation failed (%d)",
                  (int)rel);
     }
@@ -45,29 +45,29 @@ static const char *location_name(CUmemLocationType t)
 /* From the attributes when the driver knows them (141 for HOST_NUMA, 145 for HOST; a driver
    older than these answers CUDA_ERROR_INVALID_VALUE). Returns whether they answered; *found
    and *loc say what they allow. */
-static bool from_attributes(bool *found, CUmemLocation *loc)
+static bool from_attributes(struct resid_ctx *r, bool *found, CUmemLocation *loc)
 {
     int host = 0, numa = 0;
-    if (attribute(CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &host) !=
+    if (attribute(r, CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &host) !=
             CUDA_SUCCESS ||
-        attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &numa) !=
+        attribute(r, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, &numa) !=
             CUDA_SUCCESS)
         return false;
     *found = host || numa;
     *loc = host ? (CUmemLocation){CU_MEM_LOCATION_TYPE_HOST, 0}
-                : (CUmemLocation){CU_MEM_LOCATION_TYPE_HOST_NUMA, host_numa_node()};
+                : (CUmemLocation){CU_MEM_LOCATION_TYPE_HOST_NUMA, host_numa_node(r)};
     return true;
 }
 
 /* Without the attributes, as NCCL's ncclCuMemHostEnable (src/misc/cudawrap.cc) does: a real
    one-granule cuMemCreate at HOST_NUMA on the device's node (what NCCL allocates), then at
    HOST. Returns whether one worked; *last is the latest failure's error. */
-static bool from_probe(CUmemLocation *loc, CUresult *last)
+static bool from_probe(struct resid_ctx *r, CUmemLocation *loc, CUresult *last)
 {
-    const CUmemLocation tries[] = {{CU_MEM_LOCATION_TYPE_HOST_NUMA, host_numa_node()},
+    const CUmemLocation tries[] = {{CU_MEM_LOCATION_TYPE_HOST_NUMA, host_numa_node(r)},
                                    {CU_MEM_LOCATION_TYPE_HOST, 0}};
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        if ((*last = probe(tries[i])) == CUDA_SUCCESS) {
+        if ((*last = probe(r, tries[i])) == CUDA_SUCCESS) {
             *loc = tries[i];
             return true;
         }
@@ -95,17 +95,17 @@ static void no_host_vmm(bool by_attributes, CUresult last)
                  (int)last, what);
 }
 
-void resid_host_detect(void)
+void resid_host_detect(struct resid_ctx *r)
 {
     bool found = false;
     CUmemLocation loc = {CU_MEM_LOCATION_TYPE_HOST_NUMA, 0};
     CUresult last = CUDA_SUCCESS;
-    bool by_attributes = from_attributes(&found, &loc);
+    bool by_attributes = from_attributes(r, &found, &loc);
     if (!by_attributes)
-        found = from_probe(&loc, &last);
-    resid.host_location = loc;
-    resid.unmapped = !found;
-    resid.can_evict = found || shim.unmapped_eviction;
+        found = from_probe(r, &loc, &last);
+    r->host_location = loc;
+    r->unmapped = !found;
+    r->can_evict = found || shim.unmapped_eviction;
     if (found) {
         shim_log(SHIM_LOG_INFO, "host VMM: evicted memory goes to %s node %d (%s)",
                  location_name(loc.type), loc.id,

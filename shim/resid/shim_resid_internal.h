@@ -19,7 +19,7 @@
  * machine, the pools and the policies run against a fake in unit tests; what to evict and what
  * to bring back early is asked of struct resid_policy (shim_resid_policy.c).
  *
- * Locking: every field below is protected by resid.lock unless noted. Calls that wait for the
+ * Locking: every field below is protected by r->lock unless noted. Calls that wait for the
  * device (event synchronisation) are made without it. */
 #ifndef SHIM_RESID_INTERNAL_H
 #define SHIM_RESID_INTERNAL_H
@@ -31,27 +31,9 @@
 #define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
 #define RESID_TOUCH_LOG   32 /* latest touches remembered per unit (for the policy) */
 
-/* The values match enum shim_resid_state of the trace. */
-enum resid_state {
-    RESID_NONE = 0,
-    RESID_DEVICE = 1,
-    RESID_EVICTING = 2,
-    RESID_HOST = 3,
-    RESID_RESTORING = 4,
-};
-
-/* The values match enum shim_resid_event of the trace (CREATE is not traced: the allocation
-   record says it). */
-enum resid_event {
-    RESID_EV_EVICT = 1,
-    RESID_EV_RESTORE = 2,
-    RESID_EV_COPY_DONE = 3,
-    RESID_EV_CANCEL = 4,
-    RESID_EV_ERROR = 5,
-    RESID_EV_FREE = 6,
-    RESID_EV_CREATE = 7,
-    RESID_EV_ORDERED = 8, /* a restore remapped ahead of its copy's end (resid_restore) */
-};
+/* A unit's states and the events that move it are the trace's (enum shim_resid_state and enum
+   shim_resid_event in shim_trace.h, which the tools read): one list, shared. SHIM_EV_CREATE is
+   never traced (the allocation record says it). */
 
 /* Why a transition happened, for the trace and the log. */
 struct resid_cause {
@@ -61,7 +43,7 @@ struct resid_cause {
     uint64_t next_use; /* predicted launch index of the next use, UINT64_MAX unknown */
 };
 
-/* What to evict and what to bring back early. Every function runs under resid.lock. */
+/* What to evict and what to bring back early. Every function runs under r->lock. */
 struct resid_unit;
 struct resid_policy {
     const char *name;
@@ -128,7 +110,7 @@ struct resid_unit {
     uint64_t size, mapped; /* bytes in use (the allocation's, a slab's chunk); reserved */
     uint32_t n;
     struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
-    enum resid_state state;
+    enum shim_resid_state state;
     _Atomic int pins;         /* operations between their residency check and their submission
                                  (decremented without the lock) */
     _Atomic int host_readers; /* of those, the ones that read it through its host mapping
@@ -171,8 +153,8 @@ struct resid_unit {
 /* A small managed allocation living in a slab. */
 struct resid_member {
     uint64_t id;
-    struct resid_unit *slab;
-    uint32_t first, blocks; /* its blocks in the slab */
+    struct resid_unit *unit; /* the slab it lives in */
+    uint32_t first, blocks;  /* its blocks in the slab */
     struct resid_member *hnext;
 };
 
@@ -248,7 +230,7 @@ struct resid_ctx {
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
     uint64_t bytes_out, bytes_in; /* totals: bytes of the evictions and restores started */
     /* The in-process plan (shim_resid_plan.c), all under the lock but plan_on. */
-    struct shim_resid_plan *plan;         /* installed, or NULL */
+    struct shim_resid_plan *plan;   /* installed, or NULL */
     _Atomic bool plan_on;           /* plan != NULL (read without the lock) */
     bool plan_active;               /* its actions are being applied (from a step boundary) */
     uint64_t plan_armed_first;      /* the step's first launch when it was installed */
@@ -277,34 +259,43 @@ struct resid_ctx {
     bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
 };
 
+/* Whether u may never move again (exported, shared, or in a graph; holds: shim_resid_hold.c). */
+static inline bool resid_unmovable(const struct resid_unit *u)
+{
+    return u->graph || u->held;
+}
+
 /* One residency manager per device (shim_resid_ctx.c): device D's is resid_ctxs[D], for D below
    RESID_MAX_DEVICES; a device beyond that has none (its allocations are left to the driver).
-   Every function of the residency manager works on `resid`, the manager the calling thread
-   selected last: each entry point (shim_resid_*) selects one before it takes a lock (by the
-   current device, by the allocation it is given, or the primary one for the plan), and nothing
-   selects another while a manager's lock is held. */
+   Every internal function works on the manager passed as its first parameter, r. Each entry point
+   (shim_resid_*) finds its manager once, before it takes a lock (by the current device, by the
+   allocation it is given, or the primary one for the plan), and passes it down; a thread never
+   holds two managers' locks. The mover thread gets its manager as its thread argument. */
 #define RESID_MAX_DEVICES 16
 extern struct resid_ctx resid_ctxs[RESID_MAX_DEVICES];
-extern _Thread_local struct resid_ctx *resid_cur;
-#define resid (*resid_cur)
 
 /* shim_resid_ctx.c */
-/* Selects the manager of the calling thread's current device; false (nothing selected) when that
-   device has no manager slot. */
-bool resid_use_current(void);
-/* Selects the first manager started (the primary one, which the in-process plan serves); false
-   when none started. */
-bool resid_use_primary(void);
-/* Selects the started manager holding managed allocation or slab id; false if none does. */
-bool resid_use_id(uint64_t id);
-/* Selects the manager for a launch or copy: the only one started, or with several the current
-   device's. False when none started. */
-bool resid_use_for_operation(void);
-/* Notes that the selected manager has started (called once per manager, under the start lock):
-   the first becomes the primary; a second one turns the in-process planner off (it plans one
-   device's step), logged once. */
-void resid_note_started(void);
-/* The primary manager (the first started), or NULL: read it without selecting it. */
+/* Makes r an idle manager (nothing started) whose victims policy chooses (NULL: the reactive
+   policy): what resid_ctxs[] hold before their start. r must not be in use. */
+void resid_ctx_init(struct resid_ctx *r, const struct resid_policy *policy);
+/* The calling thread's current device as the driver seam drv says it: 0 when drv lacks the call
+   or the call fails (as core's shim_current_device). */
+uint32_t resid_current_device(const struct resid_driver *drv);
+/* The manager slot of the calling thread's current device (started or not), or NULL when that
+   device has none. A failed driver call gets one more try; then the only manager started serves,
+   if there is exactly one, else NULL. A driver without the call has device 0. */
+struct resid_ctx *resid_current(void);
+/* The manager for a launch or copy: the only one started, or with several the current device's
+   (resid_current). NULL when none started. */
+struct resid_ctx *resid_for_operation(void);
+/* The started manager holding managed allocation or slab id, or NULL if none does. Takes each
+   manager's lock in turn: call it with none held. */
+struct resid_ctx *resid_for_id(uint64_t id);
+/* Notes that r has started (called once per manager, under the start lock): the first becomes
+   the primary; a second one turns the in-process planner off (it plans one device's step),
+   logged once. */
+void resid_note_started(struct resid_ctx *r);
+/* The primary manager (the first started, which the in-process plan serves), or NULL. */
 struct resid_ctx *resid_primary(void);
 /* The k-th started manager (in start order), or NULL past the last. */
 struct resid_ctx *resid_started_at(uint32_t k);
@@ -312,24 +303,25 @@ struct resid_ctx *resid_started_at(uint32_t k);
 /* shim_resid_fsm.c */
 /* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no
    such transition (a bug: logged, u unchanged). Traces the transition with its cause. */
-int resid_fsm(struct resid_unit *u, enum resid_event ev, const struct resid_cause *cause);
+int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum shim_resid_event ev,
+              const struct resid_cause *cause);
 /* The state the table gives for (from, ev), or -1 if there is none. */
-int resid_fsm_next(enum resid_state from, enum resid_event ev);
+int resid_fsm_next(enum shim_resid_state from, enum shim_resid_event ev);
 /* Name of a state or an event, for logs. */
-const char *resid_state_name(enum resid_state s);
-const char *resid_event_name(enum resid_event ev);
+const char *resid_state_name(enum shim_resid_state s);
+const char *resid_event_name(enum shim_resid_event ev);
 
 /* shim_resid_plan.c — the in-process plan's executor (lock held) */
 /* Applies the plan's actions due before launch index next (evictions after the last launch,
    prefetches at this one); nothing without an active plan. */
-void resid_plan_advance(uint64_t next);
+void resid_plan_advance(struct resid_ctx *r, uint64_t next);
 /* Binds new unit u, made at launch index seq as the ordinal-th allocation there, to the plan's
    allocation with that key, if any. */
-void resid_plan_bind(struct resid_unit *u, uint64_t seq, uint32_t ordinal);
+void resid_plan_bind(struct resid_ctx *r, struct resid_unit *u, uint64_t seq, uint32_t ordinal);
 /* u is going away: the plan forgets it. */
-void resid_plan_unbind(struct resid_unit *u);
+void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u);
 /* A touch of u, which the plan had moved out, came before its prefetch. */
-void resid_plan_departed(struct resid_unit *u);
+void resid_plan_departed(struct resid_ctx *r, struct resid_unit *u);
 
 /* shim_resid_policy.c */
 /* The reactive policy: furthest next use learned from the previous step, least recently used
@@ -339,130 +331,137 @@ extern const struct resid_policy resid_policy_reactive;
 /* shim_resid_state.c */
 /* Starts residency against driver drv (tests pass a fake): device facts, budget, streams.
    Returns whether it is on. */
-bool resid_start_with(const struct resid_driver *drv);
+bool resid_start_with(struct resid_ctx *r, const struct resid_driver *drv);
+/* The calling thread's current device's manager (resid_current), started on its first use
+   against the real driver (tried once); NULL when there is none or it is not on. */
+struct resid_ctx *resid_start_current(void);
 
-/* shim_resid_host.c */
-/* Sets resid.host_location, resid.unmapped and resid.can_evict for resid.device: host-located
-   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
-   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
-   pinned fallback if unmapped_eviction. Logs which path decided. Needs resid.drv, resid.device
-   and resid.gran; at start, before resid.on. Never fails. */
-void resid_host_detect(void);
 /* The unit with id (tagged), or NULL. */
-struct resid_unit *resid_find(uint64_t id);
+struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id);
 /* Adds u to the table; 0, or -1 when out of memory. */
-int resid_insert(struct resid_unit *u);
+int resid_insert(struct resid_ctx *r, struct resid_unit *u);
 /* Removes u from the table. */
-void resid_erase(struct resid_unit *u);
+void resid_erase(struct resid_ctx *r, struct resid_unit *u);
 /* The member with id, or NULL. */
-struct resid_member *resid_member_find(uint64_t id);
+struct resid_member *resid_member_find(struct resid_ctx *r, uint64_t id);
 /* Adds m to the member table; 0, or -1 when out of memory. */
-int resid_member_insert(struct resid_member *m);
+int resid_member_insert(struct resid_ctx *r, struct resid_member *m);
 /* Removes m from the member table. */
-void resid_member_erase(struct resid_member *m);
+void resid_member_erase(struct resid_ctx *r, struct resid_member *m);
 /* A new unit record of bytes (rounded up to whole chunks), state NONE; NULL on failure. */
-struct resid_unit *resid_unit_new(uint64_t bytes);
+struct resid_unit *resid_unit_new(struct resid_ctx *r, uint64_t bytes);
 /* resid_unit_new with its virtual range reserved (nothing mapped); NULL on failure. */
-struct resid_unit *resid_unit_reserve(uint64_t bytes);
+struct resid_unit *resid_unit_reserve(struct resid_ctx *r, uint64_t bytes);
 /* Frees u's record (its range and chunks must already be dealt with). */
-void resid_unit_free(struct resid_unit *u);
-/* Calls fn on every unit. */
-void resid_each(void (*fn)(struct resid_unit *, void *), void *ctx);
+void resid_unit_free(struct resid_ctx *r, struct resid_unit *u);
+/* Calls fn(r, u, arg) on every unit u of r (fn may take u out of the table). */
+void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid_unit *, void *),
+                void *arg);
 /* An event from the pool (created on demand, timing disabled); NULL on failure. */
-CUevent resid_event_get(void);
+CUevent resid_event_get(struct resid_ctx *r);
 /* Gives an event back to the pool. */
-void resid_event_put(CUevent e);
+void resid_event_put(struct resid_ctx *r, CUevent e);
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t resid_now_ns(void);
 /* A fence owning event e (one reference); NULL on failure (e goes back to the pool). */
-struct resid_fence *resid_fence_new(CUevent e);
+struct resid_fence *resid_fence_new(struct resid_ctx *r, CUevent e);
 /* Another reference to f (NULL is fine). */
 struct resid_fence *resid_fence_ref(struct resid_fence *f);
 /* Drops a reference (NULL is fine); the event goes back to the pool with the last one. */
-void resid_fence_drop(struct resid_fence *f);
+void resid_fence_drop(struct resid_ctx *r, struct resid_fence *f);
 /* Makes chunk c wait for fence f before it is written again, keeping whichever of f and its
    present fence comes later on the eviction stream (all chunk fences are evictions). */
-void resid_chunk_fence(struct resid_chunk *c, struct resid_fence *f);
+void resid_chunk_fence(struct resid_ctx *r, struct resid_chunk *c, struct resid_fence *f);
 /* Notes that a driver call failed with rc (a sticky error stops all moves). */
-void resid_driver_failed(CUresult rc);
+void resid_driver_failed(struct resid_ctx *r, CUresult rc);
+
+/* shim_resid_host.c */
+/* Sets r->host_location, r->unmapped and r->can_evict for r->device: host-located
+   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
+   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
+   pinned fallback if unmapped_eviction. Logs which path decided. Needs r->drv, r->device
+   and r->gran; at start, before r->on. Never fails. */
+void resid_host_detect(struct resid_ctx *r);
 
 /* shim_resid_chunks.c */
 /* Maps chunks c[0..n) at va and enables access; 0, or -1 with nothing mapped. */
-int resid_map(CUdeviceptr va, struct resid_chunk **c, uint32_t n);
+int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n);
 /* Takes n device chunks, making room within the budget (evicting units that are not
    pinned, waiting for moves in flight: the lock may be dropped meanwhile). With ordered,
    chunks freed in stream order on `stream` may be reused at once (*reused is set then).
-   Returns 0, or -1 (nothing taken; resid.oom says why). */
-int resid_take_device(struct resid_chunk **out, uint32_t n, CUstream stream, bool ordered,
-                      bool *reused);
+   Returns 0, or -1 (nothing taken; r->oom says why). */
+int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
+                      bool ordered, bool *reused);
 /* Takes n host chunks within the host budget; 0, or -1. */
-int resid_take_host(struct resid_chunk **out, uint32_t n);
+int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n);
 /* Returns chunks to their pool (device or host by the chunk); NULL entries are skipped. */
-void resid_give_back(struct resid_chunk **c, uint32_t n);
+void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
 /* Sets chunks aside for good: a copy that may still write them has an unknown end. */
-void resid_set_aside(struct resid_chunk **c, uint32_t n);
+void resid_set_aside(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
 /* The latest eviction fence among chunks c[0..n) (a new reference, or NULL); the chunks'
    own fences are dropped: whoever writes them waits for the returned fence first. */
-struct resid_fence *resid_take_fences(struct resid_chunk **c, uint32_t n);
+struct resid_fence *resid_take_fences(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
 /* Makes room for bytes of unmanaged device memory; 0, or -1 when nothing can move. */
-int resid_room_for_unmanaged(uint64_t bytes);
+int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes);
 /* Gives device memory back to the driver (the device is fuller than the budget says):
    pooled chunks, or evicts until some come free; true if some bytes were released. */
-bool resid_shed(uint64_t bytes);
+bool resid_shed(struct resid_ctx *r, uint64_t bytes);
 /* Releases free device chunks to the driver until `bytes` were released; returns how many. */
-uint64_t resid_trim_device(uint64_t bytes);
+uint64_t resid_trim_device(struct resid_ctx *r, uint64_t bytes);
 /* Completes the oldest stream-ordered frees while their events are known done, stopping at the
    first that is not: one event query when nothing completed, so an allocation may call it
    however many frees are pending (a real driver's query costs about a microsecond). Returns how
    many completed. */
-uint32_t resid_reap_oldest(void);
+uint32_t resid_reap_oldest(struct resid_ctx *r);
 /* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
-bool resid_reap(bool wait);
+bool resid_reap(struct resid_ctx *r, bool wait);
 
 /* shim_resid_spare.c */
 struct resid_spare;
 /* Keeps u's range and chunks mapped as a spare if u is whole on the device with nothing in
    flight (called on its release, before the FREE transition): true if kept (u->backing is then
    NULL: the caller frees u without unmapping). */
-bool resid_spare_keep(struct resid_unit *u);
+bool resid_spare_keep(struct resid_ctx *r, struct resid_unit *u);
 /* Gives new unit u (u->n set, no range) a mapped range of u->n chunks: a spare, or with ordered
    the range of a free still pending on `stream` (*reused is set then: u's users on other
    streams must fence on stream). False if none; u unchanged. The chunks keep their fences. */
-bool resid_spare_take(struct resid_unit *u, CUstream stream, bool ordered, bool *reused);
+bool resid_spare_take(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered,
+                      bool *reused);
 /* Unmaps spares, oldest first, until at least `chunks` chunks went back to the pool (or none
    is left); returns how many went back. */
-uint32_t resid_spare_drop(uint32_t chunks);
+uint32_t resid_spare_drop(struct resid_ctx *r, uint32_t chunks);
 
 /* shim_resid_move.c */
 /* Starts evicting u (DEVICE, not pinned); 0, or -1 with u unchanged. */
-int resid_evict(struct resid_unit *u, const struct resid_cause *cause);
+int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
 /* Starts restoring u (HOST, and no operation in progress reads it through its host mapping);
    0, or -1 with u unchanged (it stays readable on the host). */
-int resid_restore(struct resid_unit *u, const struct resid_cause *cause);
+int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
 /* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
    stream first, wait for the copy until it is known done (u->reading), and its chunks'
    next owner too (their fences). */
-void resid_cancel_eviction(struct resid_unit *u, CUstream stream);
+void resid_cancel_eviction(struct resid_ctx *r, struct resid_unit *u, CUstream stream);
 /* Records events after the touches of u on its streams and makes stream wait for them;
    0, or -1 (nothing waited). */
-int resid_fence(struct resid_unit *u, CUstream stream);
+int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream);
 /* Waits (lock dropped meanwhile) until u's move in flight is over, completing it or giving
    it up; bounded: at most RESID_MAX_ERRORS failed waits. Counts the stall. */
-void resid_wait_move(struct resid_unit *u, enum shim_move_reason reason);
+void resid_wait_move(struct resid_ctx *r, struct resid_unit *u, enum shim_move_reason reason);
 /* Counts (and traces) a stall of the program's thread that began at t0. */
-void resid_stalled(uint64_t t0, enum shim_move_reason reason);
+void resid_stalled(struct resid_ctx *r, uint64_t t0, enum shim_move_reason reason);
 /* Waits until the oldest move in flight is over (room may come); false if none. */
-bool resid_wait_oldest(void);
+bool resid_wait_oldest(struct resid_ctx *r);
 /* Completes m if its copy is known done, gives it up after repeated errors; true if m is
    over (it may then be freed). wait: block (lock dropped) until its copy is done. */
-bool resid_move_poll(struct resid_move *m, bool wait);
+bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait);
 /* Unmaps the range at va (mapped bytes, mapping chunks c[0..n)), tried twice, then frees the
    range and returns the chunks to their pool; if it stays mapped, the range stays reserved and
    the chunks are set aside for good (logged once). True if unmapped. */
-bool resid_unmap_range(CUdeviceptr va, uint64_t mapped, struct resid_chunk **c, uint32_t n);
+bool resid_unmap_range(struct resid_ctx *r, CUdeviceptr va, uint64_t mapped, struct resid_chunk **c,
+                       uint32_t n);
 /* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
    and frees it, returning its chunks (the range is no longer used by any work). */
-void resid_release(struct resid_unit *u, const struct resid_cause *cause);
+void resid_release(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
 
 /* shim_resid_touch.c */
 /* How many pins on u the calling thread's operation in progress holds. */
@@ -473,30 +472,24 @@ bool resid_in_operation(void);
 /* shim_resid_slab.c */
 /* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the
    table). 0, 1 (out of memory), or -1 (a driver call failed). Lock held; may drop it. */
-int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out);
+int resid_slab_alloc(struct resid_ctx *r, uint64_t bytes, CUdeviceptr *va,
+                     struct resid_member **out);
 /* Takes m out of its slab (its memory is no longer used); an empty slab is released when
    nothing moves it. Lock held. */
-void resid_slab_free(struct resid_member *m);
+void resid_slab_free(struct resid_ctx *r, struct resid_member *m);
 /* Releases u if it is an empty slab that nothing holds; true if it did. Lock held. */
-bool resid_slab_reclaim(struct resid_unit *u);
+bool resid_slab_reclaim(struct resid_ctx *r, struct resid_unit *u);
 /* Releases one empty slab kept mapped (kept_empty) if there is one that can go; true if it
    did. A search for room calls it before waiting or evicting, and without host VMM (nothing
    can be evicted) it is the only way those chunks come back. */
-bool resid_slab_release_empty(void);
-
-/* shim_resid_hold.c */
-/* Whether u may never move again (exported, shared, or in a graph). */
-static inline bool resid_unmovable(const struct resid_unit *u)
-{
-    return u->graph || u->held;
-}
+bool resid_slab_release_empty(struct resid_ctx *r);
 
 /* shim_resid_mover.c */
 /* Completes every queued move whose copy is known done (lock held; no wait); how many. */
-int resid_complete_done(void);
+int resid_complete_done(struct resid_ctx *r);
 /* Queues m for the mover (starting the thread on first use). */
-void resid_mover_queue(struct resid_move *m);
+void resid_mover_queue(struct resid_ctx *r, struct resid_move *m);
 /* Takes m off the mover queue (it is over). */
-void resid_mover_unqueue(struct resid_move *m);
+void resid_mover_unqueue(struct resid_ctx *r, struct resid_move *m);
 
 #endif

@@ -16,21 +16,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-int resid_fence(struct resid_unit *u, CUstream stream)
+int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream)
 {
     bool ok = !u->streams_unknown;
     for (uint8_t i = 0; ok && i < u->nstreams; i++) {
-        CUevent e = resid_event_get();
-        ok = e && resid.drv->record(e, u->streams[i]) == CUDA_SUCCESS &&
-             resid.drv->wait_event(stream, e) == CUDA_SUCCESS;
-        resid_event_put(e); /* the wait holds the record it saw: the event may be reused */
+        CUevent e = resid_event_get(r);
+        ok = e && r->drv->record(e, u->streams[i]) == CUDA_SUCCESS &&
+             r->drv->wait_event(stream, e) == CUDA_SUCCESS;
+        resid_event_put(r, e); /* the wait holds the record it saw: the event may be reused */
     }
     /* A stream we cannot name (per-thread, destroyed, or too many): wait for all the program's
        work (its touches come from the program's streams). */
     if (!ok) {
-        CUresult rc = resid.drv->program_sync();
+        CUresult rc = r->drv->program_sync();
         if (rc != CUDA_SUCCESS) {
-            resid_driver_failed(rc);
+            resid_driver_failed(r, rc);
             return -1;
         }
     }
@@ -58,9 +58,9 @@ static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
     return m;
 }
 
-static void move_free(struct resid_move *m)
+static void move_free(struct resid_ctx *r, struct resid_move *m)
 {
-    resid_fence_drop(m->done);
+    resid_fence_drop(r, m->done);
     free(m->chunks);
     free(m);
 }
@@ -69,102 +69,104 @@ static void move_free(struct resid_move *m)
    0, or -1. Both sides are read and written at the chunks' own addresses, never through
    u's range, so the range may be unmapped (its unit freed) while the copy runs: only the
    chunks must outlive it, which their fences see to. */
-static int copy_all(struct resid_move *m, struct resid_chunk **from, CUstream s)
+static int copy_all(struct resid_ctx *r, struct resid_move *m, struct resid_chunk **from,
+                    CUstream s)
 {
     struct resid_unit *u = m->unit;
     CUresult rc = CUDA_SUCCESS;
     int timed = shim_timing_copy_begin(
         s, m->dir == SHIM_MOVE_TO_DEVICE); /* the link's speed, for the planner */
     for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
-        uint64_t off = (uint64_t)i * resid.gran;
-        uint64_t len = u->size - off < resid.gran ? u->size - off : resid.gran;
-        rc = resid.drv->copy(m->chunks[i]->addr, from[i]->addr, len, s);
+        uint64_t off = (uint64_t)i * r->gran;
+        uint64_t len = u->size - off < r->gran ? u->size - off : r->gran;
+        rc = r->drv->copy(m->chunks[i]->addr, from[i]->addr, len, s);
     }
-    CUevent e = rc == CUDA_SUCCESS ? resid_event_get() : NULL;
-    if (e && (rc = resid.drv->record(e, s)) == CUDA_SUCCESS)
-        m->done = resid_fence_new(e); /* numbered now: in the stream's order */
+    CUevent e = rc == CUDA_SUCCESS ? resid_event_get(r) : NULL;
+    if (e && (rc = r->drv->record(e, s)) == CUDA_SUCCESS)
+        m->done = resid_fence_new(r, e); /* numbered now: in the stream's order */
     else
-        resid_event_put(e);
+        resid_event_put(r, e);
     if (m->done)
         shim_timing_copy_end(timed, s, m->dir == SHIM_MOVE_TO_DEVICE, u->size);
     else
         shim_timing_cancel(timed);
-    resid_driver_failed(rc);
+    resid_driver_failed(r, rc);
     return m->done ? 0 : -1;
 }
 
 /* Undoes a move that never started: copies already submitted must finish before its chunks
    can be reused; if that cannot be known, the chunks are set aside. */
-static void abandon(struct resid_move *m, CUstream s)
+static void abandon(struct resid_ctx *r, struct resid_move *m, CUstream s)
 {
-    CUresult rc = resid.drv->stream_sync(s);
-    resid_driver_failed(rc);
+    CUresult rc = r->drv->stream_sync(s);
+    resid_driver_failed(r, rc);
     if (rc == CUDA_SUCCESS)
-        resid_give_back(m->chunks, m->n);
+        resid_give_back(r, m->chunks, m->n);
     else
-        resid_set_aside(m->chunks, m->n);
-    move_free(m);
+        resid_set_aside(r, m->chunks, m->n);
+    move_free(r, m);
 }
 
-static void start(struct resid_unit *u, struct resid_move *m, enum resid_event ev)
+static void start(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m,
+                  enum shim_resid_event ev)
 {
     m->start_ns = resid_now_ns();
-    resid_fsm(u, ev, &m->cause);
+    resid_fsm(r, u, ev, &m->cause);
     u->move = m;
-    resid_mover_queue(m);
+    resid_mover_queue(r, m);
 }
 
 /* Lets go of u's ordered restore still in flight (its copy is then only waited for to give its
    host chunks back), so that u can move again; its users, and the next copy of u, wait for
    that copy through u->ready. */
-static void detach_ordered(struct resid_unit *u)
+static void detach_ordered(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (!resid_move_poll(u->move, false)) {
+    if (!resid_move_poll(r, u->move, false)) {
         u->move->cancelled = true;
         u->move = NULL;
     }
 }
 
-int resid_evict(struct resid_unit *u, const struct resid_cause *cause)
+int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (!resid.can_evict || resid.sticky || u->state != RESID_DEVICE || u->pins ||
-        resid_unmovable(u) || (u->move && !u->move->ordered))
+    if (!r->can_evict || r->sticky || u->state != SHIM_RS_DEVICE || u->pins || resid_unmovable(u) ||
+        (u->move && !u->move->ordered))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
     if (!m)
         return -1;
-    if (resid_take_host(m->chunks, u->n) != 0) {
-        move_free(m);
+    if (resid_take_host(r, m->chunks, u->n) != 0) {
+        move_free(r, m);
         return -1;
     }
     /* A restore's copy may still be writing u's device chunks: the copy out comes after it. */
-    if (u->ready && resid.drv->query(u->ready->event) != CUDA_SUCCESS &&
-        resid.drv->wait_event(resid.to_host, u->ready->event) != CUDA_SUCCESS) {
-        resid_give_back(m->chunks, m->n);
-        move_free(m);
+    if (u->ready && r->drv->query(u->ready->event) != CUDA_SUCCESS &&
+        r->drv->wait_event(r->to_host, u->ready->event) != CUDA_SUCCESS) {
+        resid_give_back(r, m->chunks, m->n);
+        move_free(r, m);
         return -1;
     }
-    if (resid_fence(u, resid.to_host) != 0) {
-        resid_give_back(m->chunks, m->n);
-        move_free(m);
+    if (resid_fence(r, u, r->to_host) != 0) {
+        resid_give_back(r, m->chunks, m->n);
+        move_free(r, m);
         return -1;
     }
-    if (copy_all(m, u->backing, resid.to_host) != 0) {
-        abandon(m, resid.to_host);
+    if (copy_all(r, m, u->backing, r->to_host) != 0) {
+        abandon(r, m, r->to_host);
         return -1;
     }
     if (u->move) /* only now: the copy out is ordered after it */
-        detach_ordered(u);
-    start(u, m, RESID_EV_EVICT);
+        detach_ordered(r, u);
+    start(r, u, m, SHIM_EV_EVICT);
     return 0;
 }
 
 /* Keeps the host time of a remap that began at t0 among the first RESID_REMAP_SAMPLES. */
-static void remap_timed(uint64_t t0)
+static void remap_timed(struct resid_ctx *r, uint64_t t0)
 {
     uint64_t us = (resid_now_ns() - t0) / 1000;
-    if (resid.nremap_us < RESID_REMAP_SAMPLES)
-        resid.remap_us[resid.nremap_us++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+    if (r->nremap_us < RESID_REMAP_SAMPLES)
+        r->remap_us[r->nremap_us++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
 static int by_value(const void *a, const void *b)
@@ -176,7 +178,7 @@ static int by_value(const void *a, const void *b)
 double shim_resid_remap_us(void)
 {
     uint32_t v[RESID_REMAP_SAMPLES];
-    struct resid_ctx *c = resid_primary(); /* read without selecting it */
+    struct resid_ctx *c = resid_primary();
     if (!c)
         return -1;
     pthread_mutex_lock(&c->lock);
@@ -193,23 +195,23 @@ double shim_resid_remap_us(void)
    neither mapping could be made, u->stuck set: the next touch maps the old chunks again).
    Times the remap: on a real driver it costs the host far more than the planner's default
    (tests/bench/RESULTS-gpu.md). */
-static int remap(struct resid_unit *u, struct resid_move *m)
+static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
 {
     uint64_t t0 = resid_now_ns();
-    bool was_mapped = !u->stuck && !(resid.unmapped && u->state == RESID_RESTORING);
-    bool to_unmapped = resid.unmapped && m->dir == SHIM_MOVE_TO_HOST;
+    bool was_mapped = !u->stuck && !(r->unmapped && u->state == SHIM_RS_RESTORING);
+    bool to_unmapped = r->unmapped && m->dir == SHIM_MOVE_TO_HOST;
     if (was_mapped) {
-        CUresult rc = resid.drv->unmap(u->va, u->mapped);
+        CUresult rc = r->drv->unmap(u->va, u->mapped);
         if (rc != CUDA_SUCCESS) {
-            resid_driver_failed(rc);
+            resid_driver_failed(r, rc);
             return -1;
         }
     }
-    if (to_unmapped || resid_map(u->va, m->chunks, u->n) == 0) {
-        remap_timed(t0);
+    if (to_unmapped || resid_map(r, u->va, m->chunks, u->n) == 0) {
+        remap_timed(r, t0);
         return 0;
     }
-    if (!was_mapped || resid_map(u->va, u->backing, u->n) == 0)
+    if (!was_mapped || resid_map(r, u->va, u->backing, u->n) == 0)
         return -1;
     u->stuck = true;
     SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range could not be mapped again after a failed "
@@ -222,9 +224,9 @@ static int remap(struct resid_unit *u, struct resid_move *m)
    their own addresses, stay with m until it ends. Only for a unit no queued work touches
    through its host mapping (quiet): unmapping it is then safe at once. If the remap fails,
    nothing changed: the move completes as any other. */
-static void order_restore(struct resid_unit *u, struct resid_move *m)
+static void order_restore(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
 {
-    if (remap(u, m) != 0)
+    if (remap(r, u, m) != 0)
         return;
     u->stuck = false;
     for (uint32_t i = 0; i < u->n; i++) {
@@ -233,9 +235,9 @@ static void order_restore(struct resid_unit *u, struct resid_move *m)
         m->chunks[i] = host;
     }
     m->ordered = true;
-    resid_fence_drop(u->ready);
+    resid_fence_drop(r, u->ready);
     u->ready = resid_fence_ref(m->done);
-    resid_fsm(u, RESID_EV_ORDERED, &m->cause);
+    resid_fsm(r, u, SHIM_EV_ORDERED, &m->cause);
 }
 
 /* Whether an operation not yet submitted reads u through its host mapping: a fence now
@@ -245,42 +247,42 @@ static bool read_through_host(const struct resid_unit *u)
     return atomic_load_explicit(&u->host_readers, memory_order_acquire) > 0;
 }
 
-int resid_restore(struct resid_unit *u, const struct resid_cause *cause)
+int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    if (resid.sticky || u->state != RESID_HOST || u->move || read_through_host(u))
+    if (r->sticky || u->state != SHIM_RS_HOST || u->move || read_through_host(u))
         return -1;
     struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
     if (!m)
         return -1;
-    if (resid_take_device(m->chunks, u->n, NULL, false, NULL) != 0) {
-        move_free(m);
+    if (resid_take_device(r, m->chunks, u->n, NULL, false, NULL) != 0) {
+        move_free(r, m);
         return -1;
     }
     /* Room may have been made with the lock dropped: someone else may have moved u. */
     bool quiet = !u->nstreams && !u->streams_unknown; /* no touch through the host mapping */
-    if (u->state != RESID_HOST || u->move || read_through_host(u) ||
-        resid_fence(u, resid.to_device) != 0) {
-        resid_give_back(m->chunks, m->n);
-        move_free(m);
-        return u->state == RESID_HOST ? -1 : 0;
+    if (u->state != SHIM_RS_HOST || u->move || read_through_host(u) ||
+        resid_fence(r, u, r->to_device) != 0) {
+        resid_give_back(r, m->chunks, m->n);
+        move_free(r, m);
+        return u->state == SHIM_RS_HOST ? -1 : 0;
     }
-    struct resid_fence *f = resid_take_fences(m->chunks, m->n);
-    CUresult rc = f ? resid.drv->wait_event(resid.to_device, f->event) : CUDA_SUCCESS;
-    if (rc != CUDA_SUCCESS || copy_all(m, u->backing, resid.to_device) != 0) {
+    struct resid_fence *f = resid_take_fences(r, m->chunks, m->n);
+    CUresult rc = f ? r->drv->wait_event(r->to_device, f->event) : CUDA_SUCCESS;
+    if (rc != CUDA_SUCCESS || copy_all(r, m, u->backing, r->to_device) != 0) {
         for (uint32_t i = 0; i < m->n; i++) /* their next owner still waits for that copy */
-            resid_chunk_fence(m->chunks[i], f);
-        resid_fence_drop(f);
-        abandon(m, resid.to_device);
+            resid_chunk_fence(r, m->chunks[i], f);
+        resid_fence_drop(r, f);
+        abandon(r, m, r->to_device);
         return -1;
     }
-    resid_fence_drop(f); /* chunks freed by evictions: their copies come first */
-    start(u, m, RESID_EV_RESTORE);
+    resid_fence_drop(r, f); /* chunks freed by evictions: their copies come first */
+    start(r, u, m, SHIM_EV_RESTORE);
     if (quiet)
-        order_restore(u, m);
+        order_restore(r, u, m);
     return 0;
 }
 
-void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
+void resid_cancel_eviction(struct resid_ctx *r, struct resid_unit *u, CUstream stream)
 {
     struct resid_move *m = u->move;
     /* The copy still reads u's device chunks. Its result is discarded, and its host chunks
@@ -289,75 +291,77 @@ void resid_cancel_eviction(struct resid_unit *u, CUstream stream)
        use of u waits for it too until it is known done — this touch, and a slab's other
        members on other threads' streams — so that no write races the read. */
     for (uint32_t i = 0; i < u->n; i++)
-        resid_chunk_fence(u->backing[i], m->done);
-    resid_fence_drop(u->reading); /* the eviction stream runs in order: the later copy covers */
+        resid_chunk_fence(r, u->backing[i], m->done);
+    resid_fence_drop(r, u->reading); /* the eviction stream runs in order: the later copy covers */
     u->reading = resid_fence_ref(m->done);
     m->cancelled = true;
     u->move = NULL;
-    resid_fsm(u, RESID_EV_CANCEL,
+    resid_fsm(r, u, SHIM_EV_CANCEL,
               &(struct resid_cause){SHIM_REASON_CANCELLED, stream, 0, UINT64_MAX});
 }
 
 /* The move record (start to end) beside the transitions, for the summary and Perfetto. */
-static void trace_move(const struct resid_move *m, enum shim_move_reason reason)
+static void trace_move(struct resid_ctx *r, const struct resid_move *m,
+                       enum shim_move_reason reason)
 {
     if (shim.record & CONF_RECORD_MOVES)
         shim_trace_move(m->dir, m->unit_id, m->bytes, m->start_ns, resid_now_ns(), reason,
-                        (uint32_t)resid.device);
+                        (uint32_t)r->device);
 }
 
 /* Finishes m, whose copy is known complete (lock held). */
-static void complete(struct resid_move *m)
+static void complete(struct resid_ctx *r, struct resid_move *m)
 {
     struct resid_unit *u = m->unit;
     if (m->cancelled) { /* an ordered restore let go of keeps its reason: it was not undone */
-        resid_give_back(m->chunks, m->n);
-        trace_move(m, m->ordered ? m->cause.reason : SHIM_REASON_CANCELLED);
+        resid_give_back(r, m->chunks, m->n);
+        trace_move(r, m, m->ordered ? m->cause.reason : SHIM_REASON_CANCELLED);
         return;
     }
     bool evict = m->dir == SHIM_MOVE_TO_HOST;
     u->move = NULL;
     if (m->ordered) { /* remapped already: the host chunks it read are free now */
-        resid_give_back(m->chunks, m->n);
-        trace_move(m, m->cause.reason);
+        resid_give_back(r, m->chunks, m->n);
+        trace_move(r, m, m->cause.reason);
         return;
     }
-    if (remap(u, m) != 0) {
-        resid_give_back(m->chunks, m->n);
-        u->skip_epoch = resid.epoch; /* not again in this search; the caller may retry */
-        resid.oom.driver_failed = true;
-        resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
+    if (remap(r, u, m) != 0) {
+        resid_give_back(r, m->chunks, m->n);
+        u->skip_epoch = r->epoch; /* not again in this search; the caller may retry */
+        r->oom.driver_failed = true;
+        resid_fsm(r, u, SHIM_EV_ERROR,
+                  &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
         return;
     }
     u->stuck = false;
     for (uint32_t i = 0; evict && i < u->n; i++) /* written only after the copy */
-        resid_chunk_fence(u->backing[i], m->done);
-    resid_give_back(u->backing, u->n);
+        resid_chunk_fence(r, u->backing[i], m->done);
+    resid_give_back(r, u->backing, u->n);
     for (uint32_t i = 0; i < u->n; i++)
         u->backing[i] = m->chunks[i];
     if (!evict) { /* the next user of the data waits for the copy */
-        resid_fence_drop(u->ready);
+        resid_fence_drop(r, u->ready);
         u->ready = resid_fence_ref(m->done);
     }
-    resid_fsm(u, RESID_EV_COPY_DONE, &m->cause);
-    trace_move(m, m->cause.reason);
+    resid_fsm(r, u, SHIM_EV_COPY_DONE, &m->cause);
+    trace_move(r, m, m->cause.reason);
 }
 
 /* Gives m up: its copy failed, or its end cannot be known (lock held). */
-static void give_up(struct resid_move *m, CUresult rc)
+static void give_up(struct resid_ctx *r, struct resid_move *m, CUresult rc)
 {
     struct resid_unit *u = m->unit;
-    resid_driver_failed(rc);
+    resid_driver_failed(r, rc);
     /* The copy may still write the destination, or read an ordered restore's source (in
        m->chunks either way): never reuse them. Otherwise the source holds the data and the
        range still maps it. */
-    resid_set_aside(m->chunks, m->n);
+    resid_set_aside(r, m->chunks, m->n);
     if (m->cancelled)
         return;
     u->unsettled = true; /* later copies on the same stream come after it; a release does not */
     if (m->ordered) {    /* u maps the copy's destination, which its users wait for already */
         u->move = NULL;
-        resid.oom.driver_failed = true;
+        r->oom.driver_failed = true;
         return;
     }
     /* The copy may still read u's chunks (its source): u's users wait for it in stream order
@@ -365,118 +369,118 @@ static void give_up(struct resid_move *m, CUresult rc)
        (a release of an unsettled unit waits for the whole device first). An earlier reading
        fence is over: u was moved again since, which needs it done. */
     for (uint32_t i = 0; m->dir == SHIM_MOVE_TO_HOST && i < u->n; i++)
-        resid_chunk_fence(u->backing[i], m->done);
-    resid_fence_drop(u->reading);
+        resid_chunk_fence(r, u->backing[i], m->done);
+    resid_fence_drop(r, u->reading);
     u->reading = resid_fence_ref(m->done);
     u->move = NULL;
-    u->skip_epoch = resid.epoch;
-    resid.oom.driver_failed = true;
-    resid_fsm(u, RESID_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
+    u->skip_epoch = r->epoch;
+    r->oom.driver_failed = true;
+    resid_fsm(r, u, SHIM_EV_ERROR, &(struct resid_cause){SHIM_REASON_ERROR, NULL, 0, UINT64_MAX});
 }
 
 /* m is over: off the queue, and freed unless a waiter still holds it. */
-static void finish(struct resid_move *m)
+static void finish(struct resid_ctx *r, struct resid_move *m)
 {
-    resid_mover_unqueue(m);
+    resid_mover_unqueue(r, m);
     m->finished = true;
     if (!m->waiters)
-        move_free(m);
+        move_free(r, m);
 }
 
-bool resid_move_poll(struct resid_move *m, bool wait)
+bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait)
 {
     if (m->finished)
         return true;
-    CUresult rc = resid.drv->query(m->done->event);
+    CUresult rc = r->drv->query(m->done->event);
     if (rc == CUDA_ERROR_NOT_READY && !wait)
         return false;
     if (rc != CUDA_SUCCESS) {
         CUevent done = m->done->event; /* m->done lives while m has waiters */
         m->waiters++;
-        pthread_mutex_unlock(&resid.lock);
-        rc = resid.drv->event_sync(done);
-        pthread_mutex_lock(&resid.lock);
+        pthread_mutex_unlock(&r->lock);
+        rc = r->drv->event_sync(done);
+        pthread_mutex_lock(&r->lock);
         m->waiters--;
         if (m->finished) { /* someone else finished it meanwhile */
             if (!m->waiters)
-                move_free(m);
+                move_free(r, m);
             return true;
         }
     }
     if (rc == CUDA_SUCCESS)
-        complete(m);
+        complete(r, m);
     else if (resid_sticky_error(rc) || ++m->errors >= RESID_MAX_ERRORS)
-        give_up(m, rc);
+        give_up(r, m, rc);
     else
         return false;
-    finish(m);
+    finish(r, m);
     return true;
 }
 
-void resid_stalled(uint64_t t0, enum shim_move_reason reason)
+void resid_stalled(struct resid_ctx *r, uint64_t t0, enum shim_move_reason reason)
 {
     uint64_t t1 = resid_now_ns();
-    resid.stall_ns += t1 - t0;
+    r->stall_ns += t1 - t0;
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_stall(t0, t1, reason, (uint32_t)resid.device);
+        shim_trace_stall(t0, t1, reason, (uint32_t)r->device);
 }
 
-void resid_wait_move(struct resid_unit *u, enum shim_move_reason reason)
+void resid_wait_move(struct resid_ctx *r, struct resid_unit *u, enum shim_move_reason reason)
 {
     uint64_t t0 = resid_now_ns();
     /* Each round completes or gives up the move, or counts one failed wait of it. */
     for (int round = 0; u->move && round < 2 * RESID_MAX_ERRORS + 2; round++)
-        resid_move_poll(u->move, true);
-    resid_stalled(t0, reason);
+        resid_move_poll(r, u->move, true);
+    resid_stalled(r, t0, reason);
 }
 
-bool resid_wait_oldest(void)
+bool resid_wait_oldest(struct resid_ctx *r)
 {
     /* An eviction gives its device chunks back; a restore turns its unit into a victim
        again once its operation is submitted. */
-    struct resid_move *m = resid.queue;
+    struct resid_move *m = r->queue;
     while (m && m->cancelled)
         m = m->next;
     if (!m)
         return false;
     uint64_t t0 = resid_now_ns();
-    resid_move_poll(m, true);
-    resid_stalled(t0, SHIM_REASON_BUDGET);
+    resid_move_poll(r, m, true);
+    resid_stalled(r, t0, SHIM_REASON_BUDGET);
     return true;
 }
 
-void resid_release(struct resid_unit *u, const struct resid_cause *cause)
+void resid_release(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
 {
-    bool mapped = !(resid.unmapped && u->state == RESID_HOST) && !u->stuck;
-    bool kept = resid_spare_keep(u); /* whole on the device: its range stays mapped */
-    resid_fsm(u, RESID_EV_FREE, cause);
+    bool mapped = !(r->unmapped && u->state == SHIM_RS_HOST) && !u->stuck;
+    bool kept = resid_spare_keep(r, u); /* whole on the device: its range stays mapped */
+    resid_fsm(r, u, SHIM_EV_FREE, cause);
     if (kept) {
-        resid_unit_free(u);
+        resid_unit_free(r, u);
         return;
     }
-    if (u->unsettled && resid.drv->ctx_sync() != CUDA_SUCCESS) {
+    if (u->unsettled && r->drv->ctx_sync() != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a freed managed range may still be read by a copy whose end "
                                      "is unknown: it is left mapped and its chunks are not reused");
-        resid_set_aside(u->backing, u->n);
+        resid_set_aside(r, u->backing, u->n);
     } else if (mapped) {
-        resid_unmap_range(u->va, u->mapped, u->backing, u->n);
+        resid_unmap_range(r, u->va, u->mapped, u->backing, u->n);
     } else {
-        resid.drv->address_free(u->va, u->mapped);
-        resid_give_back(u->backing, u->n);
+        r->drv->address_free(u->va, u->mapped);
+        resid_give_back(r, u->backing, u->n);
     }
-    resid_unit_free(u);
+    resid_unit_free(r, u);
 }
 
-bool resid_unmap_range(CUdeviceptr va, uint64_t mapped, struct resid_chunk **c, uint32_t n)
+bool resid_unmap_range(struct resid_ctx *r, CUdeviceptr va, uint64_t mapped, struct resid_chunk **c,
+                       uint32_t n)
 {
-    if (resid.drv->unmap(va, mapped) != CUDA_SUCCESS &&
-        resid.drv->unmap(va, mapped) != CUDA_SUCCESS) {
+    if (r->drv->unmap(va, mapped) != CUDA_SUCCESS && r->drv->unmap(va, mapped) != CUDA_SUCCESS) {
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "a managed range could not be unmapped: its address range is "
                                      "left reserved and its chunks are not reused");
-        resid_set_aside(c, n);
+        resid_set_aside(r, c, n);
         return false;
     }
-    resid.drv->address_free(va, mapped);
-    resid_give_back(c, n);
+    r->drv->address_free(va, mapped);
+    resid_give_back(r, c, n);
     return true;
 }

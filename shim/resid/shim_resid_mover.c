@@ -16,35 +16,35 @@
 
 static void *mover_main(void *arg);
 
-void resid_mover_queue(struct resid_move *m)
+void resid_mover_queue(struct resid_ctx *r, struct resid_move *m)
 {
     m->next = NULL;
-    if (resid.queue_tail)
-        resid.queue_tail->next = m;
+    if (r->queue_tail)
+        r->queue_tail->next = m;
     else
-        resid.queue = m;
-    resid.queue_tail = m;
-    if (!resid.mover_running && !resid.stopping) {
+        r->queue = m;
+    r->queue_tail = m;
+    if (!r->mover_running && !r->stopping) {
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        resid.mover_running = pthread_create(&resid.mover, &attr, mover_main, resid_cur) == 0;
+        r->mover_running = pthread_create(&r->mover, &attr, mover_main, r) == 0;
         pthread_attr_destroy(&attr);
-        if (!resid.mover_running)
+        if (!r->mover_running)
             SHIM_LOG_ONCE(SHIM_LOG_WARN, "no mover thread: moves complete when someone waits");
     }
-    pthread_cond_signal(&resid.wake);
+    pthread_cond_signal(&r->wake);
 }
 
-void resid_mover_unqueue(struct resid_move *m)
+void resid_mover_unqueue(struct resid_ctx *r, struct resid_move *m)
 {
     struct resid_move *prev = NULL;
-    for (struct resid_move **l = &resid.queue; *l; prev = *l, l = &(*l)->next) {
+    for (struct resid_move **l = &r->queue; *l; prev = *l, l = &(*l)->next) {
         if (*l != m)
             continue;
         *l = m->next;
-        if (resid.queue_tail == m)
-            resid.queue_tail = prev;
+        if (r->queue_tail == m)
+            r->queue_tail = prev;
         m->next = NULL;
         return;
     }
@@ -54,12 +54,12 @@ void resid_mover_unqueue(struct resid_move *m)
    dropped: the pass then starts again from the head (each restart follows one move off the
    queue, so it ends). A move still queued after a poll is still valid, and so is its
    successor. */
-int resid_complete_done(void)
+int resid_complete_done(struct resid_ctx *r)
 {
     int n = 0;
 restart:
-    for (struct resid_move *m = resid.queue; m; m = m->next) {
-        if (m->waiters == 0 && resid_move_poll(m, false)) {
+    for (struct resid_move *m = r->queue; m; m = m->next) {
+        if (m->waiters == 0 && resid_move_poll(r, m, false)) {
             n++;
             goto restart;
         }
@@ -69,15 +69,15 @@ restart:
 
 static void *mover_main(void *arg)
 {
-    resid_cur = arg; /* the device's manager whose moves it completes */
-    shim_inside = 1; /* nothing the mover does is the program's */
-    pthread_mutex_lock(&resid.lock);
-    while (!resid.stopping) {
-        if (!resid.queue) {
-            pthread_cond_wait(&resid.wake, &resid.lock);
+    struct resid_ctx *r = arg; /* the device's manager whose moves it completes */
+    shim_inside = 1;           /* nothing the mover does is the program's */
+    pthread_mutex_lock(&r->lock);
+    while (!r->stopping) {
+        if (!r->queue) {
+            pthread_cond_wait(&r->wake, &r->lock);
             continue;
         }
-        if (resid_complete_done() > 0)
+        if (resid_complete_done(r) > 0)
             continue;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -86,21 +86,21 @@ static void *mover_main(void *arg)
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&resid.wake, &resid.lock, &until);
+        pthread_cond_timedwait(&r->wake, &r->lock, &until);
     }
-    resid.mover_running = false;
-    pthread_cond_broadcast(&resid.wake);
-    pthread_mutex_unlock(&resid.lock);
+    r->mover_running = false;
+    pthread_cond_broadcast(&r->wake);
+    pthread_mutex_unlock(&r->lock);
     return NULL;
 }
 
-/* Stops the selected manager's mover (at most about a second). */
-static void stop_one(void)
+/* Stops r's mover (at most about a second). */
+static void stop_one(struct resid_ctx *r)
 {
-    pthread_mutex_lock(&resid.lock);
-    resid.stopping = true;
-    pthread_cond_broadcast(&resid.wake);
-    for (int i = 0; resid.mover_running && i < 100; i++) { /* at most about a second */
+    pthread_mutex_lock(&r->lock);
+    r->stopping = true;
+    pthread_cond_broadcast(&r->wake);
+    for (int i = 0; r->mover_running && i < 100; i++) { /* at most about a second */
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
         until.tv_nsec += 10000000L;
@@ -108,16 +108,14 @@ static void stop_one(void)
             until.tv_sec++;
             until.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&resid.wake, &resid.lock, &until);
+        pthread_cond_timedwait(&r->wake, &r->lock, &until);
     }
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
 }
 
 void shim_resid_stop(void)
 {
-    struct resid_ctx *c;
-    for (uint32_t k = 0; (c = resid_started_at(k)) != NULL; k++) {
-        resid_cur = c;
-        stop_one();
-    }
+    struct resid_ctx *r;
+    for (uint32_t k = 0; (r = resid_started_at(k)) != NULL; k++)
+        stop_one(r);
 }

@@ -9,7 +9,7 @@
  * touched the unit, like any eviction) and the prefetches planned at this one (restores,
  * which the touching operation waits for in stream order). The reactive policy stays the
  * safety net: a unit the plan moved out and the program touches early is restored on demand
- * (a departure), and a search for room still evicts what it must. All under resid.lock.
+ * (a departure), and a search for room still evicts what it must. All under r->lock.
  *
  * The trace gets the plan as installed (a plan record: its prediction) and, at each step
  * boundary under it, what it achieved in that step (a plan_step record: the differences of the
@@ -57,15 +57,16 @@ static int by_key(const void *a, const void *b, void *keys)
 }
 
 /* The plan's allocation made at pos as the ordinal-th there, or -1 (a binary search of the
-   positional keys, resid.plan_order). */
-static int64_t lookup(const struct shim_resid_plan *p, uint64_t pos, uint32_t ordinal)
+   positional keys, r->plan_order). */
+static int64_t lookup(struct resid_ctx *r, const struct shim_resid_plan *p, uint64_t pos,
+                      uint32_t ordinal)
 {
-    uint32_t lo = 0, hi = resid.plan_npos;
+    uint32_t lo = 0, hi = r->plan_npos;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        int c = cmp_key(&p->keys[resid.plan_order[mid]], pos, ordinal);
+        int c = cmp_key(&p->keys[r->plan_order[mid]], pos, ordinal);
         if (c == 0)
-            return resid.plan_order[mid];
+            return r->plan_order[mid];
         if (c < 0)
             lo = mid + 1;
         else
@@ -74,88 +75,88 @@ static int64_t lookup(const struct shim_resid_plan *p, uint64_t pos, uint32_t or
     return -1;
 }
 
-static void bind(struct resid_unit *u, int64_t a)
+static void bind(struct resid_ctx *r, struct resid_unit *u, int64_t a)
 {
-    struct resid_unit *old = resid.plan_units[a];
+    struct resid_unit *old = r->plan_units[a];
     if (old && old != u)
         old->plan_alloc = -1;
-    resid.plan_units[a] = u;
+    r->plan_units[a] = u;
     u->plan_alloc = a;
     u->plan_out = false;
 }
 
-void resid_plan_bind(struct resid_unit *u, uint64_t seq, uint32_t ordinal)
+void resid_plan_bind(struct resid_ctx *r, struct resid_unit *u, uint64_t seq, uint32_t ordinal)
 {
     u->plan_alloc = -1;
-    const struct shim_resid_plan *p = resid.plan;
+    const struct shim_resid_plan *p = r->plan;
     if (!p || u->slab)
         return;
-    int64_t a = lookup(p, position(seq, shim_steps_first(), p->step_len), ordinal);
+    int64_t a = lookup(r, p, position(seq, shim_steps_first(), p->step_len), ordinal);
     if (a >= 0)
-        bind(u, a);
+        bind(r, u, a);
 }
 
-void resid_plan_unbind(struct resid_unit *u)
+void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (resid.plan && u->plan_alloc >= 0 && resid.plan_units[u->plan_alloc] == u)
-        resid.plan_units[u->plan_alloc] = NULL;
+    if (r->plan && u->plan_alloc >= 0 && r->plan_units[u->plan_alloc] == u)
+        r->plan_units[u->plan_alloc] = NULL;
     u->plan_alloc = -1;
 }
 
-void resid_plan_departed(struct resid_unit *u)
+void resid_plan_departed(struct resid_ctx *r, struct resid_unit *u)
 {
     u->plan_out = false;
-    resid.planned.departures++;
+    r->planned.departures++;
     SHIM_LOG_ONCE(SHIM_LOG_INFO, "planner: the program used an allocation before the plan "
                                  "brought it back: restored on demand (counted as a departure)");
 }
 
 /* Forgets unit u's binding (for resid_each). */
-static void forget(struct resid_unit *u, void *ctx)
+static void forget(struct resid_ctx *r, struct resid_unit *u, void *arg)
 {
-    (void)ctx;
+    (void)r;
+    (void)arg;
     u->plan_alloc = -1;
     u->plan_out = false;
 }
 
 /* Removes the installed plan (lock held). */
-static void withdraw(void)
+static void withdraw(struct resid_ctx *r)
 {
-    atomic_store_explicit(&resid.plan_on, false, memory_order_relaxed);
-    resid_each(forget, NULL);
-    shim_resid_plan_free(resid.plan);
-    free(resid.plan_units);
-    free(resid.plan_order);
-    resid.plan = NULL;
-    resid.plan_units = NULL;
-    resid.plan_order = NULL;
-    resid.plan_npos = 0;
-    resid.plan_active = false;
+    atomic_store_explicit(&r->plan_on, false, memory_order_relaxed);
+    resid_each(r, forget, NULL);
+    shim_resid_plan_free(r->plan);
+    free(r->plan_units);
+    free(r->plan_order);
+    r->plan = NULL;
+    r->plan_units = NULL;
+    r->plan_order = NULL;
+    r->plan_npos = 0;
+    r->plan_active = false;
 }
 
 void shim_resid_plan_withdraw(const char *why)
 {
-    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
-    if (resid_use_primary() && atomic_load_explicit(&resid.plan_on, memory_order_relaxed)) {
-        pthread_mutex_lock(&resid.lock);
-        if (resid.plan)
+    struct resid_ctx *r = resid_primary();
+    if (r && atomic_load_explicit(&r->plan_on, memory_order_relaxed)) {
+        pthread_mutex_lock(&r->lock);
+        if (r->plan)
             shim_log(SHIM_LOG_INFO, "planner: plan withdrawn (%s): moves are reactive again", why);
-        withdraw();
-        pthread_mutex_unlock(&resid.lock);
+        withdraw(r);
+        pthread_mutex_unlock(&r->lock);
     }
-    resid_cur = was;
 }
 
 /* The totals a plan_step record counts from (lock held). */
-static struct resid_plan_mark mark_now(void)
+static struct resid_plan_mark mark_now(struct resid_ctx *r)
 {
-    return (struct resid_plan_mark){resid.planned, resid.bytes_out, resid.bytes_in, resid.stall_ns};
+    return (struct resid_plan_mark){r->planned, r->bytes_out, r->bytes_in, r->stall_ns};
 }
 
 /* The plan record of p, installed now (lock held). */
 static void trace_plan(const struct shim_resid_plan *p)
 {
-    struct shim_trace_plan r = {
+    struct shim_trace_plan rec = {
         .first_seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
         .model_step = p->model_step,
         .model_first_seq = p->model_first_seq,
@@ -174,18 +175,18 @@ static void trace_plan(const struct shim_resid_plan *p)
         .prefetches = p->prefetches,
         .feasible = p->feasible,
     };
-    shim_trace_plan(&r);
+    shim_trace_plan(&rec);
 }
 
-/* shim_resid_plan_step_closed with the primary manager selected. */
-static void step_closed(uint64_t step, uint64_t first_seq)
+void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
 {
-    if (!resid_use_primary() || !atomic_load_explicit(&resid.plan_on, memory_order_relaxed))
+    struct resid_ctx *r = resid_primary();
+    if (!r || !atomic_load_explicit(&r->plan_on, memory_order_relaxed))
         return;
-    pthread_mutex_lock(&resid.lock);
-    struct resid_plan_mark now = mark_now(), *was = &resid.plan_mark;
-    if (resid.plan_active) {
-        struct shim_trace_plan_step r = {
+    pthread_mutex_lock(&r->lock);
+    struct resid_plan_mark now = mark_now(r), *was = &r->plan_mark;
+    if (r->plan_active) {
+        struct shim_trace_plan_step rec = {
             .step = step,
             .first_seq = first_seq,
             .evictions = now.planned.evictions - was->planned.evictions,
@@ -197,21 +198,13 @@ static void step_closed(uint64_t step, uint64_t first_seq)
             .bytes_to_device = now.bytes_in - was->bytes_in,
             .stall_ns = now.stall_ns - was->stall_ns,
         };
-        shim_trace_plan_step(&r);
+        shim_trace_plan_step(&rec);
     }
     *was = now;
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
 }
 
-void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq)
-{
-    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
-    step_closed(step, first_seq);
-    resid_cur = was;
-}
-
-/* shim_resid_plan_install, changing the selection. */
-static void install(struct shim_resid_plan *p)
+void shim_resid_plan_install(struct shim_resid_plan *p)
 {
     uint32_t *order = malloc((p->nallocs + 1) * sizeof *order);
     struct resid_unit **units = calloc(p->nallocs + 1, sizeof *units);
@@ -227,50 +220,45 @@ static void install(struct shim_resid_plan *p)
         if (positional(&p->keys[i]))
             order[npos++] = i;
     qsort_r(order, npos, sizeof *order, by_key, p->keys);
-    if (!resid_use_primary() || shim_resid_several()) { /* a second device started meanwhile */
+    struct resid_ctx *r = resid_primary();
+    if (!r || shim_resid_several()) { /* a second device started meanwhile */
         free(order);
         free(units);
         shim_resid_plan_free(p);
         return;
     }
-    pthread_mutex_lock(&resid.lock);
-    withdraw();
+    pthread_mutex_lock(&r->lock);
+    withdraw(r);
     if (shim_steps_length() != p->step_len) { /* the step changed while it was planned */
-        pthread_mutex_unlock(&resid.lock);
+        pthread_mutex_unlock(&r->lock);
         free(order);
         free(units);
         shim_resid_plan_free(p);
         return;
     }
-    resid.plan = p;
-    resid.plan_units = units;
-    resid.plan_order = order;
-    resid.plan_npos = npos;
+    r->plan = p;
+    r->plan_units = units;
+    r->plan_order = order;
+    r->plan_npos = npos;
     for (uint32_t a = 0; a < p->nallocs; a++) {
         const struct shim_resid_plan_key *k = &p->keys[a];
-        struct resid_unit *u = k->by_id && k->movable ? resid_find(k->id) : NULL;
+        struct resid_unit *u = k->by_id && k->movable ? resid_find(r, k->id) : NULL;
         if (u && !u->slab)
-            bind(u, a);
+            bind(r, u, a);
     }
-    resid.plan_armed_first = shim_steps_first();
-    resid.plan_active = false;
-    resid.plan_mark = mark_now(); /* its first step counts from here */
+    r->plan_armed_first = shim_steps_first();
+    r->plan_active = false;
+    r->plan_mark = mark_now(r); /* its first step counts from here */
     trace_plan(p);
-    atomic_store_explicit(&resid.plan_on, true, memory_order_relaxed);
-    pthread_mutex_unlock(&resid.lock);
-}
-
-void shim_resid_plan_install(struct shim_resid_plan *p)
-{
-    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
-    install(p);
-    resid_cur = was;
+    atomic_store_explicit(&r->plan_on, true, memory_order_relaxed);
+    pthread_mutex_unlock(&r->lock);
 }
 
 /* Counts a planned move that could not be made, and says why at debug level. */
-static void missed(const char *what, uint32_t a, uint64_t pos, const struct resid_unit *u)
+static void missed(struct resid_ctx *r, const char *what, uint32_t a, uint64_t pos,
+                   const struct resid_unit *u)
 {
-    resid.planned.missing++;
+    r->planned.missing++;
     shim_log(SHIM_LOG_DEBUG, "planner: %s of allocation %u before launch %llu of the step: %s",
              what, a, (unsigned long long)pos,
              !u         ? "not found"
@@ -282,86 +270,85 @@ static void missed(const char *what, uint32_t a, uint64_t pos, const struct resi
 }
 
 /* One planned eviction of allocation a. */
-static void evict(uint32_t a, uint64_t pos)
+static void evict(struct resid_ctx *r, uint32_t a, uint64_t pos)
 {
-    struct resid_unit *u = resid.plan_units[a];
+    struct resid_unit *u = r->plan_units[a];
     struct resid_cause why = {SHIM_REASON_PLANNED_EVICT, NULL, 0, UINT64_MAX};
-    if (u && u->state == RESID_DEVICE && resid_evict(u, &why) == 0) {
-        resid.planned.evictions++;
+    if (u && u->state == SHIM_RS_DEVICE && resid_evict(r, u, &why) == 0) {
+        r->planned.evictions++;
         u->plan_out = true;
-    } else if (!u || u->state == RESID_DEVICE) {
-        missed("eviction", a, pos, u);
+    } else if (!u || u->state == SHIM_RS_DEVICE) {
+        missed(r, "eviction", a, pos, u);
     }
 }
 
 /* One planned prefetch of allocation a: its eviction first completes (it must, to restore).
    The lock may drop meanwhile (waits for moves or room): the unit is held (prefetching) so
    that a free of it waits, and the plan may be withdrawn: only u is used after. */
-static void prefetch(uint32_t a, uint64_t pos)
+static void prefetch(struct resid_ctx *r, uint32_t a, uint64_t pos)
 {
-    struct resid_unit *u = resid.plan_units[a];
+    struct resid_unit *u = r->plan_units[a];
     if (!u || u->prefetching) {
         if (!u)
-            missed("prefetch", a, pos, u);
+            missed(r, "prefetch", a, pos, u);
         return;
     }
     u->prefetching = true;
-    if (u->state == RESID_EVICTING && u->move)
-        resid_move_poll(u->move, true);
+    if (u->state == SHIM_RS_EVICTING && u->move)
+        resid_move_poll(r, u->move, true);
     struct resid_cause why = {SHIM_REASON_PREFETCH, NULL, 0, UINT64_MAX};
-    if (u->state == RESID_HOST && resid_restore(u, &why) == 0) {
-        resid.planned.prefetches++;
+    if (u->state == SHIM_RS_HOST && resid_restore(r, u, &why) == 0) {
+        r->planned.prefetches++;
         u->plan_out = false;
-    } else if (u->state != RESID_DEVICE) {
-        missed("prefetch", a, pos, u);
+    } else if (u->state != SHIM_RS_DEVICE) {
+        missed(r, "prefetch", a, pos, u);
     }
     u->prefetching = false;
-    pthread_cond_broadcast(&resid.prefetched);
+    pthread_cond_broadcast(&r->prefetched);
 }
 
-void resid_plan_advance(uint64_t next)
+void resid_plan_advance(struct resid_ctx *r, uint64_t next)
 {
-    struct shim_resid_plan *p = resid.plan;
+    struct shim_resid_plan *p = r->plan;
     if (!p)
         return;
     uint64_t first = shim_steps_first(), len = p->step_len;
     if (shim_steps_length() != len)
         return; /* not in the steady state it was made for: the step detector withdraws it */
-    if (!resid.plan_active) {
-        if (first == resid.plan_armed_first)
+    if (!r->plan_active) {
+        if (first == r->plan_armed_first)
             return; /* from the next step boundary */
-        resid.plan_active = true;
-        resid.plan_done_seq = first;
+        r->plan_active = true;
+        r->plan_done_seq = first;
     }
-    if (next + 1 > resid.plan_done_seq + len) /* at most one step of catching up */
-        resid.plan_done_seq = next + 1 - len;
+    if (next + 1 > r->plan_done_seq + len) /* at most one step of catching up */
+        r->plan_done_seq = next + 1 - len;
     /* Claimed before it is applied: the lock may drop in a move, and another thread's launch
        must not apply the same position again. */
-    while (resid.plan == p && resid.plan_done_seq <= next) {
-        uint64_t pos = position(resid.plan_done_seq++, first, len);
-        for (uint32_t i = p->act_first[pos]; resid.plan == p && i < p->act_first[pos + 1]; i++) {
+    while (r->plan == p && r->plan_done_seq <= next) {
+        uint64_t pos = position(r->plan_done_seq++, first, len);
+        for (uint32_t i = p->act_first[pos]; r->plan == p && i < p->act_first[pos + 1]; i++) {
             struct shim_resid_plan_act act = p->act[i];
             if (act.kind == SHIM_RESID_PLAN_EVICT)
-                evict(act.alloc, pos);
+                evict(r, act.alloc, pos);
             else
-                prefetch(act.alloc, pos);
+                prefetch(r, act.alloc, pos);
         }
     }
 }
 
 void shim_resid_plan_tick(void)
 {
-    struct resid_ctx *was = resid_cur; /* the caller's selection stays */
-    if (resid_use_primary()) {
-        pthread_mutex_lock(&resid.lock);
-        resid_plan_advance(atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
-        pthread_mutex_unlock(&resid.lock);
+    struct resid_ctx *r = resid_primary();
+    if (r) {
+        pthread_mutex_lock(&r->lock);
+        resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+        pthread_mutex_unlock(&r->lock);
     }
-    resid_cur = was;
 }
 
-/* The accessors below read the primary manager without selecting it: the plan's recording calls
-   them while a manager's lock is held (an allocation's), and must not change the selection. */
+/* The accessors below read the primary manager without its lock: the plan's recording calls them
+   while a manager's lock is held (an allocation's). */
 uint64_t shim_resid_plan_budget(void)
 {
     const struct resid_ctx *c = resid_primary();

@@ -11,7 +11,7 @@
  * is the same order. The unit keeps its latest RESID_TOUCH_LOG touches in a
  * ring (no allocation on the launch path); a unit touched more often than that
  * per step is predicted later than it is used, which orders victims worse but
- * never changes what they hold. All functions run under resid.lock. */
+ * never changes what they hold. All functions run under r->lock. */
 #include "shim_resid_internal.h"
 
 static void touch(struct resid_unit *u, uint64_t now)

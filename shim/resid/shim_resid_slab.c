@@ -50,43 +50,43 @@ static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool us
 /* Whether slab u can take a new member now. */
 static bool open_for_members(const struct resid_unit *u)
 {
-    return u->state == RESID_DEVICE && !u->move && !resid_unmovable(u) && !u->stuck;
+    return u->state == SHIM_RS_DEVICE && !u->move && !resid_unmovable(u) && !u->stuck;
 }
 
-static void link_slab(struct resid_unit *u)
+static void link_slab(struct resid_ctx *r, struct resid_unit *u)
 {
     u->slab->prev = NULL;
-    u->slab->next = resid.slabs;
-    if (resid.slabs)
-        resid.slabs->slab->prev = u;
-    resid.slabs = u;
+    u->slab->next = r->slabs;
+    if (r->slabs)
+        r->slabs->slab->prev = u;
+    r->slabs = u;
 }
 
-static void unlink_slab(struct resid_unit *u)
+static void unlink_slab(struct resid_ctx *r, struct resid_unit *u)
 {
     struct resid_slab *s = u->slab;
     if (s->prev)
         s->prev->slab->next = s->next;
     else
-        resid.slabs = s->next;
+        r->slabs = s->next;
     if (s->next)
         s->next->slab->prev = s->prev;
 }
 
 /* A new slab record with its range reserved; NULL when out of memory or the reservation failed. */
-static struct resid_unit *slab_record(void)
+static struct resid_unit *slab_record(struct resid_ctx *r)
 {
-    struct resid_unit *u = resid_unit_reserve(resid.gran);
+    struct resid_unit *u = resid_unit_reserve(r, r->gran);
     struct resid_slab *s = u ? calloc(1, sizeof *s) : NULL;
-    uint32_t blocks = (uint32_t)(resid.gran / RESID_SLAB_BLOCK);
+    uint32_t blocks = (uint32_t)(r->gran / RESID_SLAB_BLOCK);
     if (s && !(s->used = calloc((blocks + 63) / 64, sizeof *s->used))) {
         free(s);
         s = NULL;
     }
     if (!s) {
         if (u) {
-            resid.drv->address_free(u->va, u->mapped);
-            resid_unit_free(u);
+            r->drv->address_free(u->va, u->mapped);
+            resid_unit_free(r, u);
         }
         return NULL;
     }
@@ -97,99 +97,100 @@ static struct resid_unit *slab_record(void)
 }
 
 /* Makes a slab on the device (lock held); 0, 1 (out of memory), or -1 (a driver call failed). */
-static int slab_new(struct resid_unit **out)
+static int slab_new(struct resid_ctx *r, struct resid_unit **out)
 {
-    struct resid_unit *u = slab_record();
+    struct resid_unit *u = slab_record(r);
     if (!u)
         return -1;
-    int r = resid_take_device(u->backing, 1, NULL, false, NULL) != 0 ? 1
-            : resid_map(u->va, u->backing, 1) != 0                   ? -1
-                                                                     : 0;
-    if (r == 0 && (resid_insert(u) != 0 ||
-                   !(u->slab->map = shim_registry_add_slab(u->va, u->mapped, u->id)))) {
-        resid_erase(u);
-        resid.drv->unmap(u->va, u->mapped);
-        r = -1;
+    int got = resid_take_device(r, u->backing, 1, NULL, false, NULL) != 0 ? 1
+              : resid_map(r, u->va, u->backing, 1) != 0                   ? -1
+                                                                          : 0;
+    if (got == 0 && (resid_insert(r, u) != 0 ||
+                     !(u->slab->map = shim_registry_add_slab(u->va, u->mapped, u->id)))) {
+        resid_erase(r, u);
+        r->drv->unmap(u->va, u->mapped);
+        got = -1;
     }
-    if (r != 0) {
-        if (r == 1 && resid.oom.driver_failed)
-            r = -1;
-        resid_give_back(u->backing, 1);
-        resid.drv->address_free(u->va, u->mapped);
-        resid_unit_free(u);
-        return r;
+    if (got != 0) {
+        if (got == 1 && r->oom.driver_failed)
+            got = -1;
+        resid_give_back(r, u->backing, 1);
+        r->drv->address_free(u->va, u->mapped);
+        resid_unit_free(r, u);
+        return got;
     }
-    resid_fsm(u, RESID_EV_CREATE, NULL);
+    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->birth = u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    u->ready = resid_take_fences(u->backing, 1);
-    link_slab(u);
+    u->ready = resid_take_fences(r, u->backing, 1);
+    link_slab(r, u);
     if (shim.record & CONF_RECORD_MOVES)
-        shim_trace_slab(u->id, u->va, u->mapped, (uint32_t)resid.device);
+        shim_trace_slab(u->id, u->va, u->mapped, (uint32_t)r->device);
     *out = u;
     return 0;
 }
 
-int resid_slab_alloc(uint64_t bytes, CUdeviceptr *va, struct resid_member **out)
+int resid_slab_alloc(struct resid_ctx *r, uint64_t bytes, CUdeviceptr *va,
+                     struct resid_member **out)
 {
     uint32_t want = (uint32_t)((bytes + RESID_SLAB_BLOCK - 1) / RESID_SLAB_BLOCK);
     struct resid_member *m = calloc(1, sizeof *m);
     if (!m)
         return -1;
-    struct resid_unit *u = resid.slabs;
+    struct resid_unit *u = r->slabs;
     int64_t first = -1;
     for (; u; u = u->slab->next)
         if (open_for_members(u) && u->slab->nblocks - u->slab->taken >= want &&
             (first = find_run(u->slab, want)) >= 0)
             break;
     if (!u) {
-        int r = slab_new(&u);
-        if (r != 0) {
+        int got = slab_new(r, &u);
+        if (got != 0) {
             free(m);
-            return r;
+            return got;
         }
         first = 0;
     }
     set_blocks(u->slab, (uint32_t)first, want, true);
     if (u->slab->kept_empty) {
         u->slab->kept_empty = false;
-        resid.empty_slabs--;
+        r->empty_slabs--;
     }
     u->slab->members++;
-    *m = (struct resid_member){0, u, (uint32_t)first, want, NULL};
+    *m = (struct resid_member){.unit = u, .first = (uint32_t)first, .blocks = want};
     *va = u->va + (uint64_t)first * RESID_SLAB_BLOCK;
     *out = m;
     return 0;
 }
 
-bool resid_slab_reclaim(struct resid_unit *u)
+bool resid_slab_reclaim(struct resid_ctx *r, struct resid_unit *u)
 {
     if (!u->slab || u->slab->members || u->pins || u->move ||
-        (u->state != RESID_DEVICE && u->state != RESID_HOST))
+        (u->state != SHIM_RS_DEVICE && u->state != SHIM_RS_HOST))
         return false;
     if (u->slab->kept_empty) {
         u->slab->kept_empty = false;
-        resid.empty_slabs--;
+        r->empty_slabs--;
     }
-    unlink_slab(u);
-    resid_erase(u);
+    unlink_slab(r, u);
+    resid_erase(r, u);
     shim_registry_remove_slab(u->slab->map);
-    resid_release(u, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
+    resid_release(r, u, &(struct resid_cause){SHIM_REASON_FREED, NULL, 0, UINT64_MAX});
     return true;
 }
 
-bool resid_slab_release_empty(void)
+bool resid_slab_release_empty(struct resid_ctx *r)
 {
-    if (!resid.empty_slabs)
+    if (!r->empty_slabs)
         return false;
-    for (struct resid_unit *u = resid.slabs; u; u = u->slab->next)
-        if (u->slab->kept_empty && resid_slab_reclaim(u))
+    for (struct resid_unit *u = r->slabs; u; u = u->slab->next)
+        if (u->slab->kept_empty && resid_slab_reclaim(r, u))
             return true;
     return false;
 }
 
-void resid_slab_free(struct resid_member *m)
+void resid_slab_free(struct resid_ctx *r, struct resid_member *m)
 {
-    struct resid_unit *u = m->slab;
+    struct resid_unit *u = m->unit;
     if (m->id) /* lookups inside its blocks answer the slab again */
         shim_registry_slab_set(u->slab->map, u->va + (uint64_t)m->first * RESID_SLAB_BLOCK,
                                (uint64_t)m->blocks * RESID_SLAB_BLOCK, 0);
@@ -199,11 +200,11 @@ void resid_slab_free(struct resid_member *m)
     /* A few empty slabs stay mapped on the device, as freed ranges do (shim_resid_spare.c:
        mapping a chunk anew costs the host more than the allocation it serves); a search for
        room releases them first (resid_slab_reclaim from the victim search). */
-    if (!u->slab->members && !u->slab->kept_empty && resid.empty_slabs < SLAB_KEEP_EMPTY &&
+    if (!u->slab->members && !u->slab->kept_empty && r->empty_slabs < SLAB_KEEP_EMPTY &&
         open_for_members(u) && !u->pins) {
         u->slab->kept_empty = true;
-        resid.empty_slabs++;
+        r->empty_slabs++;
         return;
     }
-    resid_slab_reclaim(u);
+    resid_slab_reclaim(r, u);
 }

@@ -31,12 +31,12 @@ struct resid_spare {
 
 /* Whether u is whole on the device with nothing in flight that a new owner must wait for
    beyond its chunks' own fences (lock held). */
-static bool whole(const struct resid_unit *u)
+static bool whole(struct resid_ctx *r, const struct resid_unit *u)
 {
-    if (u->state != RESID_DEVICE || u->slab || u->stuck || u->unsettled || u->held || u->graph ||
-        u->move || u->prefetching || resid.unmapped)
+    if (u->state != SHIM_RS_DEVICE || u->slab || u->stuck || u->unsettled || u->held || u->graph ||
+        u->move || u->prefetching || r->unmapped)
         return false;
-    if (u->ready && resid.drv->query(u->ready->event) != CUDA_SUCCESS)
+    if (u->ready && r->drv->query(u->ready->event) != CUDA_SUCCESS)
         return false;
     for (uint32_t i = 0; i < u->n; i++)
         if (!u->backing[i] || u->backing[i]->host)
@@ -46,33 +46,33 @@ static bool whole(const struct resid_unit *u)
 
 /* Unmaps spare s and returns its chunks to the pool, or sets them aside if the range could
    not be unmapped; frees s. Returns the chunks returned (lock held). */
-static uint32_t drop(struct resid_spare *s)
+static uint32_t drop(struct resid_ctx *r, struct resid_spare *s)
 {
-    resid.nspare_chunks -= s->n;
-    resid.nspares--;
-    uint32_t n = resid_unmap_range(s->va, s->mapped, s->backing, s->n) ? s->n : 0;
+    r->nspare_chunks -= s->n;
+    r->nspares--;
+    uint32_t n = resid_unmap_range(r, s->va, s->mapped, s->backing, s->n) ? s->n : 0;
     free(s->backing);
     free(s);
     return n;
 }
 
-bool resid_spare_keep(struct resid_unit *u)
+bool resid_spare_keep(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (!whole(u))
+    if (!whole(r, u))
         return false;
     struct resid_spare *s = malloc(sizeof *s);
     if (!s)
         return false;
     *s = (struct resid_spare){u->va, u->mapped, u->n, u->backing, NULL};
     u->backing = NULL; /* the spare owns the chunk array now */
-    struct resid_spare **l = &resid.spares;
+    struct resid_spare **l = &r->spares;
     while (*l)
         l = &(*l)->next;
     *l = s;
-    resid.nspares++;
-    resid.nspare_chunks += s->n;
-    while (resid.nspares > SPARE_MAX)
-        resid_spare_drop(1);
+    r->nspares++;
+    r->nspare_chunks += s->n;
+    while (r->nspares > SPARE_MAX)
+        resid_spare_drop(r, 1);
     return true;
 }
 
@@ -88,16 +88,17 @@ static void adopt(struct resid_unit *u, CUdeviceptr va, uint64_t mapped,
     }
 }
 
-bool resid_spare_take(struct resid_unit *u, CUstream stream, bool ordered, bool *reused)
+bool resid_spare_take(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered,
+                      bool *reused)
 {
     *reused = false;
-    for (struct resid_spare **l = &resid.spares; *l; l = &(*l)->next) {
+    for (struct resid_spare **l = &r->spares; *l; l = &(*l)->next) {
         struct resid_spare *s = *l;
         if (s->n != u->n)
             continue;
         *l = s->next;
-        resid.nspares--;
-        resid.nspare_chunks -= s->n;
+        r->nspares--;
+        r->nspare_chunks -= s->n;
         adopt(u, s->va, s->mapped, s->backing);
         free(s->backing);
         free(s);
@@ -107,28 +108,28 @@ bool resid_spare_take(struct resid_unit *u, CUstream stream, bool ordered, bool 
         return false;
     /* A free still pending on this stream: its range is reusable at once in the stream's
        order (the new owner's work is queued after the free). The dying unit ends here. */
-    for (struct resid_pending *p = resid.pending; p; p = p->next) {
+    for (struct resid_pending *p = r->pending; p; p = p->next) {
         struct resid_unit *d = p->unit;
-        if (!d || p->stream != stream || d->n != u->n || !whole(d))
+        if (!d || p->stream != stream || d->n != u->n || !whole(r, d))
             continue;
         p->unit = NULL; /* the pending entry only returns its event now */
-        resid_fsm(d, RESID_EV_FREE,
+        resid_fsm(r, d, SHIM_EV_FREE,
                   &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
         adopt(u, d->va, d->mapped, d->backing);
-        resid_unit_free(d);
+        resid_unit_free(r, d);
         *reused = true;
         return true;
     }
     return false;
 }
 
-uint32_t resid_spare_drop(uint32_t chunks)
+uint32_t resid_spare_drop(struct resid_ctx *r, uint32_t chunks)
 {
     uint32_t done = 0;
-    while (done < chunks && resid.spares) {
-        struct resid_spare *s = resid.spares;
-        resid.spares = s->next;
-        done += drop(s);
+    while (done < chunks && r->spares) {
+        struct resid_spare *s = r->spares;
+        r->spares = s->next;
+        done += drop(r, s);
     }
     return done;
 }

@@ -40,23 +40,23 @@ static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
 
 /* Brings u to the device for an operation on stream s (lock held, u pinned); CUDA_SUCCESS, or
    the error the operation must fail with (its range cannot be made usable). */
-static CUresult make_resident(struct resid_unit *u, CUstream s)
+static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstream s)
 {
-    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0)
+    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
         u->stuck = false;
     if (u->stuck) {
         SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range cannot be mapped again (the driver "
                                       "refuses): operations on it fail with the driver's error");
-        return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
+        return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     }
-    if (u->plan_out && u->state != RESID_DEVICE)
-        resid_plan_departed(u);
-    if (u->state == RESID_EVICTING && u->move)
-        resid_cancel_eviction(u, s);
+    if (u->plan_out && u->state != SHIM_RS_DEVICE)
+        resid_plan_departed(r, u);
+    if (u->state == SHIM_RS_EVICTING && u->move)
+        resid_cancel_eviction(r, u, s);
     struct resid_cause why = {SHIM_REASON_DEMAND, s, 0, UINT64_MAX};
-    if (u->state != RESID_HOST || resid_restore(u, &why) == 0 || u->state != RESID_HOST)
+    if (u->state != SHIM_RS_HOST || resid_restore(r, u, &why) == 0 || u->state != SHIM_RS_HOST)
         return CUDA_SUCCESS;
-    if (!resid.unmapped) {
+    if (!r->unmapped) {
         SHIM_LOG_ONCE(SHIM_LOG_INFO, "an operation needs more than the budget holds at once: it "
                                      "reads some data through the host link");
         return CUDA_SUCCESS;
@@ -64,10 +64,10 @@ static CUresult make_resident(struct resid_unit *u, CUstream s)
     /* An unmapped range cannot be read through the link: exceed the budget instead. */
     SHIM_LOG_ONCE(SHIM_LOG_WARN, "an operation needs more than the budget holds at once, and "
                                  "evicted ranges are unmapped: going over the budget for it");
-    resid.over_budget = true;
-    resid_restore(u, &why);
-    resid.over_budget = false;
-    if (u->state != RESID_HOST)
+    r->over_budget = true;
+    resid_restore(r, u, &why);
+    r->over_budget = false;
+    if (u->state != SHIM_RS_HOST)
         return CUDA_SUCCESS;
     SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back: the "
                                   "operation on it fails with out of memory");
@@ -86,22 +86,30 @@ static inline CUstream waiter_of(CUstream s, bool per_thread)
 static __thread const uint64_t *my_ids;
 static __thread uint32_t my_n;
 
-/* A handle in ids[] for a pinned unit: its address with bit 63 set, and bit 62 while the
-   operation reads it through its host mapping. Never an id: ids count up from 1 and only
-   managed ones carry bit 62, without bit 63; user-space addresses are below 2^47. */
-#define PINNED_BIT    ((uint64_t)1 << 63)
-#define HOST_READ_BIT ((uint64_t)1 << 62)
+/* While an operation is in progress (shim_resid_enter .. shim_resid_leave), each managed entry of
+   its ids[] holds a handle instead of the id: the pinned unit's address with RESID_HANDLE_PINNED,
+   plus RESID_HANDLE_HOST_READ while the operation reads the unit through its host mapping. A
+   handle is never an id: ids count up from 1, and managed ones carry SHIM_MANAGED_ID_TAG (bit 62)
+   and never bit 63; user-space addresses are below 2^47 and a unit is at least 8-aligned, so its
+   address leaves bit 0 free. The handle bits and the id tag are distinct (asserted below). */
+#define RESID_HANDLE_PINNED    ((uint64_t)1 << 63)
+#define RESID_HANDLE_HOST_READ ((uint64_t)1)
+#define RESID_HANDLE_BITS      (RESID_HANDLE_PINNED | RESID_HANDLE_HOST_READ)
+_Static_assert((RESID_HANDLE_BITS & SHIM_MANAGED_ID_TAG) == 0,
+               "a handle's bits must differ from the managed-id tag");
+_Static_assert(_Alignof(struct resid_unit) > RESID_HANDLE_HOST_READ,
+               "a unit's address must leave the host-read bit free");
 
 static inline struct resid_unit *unit_of_handle(uint64_t handle)
 {
-    return (struct resid_unit *)(uintptr_t)(handle & ~(PINNED_BIT | HOST_READ_BIT));
+    return (struct resid_unit *)(uintptr_t)(handle & ~RESID_HANDLE_BITS);
 }
 
 int resid_pinned_here(const struct resid_unit *u)
 {
     int n = 0;
     for (uint32_t i = 0; i < my_n; i++)
-        n += (my_ids[i] & PINNED_BIT) && unit_of_handle(my_ids[i]) == u;
+        n += (my_ids[i] & RESID_HANDLE_PINNED) && unit_of_handle(my_ids[i]) == u;
     return n;
 }
 
@@ -147,15 +155,15 @@ static uint64_t *save_ids(const uint64_t *ids, uint32_t n)
 }
 
 /* The unit with id, or NULL (lock held). */
-static inline struct resid_unit *managed(uint64_t id)
+static inline struct resid_unit *managed(struct resid_ctx *r, uint64_t id)
 {
     if (!(id & SHIM_MANAGED_ID_TAG))
         return NULL;
-    struct resid_unit *u = resid_find(id);
+    struct resid_unit *u = resid_find(r, id);
     if (u)
         return u;
-    struct resid_member *m = resid_member_find(id); /* a small allocation: its slab moves */
-    return m ? m->slab : NULL;
+    struct resid_member *m = resid_member_find(r, id); /* a small allocation: its slab moves */
+    return m ? m->unit : NULL;
 }
 
 static inline bool any_managed(const uint64_t *ids, uint32_t n)
@@ -169,31 +177,32 @@ static inline bool any_managed(const uint64_t *ids, uint32_t n)
 /* Orders the operation after fence *f (a copy that writes or reads the unit) until the fence
    is known done, then drops it: on the operation's stream, or on the host while capturing (a
    graph's replays cannot wait for it) or when the stream cannot wait. */
-static void wait_fence(struct resid_fence **f, CUstream waiter, bool capturing)
+static void wait_fence(struct resid_ctx *r, struct resid_fence **f, CUstream waiter, bool capturing)
 {
     if (!*f)
         return;
     CUevent e = (*f)->event;
-    if (resid.drv->query(e) != CUDA_SUCCESS &&
-        ((!capturing && resid.drv->wait_event(waiter, e) == CUDA_SUCCESS) ||
-         resid.drv->event_sync(e) != CUDA_SUCCESS))
+    if (r->drv->query(e) != CUDA_SUCCESS &&
+        ((!capturing && r->drv->wait_event(waiter, e) == CUDA_SUCCESS) ||
+         r->drv->event_sync(e) != CUDA_SUCCESS))
         return; /* not known done yet: the next user waits too */
-    resid_fence_drop(*f);
+    resid_fence_drop(r, *f);
     *f = NULL;
 }
 
 /* After the unit is resident: the stream is remembered, and waits for what made its data. */
-static CUresult ready_for(struct resid_unit *u, CUstream stream, bool per_thread, bool capturing)
+static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream stream,
+                          bool per_thread, bool capturing)
 {
-    if (u->state == RESID_RESTORING)
-        resid_wait_move(u, SHIM_REASON_DEMAND);
-    if (u->stuck && resid_map(u->va, u->backing, u->n) == 0) /* the restore's remap failed */
+    if (u->state == SHIM_RS_RESTORING)
+        resid_wait_move(r, u, SHIM_REASON_DEMAND);
+    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0) /* the restore's remap failed */
         u->stuck = false;
     if (u->stuck)
-        return resid.last_error ? resid.last_error : CUDA_ERROR_UNKNOWN;
+        return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     /* A copy that made its data or chunks, or still reads them: every user waits for it. */
-    wait_fence(&u->ready, waiter_of(stream, per_thread), capturing);
-    wait_fence(&u->reading, waiter_of(stream, per_thread), capturing);
+    wait_fence(r, &u->ready, waiter_of(stream, per_thread), capturing);
+    wait_fence(r, &u->reading, waiter_of(stream, per_thread), capturing);
     /* Only now: a restore's fence above must not swallow this operation's touch. */
     if (!capturing)
         note_stream(u, stream, per_thread);
@@ -204,10 +213,11 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
                       CUresult *refuse)
 {
     shim_streams_note(stream, per_thread); /* what a later wait for the program must cover */
-    /* A launch touching no managed memory selects no manager (with several, that would ask the
+    /* A launch touching no managed memory looks up no manager (with several, that would ask the
        driver for the current device on every launch); the plan is the primary manager's. */
-    if (!any_managed(ids, n) || !resid_use_for_operation() ||
-        !atomic_load_explicit(&resid.on, memory_order_acquire)) {
+    struct resid_ctx *r;
+    if (!any_managed(ids, n) || !(r = resid_for_operation()) ||
+        !atomic_load_explicit(&r->on, memory_order_acquire)) {
         if (launch && shim_resid_plan_on())
             shim_resid_plan_tick(); /* the plan's actions before this launch all the same */
         return false;
@@ -217,58 +227,58 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     bool any = false;
     CUstream waiter = waiter_of(stream, per_thread);
     saved = save_ids(ids, n);
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     for (uint32_t i = 0; i < n; i++) {
-        struct resid_unit *u = managed(ids[i]);
+        struct resid_unit *u = managed(r, ids[i]);
         if (!u)
             continue;
         atomic_fetch_add_explicit(&u->pins, 1, memory_order_relaxed);
         u->last_use = now;
-        resid.policy->touch(u, now);
+        r->policy->touch(u, now);
         if (capturing)
             u->graph = true; /* replays are invisible: it stays on the device from now on */
-        ids[i] = (uint64_t)(uintptr_t)u | PINNED_BIT;
+        ids[i] = (uint64_t)(uintptr_t)u | RESID_HANDLE_PINNED;
         any = true;
     }
     my_ids = ids; /* a search for room must not wait for this operation's own pins */
     my_n = n;
     /* The plan's moves before this operation: after its pins, so none moves what it uses. */
-    if (launch && resid.plan)
-        resid_plan_advance(now);
+    if (launch && r->plan)
+        resid_plan_advance(r, now);
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
-        CUresult rc = make_resident(unit_of_handle(ids[i]), waiter);
+        CUresult rc = make_resident(r, unit_of_handle(ids[i]), waiter);
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
     }
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
         struct resid_unit *u = unit_of_handle(ids[i]);
-        CUresult rc = ready_for(u, stream, per_thread, capturing);
+        CUresult rc = ready_for(r, u, stream, per_thread, capturing);
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
         /* Read through the host mapping: its fence cannot cover this operation until it is
            submitted, so no restore may remap the range before then (resid_restore). Its other
            units' waits may drop the lock, hence here, after the last one for u. */
-        if (u->state == RESID_HOST && !resid.unmapped) {
-            ids[i] |= HOST_READ_BIT;
+        if (u->state == SHIM_RS_HOST && !r->unmapped) {
+            ids[i] |= RESID_HANDLE_HOST_READ;
             atomic_fetch_add_explicit(&u->host_readers, 1, memory_order_relaxed);
         }
     }
     my_n = 0;
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_unlock(&r->lock);
     return any;
 }
 
 void shim_resid_leave(uint64_t *ids, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (!(ids[i] & PINNED_BIT))
+        if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
         struct resid_unit *u = unit_of_handle(ids[i]);
-        if (ids[i] & HOST_READ_BIT)
+        if (ids[i] & RESID_HANDLE_HOST_READ)
             atomic_fetch_sub_explicit(&u->host_readers, 1, memory_order_release);
         ids[i] = saved ? saved[i] : u->id;
         atomic_fetch_sub_explicit(&u->pins, 1, memory_order_release);

@@ -77,7 +77,8 @@ enum shim_pin_reason {
 };
 
 /* Residency state of a unit (what moves: one managed allocation, or a slab that packs
-   several small managed allocations into one 2 MiB chunk). */
+   several small managed allocations into one 2 MiB chunk). The residency manager's state machine
+   (shim/resid/shim_resid_fsm.c) uses these names and the events below; the tools read them. */
 enum shim_resid_state {
     SHIM_RS_NONE = 0, /* before it exists / after it is gone */
     SHIM_RS_DEVICE = 1,
@@ -94,6 +95,8 @@ enum shim_resid_event {
     SHIM_EV_CANCEL = 4,    /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
     SHIM_EV_ERROR = 5,     /* a driver call failed: the step was undone (state restored) */
     SHIM_EV_FREE = 6,      /* the program freed it (-> NONE) */
+    SHIM_EV_CREATE = 7,    /* it was made (NONE -> DEVICE): the residency manager's own event,
+                              never written to a trace (the allocation or slab record says it) */
     SHIM_EV_ORDERED = 8,   /* a restore's range was remapped before its copy ended: its users
                               wait for the copy in stream order (RESTORING -> DEVICE) */
 };

@@ -1,18 +1,24 @@
 /* test_resid_unit.c — the residency manager's state machine, policy seam, slabs and failure
  * handling, against a fake driver seam (fake_driver.c): no simulator, no threads, every
- * outcome exact. The residency state is one process-wide context, so the tests share it and
- * check differences. */
+ * outcome exact. The entry points find device 0's manager (the test has no real driver), so
+ * the tests that go through them share it and check differences; a test of internals alone
+ * makes a manager of its own (resid_ctx_init). */
 #include "fake_driver.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #define MiB    ((uint64_t)1 << 20)
 #define STREAM ((CUstream)(uintptr_t)0x5000)
+
+/* The manager under test: device 0's, which the entry points find (the test has no real driver,
+   so its current device is 0); made afresh by main before it starts on the fake driver. */
+static struct resid_ctx *r;
 
 static uint64_t id_of(CUdeviceptr p)
 {
@@ -78,9 +84,9 @@ static bool holds(CUdeviceptr p, uint64_t bytes, uint8_t seed)
 
 static struct resid_unit *unit_of(CUdeviceptr p)
 {
-    pthread_mutex_lock(&resid.lock);
-    struct resid_unit *u = resid_find(id_of(p));
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *u = resid_find(r, id_of(p));
+    pthread_mutex_unlock(&r->lock);
     return u;
 }
 
@@ -89,26 +95,26 @@ static struct resid_unit *unit_of(CUdeviceptr p)
 static void evict_by_hand(CUdeviceptr p)
 {
     struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
-    pthread_mutex_lock(&resid.lock);
-    struct resid_unit *u = resid_find(id_of(p));
-    struct resid_member *m = u ? NULL : resid_member_find(id_of(p));
-    assert_int_equal(resid_evict(u ? u : m->slab, &why), 0);
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *u = resid_find(r, id_of(p));
+    struct resid_member *m = u ? NULL : resid_member_find(r, id_of(p));
+    assert_int_equal(resid_evict(r, u ? u : m->unit, &why), 0);
+    pthread_mutex_unlock(&r->lock);
 }
 
 static void budget_chunks(uint64_t n)
 {
-    resid.budget = n * FAKE_GRAN;
-    resid.slack = 0;
+    r->budget = n * FAKE_GRAN;
+    r->slack = 0;
 }
 
 /* Lets every move in flight finish (events complete at once unless held). */
 static void settle(void)
 {
-    pthread_mutex_lock(&resid.lock);
-    while (resid.queue)
-        resid_move_poll(resid.queue, true);
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    while (r->queue)
+        resid_move_poll(r, r->queue, true);
+    pthread_mutex_unlock(&r->lock);
 }
 
 static int setup(void **state)
@@ -118,55 +124,98 @@ static int setup(void **state)
     fake_hold_events(false);
     shim.min_managed_bytes = 4096;
     budget_chunks(64);
-    pthread_mutex_lock(&resid.lock); /* pooled chunks of earlier tests do not count */
-    resid_trim_device(UINT64_MAX);
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock); /* pooled chunks of earlier tests do not count */
+    resid_trim_device(r, UINT64_MAX);
+    pthread_mutex_unlock(&r->lock);
     return 0;
 }
 
 /* ---- the table ---- */
+
+/* A manager of its own, never started: the tables by id grow past their first size and keep
+   every entry findable; erasing leaves the others. */
+static void test_tables_on_a_fresh_manager(void **state)
+{
+    (void)state;
+    struct resid_ctx mine;
+    resid_ctx_init(&mine, NULL);
+    mine.gran = FAKE_GRAN;
+    enum { N = 3000 }; /* past the first 1024 slots twice */
+    static struct resid_unit units[N];
+    static struct resid_member members[N];
+    for (uint64_t i = 0; i < N; i++) {
+        units[i].id = SHIM_MANAGED_ID_TAG | (i + 1);
+        members[i].id = SHIM_MANAGED_ID_TAG | (N + i + 1);
+        assert_int_equal(resid_insert(&mine, &units[i]), 0);
+        assert_int_equal(resid_member_insert(&mine, &members[i]), 0);
+    }
+    assert_int_equal(mine.nunits, N);
+    assert_int_equal(mine.nmembers, N);
+    assert_true(mine.units_cap >= N && mine.members_cap >= N);
+    for (uint64_t i = 0; i < N; i++) {
+        assert_ptr_equal(resid_find(&mine, units[i].id), &units[i]);
+        assert_ptr_equal(resid_member_find(&mine, members[i].id), &members[i]);
+        assert_null(resid_find(&mine, members[i].id)); /* the tables are apart */
+    }
+    for (uint64_t i = 0; i < N; i += 2) {
+        resid_erase(&mine, &units[i]);
+        resid_member_erase(&mine, &members[i]);
+    }
+    assert_int_equal(mine.nunits, N / 2);
+    assert_int_equal(mine.nmembers, N / 2);
+    for (uint64_t i = 0; i < N; i++) {
+        assert_ptr_equal(resid_find(&mine, units[i].id), i % 2 ? &units[i] : NULL);
+        assert_ptr_equal(resid_member_find(&mine, members[i].id), i % 2 ? &members[i] : NULL);
+    }
+    free(mine.units);
+    free(mine.members);
+    assert_int_equal(atomic_load(&resid_ctxs[0].on), true); /* the shared manager is untouched */
+    assert_ptr_not_equal(resid_primary(), &mine);
+}
 
 static void test_fsm_table(void **state)
 {
     (void)state;
     /* The transitions DESIGN.md section 4 draws, written out independently of the table. */
     static const struct {
-        enum resid_state from;
-        enum resid_event ev;
+        enum shim_resid_state from;
+        enum shim_resid_event ev;
         int to;
     } want[] = {
-        {RESID_NONE, RESID_EV_CREATE, RESID_DEVICE},
-        {RESID_DEVICE, RESID_EV_EVICT, RESID_EVICTING},
-        {RESID_EVICTING, RESID_EV_COPY_DONE, RESID_HOST},
-        {RESID_EVICTING, RESID_EV_CANCEL, RESID_DEVICE},
-        {RESID_EVICTING, RESID_EV_ERROR, RESID_DEVICE},
-        {RESID_HOST, RESID_EV_RESTORE, RESID_RESTORING},
-        {RESID_RESTORING, RESID_EV_COPY_DONE, RESID_DEVICE},
-        {RESID_RESTORING, RESID_EV_ERROR, RESID_HOST},
-        {RESID_RESTORING, RESID_EV_ORDERED, RESID_DEVICE},
-        {RESID_DEVICE, RESID_EV_FREE, RESID_NONE},
-        {RESID_HOST, RESID_EV_FREE, RESID_NONE},
+        {SHIM_RS_NONE, SHIM_EV_CREATE, SHIM_RS_DEVICE},
+        {SHIM_RS_DEVICE, SHIM_EV_EVICT, SHIM_RS_EVICTING},
+        {SHIM_RS_EVICTING, SHIM_EV_COPY_DONE, SHIM_RS_HOST},
+        {SHIM_RS_EVICTING, SHIM_EV_CANCEL, SHIM_RS_DEVICE},
+        {SHIM_RS_EVICTING, SHIM_EV_ERROR, SHIM_RS_DEVICE},
+        {SHIM_RS_HOST, SHIM_EV_RESTORE, SHIM_RS_RESTORING},
+        {SHIM_RS_RESTORING, SHIM_EV_COPY_DONE, SHIM_RS_DEVICE},
+        {SHIM_RS_RESTORING, SHIM_EV_ERROR, SHIM_RS_HOST},
+        {SHIM_RS_RESTORING, SHIM_EV_ORDERED, SHIM_RS_DEVICE},
+        {SHIM_RS_DEVICE, SHIM_EV_FREE, SHIM_RS_NONE},
+        {SHIM_RS_HOST, SHIM_EV_FREE, SHIM_RS_NONE},
     };
     int allowed = 0;
-    for (int s = RESID_NONE; s <= RESID_RESTORING; s++) {
-        for (int e = RESID_EV_EVICT; e <= RESID_EV_ORDERED; e++) {
+    for (int s = SHIM_RS_NONE; s <= SHIM_RS_RESTORING; s++) {
+        for (int e = SHIM_EV_EVICT; e <= SHIM_EV_ORDERED; e++) {
             int expect = -1;
             for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-                if (want[i].from == (enum resid_state)s && want[i].ev == (enum resid_event)e)
+                if (want[i].from == (enum shim_resid_state)s &&
+                    want[i].ev == (enum shim_resid_event)e)
                     expect = want[i].to;
             allowed += expect >= 0;
-            assert_int_equal(resid_fsm_next((enum resid_state)s, (enum resid_event)e), expect);
+            assert_int_equal(resid_fsm_next((enum shim_resid_state)s, (enum shim_resid_event)e),
+                             expect);
         }
     }
     assert_int_equal(allowed, 11);
     /* A unit moving may not be freed, and a refused event changes nothing. */
-    struct resid_unit u = {.id = 7, .state = RESID_EVICTING};
-    uint64_t before = resid.transitions[RESID_EVICTING][RESID_NONE];
-    assert_int_equal(resid_fsm(&u, RESID_EV_FREE, NULL), -1);
-    assert_int_equal(u.state, RESID_EVICTING);
-    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_NONE], before);
-    assert_int_equal(resid_fsm(&u, RESID_EV_CANCEL, NULL), 0);
-    assert_int_equal(u.state, RESID_DEVICE);
+    struct resid_unit u = {.id = 7, .state = SHIM_RS_EVICTING};
+    uint64_t before = r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE];
+    assert_int_equal(resid_fsm(r, &u, SHIM_EV_FREE, NULL), -1);
+    assert_int_equal(u.state, SHIM_RS_EVICTING);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE], before);
+    assert_int_equal(resid_fsm(r, &u, SHIM_EV_CANCEL, NULL), 0);
+    assert_int_equal(u.state, SHIM_RS_DEVICE);
 }
 
 /* ---- moves ---- */
@@ -175,26 +224,26 @@ static void test_evict_and_restore_keep_data(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t ev = resid.transitions[RESID_EVICTING][RESID_HOST];
-    uint64_t re = resid.transitions[RESID_RESTORING][RESID_DEVICE];
+    uint64_t ev = r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST];
+    uint64_t re = r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 1);
     touch(a);
     CUdeviceptr b = alloc(3 * MiB), c = alloc(3 * MiB); /* a is the least recently used */
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_HOST);
     assert_true(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 1)); /* read through the host mapping */
-    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_HOST], ev + 1);
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST], ev + 1);
+    assert_true(r->dev_bytes <= r->budget);
     touch(a); /* back to the device, evicting b */
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
     assert_false(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 1));
-    assert_int_equal(resid.transitions[RESID_RESTORING][RESID_DEVICE], re + 1);
-    assert_int_equal(unit_of(b)->state, RESID_HOST);
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_int_equal(r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE], re + 1);
+    assert_int_equal(unit_of(b)->state, SHIM_RS_HOST);
+    assert_true(r->dev_bytes <= r->budget);
     release(a, false);
     release(b, false);
     release(c, false);
@@ -213,39 +262,39 @@ static void test_restore_is_ordered_on_the_device(void **state)
     evict_by_hand(a);
     settle();
     assert_true(fake_on_host(a));
-    uint64_t ordered = resid.transitions[RESID_RESTORING][RESID_DEVICE];
+    uint64_t ordered = r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE];
     uint64_t syncs = fake.event_syncs, waits = fake.waits_on_pending;
     fake_hold_events(true);
     touch(a);
     struct resid_unit *u = unit_of(a);
-    assert_int_equal(u->state, RESID_DEVICE); /* remapped already... */
-    assert_non_null(u->move);                 /* ...with its copy in flight */
+    assert_int_equal(u->state, SHIM_RS_DEVICE); /* remapped already... */
+    assert_non_null(u->move);                   /* ...with its copy in flight */
     assert_false(fake_on_host(a));
     assert_int_equal(fake.event_syncs, syncs);          /* the host did not wait */
     assert_int_equal(fake.waits_on_pending, waits + 1); /* the stream did */
-    assert_int_equal(resid.transitions[RESID_RESTORING][RESID_DEVICE], ordered + 1);
-    uint64_t host_free = resid.nfree_host;
+    assert_int_equal(r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE], ordered + 1);
+    uint64_t host_free = r->nfree_host;
     touch(a); /* a second user waits too, while the copy is not known done */
     assert_int_equal(fake.waits_on_pending, waits + 2);
-    assert_int_equal(resid.nfree_host, host_free); /* the source is held */
+    assert_int_equal(r->nfree_host, host_free); /* the source is held */
     fake_hold_events(false);
     settle();
     assert_null(u->move);
-    assert_int_equal(resid.nfree_host, host_free + 2); /* given back after the copy */
+    assert_int_equal(r->nfree_host, host_free + 2); /* given back after the copy */
     assert_true(holds(a, 3 * MiB, 7));
 
     /* Touched on the host (zero-copy) while evicted: that work may still read the host
        mapping, so the range changes only once the copy is known done. */
     evict_by_hand(a);
     settle();
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     u->streams[u->nstreams++] = STREAM; /* what a launch reading it on the host notes */
     struct resid_cause why = {SHIM_REASON_DEMAND, NULL, 0, UINT64_MAX};
-    assert_int_equal(resid_restore(u, &why), 0);
-    assert_int_equal(u->state, RESID_RESTORING);
-    pthread_mutex_unlock(&resid.lock);
+    assert_int_equal(resid_restore(r, u, &why), 0);
+    assert_int_equal(u->state, SHIM_RS_RESTORING);
+    pthread_mutex_unlock(&r->lock);
     settle();
-    assert_int_equal(u->state, RESID_DEVICE);
+    assert_int_equal(u->state, SHIM_RS_DEVICE);
     assert_true(holds(a, 3 * MiB, 7));
     release(a, false);
 }
@@ -270,13 +319,13 @@ static void test_policy_seam_chooses_victim(void **state)
     CUdeviceptr newer = a > b ? a : b, older = a > b ? b : a;
     touch(newer); /* least recently used would now evict `older` */
     static const struct resid_policy highest = {"highest-address", no_touch, by_address};
-    const struct resid_policy *saved = resid.policy;
-    resid.policy = &highest;
+    const struct resid_policy *saved = r->policy;
+    r->policy = &highest;
     CUdeviceptr c = alloc(3 * MiB);
     settle();
-    resid.policy = saved;
-    assert_int_equal(unit_of(newer)->state, RESID_HOST);
-    assert_int_equal(unit_of(older)->state, RESID_DEVICE);
+    r->policy = saved;
+    assert_int_equal(unit_of(newer)->state, SHIM_RS_HOST);
+    assert_int_equal(unit_of(older)->state, SHIM_RS_DEVICE);
     release(a, false);
     release(b, false);
     release(c, false);
@@ -286,7 +335,7 @@ static void test_failed_remap_rolls_back(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t errors = resid.transitions[RESID_EVICTING][RESID_DEVICE];
+    uint64_t errors = r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 9);
     CUdeviceptr b = alloc(3 * MiB);
@@ -294,9 +343,9 @@ static void test_failed_remap_rolls_back(void **state)
     CUdeviceptr c = alloc(3 * MiB);                   /* evicts a; the retry evicts b */
     settle();
     assert_int_equal(fake.injected > 0, 1);
-    assert_true(resid.transitions[RESID_EVICTING][RESID_DEVICE] > errors); /* ERROR taken */
+    assert_true(r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE] > errors); /* ERROR taken */
     assert_true(holds(a, 3 * MiB, 9));
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_true(r->dev_bytes <= r->budget);
     release(a, false);
     release(b, false);
     release(c, false);
@@ -320,37 +369,37 @@ static void test_single_failures_never_reach_the_program(void **state)
             settle();
             fake_fail(NULL, 0, false, CUDA_SUCCESS);
             assert_true(holds(a, 3 * MiB, (uint8_t)(e + n)));
-            assert_true(resid.dev_bytes <= resid.budget);
+            assert_true(r->dev_bytes <= r->budget);
             release(a, false);
             release(b, false);
             release(c, false);
         }
     }
-    assert_int_equal(resid.sticky, 0);
+    assert_int_equal(r->sticky, 0);
 }
 
 static void test_cancel_keeps_device_copy(void **state)
 {
     (void)state;
     budget_chunks(4);
-    uint64_t cancels = resid.transitions[RESID_EVICTING][RESID_DEVICE];
+    uint64_t cancels = r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE];
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 3);
     CUdeviceptr b = alloc(2 * MiB + 4096);
     fake_hold_events(true);
     /* Room for c needs a's eviction over; with its copy held, make it by hand. */
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
-    assert_int_equal(resid_evict(resid_find(id_of(a)), &why), 0);
-    assert_int_equal(resid_find(id_of(a))->state, RESID_EVICTING);
-    pthread_mutex_unlock(&resid.lock);
+    assert_int_equal(resid_evict(r, resid_find(r, id_of(a)), &why), 0);
+    assert_int_equal(resid_find(r, id_of(a))->state, SHIM_RS_EVICTING);
+    pthread_mutex_unlock(&r->lock);
     touch(a); /* cancels */
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
-    assert_int_equal(resid.transitions[RESID_EVICTING][RESID_DEVICE], cancels + 1);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
+    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_DEVICE], cancels + 1);
     assert_false(fake_on_host(a));
     fake_hold_events(false);
     settle();
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE); /* the cancelled copy changes nothing */
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE); /* the cancelled copy changes nothing */
     assert_true(holds(a, 3 * MiB, 3));
     release(a, false);
     release(b, false);
@@ -369,22 +418,22 @@ static void test_cancelled_copy_fences_freed_chunks(void **state)
     fake_hold_events(true);
     evict_by_hand(a);
     touch(a); /* cancels: the copy is still running */
-    assert_int_equal(unit_of(a)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_DEVICE);
     /* An asynchronous free whose event cannot be recorded waits for the program's stream
        only: that says nothing about the shim's copy. */
     fake_fail("record", 1, false, CUDA_ERROR_UNKNOWN);
     release(a, true);
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
     uint64_t chunks = fake.device_chunks;
-    pthread_mutex_lock(&resid.lock);
-    resid_trim_device(UINT64_MAX); /* the copy's source chunks stay */
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    resid_trim_device(r, UINT64_MAX); /* the copy's source chunks stay */
+    pthread_mutex_unlock(&r->lock);
     assert_int_equal(fake.device_chunks, chunks);
     CUdeviceptr c = alloc(3 * MiB); /* a's chunks again */
     assert_int_equal(fake.device_chunks, chunks);
     struct resid_unit *u = unit_of(c);
     assert_non_null(u->ready);
-    assert_int_equal(resid.drv->query(u->ready->event), CUDA_ERROR_NOT_READY);
+    assert_int_equal(r->drv->query(u->ready->event), CUDA_ERROR_NOT_READY);
     uint64_t waits = fake.waits_on_pending;
     touch(c); /* its first use waits for the copy in stream order */
     assert_int_equal(fake.waits_on_pending, waits + 1);
@@ -422,13 +471,13 @@ static void test_no_restore_under_a_host_read_in_progress(void **state)
     assert_int_equal(unit_of(a)->host_readers, 1);
     atomic_fetch_sub(&ub->pins, 1); /* room can be made now */
     atomic_fetch_sub(&uc->pins, 1);
-    uint64_t restores = resid.transitions[RESID_HOST][RESID_RESTORING];
+    uint64_t restores = r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING];
     uint64_t second[1] = {id_of(a)};
     tick();
     assert_true(shim_resid_enter(second, 1, (CUstream)(uintptr_t)0x6000, false, true, &refuse));
     assert_int_equal(refuse, CUDA_SUCCESS);
-    assert_int_equal(resid.transitions[RESID_HOST][RESID_RESTORING], restores);
-    assert_int_equal(unit_of(a)->state, RESID_HOST);
+    assert_int_equal(r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING], restores);
+    assert_int_equal(unit_of(a)->state, SHIM_RS_HOST);
     assert_true(fake_on_host(a));
     assert_int_equal(unit_of(a)->host_readers, 2);
     shim_resid_leave(second, 1);
@@ -444,7 +493,7 @@ static void test_no_restore_under_a_host_read_in_progress(void **state)
     assert_int_equal(unit_of(a)->host_readers, 0);
     touch(a);
     settle();
-    assert_int_equal(resid.transitions[RESID_HOST][RESID_RESTORING], restores + 1);
+    assert_int_equal(r->transitions[SHIM_RS_HOST][SHIM_RS_RESTORING], restores + 1);
     assert_false(fake_on_host(a));
     assert_true(holds(a, 3 * MiB, 21));
     release(a, false);
@@ -468,16 +517,16 @@ static void test_room_from_done_moves_before_waiting(void **state)
     CUdeviceptr z = alloc(3 * MiB);
     fill(z, 3 * MiB, 33);
     fake_hold_events(true);
-    pthread_mutex_lock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
     struct resid_cause why = {SHIM_REASON_PREFETCH, NULL, 0, UINT64_MAX};
-    assert_int_equal(resid_restore(resid_find(id_of(x)), &why), 0); /* its copy is held */
-    pthread_mutex_unlock(&resid.lock);
+    assert_int_equal(resid_restore(r, resid_find(r, id_of(x)), &why), 0); /* its copy is held */
+    pthread_mutex_unlock(&r->lock);
     fake_hold_keep();
     evict_by_hand(z); /* done at once, not yet completed: nobody polled it */
-    assert_int_equal(unit_of(z)->state, RESID_EVICTING);
+    assert_int_equal(unit_of(z)->state, SHIM_RS_EVICTING);
     uint64_t syncs = fake.event_syncs;
     CUdeviceptr w = alloc(3 * MiB); /* room: z's chunks, once its eviction is completed */
-    assert_int_equal(unit_of(z)->state, RESID_HOST);
+    assert_int_equal(unit_of(z)->state, SHIM_RS_HOST);
     assert_non_null(unit_of(x)->move); /* its copy back was not waited for */
     assert_int_equal(fake.event_syncs, syncs);
     fake_hold_events(false);
@@ -499,18 +548,18 @@ static void test_wait_is_bounded(void **state)
     CUdeviceptr a = alloc(3 * MiB);
     fill(a, 3 * MiB, 5);
     fake_hold_events(true); /* the copy never shows as done... */
-    pthread_mutex_lock(&resid.lock);
-    struct resid_unit *u = resid_find(id_of(a));
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *u = resid_find(r, id_of(a));
     struct resid_cause why = {SHIM_REASON_BUDGET, NULL, 1, UINT64_MAX};
-    assert_int_equal(resid_evict(u, &why), 0);
+    assert_int_equal(resid_evict(r, u, &why), 0);
     fake_fail("event_sync", 1, true, CUDA_ERROR_UNKNOWN); /* ...and cannot be waited for */
     uint64_t syncs = fake.event_syncs;
-    resid_wait_move(u, SHIM_REASON_DEMAND);
+    resid_wait_move(r, u, SHIM_REASON_DEMAND);
     assert_null(u->move);
-    assert_int_equal(u->state, RESID_DEVICE); /* given up: the device copy is the data */
+    assert_int_equal(u->state, SHIM_RS_DEVICE); /* given up: the device copy is the data */
     assert_int_equal(fake.event_syncs, syncs);
-    pthread_mutex_unlock(&resid.lock);
-    assert_true(resid.aside_bytes > 0); /* its destination may still be written: not reused */
+    pthread_mutex_unlock(&r->lock);
+    assert_true(r->aside_bytes > 0); /* its destination may still be written: not reused */
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
     uint64_t waits = fake.waits_on_pending;
     touch(a); /* the given-up copy may still read a: a write waits for it in stream order */
@@ -532,10 +581,10 @@ static void test_sticky_error_reaches_the_program(void **state)
     CUresult rc = CUDA_SUCCESS;
     assert_true(shim_resid_alloc(&c, 3 * MiB, STREAM, false, false, &rc));
     assert_int_equal(rc, CUDA_ERROR_ILLEGAL_ADDRESS);
-    assert_int_equal(resid.sticky, CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_int_equal(r->sticky, CUDA_ERROR_ILLEGAL_ADDRESS);
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
     fake_hold_events(false);
-    resid.sticky = CUDA_SUCCESS; /* the other tests go on with a healthy device */
+    r->sticky = CUDA_SUCCESS; /* the other tests go on with a healthy device */
     settle();
     release(a, false);
     release(b, false);
@@ -560,11 +609,11 @@ static void test_small_allocations_share_slabs(void **state)
         if (i > 0) /* launches find each allocation by its own id... */
             assert_int_not_equal(id_of(p[i]), id_of(p[i - 1]));
         assert_int_equal(id_of(p[i] + 16 * 1024 - 1), id_of(p[i]));
-        pthread_mutex_lock(&resid.lock); /* ...and residency finds its slab */
-        struct resid_member *m = resid_member_find(id_of(p[i]));
+        pthread_mutex_lock(&r->lock); /* ...and residency finds its slab */
+        struct resid_member *m = resid_member_find(r, id_of(p[i]));
         assert_non_null(m);
-        assert_ptr_equal(m->slab, resid_member_find(id_of(p[0]))->slab);
-        pthread_mutex_unlock(&resid.lock);
+        assert_ptr_equal(m->unit, resid_member_find(r, id_of(p[0]))->unit);
+        pthread_mutex_unlock(&r->lock);
     }
     for (int i = 0; i < N; i++)
         release(p[i], false);
@@ -579,13 +628,13 @@ static void test_cancelled_slab_copy_fences_every_member(void **state)
     CUdeviceptr p = alloc(16 * 1024), q = alloc(16 * 1024);
     assert_true(p / FAKE_GRAN == q / FAKE_GRAN);
     fake_hold_events(true);
-    pthread_mutex_lock(&resid.lock);
-    struct resid_unit *slab = resid_member_find(id_of(p))->slab;
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *slab = resid_member_find(r, id_of(p))->unit;
+    pthread_mutex_unlock(&r->lock);
     evict_by_hand(p);
     uint64_t waits = fake.waits_on_pending;
     touch(p); /* cancels */
-    assert_int_equal(slab->state, RESID_DEVICE);
+    assert_int_equal(slab->state, SHIM_RS_DEVICE);
     assert_int_equal(fake.waits_on_pending, waits + 1);
     touch(q); /* another member: the copy may still read it */
     assert_int_equal(fake.waits_on_pending, waits + 2);
@@ -603,15 +652,15 @@ static void test_small_allocations_fit_a_tight_budget(void **state)
     (void)state;
     enum { N = 400 }; /* 6.25 MiB of 16 KiB allocations under a 4 MiB budget */
     budget_chunks(2);
-    uint64_t ev = resid.transitions[RESID_EVICTING][RESID_HOST];
+    uint64_t ev = r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST];
     static CUdeviceptr p[N];
     for (int i = 0; i < N; i++) {
         p[i] = alloc(16 * 1024);
         fill(p[i], 16 * 1024, (uint8_t)(i * 7));
     }
     settle();
-    assert_true(resid.transitions[RESID_EVICTING][RESID_HOST] >= ev + 2);
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_true(r->transitions[SHIM_RS_EVICTING][SHIM_RS_HOST] >= ev + 2);
+    assert_true(r->dev_bytes <= r->budget);
     for (int i = 0; i < N; i += 37) { /* touched again: restored, bytes intact */
         touch(p[i]);
         settle();
@@ -620,15 +669,15 @@ static void test_small_allocations_fit_a_tight_budget(void **state)
     }
     for (int i = 0; i < N; i++)
         assert_true(holds(p[i], 16 * 1024, (uint8_t)(i * 7)));
-    uint64_t units = resid.nunits;
+    uint64_t units = r->nunits;
     for (int i = 0; i < N; i++)
         release(p[i], i % 2 == 0);
-    pthread_mutex_lock(&resid.lock);
-    while (resid_reap(true))
+    pthread_mutex_lock(&r->lock);
+    while (resid_reap(r, true))
         ;
-    pthread_mutex_unlock(&resid.lock);
-    assert_true(resid.nunits < units); /* empty slabs went */
-    assert_int_equal(resid.nmembers, 0);
+    pthread_mutex_unlock(&r->lock);
+    assert_true(r->nunits < units); /* empty slabs went */
+    assert_int_equal(r->nmembers, 0);
 }
 
 static void test_oversized_allocation_is_out_of_memory(void **state)
@@ -639,7 +688,7 @@ static void test_oversized_allocation_is_out_of_memory(void **state)
     CUresult rc = CUDA_SUCCESS;
     assert_true(shim_resid_alloc(&p, 5 * MiB, STREAM, false, false, &rc));
     assert_int_equal(rc, CUDA_ERROR_OUT_OF_MEMORY);
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_true(r->dev_bytes <= r->budget);
 }
 
 /* ---- the reactive policy ---- */
@@ -711,14 +760,14 @@ static void test_freed_range_is_reused_without_vmm_calls(void **state)
     CUdeviceptr q = alloc(4 * MiB);
     assert_int_equal(q, p);
     assert_int_equal(vmm_calls(), calls);
-    assert_int_equal(unit_of(q)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(q)->state, SHIM_RS_DEVICE);
     fill(q, 4 * MiB, 7);
     assert_true(holds(q, 4 * MiB, 7));
-    CUdeviceptr r = alloc(6 * MiB);
-    assert_int_not_equal(r, p);
+    CUdeviceptr other = alloc(6 * MiB);
+    assert_int_not_equal(other, p);
     assert_true(vmm_calls() > calls);
     release(q, false);
-    release(r, false);
+    release(other, false);
 }
 
 /* Spare ranges are free memory: a search for room unmaps one before it evicts anything. */
@@ -729,15 +778,15 @@ static void test_spares_give_room_before_anything_moves(void **state)
     CUdeviceptr a = alloc(4 * MiB), b = alloc(4 * MiB);
     fill(b, 4 * MiB, 3);
     release(a, false); /* a spare of two chunks: the budget is full */
-    assert_int_equal(resid.nspares, 1);
-    uint64_t evictions = resid.evictions, unmaps = fake.unmaps;
+    assert_int_equal(r->nspares, 1);
+    uint64_t evictions = r->evictions, unmaps = fake.unmaps;
     CUdeviceptr c = alloc(2 * MiB); /* one chunk: no spare of its size */
-    assert_int_equal(resid.evictions, evictions);
-    assert_int_equal(resid.nspares, 0);
+    assert_int_equal(r->evictions, evictions);
+    assert_int_equal(r->nspares, 0);
     assert_true(fake.unmaps > unmaps);
-    assert_int_equal(unit_of(b)->state, RESID_DEVICE);
+    assert_int_equal(unit_of(b)->state, SHIM_RS_DEVICE);
     assert_true(holds(b, 4 * MiB, 3));
-    assert_true(resid.dev_bytes <= resid.budget);
+    assert_true(r->dev_bytes <= r->budget);
     release(b, false);
     release(c, false);
 }
@@ -752,7 +801,7 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
     fake_hold_events(true); /* the free's event stays not done */
     CUdeviceptr a = alloc_on(4 * MiB, STREAM, true);
     release(a, true);
-    assert_non_null(resid.pending);
+    assert_non_null(r->pending);
     CUdeviceptr elsewhere = alloc_on(4 * MiB, other, true);
     assert_int_not_equal(elsewhere, a);
     uint64_t calls = vmm_calls();
@@ -767,9 +816,9 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
     fake_hold_events(false);
     release(q, false);
     release(elsewhere, false);
-    pthread_mutex_lock(&resid.lock);
-    resid_reap(false);
-    pthread_mutex_unlock(&resid.lock);
+    pthread_mutex_lock(&r->lock);
+    resid_reap(r, false);
+    pthread_mutex_unlock(&r->lock);
 }
 
 /* A remap's host time is measured for the planner (link_remap = "measured"): with every map
@@ -778,13 +827,13 @@ static void test_remap_host_time_is_measured(void **state)
 {
     (void)state;
     CUdeviceptr p = alloc(4 * MiB);
-    resid.nremap_us = 0;
+    r->nremap_us = 0;
     assert_true(shim_resid_remap_us() < 0);
     fake_slow_map(1000000);
     evict_by_hand(p);
     settle();
     fake_slow_map(0);
-    assert_int_equal(unit_of(p)->state, RESID_HOST);
+    assert_int_equal(unit_of(p)->state, SHIM_RS_HOST);
     assert_true(shim_resid_remap_us() >= 2000);
     release(p, false);
 }
@@ -792,12 +841,15 @@ static void test_remap_host_time_is_measured(void **state)
 int main(void)
 {
     fake_reset();
+    r = &resid_ctxs[0];
+    resid_ctx_init(r, NULL);
     shim.mode = CONF_MODE_AUTO;
     shim.record = 0;
-    resid.stopping = true; /* no mover thread: moves complete when the test waits */
-    if (!resid_start_with(&fake_driver))
+    r->stopping = true; /* no mover thread: moves complete when the test waits */
+    if (!resid_start_with(r, &fake_driver))
         return 1;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tables_on_a_fresh_manager),
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
