@@ -42,19 +42,34 @@ static void range_of(struct resid_ctx *r, const struct resid_unit *u, const stru
     }
 }
 
+/* The unit of the managed allocation holding p (its member in *m, the allocation's id in *id),
+   with its manager *rp locked; NULL, and nothing locked, when p is not managed. */
+static struct resid_unit *lock_unit_at(CUdeviceptr p, struct resid_ctx **rp,
+                                       struct resid_member **m, uint64_t *id)
+{
+    *id = shim_registry_find(p);
+    struct resid_ctx *r;
+    if (!(*id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(*id)))
+        return NULL;
+    pthread_mutex_lock(&r->lock);
+    struct resid_unit *u = unit_of(r, *id, m);
+    if (!u)
+        pthread_mutex_unlock(&r->lock);
+    *rp = r;
+    return u;
+}
+
 bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *range)
 {
-    uint64_t id = shim_registry_find(p);
     struct resid_ctx *r;
-    if (!(id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(id)))
-        return false;
-    pthread_mutex_lock(&r->lock);
     struct resid_member *m;
-    struct resid_unit *u = unit_of(r, id, &m);
-    if (u)
-        range_of(r, u, m, id, range);
+    uint64_t id;
+    struct resid_unit *u = lock_unit_at(p, &r, &m, &id);
+    if (!u)
+        return false;
+    range_of(r, u, m, id, range);
     pthread_mutex_unlock(&r->lock);
-    return u != NULL;
+    return true;
 }
 
 /* Waits on the host until the copies that made u's data, or still read it, are done (lock
@@ -147,17 +162,15 @@ static CUresult hold_unit(struct resid_ctx *r, struct resid_unit *u, struct resi
 bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc)
 {
     *h = (struct shim_hold){.reason = why};
-    uint64_t id = shim_registry_find(p);
     struct resid_ctx *r;
-    if (!(id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(id)))
-        return false;
-    pthread_mutex_lock(&r->lock);
     struct resid_member *m;
-    struct resid_unit *u = unit_of(r, id, &m);
-    if (u)
-        *rc = hold_unit(r, u, m, id, h);
+    uint64_t id;
+    struct resid_unit *u = lock_unit_at(p, &r, &m, &id);
+    if (!u)
+        return false;
+    *rc = hold_unit(r, u, m, id, h);
     pthread_mutex_unlock(&r->lock);
-    return u != NULL;
+    return true;
 }
 
 struct by_handle {

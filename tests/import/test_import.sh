@@ -13,16 +13,7 @@ traces=$SHARED/traces
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-check() { # NAME COMMAND...: ok when the command succeeds
-    local name=$1
-    shift
-    if "$@" >"$tmp/check.out" 2>"$tmp/check.err"; then
-        echo "ok - $name"
-    else
-        echo "not ok - $name"
-        sed 's/^/    # /' "$tmp/check.out" "$tmp/check.err" | head -20
-    fi
-}
+source "$(dirname "$0")/../check.sh"
 
 field() { # KEY FILE: the value of "KEY: VALUE" in shim-plan's text output
     sed -n "s/^$1: //p" "$2"
@@ -206,3 +197,4 @@ check "no kernels: exit 1 with a reason" test $? -eq 1 -a -s "$tmp/bad.err"
 check "missing file: exit 1" bash -c "! '$plan' --import kineto '$tmp/none.json' 2>/dev/null"
 "$plan" --import bogus x >/dev/null 2>&1
 check "unknown importer is a usage error (2)" test $? -eq 2
+exit $((fails > 0))

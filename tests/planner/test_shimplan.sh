@@ -7,19 +7,7 @@ BUILD=${BUILD:-build}
 plan=$BUILD/shim-plan
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-check() { # NAME COMMAND...: ok when the command succeeds
-    local name=$1
-    shift
-    if "$@" >"$tmp/check.out" 2>"$tmp/check.err"; then
-        echo "ok - $name"
-    else
-        echo "not ok - $name"
-        sed 's/^/    # /' "$tmp/check.out" "$tmp/check.err" | head -20
-        fails=$((fails + 1))
-    fi
-}
+source "$(dirname "$0")/../check.sh"
 
 json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
     check "$1" python3 -c "import json,sys; j=json.load(open('$tmp/json')); sys.exit(0 if ($2) else 1)"
