@@ -42,33 +42,35 @@ static void range_of(struct resid_ctx *r, const struct resid_unit *u, const stru
     }
 }
 
-/* The unit of the managed allocation holding p (its member in *m, the allocation's id in *id),
-   with its manager *rp locked; NULL, and nothing locked, when p is not managed. */
-static struct resid_unit *lock_unit_at(CUdeviceptr p, struct resid_ctx **rp,
-                                       struct resid_member **m, uint64_t *id)
-{
-    *id = shim_registry_find(p);
+/* A managed allocation found by an address, with its manager locked. */
+struct found {
     struct resid_ctx *r;
-    if (!(*id & SHIM_MANAGED_ID_TAG) || !(r = resid_for_id(*id)))
-        return NULL;
-    pthread_mutex_lock(&r->lock);
-    struct resid_unit *u = unit_of(r, *id, m);
-    if (!u)
-        pthread_mutex_unlock(&r->lock);
-    *rp = r;
-    return u;
+    struct resid_unit *u;
+    struct resid_member *m; /* its member, for a small allocation */
+    uint64_t id;            /* the allocation's id */
+};
+
+/* Finds the managed allocation holding p and locks its manager: true with *f filled, or false
+   (nothing locked) when p is not managed. */
+static bool lock_found(CUdeviceptr p, struct found *f)
+{
+    f->id = shim_registry_find(p);
+    if (!(f->id & SHIM_MANAGED_ID_TAG) || !(f->r = resid_for_id(f->id)))
+        return false;
+    pthread_mutex_lock(&f->r->lock);
+    if ((f->u = unit_of(f->r, f->id, &f->m)))
+        return true;
+    pthread_mutex_unlock(&f->r->lock);
+    return false;
 }
 
 bool shim_resid_range(CUdeviceptr p, struct shim_managed_range *range)
 {
-    struct resid_ctx *r;
-    struct resid_member *m;
-    uint64_t id;
-    struct resid_unit *u = lock_unit_at(p, &r, &m, &id);
-    if (!u)
+    struct found f;
+    if (!lock_found(p, &f))
         return false;
-    range_of(r, u, m, id, range);
-    pthread_mutex_unlock(&r->lock);
+    range_of(f.r, f.u, f.m, f.id, range);
+    pthread_mutex_unlock(&f.r->lock);
     return true;
 }
 
@@ -162,14 +164,11 @@ static CUresult hold_unit(struct resid_ctx *r, struct resid_unit *u, struct resi
 bool shim_resid_hold(CUdeviceptr p, enum shim_pin_reason why, struct shim_hold *h, CUresult *rc)
 {
     *h = (struct shim_hold){.reason = why};
-    struct resid_ctx *r;
-    struct resid_member *m;
-    uint64_t id;
-    struct resid_unit *u = lock_unit_at(p, &r, &m, &id);
-    if (!u)
+    struct found f;
+    if (!lock_found(p, &f))
         return false;
-    *rc = hold_unit(r, u, m, id, h);
-    pthread_mutex_unlock(&r->lock);
+    *rc = hold_unit(f.r, f.u, f.m, f.id, h);
+    pthread_mutex_unlock(&f.r->lock);
     return true;
 }
 

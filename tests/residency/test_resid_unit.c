@@ -130,6 +130,17 @@ static int setup(void **state)
     return 0;
 }
 
+/* A new allocation of bytes filled from seed, evicted by hand and settled on the host. */
+static CUdeviceptr alloc_on_host(uint64_t bytes, uint8_t seed)
+{
+    CUdeviceptr a = alloc(bytes);
+    fill(a, bytes, seed);
+    evict_by_hand(a);
+    settle();
+    assert_true(fake_on_host(a));
+    return a;
+}
+
 /* ---- the table ---- */
 
 /* A manager of its own, never started: the tables by id grow past their first size and keep
@@ -257,11 +268,7 @@ static void test_restore_is_ordered_on_the_device(void **state)
 {
     (void)state;
     budget_chunks(4);
-    CUdeviceptr a = alloc(3 * MiB);
-    fill(a, 3 * MiB, 7);
-    evict_by_hand(a);
-    settle();
-    assert_true(fake_on_host(a));
+    CUdeviceptr a = alloc_on_host(3 * MiB, 7);
     uint64_t ordered = r->transitions[SHIM_RS_RESTORING][SHIM_RS_DEVICE];
     uint64_t syncs = fake.event_syncs, waits = fake.waits_on_pending;
     fake_hold_events(true);
@@ -453,11 +460,7 @@ static void test_no_restore_under_a_host_read_in_progress(void **state)
 {
     (void)state;
     budget_chunks(4);
-    CUdeviceptr a = alloc(3 * MiB);
-    fill(a, 3 * MiB, 21);
-    evict_by_hand(a);
-    settle();
-    assert_true(fake_on_host(a));
+    CUdeviceptr a = alloc_on_host(3 * MiB, 21);
     CUdeviceptr b = alloc(3 * MiB), c = alloc(3 * MiB); /* the whole budget */
     struct resid_unit *ub = unit_of(b), *uc = unit_of(c);
     atomic_fetch_add(&ub->pins, 1); /* other threads' operations in progress use them */
