@@ -109,38 +109,37 @@ static int *int_attribute(CUmemPool_attribute a)
     }
 }
 
-CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute a, void *value)
+/* Sets (set) or reads pool attribute a through value; the release threshold is the one
+   attribute that is not an int flag. */
+static CUresult pool_attribute(CUmemoryPool pool, CUmemPool_attribute a, void *value, bool set)
 {
-    SIM_ENTER(cuMemPoolSetAttribute);
     if (!valid_pool(pool) || !value)
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&sim.lock);
     int *flag = int_attribute(a);
     CUresult rc = CUDA_SUCCESS;
-    if (flag)
+    if (flag && set)
         *flag = *(int *)value != 0;
-    else if (a == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    else if (flag)
+        *(int *)value = *flag;
+    else if (a == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD && set)
         sim.pool.release_threshold = *(cuuint64_t *)value;
+    else if (a == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+        *(cuuint64_t *)value = sim.pool.release_threshold;
     else
         rc = CUDA_ERROR_INVALID_VALUE; /* read-only or not simulated */
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }
 
+CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute a, void *value)
+{
+    SIM_ENTER(cuMemPoolSetAttribute);
+    return pool_attribute(pool, a, value, true);
+}
+
 CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute a, void *value)
 {
     SIM_ENTER(cuMemPoolGetAttribute);
-    if (!valid_pool(pool) || !value)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    int *flag = int_attribute(a);
-    CUresult rc = CUDA_SUCCESS;
-    if (flag)
-        *(int *)value = *flag;
-    else if (a == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
-        *(cuuint64_t *)value = sim.pool.release_threshold;
-    else
-        rc = CUDA_ERROR_INVALID_VALUE; /* not simulated */
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return pool_attribute(pool, a, value, false);
 }

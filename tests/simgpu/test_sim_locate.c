@@ -65,6 +65,15 @@ static double timed_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
     return us;
 }
 
+/* The bytes each copy direction carried between two statistics snapshots. */
+static void expect_bytes(const struct simgpu_stats *s0, const struct simgpu_stats *s1,
+                         uint64_t h2d, uint64_t d2h, uint64_t d2d)
+{
+    assert_int_equal(s1->bytes_h2d - s0->bytes_h2d, h2d);
+    assert_int_equal(s1->bytes_d2h - s0->bytes_d2h, d2h);
+    assert_int_equal(s1->bytes_d2d - s0->bytes_d2d, d2d);
+}
+
 SIM_TEST(test_device_to_host_backed_runs_d2h)
 {
     (void)state;
@@ -74,9 +83,7 @@ SIM_TEST(test_device_to_host_backed_runs_d2h)
     struct simgpu_stats s0 = sim_test_stats();
     assert_us(timed_copy(host.va, dev.va, BIG), BIG / (D2H_GBPS * 1e3)); /* 2684.35 us */
     struct simgpu_stats s1 = sim_test_stats();
-    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, BIG);
-    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
-    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
+    expect_bytes(&s0, &s1, 0, BIG, 0);
     assert_int_equal(s1.copies - s0.copies, 1);
     assert_int_equal(sim_test_wrong_words(host.va, BIG / 4, 11), 0);
     /* cuMemcpyAsync (unified addressing) classifies the same way */
@@ -99,9 +106,7 @@ SIM_TEST(test_host_backed_to_device_runs_h2d)
     struct simgpu_stats s0 = sim_test_stats();
     assert_us(timed_copy(dev.va, host.va, BIG), BIG / (H2D_GBPS * 1e3)); /* 3355.44 us */
     struct simgpu_stats s1 = sim_test_stats();
-    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, BIG);
-    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
-    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, 0);
+    expect_bytes(&s0, &s1, BIG, 0, 0);
     assert_int_equal(sim_test_wrong_words(dev.va, BIG / 4, 22), 0);
     vmm_free(dev);
     vmm_free(host);
@@ -151,9 +156,7 @@ SIM_TEST(test_device_to_device_stays_on_compute)
     struct simgpu_stats s0 = sim_test_stats();
     assert_us(timed_copy(b.va, a.va, BIG), 2.0 * BIG / (DEV_GBPS * 1e3));
     struct simgpu_stats s1 = sim_test_stats();
-    assert_int_equal(s1.bytes_d2d - s0.bytes_d2d, BIG);
-    assert_int_equal(s1.bytes_d2h - s0.bytes_d2h, 0);
-    assert_int_equal(s1.bytes_h2d - s0.bytes_h2d, 0);
+    expect_bytes(&s0, &s1, 0, 0, BIG);
     assert_int_equal(sim_test_wrong_words(b.va, BIG / 4, 44), 0);
     vmm_free(a);
     vmm_free(b);
