@@ -449,17 +449,24 @@ static void expect_in(const char *text, const char *want)
         fail_msg("output lacks \"%s\":\n%s", want, text);
 }
 
+/* The moves of build_pairing's trace (starting at 500 ns) as `shim-report moves` prints them
+   (json: --json), computed into *x, which the caller releases. */
+static char *paired_output(mem *x, int json)
+{
+    memset(x, 0, sizeof *x);
+    build_pairing(x);
+    x->t.start_ns = 500;
+    compute(x);
+    return print(x, json);
+}
+
 /* Times from the trace's start in us, the duration end - start, "-" where a move has no end,
    score and next use for budget evictions only, the totals with "other" reasons. */
 static void text_output(void **state)
 {
     (void)state;
     static mem x;
-    memset(&x, 0, sizeof x);
-    build_pairing(&x);
-    x.t.start_ns = 500;
-    compute(&x);
-    char *text = print(&x, 0);
+    char *text = paired_output(&x, 0);
     static const char *lines[] = {
         "unit                         device direction          bytes reason    outcome            "
         "stream        seq       start_us         end_us       dur_us        score   next_use\n",
@@ -500,11 +507,7 @@ static void json_output(void **state)
 {
     (void)state;
     static mem x;
-    memset(&x, 0, sizeof x);
-    build_pairing(&x);
-    x.t.start_ns = 500;
-    compute(&x);
-    char *text = print(&x, 1);
+    char *text = paired_output(&x, 1);
     static const char *parts[] = {
         "{\"moves\": [\n  {\"unit_id\": 5, \"unit\": \"5\", \"slab\": false, \"allocations\": "
         "null, \"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 100, "
