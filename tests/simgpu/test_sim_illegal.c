@@ -66,12 +66,18 @@ static void unmapped_then_sticky(void)
     CHILD_CHECK(s.illegal_accesses == 1, 20);
 }
 
-static void freed_memory(void)
+/* In a forked child: the driver initialised and device 0's primary context current. */
+static void child_context(void)
 {
     CUcontext ctx;
     cuInit(0);
     cuDevicePrimaryCtxRetain(&ctx, 0);
     cuCtxSetCurrent(ctx);
+}
+
+static void freed_memory(void)
+{
+    child_context();
     CUdeviceptr p;
     CHILD_CHECK(cuMemAlloc(&p, 4096) == CUDA_SUCCESS, 10);
     CHILD_CHECK(cuMemFree(p) == CUDA_SUCCESS, 11);
@@ -82,10 +88,7 @@ static void freed_memory(void)
 
 static void forked_child_is_refused(void)
 {
-    CUcontext ctx;
-    cuInit(0);
-    cuDevicePrimaryCtxRetain(&ctx, 0);
-    cuCtxSetCurrent(ctx);
+    child_context();
     CUdeviceptr p;
     CHILD_CHECK(cuMemAlloc(&p, 4096) == CUDA_SUCCESS, 10);
     fflush(NULL);
