@@ -15,9 +15,8 @@
  *                             requires it: CUDA driver API, Virtual Memory Management);
  *   managed by the shim       a unit of its own rounded up to whole chunks of the granularity when
  *                             larger than half a chunk, else its 512-byte blocks in a slab
- *                             (shim/resid/shim_resid_alloc.c, shim_resid_slab.c); the rest of a slab's
- *                             chunk is not counted;
- *   pinned host memory        nothing: not device memory. */
+ *                             (shim/resid/shim_resid_alloc.c, shim_resid_slab.c); the rest of a
+ * slab's chunk is not counted; pinned host memory        nothing: not device memory. */
 #include "plan_internal.h"
 
 #include <stdlib.h>

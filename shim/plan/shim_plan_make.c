@@ -36,7 +36,7 @@ struct job {
 static _Atomic int running; /* planning threads alive */
 static pthread_mutex_t ready_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready_cond = PTHREAD_COND_INITIALIZER;
-static bool pending;            /* a plan is being made */
+static bool pending;                  /* a plan is being made */
 static struct shim_resid_plan *ready; /* made, not yet installed */
 
 static int by_id(const void *a, const void *b)
@@ -87,7 +87,7 @@ static plan_err pin_unmovable(const plan_model *m, const struct shim_resid_plan_
 /* How each model allocation is found again: by id if it was live when the recording began,
    else by when it was made relative to the modelled step's first launch. */
 static struct shim_resid_plan_key *make_keys(const struct job *j, const uint64_t *ids, size_t n,
-                                       uint64_t first, uint64_t step_len, size_t *movable)
+                                             uint64_t first, uint64_t step_len, size_t *movable)
 {
     struct shim_resid_plan_key *k = calloc(n + 1, sizeof *k);
     *movable = 0;

@@ -1,7 +1,7 @@
-/* test_scan.c — the launch scan (shim/core/shim_scan.c) against a naive oracle: every allocation the
- * words point into, each once, in first-seen order, for word counts on both sides of the
- * linear / stack / thread-buffer limits and past CUDA's parameter limit; and the same answer
- * when the thread's buffer cannot grow (malloc fails: linked with --wrap=malloc). */
+/* test_scan.c — the launch scan (shim/core/shim_scan.c) against a naive oracle: every allocation
+ * the words point into, each once, in first-seen order, for word counts on both sides of the linear
+ * / stack / thread-buffer limits and past CUDA's parameter limit; and the same answer when the
+ * thread's buffer cannot grow (malloc fails: linked with --wrap=malloc). */
 #include "shim_core.h"
 
 #include <setjmp.h>

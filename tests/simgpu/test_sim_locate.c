@@ -66,8 +66,8 @@ static double timed_copy(CUdeviceptr dst, CUdeviceptr src, size_t n)
 }
 
 /* The bytes each copy direction carried between two statistics snapshots. */
-static void expect_bytes(const struct simgpu_stats *s0, const struct simgpu_stats *s1,
-                         uint64_t h2d, uint64_t d2h, uint64_t d2d)
+static void expect_bytes(const struct simgpu_stats *s0, const struct simgpu_stats *s1, uint64_t h2d,
+                         uint64_t d2h, uint64_t d2d)
 {
     assert_int_equal(s1->bytes_h2d - s0->bytes_h2d, h2d);
     assert_int_equal(s1->bytes_d2h - s0->bytes_d2h, d2h);
