@@ -60,6 +60,11 @@ kineto_check() { # NAME TRACE
         check "$name: plans at $b of the peak" test $? -eq 0
     done
 }
+# The recorded traces of others live in the shared folder beside the checkout (CI has it); a
+# clone alone skips what needs them, in one line.
+if [ ! -d "$traces" ]; then
+    echo "skip - the recorded traces: $traces is absent (the shared folder beside the checkout)"
+else
 kineto_check hta "$traces/hta-dp-rank1.kineto.json.gz"
 for r in 0 1 2 3; do
     kineto_check "dlrm-rank$r" "$traces/dlrm-rank$r.kineto.json.gz"
@@ -162,6 +167,7 @@ check "--join-map with --import kineto is a usage error (2)" test $? -eq 2
 "$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
     --join-map "$tmp/no/such/dir.map" -o "$tmp/x.model" >/dev/null 2>&1
 check "--join-map to a file that cannot be made: exit 1" test $? -eq 1
+fi
 
 # ---- bad input: a located error, exit status 1, never a crash.
 bad() { # NAME FILE PATTERN [ARGS...]: exit 1 and stderr matching FILE:LINE:COL: error: PATTERN
@@ -174,10 +180,12 @@ bad() { # NAME FILE PATTERN [ARGS...]: exit 1 and stderr matching FILE:LINE:COL:
         grep -qE "^$(printf '%s' "$file" | sed 's/[.[\*^$/]/\\&/g'):[0-9]+:[0-9]+: error: .*$pat" \
         "$tmp/bad.err"
 }
-head -c 20000 "$traces/dlrm-rank0.kineto.json.gz" >"$tmp/cut.json.gz"
-bad "truncated gzip" "$tmp/cut.json.gz" "truncated gzip data"
-zcat "$traces/dlrm-rank0.kineto.json.gz" | head -c 30000 >"$tmp/cut.json"
-bad "truncated JSON" "$tmp/cut.json" "truncated JSON"
+if [ -d "$traces" ]; then
+    head -c 20000 "$traces/dlrm-rank0.kineto.json.gz" >"$tmp/cut.json.gz"
+    bad "truncated gzip" "$tmp/cut.json.gz" "truncated gzip data"
+    zcat "$traces/dlrm-rank0.kineto.json.gz" | head -c 30000 >"$tmp/cut.json"
+    bad "truncated JSON" "$tmp/cut.json" "truncated JSON"
+fi
 printf '{"traceEvents": [\n  {"cat": "kernel", "ts": 1, "dur": "x", "args": {"stream": 7}}]}' \
     >"$tmp/type.json"
 bad "wrong type" "$tmp/type.json" "traceEvents\[0\]: kernel event: 'dur' must be a number"
