@@ -17,6 +17,19 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Loads the trace of one chunk holding the records of p into *t and computes *s (the test fails
+   if either fails); returns the chunk, which the caller frees. */
+static buf load_stats(const buf *p, report_trace *t, report_stats *s)
+{
+    size_t payload;
+    buf b = one_chunk(p, &payload);
+    char err[512];
+    if (load(t, &b, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    assert_int_equal(report_stats_compute(s, t), 0);
+    return b;
+}
+
 static void rec_free(buf *b, uint64_t id)
 {
     rec(b, SHIM_TRACE_FREE, 16, 1000 + id);
@@ -470,14 +483,9 @@ static void stats_on_odd_data(void **state)
     rec(&p, SHIM_TRACE_KERNEL_TIME, 16, 14);
     put64(&p, 1234);
     put64(&p, 0x7ff8000000000000ull); /* NaN */
-    size_t payload;
-    buf b = one_chunk(&p, &payload);
     report_trace t;
     report_stats s;
-    char err[512];
-    if (load(&t, &b, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_int_equal(report_stats_compute(&s, &t), 0);
+    buf b = load_stats(&p, &t, &s);
     assert_int_equal(s.nsteps, 2);
     assert_int_equal(s.steps[0].step, 0);
     assert_int_equal(s.steps[1].step, 1);
@@ -552,14 +560,9 @@ static void residency_by_step(void **state)
     rec_move(&p, SHIM_MOVE_TO_DEVICE, 13, 620, SHIM_REASON_DEMAND, 700); /* step 1's end */
     rec_move(&p, SHIM_MOVE_TO_DEVICE, 7, 619, SHIM_REASON_PREFETCH, 701);
     rec_budget(&p, 1100, 2100, 800); /* the last budget wins */
-    size_t payload;
-    buf b = one_chunk(&p, &payload);
     report_trace t;
     report_stats s;
-    char err[512];
-    if (load(&t, &b, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    assert_int_equal(report_stats_compute(&s, &t), 0);
+    buf b = load_stats(&p, &t, &s);
     assert_int_equal(s.nsteps, 2);
     assert_int_equal(s.steps[0].t_start, 200);
     assert_int_equal(s.steps[0].t_end, 400);
