@@ -90,31 +90,33 @@ CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuEventQuery(CUevent e)
+/* cuEventQuery (wait false: done or not yet) and cuEventSynchronize (wait true) on event e. */
+static CUresult event_host(CUevent e, bool wait)
 {
-    SIM_ENTER(cuEventQuery);
     pthread_mutex_lock(&sim.lock);
     struct sim_event *ev = event_of(e);
     CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-    if (ev && ev->rec)
+    if (ev && ev->rec && !wait) {
         rc = sim_host_sees_done(ev->rec) ? sim_sticky() : CUDA_ERROR_NOT_READY;
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
-}
-
-CUresult CUDAAPI cuEventSynchronize(CUevent e)
-{
-    SIM_ENTER(cuEventSynchronize);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_event *ev = event_of(e);
-    CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
-    if (ev && ev->rec) {
+    } else if (ev && ev->rec) {
         sim_host_wait(ev->rec);
         sim_pool_trim(); /* an event synchronisation: the pool gives back completed frees */
         rc = sim_sticky();
     }
     pthread_mutex_unlock(&sim.lock);
     return rc;
+}
+
+CUresult CUDAAPI cuEventQuery(CUevent e)
+{
+    SIM_ENTER(cuEventQuery);
+    return event_host(e, false);
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent e)
+{
+    SIM_ENTER(cuEventSynchronize);
+    return event_host(e, true);
 }
 
 CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
