@@ -10,7 +10,8 @@
 static uint64_t record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
                              uint64_t stream)
 {
-    return shim_record_alloc(addr, bytes, kind, stream, shim_resid_plan_on());
+    return shim_record_alloc(addr, bytes, kind, stream,
+                             kind != SHIM_ALLOC_HOST && shim_resid_plan_on());
 }
 
 /* Unregisters the allocation at addr before it is freed; *a keeps it for undo. */
