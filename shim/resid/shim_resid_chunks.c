@@ -4,9 +4,21 @@
  * every chunk the shim creates stays mapped at its own "arena" address (for
  * the copies) and goes back to its pool when the range it backed no longer
  * needs it. Device chunks count against the budget from creation to release;
- * host chunks against the host budget. Making room tries, in order: free pool
- * chunks, chunks freed in stream order on the same stream, creating within the
- * budget, stream-ordered frees that have completed, moves in flight, and new
+ * host chunks against the host budget.
+ *
+ * A chunk is one physical handle, as large as the unit it was made for: on a
+ * real driver a remap's host time grows with the handles it maps, not the
+ * bytes (PyTorch's expandable segments note ten 2 MiB handles cost about ten
+ * times one 20 MiB handle; tests/bench/RESULTS-gpu.md), so a unit of 32
+ * granules moved as one handle costs one unmap, one map and one set-access
+ * where it cost 32 handles' worth. The pools are kept by size (steps repeat
+ * their sizes); a size the pool lacks is created, after releasing idle chunks
+ * of other sizes when the budget needs their room, and pieces of other sizes
+ * are used only when neither can be had.
+ *
+ * Making room tries, in order: a free chunk of the size, chunks freed in stream
+ * order on the same stream, creating within the budget, stream-ordered frees
+ * that have completed, moves in flight, and new
  * evictions (the policy's best victim first). Every loop here is bounded: a
  * unit whose eviction fails twice in one search is skipped for the rest of it,
  * and a search makes at most a fixed number of rounds per unit. */
@@ -44,34 +56,52 @@ static int more_slots(struct resid_ctx *r)
     return 0;
 }
 
-int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n)
+int resid_map_calls(const struct resid_driver *drv, uint64_t gran, CUdevice dev, CUdeviceptr va,
+                    struct resid_chunk *const *c, uint32_t n, CUresult *rc)
 {
-    uint32_t i = 0;
-    CUresult rc = CUDA_SUCCESS;
-    for (; i < n; i++)
-        if ((rc = r->drv->map(va + i * r->gran, r->gran, c[i]->handle)) != CUDA_SUCCESS)
+    uint64_t off = 0;
+    *rc = CUDA_SUCCESS;
+    for (uint32_t i = 0; i < n && c[i]; i++) {
+        uint64_t len = (uint64_t)c[i]->grans * gran;
+        if ((*rc = drv->map(va + off, len, c[i]->handle)) != CUDA_SUCCESS)
             break;
-    if (i == n && (rc = r->drv->set_access(va, n * r->gran, r->device)) == CUDA_SUCCESS)
+        off += len;
+    }
+    if (*rc == CUDA_SUCCESS && off && (*rc = drv->set_access(va, off, dev)) == CUDA_SUCCESS)
         return 0;
-    resid_driver_failed(r, rc);
-    r->oom.driver_failed = true;
-    if (i > 0 && r->drv->unmap(va, i * r->gran) != CUDA_SUCCESS)
+    if (*rc == CUDA_SUCCESS)
+        *rc = CUDA_ERROR_INVALID_VALUE; /* nothing to map */
+    if (off > 0 && drv->unmap(va, off) != CUDA_SUCCESS)
         shim_log(SHIM_LOG_ERROR, "could not undo a partial mapping at 0x%llx",
                  (unsigned long long)va);
     return -1;
 }
 
-/* A new chunk (lock held); NULL on failure, nothing changed. */
-static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host)
+int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n)
+{
+    CUresult rc;
+    if (resid_map_calls(r->drv, r->gran, r->device, va, c, n, &rc) == 0)
+        return 0;
+    resid_driver_failed(r, rc);
+    r->oom.driver_failed = true;
+    return -1;
+}
+
+/* A new chunk of grans granules (lock held); NULL on failure, nothing changed. One granule
+   takes an arena slot; a larger chunk reserves a range of its own (a cheap call, made only when
+   a chunk is created, as its mapping there is). */
+static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host, uint32_t grans)
 {
     struct resid_chunk *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->host = host;
+    c->grans = grans;
+    uint64_t bytes = resid_chunk_bytes(r, c);
     CUresult rc;
     if (host && r->unmapped) {
         void *p = NULL;
-        if ((rc = r->drv->host_alloc(&p, r->gran)) != CUDA_SUCCESS) {
+        if ((rc = r->drv->host_alloc(&p, bytes)) != CUDA_SUCCESS) {
             r->oom.driver_failed = true;
             free(c);
             return NULL;
@@ -79,42 +109,63 @@ static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host)
         c->addr = (CUdeviceptr)(uintptr_t)p;
         return c;
     }
-    if (r->nslots == 0 && more_slots(r) != 0) {
+    if (grans == 1 && r->nslots == 0 && more_slots(r) != 0) {
         free(c);
         return NULL;
     }
-    rc = r->drv->create(&c->handle, r->gran, r->device, host, r->host_location);
+    if (grans > 1) {
+        if ((rc = r->drv->reserve(&c->addr, bytes, r->gran)) != CUDA_SUCCESS) {
+            resid_driver_failed(r, rc);
+            free(c);
+            return NULL;
+        }
+        c->own_range = true;
+    }
+    rc = r->drv->create(&c->handle, bytes, r->device, host, r->host_location);
     if (rc != CUDA_SUCCESS) {
         resid_driver_failed(r, rc);
         r->oom.driver_failed = true;
+        if (c->own_range)
+            r->drv->address_free(c->addr, bytes);
         free(c);
         return NULL;
     }
-    c->addr = r->slots[--r->nslots];
+    if (!c->own_range)
+        c->addr = r->slots[--r->nslots];
     if (resid_map(r, c->addr, &c, 1) != 0) {
-        r->slots[r->nslots++] = c->addr;
+        if (c->own_range)
+            r->drv->address_free(c->addr, bytes);
+        else
+            r->slots[r->nslots++] = c->addr;
         r->drv->release(c->handle);
         free(c);
         return NULL;
     }
+    r->handles_created++;
     return c;
 }
 
 /* Gives a chunk back to the driver (lock held). */
 static void chunk_destroy(struct resid_ctx *r, struct resid_chunk *c)
 {
+    uint64_t bytes = resid_chunk_bytes(r, c);
     resid_fence_drop(r, c->fence);
     if (!c->handle) {
         r->drv->host_free((void *)(uintptr_t)c->addr);
     } else {
-        if (r->drv->unmap(c->addr, r->gran) == CUDA_SUCCESS)
-            r->slots[r->nslots++] = c->addr; /* the array has room: slots only come back */
+        if (r->drv->unmap(c->addr, bytes) == CUDA_SUCCESS) {
+            if (c->own_range)
+                r->drv->address_free(c->addr, bytes);
+            else
+                r->slots[r->nslots++] = c->addr; /* the array has room: slots only come back */
+        }
         r->drv->release(c->handle);
+        r->handles_released++;
     }
     if (c->host)
-        r->host_bytes -= r->gran;
+        r->host_bytes -= bytes;
     else
-        r->dev_bytes -= r->gran;
+        r->dev_bytes -= bytes;
     free(c);
 }
 
@@ -126,7 +177,7 @@ void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
         struct resid_chunk **pool = c[i]->host ? &r->free_host : &r->free_dev;
         c[i]->next = *pool;
         *pool = c[i];
-        (*(c[i]->host ? &r->nfree_host : &r->nfree_dev))++;
+        *(c[i]->host ? &r->nfree_host : &r->nfree_dev) += c[i]->grans;
         c[i] = NULL;
     }
 }
@@ -136,7 +187,7 @@ void resid_set_aside(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (!c[i])
             continue;
-        r->aside_bytes += r->gran; /* still counted in dev_bytes or host_bytes */
+        r->aside_bytes += resid_chunk_bytes(r, c[i]); /* still counted in dev_bytes or host_bytes */
         c[i]->next = r->aside;
         r->aside = c[i];
         c[i] = NULL;
@@ -145,15 +196,46 @@ void resid_set_aside(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
                                  "chunks are set aside, never reused");
 }
 
-static struct resid_chunk *pop(struct resid_ctx *r, bool host)
+/* Takes a free chunk out of its pool: one of exactly `grans` granules, or with `smaller` the
+   largest one below that when there is none; NULL if none (lock held). */
+static struct resid_chunk *pop(struct resid_ctx *r, bool host, uint32_t grans, bool smaller)
 {
-    struct resid_chunk **pool = host ? &r->free_host : &r->free_dev;
-    struct resid_chunk *c = *pool;
-    if (c) {
-        *pool = c->next;
-        (*(host ? &r->nfree_host : &r->nfree_dev))--;
+    struct resid_chunk **best = NULL;
+    for (struct resid_chunk **l = host ? &r->free_host : &r->free_dev; *l; l = &(*l)->next) {
+        uint32_t g = (*l)->grans;
+        if (g == grans) {
+            best = l;
+            break;
+        }
+        if (smaller && g < grans && (!best || g > (*best)->grans))
+            best = l;
     }
+    if (!best)
+        return NULL;
+    struct resid_chunk *c = *best;
+    *best = c->next;
+    *(host ? &r->nfree_host : &r->nfree_dev) -= c->grans;
     return c;
+}
+
+/* Releases free chunks of the pool whose size is not `keep` granules (and that no copy may
+   still read) until `grans` granules went back to the driver; how many did (lock held). The
+   pools keep the sizes the step uses: a chunk of another size is worth less than the room. */
+static uint64_t release_other_sizes(struct resid_ctx *r, bool host, uint32_t keep, uint64_t grans)
+{
+    uint64_t done = 0;
+    for (struct resid_chunk **l = host ? &r->free_host : &r->free_dev; *l && done < grans;) {
+        struct resid_chunk *c = *l;
+        if (c->grans == keep || (c->fence && r->drv->query(c->fence->event) != CUDA_SUCCESS)) {
+            l = &c->next;
+            continue;
+        }
+        *l = c->next;
+        *(host ? &r->nfree_host : &r->nfree_dev) -= c->grans;
+        done += c->grans;
+        chunk_destroy(r, c);
+    }
+    return done;
 }
 
 struct resid_fence *resid_take_fences(struct resid_ctx *r, struct resid_chunk **c, uint32_t n)
@@ -177,46 +259,43 @@ struct resid_fence *resid_take_fences(struct resid_ctx *r, struct resid_chunk **
 
 uint64_t resid_trim_device(struct resid_ctx *r, uint64_t bytes)
 {
-    uint64_t done = 0;
     uint64_t want = bytes / r->gran + (bytes % r->gran != 0);
     if (r->nfree_dev < want) /* spare ranges are pooled chunks too */
         resid_spare_drop(r, want - r->nfree_dev > UINT32_MAX ? UINT32_MAX
                                                              : (uint32_t)(want - r->nfree_dev));
-    struct resid_chunk *c, *busy = NULL;
-    while (done < bytes && (c = pop(r, false)) != NULL) {
-        /* A chunk an eviction's copy may still read (a cancelled one, say) stays pooled. */
-        if (c->fence && r->drv->query(c->fence->event) != CUDA_SUCCESS) {
-            c->next = busy;
-            busy = c;
-            continue;
-        }
-        chunk_destroy(r, c);
-        done += r->gran;
-    }
-    while ((c = busy) != NULL) {
-        busy = c->next;
-        resid_give_back(r, &c, 1);
-    }
-    return done;
+    /* A chunk an eviction's copy may still read (a cancelled one, say) stays pooled. */
+    return release_other_sizes(r, false, 0, want) * r->gran;
 }
 
-/* Device chunks of stream-ordered frees on `stream`, reusable at once in that stream's order. */
-static uint32_t take_ordered(struct resid_ctx *r, struct resid_chunk **out, uint32_t want,
-                             CUstream stream)
+/* What a take has gathered: chunks in out[0..k), covering g of the n granules wanted. */
+struct gather {
+    struct resid_chunk **out;
+    uint32_t n, k, g;
+};
+
+static void gather_add(struct gather *t, struct resid_chunk *c)
 {
-    uint32_t got = 0;
-    for (struct resid_pending *p = r->pending; p && got < want; p = p->next) {
+    t->out[t->k++] = c;
+    t->g += c->grans;
+}
+
+/* Device chunks of stream-ordered frees on `stream`, reusable at once in that stream's order:
+   whole chunks that fit in what is still wanted. How many granules it took. */
+static uint32_t take_ordered(struct resid_ctx *r, struct gather *t, CUstream stream)
+{
+    uint32_t before = t->g;
+    for (struct resid_pending *p = r->pending; p && t->g < t->n; p = p->next) {
         struct resid_unit *u = p->unit;
         if (!u || p->stream != stream || u->state != SHIM_RS_DEVICE || u->move)
             continue;
-        for (uint32_t i = 0; i < u->n && got < want; i++) {
-            if (u->backing[i]) {
-                out[got++] = u->backing[i];
+        for (uint32_t i = 0; i < u->n && t->g < t->n; i++) {
+            if (u->backing[i] && u->backing[i]->grans <= t->n - t->g) {
+                gather_add(t, u->backing[i]);
                 u->backing[i] = NULL; /* stays mapped at u->va until the free completes */
             }
         }
     }
-    return got;
+    return t->g - before;
 }
 
 struct victim_search {
@@ -329,61 +408,122 @@ static uint64_t round_limit(struct resid_ctx *r)
     return ROUNDS_PER_UNIT * (r->nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
 }
 
+/* Whether grans more device granules fit in the budget now. */
+static bool device_fits(const struct resid_ctx *r, uint32_t grans)
+{
+    return r->over_budget || r->dev_bytes + (uint64_t)grans * r->gran + r->slack <= r->budget;
+}
+
+/* Creates a device chunk for the rest of t within the budget: one of exactly that size, after
+   releasing pooled chunks of other sizes if the budget needs their room (a move then remaps one
+   handle for good, where pieces would cost a remap each at every move); one granule at a time
+   only if the driver refuses the large one. False when the budget or the driver allows nothing
+   more (lock held). */
+static bool create_device(struct resid_ctx *r, struct gather *t)
+{
+    uint32_t need = t->n - t->g;
+    if (!device_fits(r, need) && r->nfree_dev) {
+        uint64_t over = r->dev_bytes + (uint64_t)need * r->gran + r->slack - r->budget;
+        release_other_sizes(r, false, need, over / r->gran + (over % r->gran != 0));
+    }
+    struct resid_chunk *c;
+    if (!device_fits(r, need))
+        return false;
+    if ((c = chunk_create(r, false, need)) != NULL) {
+        r->dev_bytes += resid_chunk_bytes(r, c);
+        gather_add(t, c);
+        return true;
+    }
+    bool any = false; /* the driver refused a large one: one granule at a time */
+    while (need > 1 && t->g < t->n && device_fits(r, 1) && (c = chunk_create(r, false, 1))) {
+        r->dev_bytes += r->gran;
+        gather_add(t, c);
+        any = true;
+    }
+    return any;
+}
+
 int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
                       bool ordered, bool *reused)
 {
-    uint32_t got = 0;
+    struct gather t = {out, n, 0, 0};
     bool may_create = true;
     r->epoch++;
     r->oom = (struct resid_oom){0};
     for (uint64_t round = 0; round < round_limit(r); round++) {
         struct resid_chunk *c;
-        while (got < n && (c = pop(r, false)) != NULL)
-            out[got++] = c;
-        if (got < n && ordered) {
-            uint32_t k = take_ordered(r, out + got, n - got, stream);
-            got += k;
-            if (k && reused)
-                *reused = true;
-        }
-        while (got < n && may_create &&
-               (r->over_budget || r->dev_bytes + r->gran + r->slack <= r->budget)) {
-            if ((c = chunk_create(r, false)) == NULL) {
-                may_create = false; /* the device is fuller than the budget says */
-                break;
-            }
-            r->dev_bytes += r->gran;
-            out[got++] = c;
-        }
-        if (got == n)
+        if (t.g < n && (c = pop(r, false, n - t.g, false)) != NULL) /* the size the step used */
+            gather_add(&t, c);
+        if (t.g < n && ordered && take_ordered(r, &t, stream) && reused)
+            *reused = true;
+        while (t.g < n && may_create)
+            if (!create_device(r, &t))
+                may_create = false; /* the budget is spent, or the device is fuller than it says */
+        /* Pieces of other sizes: more handles to remap at each move, but no wait. */
+        while (t.g < n && (c = pop(r, false, n - t.g, true)) != NULL)
+            gather_add(&t, c);
+        if (t.g == n)
             return 0;
         if (!make_progress(r))
             break;
         may_create = true;
     }
-    resid_give_back(r, out, got);
+    resid_give_back(r, out, t.k);
     r->oom.host_full = r->host_bytes + r->gran > r->host_budget && !r->nfree_host;
     return -1;
 }
 
+/* Whether grans more host granules fit in the host budget now. */
+static bool host_fits(const struct resid_ctx *r, uint32_t grans)
+{
+    return r->host_bytes + (uint64_t)grans * r->gran <= r->host_budget;
+}
+
+/* A new host chunk of grans granules within the host budget (releasing pooled host chunks of
+   other sizes if the host budget needs their room), or NULL (lock held). */
+static struct resid_chunk *create_host(struct resid_ctx *r, uint32_t grans)
+{
+    if (!host_fits(r, grans) && r->nfree_host) {
+        uint64_t over = r->host_bytes + (uint64_t)grans * r->gran - r->host_budget;
+        release_other_sizes(r, true, grans, over / r->gran + (over % r->gran != 0));
+    }
+    struct resid_chunk *c = host_fits(r, grans) ? chunk_create(r, true, grans) : NULL;
+    if (c)
+        r->host_bytes += resid_chunk_bytes(r, c);
+    return c;
+}
+
 int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n)
 {
-    uint32_t got = 0;
+    struct gather t = {out, n, 0, 0};
     struct resid_chunk *c;
-    while (got < n && (c = pop(r, true)) != NULL)
-        out[got++] = c;
-    while (got < n && r->host_bytes + r->gran <= r->host_budget) {
-        if ((c = chunk_create(r, true)) == NULL)
-            break;
-        r->host_bytes += r->gran;
-        out[got++] = c;
-    }
-    if (got == n)
+    if ((c = pop(r, true, n, false)) != NULL || (c = create_host(r, n)) != NULL)
+        gather_add(&t, c);
+    while (t.g < n && (c = pop(r, true, n - t.g, true)) != NULL)
+        gather_add(&t, c);
+    while (t.g < n && (c = create_host(r, 1)) != NULL)
+        gather_add(&t, c);
+    if (t.g == n)
         return 0;
-    if (r->host_bytes + r->gran > r->host_budget)
+    if (!host_fits(r, 1))
         r->oom.host_full = true;
-    resid_give_back(r, out, got);
+    resid_give_back(r, out, t.k);
     return -1;
+}
+
+uint32_t resid_pool_host(struct resid_ctx *r, uint32_t n, uint32_t count)
+{
+    uint32_t have = 0, made = 0;
+    for (struct resid_chunk *c = r->free_host; c; c = c->next)
+        have += c->grans == n;
+    for (; have + made < count; made++) {
+        struct resid_chunk *c = host_fits(r, n) ? chunk_create(r, true, n) : NULL;
+        if (!c)
+            break;
+        r->host_bytes += resid_chunk_bytes(r, c);
+        resid_give_back(r, &c, 1);
+    }
+    return made;
 }
 
 int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes)

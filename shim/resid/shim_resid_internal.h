@@ -61,11 +61,15 @@ struct resid_fence {
     uint64_t seq; /* order of the moves on one copy stream: a later one covers earlier ones */
 };
 
-/* One pooled physical chunk (granularity bytes). */
+/* One pooled physical chunk: one handle of `grans` granules (as few handles per unit as the
+   driver allows: a move remaps each handle, and a remap's host cost grows with the handles, not
+   the bytes; shim_resid_chunks.c). */
 struct resid_chunk {
     CUmemGenericAllocationHandle handle; /* 0: a pinned host buffer (unmapped eviction) */
     CUdeviceptr addr;                    /* arena address (or the pinned buffer) */
+    uint32_t grans;                      /* its size in granules */
     bool host;
+    bool own_range; /* addr is a reservation of its own (more than one granule), not a slot */
     struct resid_chunk *next;  /* free list */
     struct resid_fence *fence; /* device chunk freed by an eviction: its copy must finish
                                   before the chunk is written */
@@ -85,7 +89,7 @@ struct resid_move {
     int errors;                  /* failed queries of done */
     struct resid_fence *done;    /* recorded after the copies on the shim's stream; shared
                                     with the chunks the copy reads and the unit it fills */
-    uint32_t n;                  /* chunks */
+    uint32_t n;                  /* slots of chunks (the unit's granules) */
     struct resid_chunk **chunks; /* the destination: they back the range once remapped */
     uint64_t bytes, start_ns;
     struct resid_move *next; /* mover queue */
@@ -108,8 +112,10 @@ struct resid_unit {
     uint64_t id; /* the allocation's id, or the slab's (managed-tagged) */
     CUdeviceptr va;
     uint64_t size, mapped; /* bytes in use (the allocation's, a slab's chunk); reserved */
-    uint32_t n;
-    struct resid_chunk **backing; /* what the range maps now (device or host chunks) */
+    uint32_t n;                   /* granules of the range */
+    struct resid_chunk **backing; /* what the range maps now (device or host chunks): [n]
+                                     slots, the chunks in address order from the first, NULL
+                                     after the last (a chunk may span several granules) */
     enum shim_resid_state state;
     _Atomic int pins;         /* operations between their residency check and their submission
                                  (decremented without the lock) */
@@ -201,7 +207,8 @@ struct resid_ctx {
     uint64_t aside_bytes;      /* chunks set aside for good (a copy whose end is unknown) */
     struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
-    uint64_t nfree_dev, nfree_host;
+    uint64_t nfree_dev, nfree_host; /* granules in the free pools */
+    uint64_t handles_created, handles_released; /* physical allocations, for the exit log */
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */
     uint64_t empty_slabs;                   /* slabs kept_empty */
@@ -384,16 +391,41 @@ void resid_driver_failed(struct resid_ctx *r, CUresult rc);
 void resid_host_detect(struct resid_ctx *r);
 
 /* shim_resid_chunks.c */
-/* Maps chunks c[0..n) at va and enables access; 0, or -1 with nothing mapped. */
+/* Bytes of chunk c. */
+static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct resid_chunk *c)
+{
+    return (uint64_t)c->grans * r->gran;
+}
+/* How many chunks back[0..n) holds (the slots up to the first NULL). */
+static inline uint32_t resid_chunk_count(struct resid_chunk *const *back, uint32_t n)
+{
+    uint32_t k = 0;
+    while (k < n && back[k])
+        k++;
+    return k;
+}
+/* Maps the chunks of c[0..n) (up to the first NULL slot, in order from va) and enables access
+   over them in one call; 0, or -1 with nothing mapped. No lock needed: it touches no manager
+   state but through resid_driver_failed (lock held) when `r` is given; NULL: the caller notes
+   the failure itself (*rc). */
+int resid_map_calls(const struct resid_driver *drv, uint64_t gran, CUdevice dev, CUdeviceptr va,
+                    struct resid_chunk *const *c, uint32_t n, CUresult *rc);
+/* resid_map_calls with the lock held: a failure is noted (resid_driver_failed, oom). */
 int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n);
-/* Takes n device chunks, making room within the budget (evicting units that are not
-   pinned, waiting for moves in flight: the lock may be dropped meanwhile). With ordered,
-   chunks freed in stream order on `stream` may be reused at once (*reused is set then).
-   Returns 0, or -1 (nothing taken; r->oom says why). */
+/* Takes device chunks covering n granules into out[0..n) (as few as the pools and the budget
+   allow: a free chunk of exactly n granules, else a new one of n, else pieces), making room
+   within the budget (evicting units that are not pinned, waiting for moves in flight: the lock
+   may be dropped meanwhile). With ordered, chunks freed in stream order on `stream` may be
+   reused at once (*reused is set then). Returns 0, or -1 (nothing taken; r->oom says why). */
 int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
                       bool ordered, bool *reused);
-/* Takes n host chunks within the host budget; 0, or -1. */
+/* Takes host chunks covering n granules within the host budget, as resid_take_device; 0, or
+   -1 (nothing taken). */
 int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n);
+/* Creates free host chunks of n granules until `count` of that size are pooled, within the
+   host budget (ahead of the moves that will need them; lock held, may create). How many it
+   created. */
+uint32_t resid_pool_host(struct resid_ctx *r, uint32_t n, uint32_t count);
 /* Returns chunks to their pool (device or host by the chunk); NULL entries are skipped. */
 void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
 /* Sets chunks aside for good: a copy that may still write them has an unknown end. */

@@ -76,10 +76,28 @@ static int copy_all(struct resid_ctx *r, struct resid_move *m, struct resid_chun
     CUresult rc = CUDA_SUCCESS;
     int timed = shim_timing_copy_begin(
         s, m->dir == SHIM_MOVE_TO_DEVICE); /* the link's speed, for the planner */
-    for (uint32_t i = 0; i < u->n && rc == CUDA_SUCCESS; i++) {
-        uint64_t off = (uint64_t)i * r->gran;
-        uint64_t len = u->size - off < r->gran ? u->size - off : r->gran;
-        rc = r->drv->copy(m->chunks[i]->addr, from[i]->addr, len, s);
+    /* The two sides may be cut into chunks differently: one copy per piece where both are
+       whole (one copy in all when each side is one chunk). */
+    uint32_t i = 0, j = 0;
+    uint64_t in_from = 0, in_to = 0;
+    for (uint64_t off = 0; off < u->size && rc == CUDA_SUCCESS;) {
+        if (i >= u->n || j >= u->n || !from[i] || !m->chunks[j]) {
+            rc = CUDA_ERROR_INVALID_VALUE; /* a side shorter than the unit: never, but no copy */
+            break;
+        }
+        uint64_t len = u->size - off;
+        uint64_t left_from = resid_chunk_bytes(r, from[i]) - in_from;
+        uint64_t left_to = resid_chunk_bytes(r, m->chunks[j]) - in_to;
+        len = len < left_from ? len : left_from;
+        len = len < left_to ? len : left_to;
+        rc = r->drv->copy(m->chunks[j]->addr + in_to, from[i]->addr + in_from, len, s);
+        off += len;
+        in_from += len;
+        in_to += len;
+        if (in_from == resid_chunk_bytes(r, from[i]))
+            i++, in_from = 0;
+        if (in_to == resid_chunk_bytes(r, m->chunks[j]))
+            j++, in_to = 0;
     }
     CUevent e = rc == CUDA_SUCCESS ? resid_event_get(r) : NULL;
     if (e && (rc = r->drv->record(e, s)) == CUDA_SUCCESS)

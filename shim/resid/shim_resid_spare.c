@@ -38,10 +38,13 @@ static bool whole(struct resid_ctx *r, const struct resid_unit *u)
         return false;
     if (u->ready && r->drv->query(u->ready->event) != CUDA_SUCCESS)
         return false;
-    for (uint32_t i = 0; i < u->n; i++)
-        if (!u->backing[i] || u->backing[i]->host)
+    uint32_t grans = 0;
+    for (uint32_t i = 0; i < u->n && u->backing[i]; i++) {
+        if (u->backing[i]->host)
             return false;
-    return true;
+        grans += u->backing[i]->grans;
+    }
+    return grans == u->n; /* none taken for an ordered reuse */
 }
 
 /* Unmaps spare s and returns its chunks to the pool, or sets them aside if the range could

@@ -825,7 +825,8 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
 }
 
 /* A remap's host time is measured for the planner (link_remap = "measured"): with every map
-   call taking 1 ms, the median of the remaps timed is at least the two maps of a 4 MiB unit. */
+   call taking 1 ms, the median of the remaps timed is at least the one map of a 4 MiB unit (one
+   handle: the two maps of two 2 MiB chunks before each unit had a handle of its own). */
 static void test_remap_host_time_is_measured(void **state)
 {
     (void)state;
@@ -837,8 +838,61 @@ static void test_remap_host_time_is_measured(void **state)
     settle();
     fake_slow_map(0);
     assert_int_equal(unit_of(p)->state, SHIM_RS_HOST);
-    assert_true(shim_resid_remap_us() >= 2000);
+    assert_true(shim_resid_remap_us() >= 1000);
+    assert_true(shim_resid_remap_us() < 2000);
     release(p, false);
+}
+
+/* A unit is one physical handle on each side: once the pools hold its size, moving a unit of
+   32 granules out and back makes one map, one set-access and one unmap each way, one copy, and
+   creates nothing (a chunk per granule made 32 maps per move). */
+static void test_a_move_remaps_one_handle(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(64 * MiB - 100);
+    fill(p, 64 * MiB - 100, 7);
+    evict_by_hand(p); /* the first trip creates the host chunk */
+    settle();
+    touch(p); /* back on demand */
+    settle();
+    uint64_t maps = fake.maps, sets = fake.set_accesses, unmaps = fake.unmaps;
+    uint64_t copied = fake.bytes_copied, created = r->handles_created;
+    evict_by_hand(p);
+    settle();
+    assert_true(fake_on_host(p));
+    assert_int_equal(fake.maps - maps, 1);
+    assert_int_equal(fake.set_accesses - sets, 1);
+    assert_int_equal(fake.unmaps - unmaps, 1);
+    touch(p);
+    settle();
+    assert_false(fake_on_host(p));
+    assert_int_equal(fake.maps - maps, 2);
+    assert_int_equal(fake.set_accesses - sets, 2);
+    assert_int_equal(fake.unmaps - unmaps, 2);
+    assert_int_equal(r->handles_created, created);
+    assert_int_equal(fake.bytes_copied - copied, 2 * (64 * MiB - 100));
+    assert_true(holds(p, 64 * MiB - 100, 7));
+    release(p, false);
+}
+
+/* When the pool holds no chunk of a size and the budget has no room for one, idle chunks of
+   other sizes are released to make it, so the unit still gets one handle. */
+static void test_pool_gives_other_sizes_back_for_one_handle(void **state)
+{
+    (void)state;
+    uint64_t budget = r->budget;
+    r->budget = r->dev_bytes + 8 * MiB;
+    CUdeviceptr a = alloc(8 * MiB);
+    release(a, false); /* its 4-granule chunk idles in the pool, or as a spare range */
+    uint64_t released = r->handles_released;
+    CUdeviceptr b = alloc(6 * MiB); /* 3 granules: no room but the idle 4 */
+    struct resid_unit *u = unit_of(b);
+    assert_non_null(u->backing[0]);
+    assert_int_equal(u->backing[0]->grans, 3);
+    assert_null(u->backing[1]);
+    assert_true(r->handles_released > released);
+    release(b, false);
+    r->budget = budget;
 }
 
 int main(void)
@@ -873,6 +927,8 @@ int main(void)
         cmocka_unit_test_setup(test_spares_give_room_before_anything_moves, setup),
         cmocka_unit_test_setup(test_pending_free_range_reused_in_stream_order, setup),
         cmocka_unit_test_setup(test_remap_host_time_is_measured, setup),
+        cmocka_unit_test_setup(test_a_move_remaps_one_handle, setup),
+        cmocka_unit_test_setup(test_pool_gives_other_sizes_back_for_one_handle, setup),
         /* last: it puts the step detector in steady state */
         cmocka_unit_test_setup(test_reactive_policy_predicts_from_the_last_step, setup),
     };
