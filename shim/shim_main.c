@@ -193,6 +193,13 @@ static void exit_line(void)
                      (unsigned long long)t.planned_missing, (unsigned long long)t.departures,
                      (unsigned long long)t.reactive_evictions);
         n = (int)strlen(moves);
+        if (t.remaps && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; remaps: %llu (%llu by the mover), %llu handles created, %llu released",
+                     (unsigned long long)t.remaps, (unsigned long long)t.remaps_by_mover,
+                     (unsigned long long)t.handles_created,
+                     (unsigned long long)t.handles_released);
+        n = (int)strlen(moves);
         if (t.foreign_allocs && (size_t)n < sizeof moves)
             snprintf(moves + n, sizeof moves - (size_t)n,
                      "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "

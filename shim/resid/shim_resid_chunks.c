@@ -511,21 +511,6 @@ int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n)
     return -1;
 }
 
-uint32_t resid_pool_host(struct resid_ctx *r, uint32_t n, uint32_t count)
-{
-    uint32_t have = 0, made = 0;
-    for (struct resid_chunk *c = r->free_host; c; c = c->next)
-        have += c->grans == n;
-    for (; have + made < count; made++) {
-        struct resid_chunk *c = host_fits(r, n) ? chunk_create(r, true, n) : NULL;
-        if (!c)
-            break;
-        r->host_bytes += resid_chunk_bytes(r, c);
-        resid_give_back(r, &c, 1);
-    }
-    return made;
-}
-
 int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes)
 {
     r->epoch++;

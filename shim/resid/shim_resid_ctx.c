@@ -15,7 +15,8 @@
 #define RESID_CTX_INIT                                                                             \
     {                                                                                              \
         .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,                       \
-        .prefetched = PTHREAD_COND_INITIALIZER, .policy = &resid_policy_reactive,                  \
+        .prefetched = PTHREAD_COND_INITIALIZER, .remapped = PTHREAD_COND_INITIALIZER,             \
+        .policy = &resid_policy_reactive,                                                          \
     }
 
 struct resid_ctx resid_ctxs[RESID_MAX_DEVICES] = {[0 ... RESID_MAX_DEVICES - 1] = RESID_CTX_INIT};
@@ -29,6 +30,7 @@ void resid_ctx_init(struct resid_ctx *r, const struct resid_policy *policy)
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->wake, NULL);
     pthread_cond_init(&r->prefetched, NULL);
+    pthread_cond_init(&r->remapped, NULL);
     r->policy = policy ? policy : &resid_policy_reactive;
 }
 

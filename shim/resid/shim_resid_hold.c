@@ -115,6 +115,8 @@ static void wait_host_readers(struct resid_ctx *r, struct resid_unit *u)
    it otherwise (a held unit must be on the device, whatever the budget). 0, or -1. */
 static int settle(struct resid_ctx *r, struct resid_unit *u)
 {
+    if (!resid_wait_remap(r, u))
+        return -1;
     if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
         u->stuck = false;
     if (u->stuck)

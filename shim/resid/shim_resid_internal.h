@@ -85,6 +85,12 @@ struct resid_move {
     bool ordered;                /* a restore whose range was remapped at once: chunks then
                                     holds the host chunks the copy reads, until it ends */
     bool finished;               /* completed or given up; freed by its last waiter */
+    bool want_order;             /* a restore whose range may be remapped before its copy
+                                    ends (nothing reads it through the host mapping): the
+                                    mover does it, or the first thread that touches it */
+    bool remapping;              /* a thread is remapping the unit's range with the lock
+                                    dropped: nobody else acts on the move or the unit's range
+                                    until it is over (resid_wait_remap) */
     int waiters;                 /* threads waiting on done without the lock */
     int errors;                  /* failed queries of done */
     struct resid_fence *done;    /* recorded after the copies on the shim's stream; shared
@@ -232,6 +238,9 @@ struct resid_ctx {
     uint64_t slack;            /* budget bytes kept for what the driver holds unseen */
     bool over_budget;          /* a restore that must happen even above the budget */
     pthread_cond_t prefetched; /* a prefetch let go of its unit (prefetching cleared) */
+    pthread_cond_t remapped;   /* a remap made with the lock dropped is over */
+    uint64_t remaps_unlocked;  /* remaps made with the lock dropped, and by the mover */
+    uint64_t remaps_by_mover;
     struct resid_oom oom;
     pthread_t mover;
     uint64_t evictions, restores, cancelled, errors, stall_ns; /* totals, for the exit log */
@@ -422,10 +431,6 @@ int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n,
 /* Takes host chunks covering n granules within the host budget, as resid_take_device; 0, or
    -1 (nothing taken). */
 int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n);
-/* Creates free host chunks of n granules until `count` of that size are pooled, within the
-   host budget (ahead of the moves that will need them; lock held, may create). How many it
-   created. */
-uint32_t resid_pool_host(struct resid_ctx *r, uint32_t n, uint32_t count);
 /* Returns chunks to their pool (device or host by the chunk); NULL entries are skipped. */
 void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
 /* Sets chunks aside for good: a copy that may still write them has an unknown end. */
@@ -481,6 +486,12 @@ int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream);
 void resid_wait_move(struct resid_ctx *r, struct resid_unit *u, enum shim_move_reason reason);
 /* Counts (and traces) a stall of the program's thread that began at t0. */
 void resid_stalled(struct resid_ctx *r, uint64_t t0, enum shim_move_reason reason);
+/* Waits (bounded, lock dropped meanwhile) while u's move is being remapped by another thread;
+   true if no remap is in progress on return. */
+bool resid_wait_remap(struct resid_ctx *r, struct resid_unit *u);
+/* Remaps restoring u's range onto its device chunks before its copy ends, if its move wants
+   that (m->want_order) and no one did it yet; the lock is dropped during the driver calls. */
+void resid_order_restore(struct resid_ctx *r, struct resid_move *m);
 /* Waits until the oldest move in flight is over (room may come); false if none. */
 bool resid_wait_oldest(struct resid_ctx *r);
 /* Completes m if its copy is known done, gives it up after repeated errors; true if m is
@@ -521,6 +532,8 @@ bool resid_slab_release_empty(struct resid_ctx *r);
 int resid_complete_done(struct resid_ctx *r);
 /* Queues m for the mover (starting the thread on first use). */
 void resid_mover_queue(struct resid_ctx *r, struct resid_move *m);
+/* Whether the calling thread is a manager's mover. */
+bool resid_on_mover(void);
 /* Takes m off the mover queue (it is over). */
 void resid_mover_unqueue(struct resid_ctx *r, struct resid_move *m);
 

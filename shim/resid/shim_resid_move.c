@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream)
 {
@@ -209,31 +210,110 @@ double shim_resid_remap_us(void)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
-/* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
-   neither mapping could be made, u->stuck set: the next touch maps the old chunks again).
-   Times the remap: on a real driver it costs the host far more than the planner's default
-   (tests/bench/RESULTS-gpu.md). */
-static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
+/* What a remap needs, read under the lock, so that its driver calls can run without it. */
+struct remap_job {
+    const struct resid_driver *drv;
+    uint64_t gran;
+    CUdevice device;
+    CUdeviceptr va;
+    uint64_t mapped;
+    uint32_t n;
+    struct resid_chunk **to, **back; /* the move's chunks; the range's present ones */
+    bool was_mapped, to_unmapped;
+};
+
+/* The driver calls of a remap (no lock): 0 done; -1 failed with the old mapping in place; -2
+   failed and neither mapping could be made. *rc: the failed call's error. */
+static int remap_calls(const struct remap_job *j, CUresult *rc)
+{
+    *rc = CUDA_SUCCESS;
+    if (j->was_mapped && (*rc = j->drv->unmap(j->va, j->mapped)) != CUDA_SUCCESS)
+        return -1;
+    if (j->to_unmapped || resid_map_calls(j->drv, j->gran, j->device, j->va, j->to, j->n, rc) == 0)
+        return 0;
+    CUresult again;
+    if (!j->was_mapped || resid_map_calls(j->drv, j->gran, j->device, j->va, j->back, j->n,
+                                          &again) == 0)
+        return -1;
+    return -2;
+}
+
+#define REMAP_WAIT_NS     (30ull * 1000000000ull) /* a remap by another thread, at most */
+#define REMAP_WAIT_STEPNS 100000000ull           /* waking every 100 ms meanwhile */
+
+/* Waits while m is being remapped by another thread, at most REMAP_WAIT_NS (the caller holds
+   m by m->waiters); true if the remap is over. */
+static bool wait_remap(struct resid_ctx *r, struct resid_move *m)
 {
     uint64_t t0 = resid_now_ns();
-    bool was_mapped = !u->stuck && !(r->unmapped && u->state == SHIM_RS_RESTORING);
-    bool to_unmapped = r->unmapped && m->dir == SHIM_MOVE_TO_HOST;
-    if (was_mapped) {
-        CUresult rc = r->drv->unmap(u->va, u->mapped);
-        if (rc != CUDA_SUCCESS) {
-            resid_driver_failed(r, rc);
-            return -1;
-        }
+    while (m->remapping && resid_now_ns() - t0 < REMAP_WAIT_NS) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t ns = (uint64_t)until.tv_nsec + REMAP_WAIT_STEPNS;
+        until.tv_sec += (time_t)(ns / 1000000000u);
+        until.tv_nsec = (long)(ns % 1000000000u);
+        pthread_cond_timedwait(&r->remapped, &r->lock, &until);
     }
-    if (to_unmapped || resid_map(r, u->va, m->chunks, u->n) == 0) {
+    resid_stalled(r, t0, SHIM_REASON_DEMAND);
+    if (m->remapping)
+        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a remap by another thread did not end within 30 s: the "
+                                      "operation that needs its range fails rather than wait");
+    return !m->remapping;
+}
+
+bool resid_wait_remap(struct resid_ctx *r, struct resid_unit *u)
+{
+    struct resid_move *m = u->move;
+    if (!m || !m->remapping)
+        return true;
+    m->waiters++;
+    bool over = wait_remap(r, m);
+    if (--m->waiters == 0 && m->finished)
+        move_free(r, m);
+    return over;
+}
+
+/* Points u's range at the move's chunks; 0, or -1 with the old mapping in place (or, if
+   neither mapping could be made, u->stuck set: the next touch maps the old chunks again).
+   The driver calls run with the lock dropped (m->remapping set meanwhile: every other thread
+   that needs u or its move waits, resid_wait_remap), so launches that touch other units never
+   wait for a remap; on a real driver a remap costs the host far more than the planner's
+   default (tests/bench/RESULTS-gpu.md). Times the remap. */
+static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
+{
+    struct remap_job j = {
+        r->drv,
+        r->gran,
+        r->device,
+        u->va,
+        u->mapped,
+        u->n,
+        m->chunks,
+        u->backing,
+        !u->stuck && !(r->unmapped && u->state == SHIM_RS_RESTORING),
+        r->unmapped && m->dir == SHIM_MOVE_TO_HOST,
+    };
+    CUresult rc;
+    m->remapping = true;
+    pthread_mutex_unlock(&r->lock);
+    uint64_t t0 = resid_now_ns();
+    int got = remap_calls(&j, &rc);
+    pthread_mutex_lock(&r->lock);
+    m->remapping = false;
+    pthread_cond_broadcast(&r->remapped);
+    r->remaps_unlocked++;
+    r->remaps_by_mover += resid_on_mover();
+    if (got == 0) {
         remap_timed(r, t0);
         return 0;
     }
-    if (!was_mapped || resid_map(r, u->va, u->backing, u->n) == 0)
-        return -1;
-    u->stuck = true;
-    SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range could not be mapped again after a failed "
-                                  "move: it is mapped again at its next use");
+    resid_driver_failed(r, rc);
+    r->oom.driver_failed = true;
+    if (got == -2) {
+        u->stuck = true;
+        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range could not be mapped again after a failed "
+                                      "move: it is mapped again at its next use");
+    }
     return -1;
 }
 
@@ -242,8 +322,12 @@ static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m
    their own addresses, stay with m until it ends. Only for a unit no queued work touches
    through its host mapping (quiet): unmapping it is then safe at once. If the remap fails,
    nothing changed: the move completes as any other. */
-static void order_restore(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
+void resid_order_restore(struct resid_ctx *r, struct resid_move *m)
 {
+    struct resid_unit *u = m->unit;
+    if (!m->want_order || m->ordered || m->remapping || m->cancelled || m->finished)
+        return;
+    m->want_order = false;
     if (remap(r, u, m) != 0)
         return;
     u->stuck = false;
@@ -294,9 +378,8 @@ int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_
         return -1;
     }
     resid_fence_drop(r, f); /* chunks freed by evictions: their copies come first */
+    m->want_order = quiet; /* the mover remaps it, off this thread (resid_order_restore) */
     start(r, u, m, SHIM_EV_RESTORE);
-    if (quiet)
-        order_restore(r, u, m);
     return 0;
 }
 
@@ -337,13 +420,15 @@ static void complete(struct resid_ctx *r, struct resid_move *m)
         return;
     }
     bool evict = m->dir == SHIM_MOVE_TO_HOST;
-    u->move = NULL;
     if (m->ordered) { /* remapped already: the host chunks it read are free now */
+        u->move = NULL;
         resid_give_back(r, m->chunks, m->n);
         trace_move(r, m, m->cause.reason);
         return;
     }
-    if (remap(r, u, m) != 0) {
+    int remapped = remap(r, u, m); /* u->move stays set meanwhile: others wait for the remap */
+    u->move = NULL;
+    if (remapped != 0) {
         resid_give_back(r, m->chunks, m->n);
         u->skip_epoch = r->epoch; /* not again in this search; the caller may retry */
         r->oom.driver_failed = true;
@@ -409,6 +494,20 @@ bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait)
 {
     if (m->finished)
         return true;
+    if (m->remapping) { /* another thread completes or orders it: wait for that */
+        if (!wait)
+            return false;
+        m->waiters++;
+        bool over = wait_remap(r, m);
+        m->waiters--;
+        if (m->finished) {
+            if (!m->waiters)
+                move_free(r, m);
+            return true;
+        }
+        if (!over)
+            return false;
+    }
     CUresult rc = r->drv->query(m->done->event);
     if (rc == CUDA_ERROR_NOT_READY && !wait)
         return false;

@@ -1,5 +1,6 @@
-/* shim_resid_mover.c — the mover thread: completes moves whose copies are done, in batches,
- * so that remaps happen off the program's threads.
+/* shim_resid_mover.c — the mover thread: remaps restores ahead of their copies and completes
+ * moves whose copies are done, in batches, so that remaps happen off the program's threads
+ * (and with the residency lock dropped: shim_resid_move.c).
  *
  * The mover polls the events of the moves in flight (without waiting on any
  * one, so one slow copy does not hold back the others and the mover never
@@ -59,7 +60,9 @@ int resid_complete_done(struct resid_ctx *r)
     int n = 0;
 restart:
     for (struct resid_move *m = r->queue; m; m = m->next) {
-        if (m->waiters == 0 && resid_move_poll(r, m, false)) {
+        if (m->waiters || m->remapping)
+            continue;
+        if (resid_move_poll(r, m, false)) {
             n++;
             goto restart;
         }
@@ -67,17 +70,41 @@ restart:
     return n;
 }
 
+/* Remaps the restores queued that may be remapped before their copy ends (the program's thread
+   never does, unless it touches one first); the lock drops during each. How many. */
+static int order_restores(struct resid_ctx *r)
+{
+    int n = 0;
+restart:
+    for (struct resid_move *m = r->queue; m; m = m->next) {
+        if (m->want_order && !m->ordered && !m->remapping && !m->cancelled && !m->waiters) {
+            resid_order_restore(r, m); /* clears want_order: each is tried once */
+            n++;
+            goto restart;
+        }
+    }
+    return n;
+}
+
+static __thread bool on_mover;
+
+bool resid_on_mover(void)
+{
+    return on_mover;
+}
+
 static void *mover_main(void *arg)
 {
     struct resid_ctx *r = arg; /* the device's manager whose moves it completes */
     shim_inside = 1;           /* nothing the mover does is the program's */
+    on_mover = true;
     pthread_mutex_lock(&r->lock);
     while (!r->stopping) {
         if (!r->queue) {
             pthread_cond_wait(&r->wake, &r->lock);
             continue;
         }
-        if (resid_complete_done(r) > 0)
+        if (order_restores(r) + resid_complete_done(r) > 0)
             continue;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);

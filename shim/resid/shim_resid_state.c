@@ -398,6 +398,10 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
         .device = (int)r->device,
         .foreign_allocs = r->foreign_allocs,
         .foreign_bytes = r->foreign_bytes,
+        .remaps = r->remaps_unlocked,
+        .remaps_by_mover = r->remaps_by_mover,
+        .handles_created = r->handles_created,
+        .handles_released = r->handles_released,
     };
     pthread_mutex_unlock(&r->lock);
     return true;

@@ -42,6 +42,8 @@ static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
    the error the operation must fail with (its range cannot be made usable). */
 static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstream s)
 {
+    if (!resid_wait_remap(r, u)) /* another thread is remapping it: only that wait */
+        return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
         u->stuck = false;
     if (u->stuck) {
@@ -194,6 +196,14 @@ static void wait_fence(struct resid_ctx *r, struct resid_fence **f, CUstream wai
 static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream stream,
                           bool per_thread, bool capturing)
 {
+    /* A restore in flight: remapped ahead of its copy (by the mover, or here if the mover has
+       not yet), this operation waits for the copy in stream order below; otherwise on the
+       host, until the move is over. */
+    if (u->state == SHIM_RS_RESTORING && u->move) {
+        resid_order_restore(r, u->move);
+        if (!resid_wait_remap(r, u))
+            return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
+    }
     if (u->state == SHIM_RS_RESTORING)
         resid_wait_move(r, u, SHIM_REASON_DEMAND);
     if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0) /* the restore's remap failed */

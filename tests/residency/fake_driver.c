@@ -220,8 +220,28 @@ void fake_slow_map(uint64_t ns)
     map_ns = ns;
 }
 
+static _Atomic bool map_gate;
+_Atomic int fake_in_map;
+
+void fake_gate_map(bool closed)
+{
+    map_gate = closed;
+}
+
+/* Waits while the map gate is closed, at most 10 s. */
+static void pass_gate(void)
+{
+    if (!map_gate)
+        return;
+    fake_in_map++;
+    for (int i = 0; map_gate && i < 10000; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    fake_in_map--;
+}
+
 static CUresult map(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
 {
+    pass_gate();
     FAIL_IF("map");
     if (map_ns) {
         struct timespec t = {(time_t)(map_ns / 1000000000u), (long)(map_ns % 1000000000u)};

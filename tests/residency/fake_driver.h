@@ -30,6 +30,10 @@ void fake_hold_keep(void);
 /* Every later successful map call takes ns of wall time first (0: none), as a real driver's
    VMM calls cost the host. */
 void fake_slow_map(uint64_t ns);
+/* closed: every later map call waits (at most 10 s) until the gate opens again, counted in
+   fake_in_map meanwhile, so a test can see what other threads may do during a remap. */
+void fake_gate_map(bool closed);
+extern _Atomic int fake_in_map;
 /* The bytes behind a mapped address (device or host physical memory), or NULL if unmapped. */
 uint8_t *fake_bytes(CUdeviceptr va);
 /* Whether va is mapped onto host-located memory. */
