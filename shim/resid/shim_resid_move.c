@@ -490,24 +490,33 @@ static void finish(struct resid_ctx *r, struct resid_move *m)
         move_free(r, m);
 }
 
+/* Whether m is over after waiting for another thread's remap of it, if one is in progress:
+   1 over (m freed unless others still wait), 0 not over and no remap in progress, -1 a remap
+   still in progress (waited for in vain, or not waited for without wait). Lock held. */
+static int after_remap(struct resid_ctx *r, struct resid_move *m, bool wait)
+{
+    if (m->remapping) {
+        if (!wait)
+            return -1;
+        m->waiters++;
+        wait_remap(r, m);
+        m->waiters--;
+    }
+    if (m->finished) {
+        if (!m->waiters)
+            move_free(r, m);
+        return 1;
+    }
+    return m->remapping ? -1 : 0;
+}
+
 bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait)
 {
-    if (m->finished)
-        return true;
-    if (m->remapping) { /* another thread completes or orders it: wait for that */
-        if (!wait)
-            return false;
-        m->waiters++;
-        bool over = wait_remap(r, m);
-        m->waiters--;
-        if (m->finished) {
-            if (!m->waiters)
-                move_free(r, m);
-            return true;
-        }
-        if (!over)
-            return false;
-    }
+    /* Another thread may be completing or ordering m with the lock dropped (remapping), now or
+       once this one comes back from waiting for the copy: only that thread completes it. */
+    int over = after_remap(r, m, wait);
+    if (over)
+        return over > 0;
     CUresult rc = r->drv->query(m->done->event);
     if (rc == CUDA_ERROR_NOT_READY && !wait)
         return false;
@@ -518,11 +527,8 @@ bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait)
         rc = r->drv->event_sync(done);
         pthread_mutex_lock(&r->lock);
         m->waiters--;
-        if (m->finished) { /* someone else finished it meanwhile */
-            if (!m->waiters)
-                move_free(r, m);
-            return true;
-        }
+        if ((over = after_remap(r, m, true)) != 0)
+            return over > 0;
     }
     if (rc == CUDA_SUCCESS)
         complete(r, m);
