@@ -8,10 +8,17 @@ Every kernel is deterministic (torch.use_deterministic_algorithms, no TF32, a fi
 workspace), so two runs on one GPU give bit-identical parameters: the checksum (SHA-256 of
 every parameter's bytes and the Adam state) must not change when libshim moves memory.
 
+With --save-on-cpu the forward pass and the loss run under
+torch.autograd.graph.save_on_cpu(pin_memory=True): every tensor saved for the backward pass is
+kept in pinned host memory and copied back when the backward pass needs it, the offload a
+PyTorch user writes by hand instead of running under libshim. The copies are exact, so the
+checksum must not change either.
+
 Prints one JSON line: checksum, final loss, steps, the median wall time of the last half of
-the steps (ms) and PyTorch's view of device memory.
+the steps (ms) and PyTorch's view of device memory (its allocator's peaks included).
 """
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -39,6 +46,9 @@ def parse_args():
     p.add_argument("--seq", type=int, default=512, help="transformer: tokens per sample")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model (Triton kernels, launched through dlsym)")
+    p.add_argument("--save-on-cpu", action="store_true",
+                   help="keep the tensors the forward pass saves in pinned host memory "
+                        "(torch.autograd.graph.save_on_cpu)")
     return p.parse_args()
 
 
@@ -52,6 +62,13 @@ def checksum(model, opt):
             if torch.is_tensor(v):
                 h.update(v.detach().contiguous().cpu().numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def offload(a):
+    """The context the forward pass and the loss run in: save_on_cpu when asked, else none."""
+    if a.save_on_cpu:
+        return torch.autograd.graph.save_on_cpu(pin_memory=True)
+    return contextlib.nullcontext()
 
 
 def main():
@@ -88,9 +105,10 @@ def main():
     times, loss_v = [], None
     for _ in range(a.steps):
         t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
-            out = step_model(x)
-        loss = torch.nn.functional.mse_loss(out.float(), y)
+        with offload(a):
+            with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
+                out = step_model(x)
+            loss = torch.nn.functional.mse_loss(out.float(), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -105,6 +123,9 @@ def main():
         "step_ms": round(statistics.median(times[a.steps // 2:]), 3),
         "mem_free": free,
         "mem_total": total,
+        "peak_reserved": torch.cuda.max_memory_reserved(),
+        "peak_allocated": torch.cuda.max_memory_allocated(),
+        "save_on_cpu": a.save_on_cpu,
         "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
     }))
     return 0

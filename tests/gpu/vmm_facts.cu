@@ -11,12 +11,9 @@
 //   call that returns only when that work is done waits for the device);
 //   6. whether cuMemUnmap waits for queued work that touches the range (last: it may poison the
 //   context).
-#include <cuda.h>
+#include "gpu_check.h"
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <stdio.h>
-#include <string.h>
-#include <time.h>
 
 struct Span {
     int *p;
@@ -44,98 +41,13 @@ __global__ void spin_then_write(int *p, long long cycles)
     p[0] = 1234;
 }
 
-static int failures;
-#define CHECK(name, cond)                                                                          \
-    do {                                                                                           \
-        bool ok_ = (cond);                                                                         \
-        printf("%s - %s\n", ok_ ? "ok" : "not ok", name);                                          \
-        failures += !ok_;                                                                          \
-    } while (0)
-#define CU(call)                                                                                   \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        if (r_ != CUDA_SUCCESS) {                                                                  \
-            const char *s_ = "?";                                                                  \
-            cuGetErrorName(r_, &s_);                                                               \
-            printf("not ok - %s -> %s (line %d)\n", #call, s_, __LINE__);                          \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-
-static double now_ms()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static CUmemAllocationProp prop_at(CUmemLocationType where)
-{
-    CUmemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    p.location.type = where;
-    p.location.id = where == CU_MEM_LOCATION_TYPE_DEVICE ? 0 : 0;
-    return p;
-}
-
 static CUresult map_rw(CUdeviceptr va, size_t size, CUmemGenericAllocationHandle h)
 {
     CUresult r = cuMemMap(va, size, 0, h, 0);
     if (r != CUDA_SUCCESS)
         return r;
-    CUmemAccessDesc acc;
-    acc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    acc.location.id = 0;
-    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CUmemAccessDesc acc = rw_on_device();
     return cuMemSetAccess(va, size, &acc, 1);
-}
-
-/* Prints attribute a of dev; returns its value, or -1 when the driver does not know it (an older
-   driver answers CUDA_ERROR_INVALID_VALUE), after printing the error. */
-static int attribute_fact(CUdevice dev, int a, const char *what)
-{
-    int v = 0;
-    CUresult r = cuDeviceGetAttribute(&v, (CUdevice_attribute)a, dev);
-    if (r == CUDA_SUCCESS) {
-        printf("fact: attribute %d (%s) = %d\n", a, what, v);
-        return v;
-    }
-    const char *s = "?";
-    cuGetErrorName(r, &s);
-    printf("fact: attribute %d (%s) not known to this driver: %s\n", a, what, s);
-    return -1;
-}
-
-/* One granule created at loc and released; prints the outcome. */
-static bool try_create(CUmemLocation loc, size_t gran, const char *what)
-{
-    CUmemAllocationProp p = prop_at(loc.type);
-    p.location.id = loc.id;
-    CUmemGenericAllocationHandle h;
-    CUresult r = cuMemCreate(&h, gran, &p, 0);
-    const char *s = "CUDA_SUCCESS";
-    if (r != CUDA_SUCCESS)
-        cuGetErrorName(r, &s);
-    CUresult rel = r == CUDA_SUCCESS ? cuMemRelease(h) : CUDA_SUCCESS;
-    printf("fact: probe cuMemCreate at %s node %d -> %s\n", what, loc.id, s);
-    if (r == CUDA_SUCCESS)
-        CHECK("the probe allocation is released", rel == CUDA_SUCCESS);
-    return r == CUDA_SUCCESS;
-}
-
-/* As NCCL probes host memory (ncclCuMemHostEnable, src/misc/cudawrap.cc; ncclCuMemHostAlloc,
-   src/include/alloc.h): HOST_NUMA at the node of attribute 134 (-1 means no NUMA: node 0), then
-   HOST. Returns whether one worked, and where. */
-static bool probe_host(CUdevice dev, size_t gran, CUmemLocation *where)
-{
-    int node = attribute_fact(dev, 134, "HOST_NUMA_ID");
-    CUmemLocation numa = {CU_MEM_LOCATION_TYPE_HOST_NUMA, node > 0 ? node : 0};
-    CUmemLocation host = {CU_MEM_LOCATION_TYPE_HOST, 0};
-    bool by_numa = try_create(numa, gran, "HOST_NUMA");
-    bool by_host = try_create(host, gran, "HOST");
-    *where = by_numa ? numa : host;
-    return by_numa || by_host;
 }
 
 static int host_vmm_and_remap(size_t gran, int host_vmm, CUmemLocation where)
@@ -272,7 +184,7 @@ static int vmm_call_costs(size_t gran)
         for (int i = 0; i < N; i++)
             CU(cuMemMap(va + i * gran, gran, 0, h[i], 0));
         t[3] = now_ms();
-        CUmemAccessDesc d = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+        CUmemAccessDesc d = rw_on_device();
         CU(cuMemSetAccess(va, N * gran, &d, 1));
         t[4] = now_ms();
         CU(cuMemUnmap(va, N * gran));
