@@ -459,8 +459,6 @@ void sim_cmd_unref(struct sim_cmd *c);
 int sim_cmd_add_dep(struct sim_cmd *c, struct sim_cmd *d);
 /* Submits c to s (or appends it to s's capture graph); takes ownership. */
 CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c);
-/* Blocks until c completes, then advances the host clock and what the host
-   knows complete. Lock held (released while waiting). */
 /* The queue (engine state) that serves commands of engine e: a shared link serves both copy
    directions from one queue, in submission order. */
 static inline int sim_engine_queue(int e)
@@ -472,8 +470,11 @@ static inline struct sim_engine_state *sim_engine_of(const struct sim_cmd *c)
 {
     return &sim.dev[c->stream->device].engine[sim_engine_queue(c->engine)];
 }
+/* Blocks until c completes, then advances the host clock (joined by the calling thread's,
+   sim_clock_join) and what the host knows complete. Lock held (released while waiting). */
 void sim_host_wait(struct sim_cmd *c);
-/* Whether the host, at its virtual time, sees c complete (a query; lock held). */
+/* Whether the calling thread, at its virtual time (sim_clock_now), sees c complete (a query;
+   lock held). Moves no clock. */
 bool sim_host_sees_done(struct sim_cmd *c);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);

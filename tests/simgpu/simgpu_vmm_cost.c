@@ -29,10 +29,10 @@ struct vmm_cost {
 /* Set access and unmap: a one-handle call costs kvcached's worst figure, 32 handles [H100]'s;
    the two facts fix per_call and per_handle (cost(1) = per_call + per_handle,
    cost(32) = per_call + 32 * per_handle). */
-#define SET_ACCESS_ONE_US 36.0   /* [kvcached], worst of 21-36 */
-#define SET_ACCESS_32_US  1002.0 /* [H100] */
-#define UNMAP_ONE_US      26.0   /* [kvcached], worst of 11-26 */
-#define UNMAP_32_US       533.0  /* [H100] */
+#define SET_ACCESS_ONE_US    36.0   /* [kvcached], worst of 21-36 */
+#define SET_ACCESS_32_US     1002.0 /* [H100] */
+#define UNMAP_ONE_US         26.0   /* [kvcached], worst of 11-26 */
+#define UNMAP_32_US          533.0  /* [H100] */
 #define PER_HANDLE(one, n32) (((n32) - (one)) / 31)
 
 static const struct vmm_cost costs[VMM_OP_COUNT] = {
