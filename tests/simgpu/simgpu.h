@@ -107,7 +107,14 @@ struct simgpu_stats {
     double device_time_us;      /* virtual time of the latest completed command */
     uint64_t bytes_peer;        /* copied between two devices (cuMemcpyPeer, or any copy
                                    whose ends live on different devices) */
-    double vmm_host_us;         /* host time charged for VMM calls (SIMGPU_VMM_HOST_COST) */
+    double vmm_host_us;         /* host time charged for VMM calls (SIMGPU_VMM_HOST_COST),
+                                   summed over the threads that made them */
+    double vmm_serial_us;       /* what VMM calls moved the program's shared host clock: all
+                                   of vmm_host_us under SIMGPU_VMM_SERIAL=1, else the time of
+                                   threads that then submitted or synchronised */
+    uint64_t vmm_handles;       /* physical handles the charged VMM calls covered */
+    double vmm_wait_us;         /* host time submissions waited for a mapping another thread
+                                   made accessible later (SIMGPU_VMM_SERIAL=0) */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */

@@ -90,8 +90,10 @@ struct sim_map { /* a mapped device range; sorted by va in sim.maps */
     uint64_t va, size;
     struct sim_phys *phys;
     uint64_t phys_off;
-    int prot;    /* CUmemAccess_flags */
-    uint64_t id; /* of the cuMemMap that made it: kept by pieces split off by cuMemSetAccess */
+    int prot;        /* CUmemAccess_flags */
+    uint64_t id;     /* of the cuMemMap that made it: kept by pieces split off by cuMemSetAccess */
+    double ready_vt; /* host time its latest cuMemMap / cuMemSetAccess ended, on the calling
+                        thread's clock: work touching it is submitted no earlier (simgpu_clock.c) */
 };
 
 struct sim_resv { /* a reserved device range; sorted by va in sim.resv */
@@ -303,6 +305,8 @@ struct sim_state {
     } pool;
     bool link_shared;     /* SIMGPU_LINK_SHARED: both copy directions queue on one engine */
     double vmm_host_cost; /* SIMGPU_VMM_HOST_COST: times the measured cost of VMM calls (0: free) */
+    bool vmm_serial;      /* SIMGPU_VMM_SERIAL (default 1): a VMM call's host time delays every
+                             thread, as under a driver-wide lock (simgpu_clock.c) */
     struct sim_link link;
     FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
@@ -440,6 +444,12 @@ void sim_pinned_remove(struct sim_pinned *p);
 
 /* simgpu_stream.c */
 int sim_streams_init(void);
+/* Called with arg and each device range [lo, hi) a command touches. */
+typedef void (*sim_touch_visit)(void *arg, uint64_t lo, uint64_t hi);
+/* Calls visit for each device range command c touches: a copy's or memset's device ends, and
+   [w, w+1) for each kernel parameter word w that is a device address (any may be a pointer).
+   Lock held. */
+void sim_cmd_touches(const struct sim_cmd *c, sim_touch_visit visit, void *arg);
 /* Resolves a stream argument; per_thread selects what NULL means. */
 struct sim_stream *sim_stream_get(CUstream h, bool per_thread, CUresult *rc);
 struct sim_cmd *sim_cmd_new(enum sim_cmd_kind kind, int engine);
@@ -449,8 +459,6 @@ void sim_cmd_unref(struct sim_cmd *c);
 int sim_cmd_add_dep(struct sim_cmd *c, struct sim_cmd *d);
 /* Submits c to s (or appends it to s's capture graph); takes ownership. */
 CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c);
-/* Blocks until c completes, then advances the host clock and what the host
-   knows complete. Lock held (released while waiting). */
 /* The queue (engine state) that serves commands of engine e: a shared link serves both copy
    directions from one queue, in submission order. */
 static inline int sim_engine_queue(int e)
@@ -462,8 +470,11 @@ static inline struct sim_engine_state *sim_engine_of(const struct sim_cmd *c)
 {
     return &sim.dev[c->stream->device].engine[sim_engine_queue(c->engine)];
 }
+/* Blocks until c completes, then advances the host clock (joined by the calling thread's,
+   sim_clock_join) and what the host knows complete. Lock held (released while waiting). */
 void sim_host_wait(struct sim_cmd *c);
-/* Whether the host, at its virtual time, sees c complete (a query; lock held). */
+/* Whether the calling thread, at its virtual time (sim_clock_now), sees c complete (a query;
+   lock held). Moves no clock. */
 bool sim_host_sees_done(struct sim_cmd *c);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);
@@ -477,6 +488,41 @@ void sim_check_unmap_hazard(uint64_t lo, uint64_t hi, const char *what);
 CUresult sim_stream_create(unsigned flags, struct sim_stream **out);
 void sim_stream_release(struct sim_stream *s);
 bool sim_stream_valid(const struct sim_stream *s);
+
+/* simgpu_clock.c — the host clocks: the shared sim.host_vt and each thread's own; lock held */
+/* The calling thread's host time: the later of its own clock and the shared one. */
+double sim_clock_now(void);
+/* Moves the shared clock to the calling thread's time: a thread that submits or synchronises
+   makes the program wait for its VMM calls. */
+void sim_clock_join(void);
+/* Charges the calling thread a VMM call of us microseconds (0: free, nothing changes) covering
+   handles handles, counts both in the statistics, and with sim.vmm_serial moves the shared clock
+   too. Returns the time the call ends on the thread's clock. */
+double sim_clock_vmm(double us, uint64_t handles);
+/* Records that the mappings in [va, va+size) became accessible at host time t. */
+void sim_clock_mark_ready(uint64_t va, uint64_t size, double t);
+/* For sim_submit: joins the calling thread to the shared clock and then, with a VMM cost,
+   waits (moves the shared clock) until every mapping c touches is ready. Returns the time c is
+   submitted at. */
+double sim_clock_submit(const struct sim_cmd *c);
+
+/* simgpu_vmm_cost.c — what a VMM call costs the host (SIMGPU_VMM_HOST_COST) */
+enum sim_vmm_op {
+    VMM_RESERVE,
+    VMM_ADDR_FREE,
+    VMM_CREATE,
+    VMM_RELEASE,
+    VMM_MAP,
+    VMM_SET_ACCESS,
+    VMM_UNMAP,
+    VMM_OP_COUNT
+};
+/* Host microseconds call op costs covering handles physical handles and bytes bytes of them,
+   times SIMGPU_VMM_HOST_COST; 0 without it. */
+double sim_vmm_cost_us(enum sim_vmm_op op, uint64_t handles, uint64_t bytes);
+/* The handles mapped in [va, va+size): its mappings, each as cuMemMap made it (a handle mapped
+   twice counts twice). Lock held. */
+uint64_t sim_vmm_cost_handles(uint64_t va, uint64_t size);
 
 /* simgpu_exec.c — runs commands on workers (lock NOT held) */
 /* Executes c's data work; returns its virtual cost in microseconds. */

@@ -224,7 +224,8 @@ CUresult sim_map_add(uint64_t va, uint64_t size, struct sim_phys *p, uint64_t of
     size_t i = sim_map_lower(va);
     if (i < sim.nmaps && sim.maps[i].va < va + size)
         return CUDA_ERROR_INVALID_VALUE; /* overlaps a mapping */
-    struct sim_map m = {va, size, p, off, prot, ++sim.next_map_id};
+    /* ready_vt 0: the VMM call that made it says when it became accessible */
+    struct sim_map m = {va, size, p, off, prot, ++sim.next_map_id, 0};
     if (apply_mapping(&m) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     memmove(&sim.maps[i + 1], &sim.maps[i], (sim.nmaps - i) * sizeof *sim.maps);

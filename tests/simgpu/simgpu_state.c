@@ -113,6 +113,13 @@ static void read_environment(void)
         sim_link_configure(s);
     if ((s = getenv("SIMGPU_VMM_HOST_COST")) && *s && strcmp(s, "0") != 0)
         sim.vmm_host_cost = env_double("SIMGPU_VMM_HOST_COST", 0);
+    sim.vmm_serial = true; /* the worse case, until GPU facts say whether the driver serialises */
+    if ((s = getenv("SIMGPU_VMM_SERIAL")) && *s && strcmp(s, "1") != 0) {
+        if (strcmp(s, "0") == 0)
+            sim.vmm_serial = false;
+        else
+            sim_diag("ignoring SIMGPU_VMM_SERIAL=%s (want 0 or 1)", s);
+    }
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
     sim_driver_gen_read();

@@ -227,10 +227,12 @@ static int add_implicit_deps(struct sim_stream *s, struct sim_cmd *c)
     return 0;
 }
 
-static void log_touch(struct sim_stream *s, uint64_t seq, uint64_t lo, uint64_t hi)
+/* Logs that submitted command arg (a struct sim_cmd) touches [lo, hi): a sim_cmd_touches
+   visitor. */
+static void log_touch(void *arg, uint64_t lo, uint64_t hi)
 {
-    if (!sim_is_device_addr(lo))
-        return;
+    struct sim_cmd *c = arg;
+    struct sim_stream *s = c->stream;
     if (s->ntouches == s->touch_cap) {
         if (s->touch_cap >= TOUCH_LOG_LIMIT) {
             /* Bounded memory for programs that never synchronise: forget
@@ -247,10 +249,10 @@ static void log_touch(struct sim_stream *s, uint64_t seq, uint64_t lo, uint64_t 
             s->touch_cap = cap;
         }
     }
-    s->touches[s->ntouches++] = (struct sim_touch){seq, lo, hi};
+    s->touches[s->ntouches++] = (struct sim_touch){c->seq, lo, hi};
 }
 
-static void log_touches(struct sim_stream *s, struct sim_cmd *c)
+void sim_cmd_touches(const struct sim_cmd *c, sim_touch_visit visit, void *arg)
 {
     switch (c->kind) {
     case CMD_KERNEL:
@@ -258,17 +260,19 @@ static void log_touches(struct sim_stream *s, struct sim_cmd *c)
         for (size_t o = 0; o + 8 <= c->u.k.fn->total; o += 8) {
             uint64_t w;
             memcpy(&w, c->u.k.params + o, 8);
-            log_touch(s, c->seq, w, w + 1);
+            if (sim_is_device_addr(w))
+                visit(arg, w, w + 1);
         }
         break;
     case CMD_COPY:
-        if (c->u.c.dst.dev)
-            log_touch(s, c->seq, c->u.c.dst.addr, c->u.c.dst.addr + c->u.c.bytes);
-        if (c->u.c.src.dev)
-            log_touch(s, c->seq, c->u.c.src.addr, c->u.c.src.addr + c->u.c.bytes);
+        if (c->u.c.dst.dev && sim_is_device_addr(c->u.c.dst.addr))
+            visit(arg, c->u.c.dst.addr, c->u.c.dst.addr + c->u.c.bytes);
+        if (c->u.c.src.dev && sim_is_device_addr(c->u.c.src.addr))
+            visit(arg, c->u.c.src.addr, c->u.c.src.addr + c->u.c.bytes);
         break;
     case CMD_MEMSET:
-        log_touch(s, c->seq, c->u.m.dst, c->u.m.dst + c->u.m.count * (size_t)c->u.m.elem);
+        if (sim_is_device_addr(c->u.m.dst))
+            visit(arg, c->u.m.dst, c->u.m.dst + c->u.m.count * (size_t)c->u.m.elem);
         break;
     default:
         break;
@@ -300,12 +304,12 @@ CUresult sim_submit(struct sim_stream *s, struct sim_cmd *c)
     }
     c->stream = s;
     c->seq = ++s->next_seq;
-    c->host_vt = sim.host_vt;
+    c->host_vt = sim_clock_submit(c);
     if (c->engine != ENG_NONE)
         c->ticket = sim_engine_of(c)->next_ticket++;
     if (sim_link_ordered(c->engine))
         c->link_ticket = sim.link.next_ticket++;
-    log_touches(s, c);
+    sim_cmd_touches(c, log_touch, c);
     log_waits(s, c);
     if (s->tail)
         s->tail->next = c;
@@ -345,6 +349,7 @@ void sim_mark_known(struct sim_stream *s, uint64_t seq)
 
 void sim_host_wait(struct sim_cmd *c)
 {
+    sim_clock_join(); /* the thread waits from its own time (its VMM calls included) */
     sim_cmd_ref(c);
     while (!c->done)
         pthread_cond_wait(&sim.changed, &sim.lock);
@@ -377,7 +382,7 @@ bool sim_host_sees_done(struct sim_cmd *c)
         while (!c->done && pthread_cond_timedwait(&sim.changed, &sim.lock, &until) != ETIMEDOUT)
             ;
     }
-    bool seen = c->done && c->vend <= sim.host_vt;
+    bool seen = c->done && c->vend <= sim_clock_now(); /* the thread's own time: never joined */
     if (seen)
         sim_mark_known(c->stream, c->seq);
     sim_cmd_unref(c);
@@ -386,6 +391,7 @@ bool sim_host_sees_done(struct sim_cmd *c)
 
 void sim_host_wait_stream(struct sim_stream *s)
 {
+    sim_clock_join();
     if (s->last)
         sim_host_wait(s->last);
     sim_pool_trim(); /* a stream synchronisation: the pool gives back completed frees */
@@ -396,6 +402,7 @@ void sim_host_wait_stream(struct sim_stream *s)
 
 void sim_host_wait_all(void)
 {
+    sim_clock_join();
     for (struct sim_stream *s = sim.streams; s; s = s->next_all)
         if (s->live && s->last)
             sim_host_wait(s->last);
@@ -404,6 +411,7 @@ void sim_host_wait_all(void)
 
 void sim_host_wait_device(int dev)
 {
+    sim_clock_join();
     for (struct sim_stream *s = sim.streams; s; s = s->next_all)
         if (s->live && s->device == dev && s->last)
             sim_host_wait(s->last);

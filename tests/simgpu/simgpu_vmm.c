@@ -2,32 +2,12 @@
  * release; with SIMGPU_VMM_HOST_COST, the host time each call costs. */
 #include "simgpu_internal.h"
 
-/* What each VMM call cost the host on an H100 (driver 580.159.04, CUDA 13.0), measured by
-   tests/gpu/vmm_facts.cu with nothing queued (tests/bench/RESULTS-gpu.md, "VMM calls: what they
-   cost the host"): 64 MiB in 32 chunks of 2 MiB. cuMemCreate x32 0.409 ms, cuMemAddressReserve
-   0.022 ms, cuMemMap x32 0.059 ms, cuMemSetAccess (64 MiB) 1.002 ms, cuMemUnmap (64 MiB) 0.533
-   ms, cuMemAddressFree 0.011 ms, cuMemRelease x32 0.597 ms. Only that size was measured: the
-   model is a fixed cost per call, or for calls over a range a cost per 2 MiB granule (the
-   measured figure over 32), so a larger range costs proportionally more; how the real cost
-   splits into a fixed and a per-byte part is unknown. */
-#define COST_RESERVE_US    22.0
-#define COST_ADDR_FREE_US  11.0
-#define COST_CREATE_US     (409.0 / 32) /* per call (one chunk each) */
-#define COST_RELEASE_US    (597.0 / 32) /* per call */
-#define COST_MAP_US        (59.0 / 32)  /* per granule mapped */
-#define COST_SET_ACCESS_US (1002.0 / 32)
-#define COST_UNMAP_US      (533.0 / 32)
-
-/* Charges the host clock a call's cost (lock held): SIMGPU_VMM_HOST_COST times the measured
-   cost, per call plus per granule of `bytes`. The host has one virtual clock, so a call on any
-   thread delays every later submission: the worse case, as if every thread waited for it. */
-static void charge(double per_call_us, double per_granule_us, uint64_t bytes)
+/* Charges the calling thread what call op costs (simgpu_vmm_cost.c), covering handles
+   physical handles of bytes bytes in all (lock held). Returns the time the call ends on the
+   thread's clock (simgpu_clock.c). */
+static double charge(enum sim_vmm_op op, uint64_t handles, uint64_t bytes)
 {
-    if (sim.vmm_host_cost <= 0)
-        return;
-    double us = sim.vmm_host_cost * (per_call_us + per_granule_us * (double)(bytes / SIM_GRANULE));
-    sim.host_vt += us;
-    sim.stats.vmm_host_us += us;
+    return sim_clock_vmm(sim_vmm_cost_us(op, handles, bytes), handles);
 }
 
 static bool granular(uint64_t v)
@@ -46,7 +26,7 @@ CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t align
     pthread_mutex_lock(&sim.lock);
     uint64_t va = 0;
     rc = sim_resv_add(size, align, addr, RESV_VMM, &va);
-    charge(COST_RESERVE_US, 0, 0);
+    charge(VMM_RESERVE, 0, 0);
     pthread_mutex_unlock(&sim.lock);
     if (rc == CUDA_SUCCESS)
         *out = va;
@@ -65,7 +45,7 @@ CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
         rc = CUDA_ERROR_INVALID_VALUE; /* still mapped */
     else
         sim_resv_remove(r);
-    charge(COST_ADDR_FREE_US, 0, 0);
+    charge(VMM_ADDR_FREE, 0, 0);
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }
@@ -108,7 +88,7 @@ CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *out, size_t size,
     }
     if (p) /* what cuMemExportToShareableHandle may export later (simgpu_share.c) */
         p->handle_types = (int)prop->requestedHandleTypes;
-    charge(COST_CREATE_US, 0, 0);
+    charge(VMM_CREATE, 1, size);
     pthread_mutex_unlock(&sim.lock);
     if (p)
         *out = (CUmemGenericAllocationHandle)(uintptr_t)p;
@@ -126,12 +106,13 @@ CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle h)
     SIM_ENTER(cuMemRelease);
     pthread_mutex_lock(&sim.lock);
     struct sim_phys *p = phys_of(h);
+    uint64_t bytes = p ? p->size : 0; /* p may be freed below */
     if (p) {
         if (--p->handle_refs == 0)
             p->released = true;
         sim_phys_put(p); /* frees only when no mapping remains */
     }
-    charge(COST_RELEASE_US, 0, 0);
+    charge(VMM_RELEASE, p ? 1 : 0, bytes);
     pthread_mutex_unlock(&sim.lock);
     return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -152,7 +133,9 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
         rc = CUDA_ERROR_INVALID_VALUE;
     else
         rc = sim_map_add(ptr, size, p, offset, CU_MEM_ACCESS_FLAGS_PROT_NONE);
-    charge(0, COST_MAP_US, size);
+    double end = charge(VMM_MAP, 1, size);
+    if (rc == CUDA_SUCCESS)
+        sim_clock_mark_ready(ptr, size, end);
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }
@@ -165,6 +148,7 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     pthread_mutex_lock(&sim.lock);
     /* The range must consist of whole mappings, as cuMemMap made them. */
     size_t i = sim_map_lower(ptr);
+    uint64_t handles = sim_vmm_cost_handles(ptr, size);
     CUresult rc = sim_map_whole(ptr, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS) {
         /* The real driver does not wait for queued work here: neither do we,
@@ -173,7 +157,7 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
         while (i < sim.nmaps && sim.maps[i].va < ptr + size)
             sim_map_remove_at(i);
     }
-    charge(0, COST_UNMAP_US, size);
+    charge(VMM_UNMAP, handles, size);
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }
@@ -199,7 +183,9 @@ CUresult CUDAAPI cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessD
         return CUDA_SUCCESS; /* host access only: the device's view is unchanged */
     pthread_mutex_lock(&sim.lock);
     CUresult rc = sim_map_set_prot(ptr, size, prot);
-    charge(0, COST_SET_ACCESS_US, size);
+    double end = charge(VMM_SET_ACCESS, sim_vmm_cost_handles(ptr, size), size);
+    if (rc == CUDA_SUCCESS)
+        sim_clock_mark_ready(ptr, size, end);
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }
