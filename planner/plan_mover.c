@@ -72,11 +72,17 @@ static plan_err record(plan_mover *mv, size_t i, double start, double end)
 plan_err plan_mover_place(plan_mover *mv, double ready, double us, double *start)
 {
     *start = ready;
-    if (!(us > 0))
-        return PLAN_OK; /* takes no time: occupies nothing */
-    size_t i = mv->head;
-    while (i < mv->n && mv->seg[i].end <= ready)
-        i++;
+    if (!(us > 0)) /* takes no time: occupies nothing */
+        return PLAN_OK;
+    /* the first interval ending after ready (ends are sorted), then the first idle stretch */
+    size_t i = mv->head, hi = mv->n;
+    while (i < hi) {
+        size_t mid = i + (hi - i) / 2;
+        if (mv->seg[mid].end <= ready)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
     double t = ready;
     for (; i < mv->n && mv->seg[i].start < t + us; i++)
         t = PLAN_MAX(t, mv->seg[i].end);
