@@ -39,10 +39,13 @@ const char *plan_strerror(plan_err err);
 
 /* Hardware figures. Bandwidths in GB/s (1e9 bytes per second). duplex: non-zero when both
  * directions copy at full speed at the same time, zero when they share one link (copies are then
- * served one at a time). remap_us: cost of remapping a range after each copy. both_h2d_gbps and
- * both_d2h_gbps: 0 (absent: duplex decides), or the rates of each direction while the other is
- * copying too, each in (0, its full rate], only with duplex (model keyword link_both; the fluid
- * rule of planner/plan_link.c). */
+ * served one at a time). remap_us: host time of libshim's mover per move (unmap, map and set
+ * access of the range), not link time: one mover serves the moves one at a time beside the
+ * link's copies, an eviction's remap after its copy, a restore's from its issue (the name is
+ * kept from when it was charged to the link). both_h2d_gbps and both_d2h_gbps: 0 (absent:
+ * duplex decides), or the rates of each direction while the other is copying too, each in
+ * (0, its full rate], only with duplex (model keyword link_both; the fluid rule of
+ * planner/plan_link.c). */
 typedef struct plan_hw {
     double h2d_gbps;
     double d2h_gbps;
@@ -190,10 +193,11 @@ typedef struct plan_stats {
     unsigned steps;           /* steps simulated to reach the steady state */
 } plan_stats;
 
-/* Replays m and p on a timeline with one compute stream and two copy engines (one per direction,
- * sharing one link when !m->hw.duplex), step after step until the step repeats, and reports the
- * last step. The rules are in planner/MODEL-FORMAT.md ("How a plan is simulated").
- * PLAN_ERR_INVALID (bad model or plan: see plan_check), PLAN_ERR_NOMEM. */
+/* Replays m and p on a timeline with one compute stream, two copy engines (one per direction,
+ * sharing one link when !m->hw.duplex) and the host's mover that remaps each move, step after
+ * step until the step repeats, and reports the last step. The rules are in planner/MODEL-FORMAT.md
+ * ("How a plan is simulated"). PLAN_ERR_INVALID (bad model or plan: see plan_check),
+ * PLAN_ERR_NOMEM. */
 plan_err plan_simulate(const plan_model *m, const plan *p, uint64_t budget, plan_stats *st);
 
 /* ---- Planners ----------------------------------------------------------------------------- */
@@ -246,7 +250,8 @@ plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_prop
  *   unet         levels, convs (per level), act (bytes at the top level), weights, us
  *   optim        params (parameter tensors), layers, weights, optim, us
  *   random       ops, allocs, maxbytes, cyclic (percent), touches (per allocation), us
- * every kind also takes seed, h2d, d2h (GB/s), duplex (0|1), remap (us). Sizes accept units.
+ * every kind also takes seed, h2d, d2h (GB/s), duplex (0|1), remap (us of the mover per move).
+ * Sizes accept units.
  * Deterministic for a given spec. PLAN_ERR_PARSE with a message, PLAN_ERR_NOMEM,
  * PLAN_ERR_LIMIT. Details in planner/MODEL-FORMAT.md. */
 plan_err plan_generate(plan_model *m, const char *spec, char *msg, size_t cap);

@@ -15,15 +15,25 @@
  * not reach X_p, no plan holds B (bound = +infinity).
  *
  * Claim 2 (evictions before p). Let C be any set of covering gaps with at least X_p bytes and
- * q a position. All evictions of C whose last touch is at or after q run on one engine between
- * the actual end of q and the actual start of p, so
- *     start_p - end_q (nominal) + σ(q, p] >= bytes(C, a >= q) / bw_d2h + remap   (if > 0 bytes).
+ * q a position. All evictions of C whose last touch is at or after q run between the actual end
+ * of q and the actual start of p: their copies on one engine, and the remap of each (on the
+ * host's mover, one at a time, remap each) after its copy and before its bytes are free. So the
+ * window holds the copies and the remap of the last copy to end, and also every one of the
+ * remaps:
+ *     start_p - end_q (nominal) + σ(q, p] >= max(bytes(C, a >= q) / bw_d2h + remap,
+ *                                                 count(C, a >= q) * remap)   (if > 0 bytes).
  * bytes(C, a >= q) >= X_p - bytes(all covering gaps with a < q) =: G(q), and the fractional
- * choice of the earliest-touched bytes reaches G(q) for every q at once. Hence
- *     σ(q, p] >= E_p := max over q of  G(q)^+ / bw_d2h + remap - (start_p - end_q).
+ * choice of the earliest-touched bytes reaches G(q) for every q at once; those G(q) bytes take
+ * at least ⌈G(q) / M(q)⌉ gaps, M(q) the largest covering gap with a >= q. Hence
+ *     σ(q, p] >= E_p := max over q of  max(G(q)^+ / bw_d2h + remap, ⌈G(q)^+ / M(q)⌉ remap)
+ *                                      - (start_p - end_q).
  * Claim 3 (copies back after p), symmetrically with the next touches b and the bytes that must
- * come back (X_p minus covering gaps that die on host), latest need first:
- *     σ(p, b] >= R_p := max over b of  H(b)^+ / bw_h2d + remap - (start_b - end_p).
+ * come back (X_p minus covering gaps that die on host), latest need first. A copy back takes its
+ * device bytes, and may start its remap, when it is issued, after the end of p (libshim remaps a
+ * restore's range at once, beside its copy), so only the larger of the two is sure to lie in the
+ * window (M(b): the largest covering gap copied back with a next touch at or before b):
+ *     σ(p, b] >= R_p := max over b of  max(H(b)^+ / bw_h2d, ⌈H(b)^+ / M(b)⌉ remap)
+ *                                      - (start_b - end_p).
  * Claim 4 (combining). Positions are on p's unrolled axis: the last touch q of a wrapping gap
  * that p follows in the next step is q - n < 0 there, its next touch b - n. Each σ sum above
  * covers at most n consecutive positions, so each is at most S: S >= every term of claims 2
@@ -38,8 +48,9 @@
  * once unless it dies on host, so a step moves at least D = max_p X_p bytes to host and
  * H = max_p (X_p - dying bytes)^+ back. One step lasts at least the compute time plus S and at
  * least the busy time of each engine (of the one shared engine when the link is not duplex):
- *     S >= D / bw_d2h + remap - compute, S >= H / bw_h2d + remap - compute (duplex), or
- *     S >= D / bw_d2h + H / bw_h2d + remaps - compute (shared link).
+ *     S >= D / bw_d2h - compute, S >= H / bw_h2d - compute (duplex), or
+ *     S >= D / bw_d2h + H / bw_h2d - compute (shared link).
+ * (A remap holds no engine: it is the mover's time, claim 8.)
  * Claim 6 (both-busy link, link_both). Each both-busy rate is at most its direction's full rate
  * (plan_link_check), so under the fluid rule bytes never move faster than bw_d2h / bw_h2d: every
  * time used in claims 2, 3 and 5 is still a lower bound on the copies it counts, and the bound
@@ -52,6 +63,12 @@
  * the copies after the operations it starts with and spans (one step holds them once).
  * Claim 5: one step lasts compute + S + those copies, and each engine's busy time also counts
  * the copies it serves, at least at its full rate.
+ * Claim 8 (the mover). Every move of a step, eviction or copy back, costs the mover remap of
+ * host time, one move at a time, and in the steady state the mover's time per step is at most
+ * the step's. At an examined p, at least ⌈X_p / M_p⌉ evictions (M_p: the largest covering gap)
+ * and ⌈(X_p - dying bytes)^+ / M'_p⌉ copies back (M'_p: the largest covering gap that comes back)
+ * are moves of every step, so S >= (their number) remap - compute - the program's copies (the
+ * most they can take, as in claim 7).
  * The bound is the largest of these, over the operations examined (all of them for small
  * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
 #include "plan_internal.h"
@@ -105,6 +122,7 @@ typedef struct bscratch {
     bcand *cs;
     bterm *ev, *re;
     double *own;
+    uint64_t *mx; /* the largest bytes over a run of cs (claims 2 and 3's M) */
 } bscratch;
 
 /* Most time a copy of the program's can take: at its direction's both-busy rate when lower. */
@@ -122,7 +140,8 @@ static plan_err scratch_init(bscratch *s, const plan_ctx *c)
     s->ev = malloc((c->ngaps + 1) * sizeof(*s->ev));
     s->re = malloc((c->ngaps + 1) * sizeof(*s->re));
     s->own = calloc(c->n + 1, sizeof(*s->own));
-    if (!s->cs || !s->ev || !s->re || !s->own)
+    s->mx = malloc((c->ngaps + 1) * sizeof(*s->mx));
+    if (!s->cs || !s->ev || !s->re || !s->own || !s->mx)
         return PLAN_ERR_NOMEM;
     for (size_t k = 0; k < c->m->ncopies; k++)
         s->own[c->m->copies[k].after + 1] += copy_max_us(&c->m->hw, &c->m->copies[k]);
@@ -133,7 +152,7 @@ static plan_err scratch_init(bscratch *s, const plan_ctx *c)
 
 static void scratch_free(bscratch *s)
 {
-    free(s->cs), free(s->ev), free(s->re), free(s->own);
+    free(s->cs), free(s->ev), free(s->re), free(s->own), free(s->mx);
 }
 
 /* On claim 7's axis (nominal time plus the most the program's copies before can take): the
@@ -182,20 +201,30 @@ static size_t candidates(const plan_ctx *c, const bscratch *s, int32_t p, const 
     return k;
 }
 
+/* Remaps of at least `bytes` bytes in moves of at most `most` bytes each (most >= 1): the
+ * mover's least time for them. */
+static double remaps_us(const plan_ctx *c, uint64_t bytes, uint64_t most)
+{
+    return (double)(bytes / most + (bytes % most != 0)) * c->m->hw.remap_us;
+}
+
 /* Claim 2's terms: evictions that must finish by the start of p, one per distinct last-touch
  * time (at the first position with that time, which makes the window the widest), positive
- * ones only, into out; returns how many. */
+ * ones only, into out; returns how many. mx: k items of scratch. */
 static size_t evict_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double start_p,
-                          bterm *out)
+                          uint64_t *mx, bterm *out)
 {
     qsort(cs, k, sizeof(*cs), by_a);
+    for (size_t i = k; i-- > 0;) /* mx[i]: the largest of cs[i..k) */
+        mx[i] = PLAN_MAX(cs[i].bytes, i + 1 < k ? mx[i + 1] : 0);
     size_t nt = 0;
     uint64_t before = 0; /* bytes whose last touch is earlier */
     for (size_t i = 0, j; i < k && before < x; i = j) {
         uint64_t grp = 0;
         for (j = i; j < k && cs[j].t_a == cs[i].t_a; j++)
             grp += cs[j].bytes;
-        double need = (double)(x - before) * c->d2h_us_per_byte + c->m->hw.remap_us;
+        double need = PLAN_MAX((double)(x - before) * c->d2h_us_per_byte + c->m->hw.remap_us,
+                               remaps_us(c, x - before, mx[i]));
         double v = need - (start_p - cs[i].t_a);
         if (v > 0)
             out[nt++] = (bterm){cs[i].pos_a, v};
@@ -206,11 +235,13 @@ static size_t evict_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, do
 
 /* Claim 3's terms: copies back that must finish by their next touches, one per distinct
  * next-touch time (at the last position with that time), positive ones only, into out;
- * returns how many. */
+ * returns how many. mx: k items of scratch. */
 static size_t restore_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, double end_p,
-                            bterm *out)
+                            uint64_t *mx, bterm *out)
 {
     qsort(cs, k, sizeof(*cs), by_b);
+    for (size_t i = 0; i < k; i++) /* mx[i]: the largest of cs[0..i] copied back */
+        mx[i] = PLAN_MAX(cs[i].back ? cs[i].bytes : 0, i ? mx[i - 1] : 0);
     size_t nt = 0;
     uint64_t after = 0; /* bytes copied back with a later next touch */
     for (size_t j = k, i; j > 0 && after < x; j = i) {
@@ -219,7 +250,8 @@ static size_t restore_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, 
             grp += cs[i - 1].back ? cs[i - 1].bytes : 0;
         if (!cs[j - 1].back)
             continue; /* dying on host: sorted last, nothing comes back */
-        double need = (double)(x - after) * c->h2d_us_per_byte + c->m->hw.remap_us;
+        double need =
+            PLAN_MAX((double)(x - after) * c->h2d_us_per_byte, remaps_us(c, x - after, mx[j - 1]));
         double v = need - (cs[j - 1].t_b - end_p);
         if (v > 0)
             out[nt++] = (bterm){cs[j - 1].pos_b, v};
@@ -247,9 +279,21 @@ static double combine(bterm *ev, size_t ne, bterm *re, size_t nr, int64_t n)
     return best;
 }
 
-/* Claims 1-4 (with 7) at step position p. */
+/* Claim 8's moves at p: evictions and copies back that every step makes, at least. */
+static uint64_t op_moves(const bcand *cs, size_t k, uint64_t x, uint64_t dying)
+{
+    uint64_t most = 0, most_back = 0;
+    for (size_t i = 0; i < k; i++) {
+        most = PLAN_MAX(most, cs[i].bytes);
+        most_back = PLAN_MAX(most_back, cs[i].back ? cs[i].bytes : 0);
+    }
+    uint64_t back = x > dying ? x - dying : 0, n = x / most + (x % most != 0);
+    return n + (back ? back / most_back + (back % most_back != 0) : 0);
+}
+
+/* Claims 1-4 (with 7) at step position p; claim 8's moves there into *moves (may be NULL). */
 static double op_bound(const plan_ctx *c, int32_t p, uint64_t budget, const uint8_t *skip,
-                       const bscratch *s)
+                       const bscratch *s, uint64_t *moves)
 {
     uint64_t dying, x = c->live[p] - budget, total = 0;
     size_t k = candidates(c, s, p, skip, &dying);
@@ -257,8 +301,11 @@ static double op_bound(const plan_ctx *c, int32_t p, uint64_t budget, const uint
         total += s->cs[i].bytes;
     if (total < x)
         return INFINITY;
-    size_t ne = evict_terms(c, s->cs, k, x, axis_start(c, s, p), s->ev);
-    size_t nr = x > dying ? restore_terms(c, s->cs, k, x - dying, axis_end(c, s, p), s->re) : 0;
+    if (moves)
+        *moves = op_moves(s->cs, k, x, dying);
+    size_t ne = evict_terms(c, s->cs, k, x, axis_start(c, s, p), s->mx, s->ev);
+    size_t nr =
+        x > dying ? restore_terms(c, s->cs, k, x - dying, axis_end(c, s, p), s->mx, s->re) : 0;
     return combine(s->ev, ne, s->re, nr, (int64_t)c->n);
 }
 
@@ -273,9 +320,7 @@ static double traffic_bound(const plan_ctx *c, uint64_t budget, const uint64_t *
         d = PLAN_MAX(d, x);
         h = PLAN_MAX(h, x > dying_of[p] ? x - dying_of[p] : 0);
     }
-    double rm = c->m->hw.remap_us;
-    double td = d ? (double)d * c->d2h_us_per_byte + rm : 0;
-    double th = h ? (double)h * c->h2d_us_per_byte + rm : 0;
+    double td = (double)d * c->d2h_us_per_byte, th = (double)h * c->h2d_us_per_byte;
     /* the program's copies keep their engines busy too, at least at the full rate */
     double od = 0, oh = 0, own = 0;
     for (size_t k = 0; k < c->m->ncopies; k++) {
@@ -340,8 +385,13 @@ static plan_err per_op(const plan_ctx *c, uint64_t budget, double *lb)
             xs[nx++] = (excess){c->live[p] - budget, (int32_t)p};
     qsort(xs, nx, sizeof(*xs), by_excess);
     size_t limit = (size_t)PLAN_MAX(4.0, BOUND_WORK / (double)(c->ngaps + 1));
-    for (size_t i = 0; i < nx && i < limit; i++)
-        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, &s));
+    uint64_t moves = 0, most = 0;
+    for (size_t i = 0; i < nx && i < limit; i++) {
+        *lb = PLAN_MAX(*lb, op_bound(c, xs[i].p, budget, NULL, &s, &moves));
+        most = PLAN_MAX(most, moves);
+    }
+    /* claim 8 */
+    *lb = PLAN_MAX(*lb, (double)most * c->m->hw.remap_us - c->compute - s.own[c->n]);
     free(xs);
     scratch_free(&s);
     return PLAN_OK;
@@ -374,7 +424,7 @@ plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *ski
     }
     for (size_t p = 0; p < c->n && *lb_us < INFINITY; p++)
         if (c->live[p] > budget)
-            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, &s));
+            *lb_us = PLAN_MAX(*lb_us, op_bound(c, (int32_t)p, budget, skip, &s, NULL));
     scratch_free(&s);
     return PLAN_OK;
 }

@@ -3,7 +3,9 @@
  * many gaps chosen, the copies queue on the engines and the covered range shrinks; the
  * engine schedules here follow the simulator's rules (first come first served in issue order)
  * for evictions issued right after the last touch, and the backward, as-late-as-possible order
- * that plan_place gives the copies back. */
+ * that plan_place gives the copies back. A move's remap (plan_ctx_evict_us, plan_ctx_restore_us)
+ * is counted in its own time but holds no engine; the mover is taken as idle (the simulator
+ * judges the plan with its queue). */
 #include "plan_internal.h"
 
 #include <math.h>
@@ -82,10 +84,10 @@ static void schedule_d(plan_engines *en, const plan_ctx *c)
         double shift = turn ? c->compute : 0;
         for (size_t i = 0; i < en->nd; i++) {
             size_t g = en->d_gap[i];
-            double done = PLAN_MAX(plan_ctx_end_at(c, c->gaps[g].a) + shift, free_at) +
-                          plan_ctx_d2h_us(c, gap_bytes(c, g));
-            free_at = done;
-            en->d_done[i] = done - shift;
+            double end = PLAN_MAX(plan_ctx_end_at(c, c->gaps[g].a) + shift, free_at) +
+                         plan_ctx_d2h_us(c, gap_bytes(c, g));
+            free_at = end;
+            en->d_end[i] = end - shift;
         }
     }
 }
@@ -97,8 +99,10 @@ static void schedule_h(plan_engines *en, const plan_ctx *c)
         if (turn && en->nh)
             next = en->h_start[en->nh - 1] + c->compute;
         for (size_t i = 0; i < en->nh; i++) {
-            double f = PLAN_MIN(en->h_need[i], next);
-            en->h_start[i] = f - plan_ctx_h2d_us(c, gap_bytes(c, en->h_gap[i]));
+            /* usable by its need, and off the engine when the next one starts */
+            uint64_t b = gap_bytes(c, en->h_gap[i]);
+            en->h_start[i] =
+                PLAN_MIN(en->h_need[i] - plan_ctx_restore_us(c, b), next - plan_ctx_h2d_us(c, b));
             next = en->h_start[i];
         }
     }
@@ -108,13 +112,13 @@ static plan_err engines_alloc(plan_engines *en, const plan_ctx *c, size_t nd, si
 {
     size_t ng = c->ngaps + 1;
     en->d_gap = malloc((nd + 1) * sizeof(*en->d_gap));
-    en->d_done = malloc((nd + 1) * sizeof(*en->d_done));
+    en->d_end = malloc((nd + 1) * sizeof(*en->d_end));
     en->h_gap = malloc((nh + 1) * sizeof(*en->h_gap));
     en->h_start = malloc((nh + 1) * sizeof(*en->h_start));
     en->h_need = malloc((nh + 1) * sizeof(*en->h_need));
     en->evict_done = malloc(ng * sizeof(double));
     en->restore_start = malloc(ng * sizeof(double));
-    if (!en->d_gap || !en->d_done || !en->h_gap || !en->h_start || !en->h_need || !en->evict_done ||
+    if (!en->d_gap || !en->d_end || !en->h_gap || !en->h_start || !en->h_need || !en->evict_done ||
         !en->restore_start)
         return PLAN_ERR_NOMEM;
     return PLAN_OK;
@@ -145,7 +149,7 @@ plan_err plan_engines_build(plan_engines *en, const plan_ctx *c, const uint8_t *
     schedule_d(en, c);
     schedule_h(en, c);
     for (size_t i = 0; i < en->nd; i++)
-        en->evict_done[en->d_gap[i]] = en->d_done[i];
+        en->evict_done[en->d_gap[i]] = en->d_end[i] + c->m->hw.remap_us;
     for (size_t i = 0; i < en->nh; i++) {
         size_t g = en->h_gap[i];
         en->restore_start[g] = en->h_start[i] + (c->gaps[g].b >= (int32_t)c->n ? c->compute : 0);
@@ -155,7 +159,7 @@ plan_err plan_engines_build(plan_engines *en, const plan_ctx *c, const uint8_t *
 
 void plan_engines_free(plan_engines *en)
 {
-    free(en->d_gap), free(en->d_done), free(en->h_gap), free(en->h_start), free(en->h_need);
+    free(en->d_gap), free(en->d_end), free(en->h_gap), free(en->h_start), free(en->h_need);
     free(en->evict_done), free(en->restore_start);
     memset(en, 0, sizeof(*en));
 }
@@ -173,8 +177,8 @@ static double estimate_off(const plan_ctx *c, const plan_engines *en, size_t g)
             hi = mid;
     }
     double prev =
-        lo ? en->d_done[lo - 1] : (en->nd ? en->d_done[en->nd - 1] - c->compute : -INFINITY);
-    return PLAN_MAX(plan_ctx_end_at(c, c->gaps[g].a), prev) + plan_ctx_d2h_us(c, gap_bytes(c, g));
+        lo ? en->d_end[lo - 1] : (en->nd ? en->d_end[en->nd - 1] - c->compute : -INFINITY);
+    return PLAN_MAX(plan_ctx_end_at(c, c->gaps[g].a), prev) + plan_ctx_evict_us(c, gap_bytes(c, g));
 }
 
 /* Start of gap g's copy back if it joined the backward schedule. */
@@ -191,7 +195,8 @@ static double estimate_on(const plan_ctx *c, const plan_engines *en, size_t g)
     }
     double next =
         lo ? en->h_start[lo - 1] : (en->nh ? en->h_start[en->nh - 1] + c->compute : INFINITY);
-    double st = PLAN_MIN(need, next) - plan_ctx_h2d_us(c, gap_bytes(c, g));
+    uint64_t b = gap_bytes(c, g);
+    double st = PLAN_MIN(need - plan_ctx_restore_us(c, b), next - plan_ctx_h2d_us(c, b));
     return st + (c->gaps[g].b >= (int32_t)c->n ? c->compute : 0);
 }
 
@@ -202,9 +207,9 @@ plan_span plan_cover(const plan_ctx *c, const plan_engines *en, size_t g)
     uint64_t b = gap_bytes(c, g);
     double off, on;
     if (!en) {
-        off = plan_ctx_end_at(c, gp->a) + plan_ctx_d2h_us(c, b);
+        off = plan_ctx_end_at(c, gp->a) + plan_ctx_evict_us(c, b);
         on = tail ? plan_ctx_end_at(c, gp->last)
-                  : plan_ctx_start_at(c, gp->b) - plan_ctx_h2d_us(c, b);
+                  : plan_ctx_start_at(c, gp->b) - plan_ctx_restore_us(c, b);
         return span_of(c, gp, off, on);
     }
     bool chosen = false;

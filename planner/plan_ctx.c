@@ -8,12 +8,22 @@
 
 double plan_ctx_d2h_us(const plan_ctx *c, uint64_t bytes)
 {
-    return (double)bytes * c->d2h_us_per_byte + c->m->hw.remap_us;
+    return (double)bytes * c->d2h_us_per_byte;
 }
 
 double plan_ctx_h2d_us(const plan_ctx *c, uint64_t bytes)
 {
-    return (double)bytes * c->h2d_us_per_byte + c->m->hw.remap_us;
+    return (double)bytes * c->h2d_us_per_byte;
+}
+
+double plan_ctx_evict_us(const plan_ctx *c, uint64_t bytes)
+{
+    return plan_ctx_d2h_us(c, bytes) + c->m->hw.remap_us;
+}
+
+double plan_ctx_restore_us(const plan_ctx *c, uint64_t bytes)
+{
+    return PLAN_MAX(plan_ctx_h2d_us(c, bytes), c->m->hw.remap_us);
 }
 
 double plan_ctx_start_at(const plan_ctx *c, int64_t q)

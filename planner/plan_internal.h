@@ -59,9 +59,17 @@ plan_err plan_ctx_init(plan_ctx *c, const plan_model *m, char *msg, size_t cap);
 /* Frees what plan_ctx_init allocated. Accepts a zeroed context. */
 void plan_ctx_free(plan_ctx *c);
 
-/* Copy times of bytes, remap included. */
+/* Time a copy of bytes takes on the link at its direction's full rate (a remap is not link time:
+ * the mover's, plan_mover.c). */
 double plan_ctx_d2h_us(const plan_ctx *c, uint64_t bytes);
 double plan_ctx_h2d_us(const plan_ctx *c, uint64_t bytes);
+
+/* Time from the start of a move's copy until the move is done, with the engine and the mover
+ * idle: an eviction's remap (hw.remap_us) follows its copy, so the device bytes are free after
+ * both; a restore's remap may run beside its copy (libshim remaps its range when it issues it),
+ * so the data is usable after the longer of the two. */
+double plan_ctx_evict_us(const plan_ctx *c, uint64_t bytes);
+double plan_ctx_restore_us(const plan_ctx *c, uint64_t bytes);
 
 /* plan_link.c — the both-busy link rates (link_both) */
 /* Whether hw's link_both rates are absent, or each in (0, its full rate] with duplex; on false,
@@ -81,6 +89,32 @@ size_t plan_ctx_find_gap(const plan_ctx *c, uint32_t alloc, int32_t evict_after)
 
 /* The entry of gap g with the given prefetch and wait positions. */
 plan_entry plan_ctx_entry(const plan_ctx *c, size_t g, int32_t prefetch_at, int32_t wait_at);
+
+/* ---- plan_mover.c: the host's mover, which remaps each move's range ------------------------ */
+
+/* The mover's busy intervals (remaps), sorted and disjoint; live: [head, n). Zeroed: idle. */
+typedef struct plan_mover {
+    plan_link_seg *seg;
+    size_t head, n, cap;
+} plan_mover;
+
+/* An idle mover. Cannot fail. */
+void plan_mover_init(plan_mover *mv);
+
+/* Frees the intervals of mv and makes it idle. Accepts an initialised or zeroed mover. */
+void plan_mover_free(plan_mover *mv);
+
+/* Forgets the intervals ending at or before t: the caller places no remap that can start before
+ * t from now on. Cannot fail. */
+void plan_mover_prune(plan_mover *mv, double t);
+
+/* How far past t the mover is busy (0 when idle from t on). */
+double plan_mover_backlog(const plan_mover *mv, double t);
+
+/* Places a remap of us microseconds (0: takes no time and occupies nothing) that can start at
+ * ready: *start is the earliest t >= ready with [t, t + us) idle, and the interval is recorded.
+ * PLAN_ERR_NOMEM: *start is still set, the interval is not recorded. */
+plan_err plan_mover_place(plan_mover *mv, double ready, double us, double *start);
 
 /* ---- plan_check.c: plan validation ---------------------------------------------------------- */
 
@@ -149,11 +183,13 @@ plan_span plan_seg_above(const plan_seg *s, plan_span sp, int64_t v);
 
 /* Copy-engine schedules of a set of chosen gaps: evictions first come first served in order of
  * last touch, as early as possible; copies back in order of need, as late as possible. Two turns
- * around the step so that copies spilling over the step boundary are counted. */
+ * around the step so that copies spilling over the step boundary are counted. evict_done and
+ * restore_start count each move's remap with the mover idle (plan_ctx_evict_us,
+ * plan_ctx_restore_us). */
 typedef struct plan_engines {
     size_t nd, nh;
     uint32_t *d_gap;                    /* evictions, in issue order */
-    double *d_done;                     /* their completion */
+    double *d_end;                      /* their copies' end (the engine is free again) */
     uint32_t *h_gap;                    /* copies back, latest need first */
     double *h_start;                    /* their start */
     double *h_need;                     /* their need time */

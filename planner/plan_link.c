@@ -11,7 +11,7 @@
  * simulated device places its copies with this same code (plan_link_place, from
  * tests/simgpu/simgpu_link.c, in submission order, where a command's times are final once it has
  * run), so the planner predicts what it measures. The remap after a copy (REMAP_US) does not move
- * bytes: it is not a busy interval. */
+ * bytes: it is the host's mover's time (plan_mover.c), not a busy interval of the link. */
 #include "plan_internal.h"
 
 #include <math.h>

@@ -2,9 +2,9 @@
  * touch, copy back as late as the host-to-device engine allows, and the maximal plan.
  *
  * Copies back are scheduled backwards on the nominal timeline (plan_cover.c), latest need first:
- * each must end by its need and by the start of the copy scheduled after it, and starts its own
- * copy time earlier. The prefetch is issued by the last operation that becomes ready no later
- * than that start. */
+ * each must be usable by its need (plan_ctx_restore_us: its remap counted) and off the engine by
+ * the start of the copy scheduled after it. The prefetch is issued by the last operation that
+ * becomes ready no later than that start. */
 #include "plan_internal.h"
 
 #include <stdlib.h>
@@ -57,7 +57,7 @@ plan_entry plan_place_one(const plan_ctx *c, size_t g, int32_t kmin)
     if (gp->kind == PLAN_GAP_TAIL)
         return plan_ctx_entry(c, g, PLAN_NO_OP, PLAN_NO_OP);
     uint64_t b = c->m->allocs[gp->alloc].bytes;
-    double st = plan_ctx_start_at(c, gp->b) - plan_ctx_h2d_us(c, b);
+    double st = plan_ctx_start_at(c, gp->b) - plan_ctx_restore_us(c, b);
     int32_t k = last_ready_by(c, gp->a + 1, gp->b, st);
     return plan_ctx_entry(c, g, PLAN_MAX(k, PLAN_MIN(kmin, gp->b)), PLAN_NO_OP);
 }

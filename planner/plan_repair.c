@@ -200,7 +200,7 @@ static bool option_cost(const repair *r, uint32_t g, int32_t qs, double *cost)
     int32_t qg = in_gap(c, gp, qs), i = r->entry_of[g];
     uint64_t bytes = c->m->allocs[gp->alloc].bytes;
     bool restore = gp->kind != PLAN_GAP_TAIL, evict = true;
-    double evict_done = end_of(r, gp->a, qg) + plan_ctx_d2h_us(c, bytes);
+    double evict_done = end_of(r, gp->a, qg) + plan_ctx_evict_us(c, bytes);
     if (i >= 0) {
         if ((size_t)i >= r->traced)
             return false;
@@ -210,7 +210,7 @@ static bool option_cost(const repair *r, uint32_t g, int32_t qs, double *cost)
         evict_done = shift(r, r->tr.ents[i].evict_done, r->p->entries[i].evict_after, qg);
     }
     double wait = evict ? PLAN_MAX(0.0, evict_done - ready_of(r, qg, qg)) : 0;
-    double late = restore ? PLAN_MAX(0.0, plan_ctx_h2d_us(c, bytes) -
+    double late = restore ? PLAN_MAX(0.0, plan_ctx_restore_us(c, bytes) -
                                               (ready_of(r, gp->b, qg) - r->tr.ops[qs].end))
                           : 0;
     *cost = wait + late;
@@ -245,7 +245,7 @@ static plan_err add_gap(repair *r, uint32_t g, int32_t qs)
     const plan_gap *gp = &c->gaps[g];
     int32_t qg = in_gap(c, gp, qs);
     plan_entry e = plan_place_one(c, g, qg + 1);
-    double done = end_of(r, gp->a, qg) + plan_ctx_d2h_us(c, c->m->allocs[gp->alloc].bytes);
+    double done = end_of(r, gp->a, qg) + plan_ctx_evict_us(c, c->m->allocs[gp->alloc].bytes);
     if (done > r->tr.ops[qs].start)
         e.wait_at = qg;
     if (plan_push(r->p, e))

@@ -60,7 +60,7 @@ static void score_gaps(selector *s)
         const plan_gap *g = &c->gaps[i];
         uint64_t b = c->m->allocs[g->alloc].bytes;
         double copy =
-            plan_ctx_d2h_us(c, b) + (g->kind == PLAN_GAP_TAIL ? 0 : plan_ctx_h2d_us(c, b));
+            plan_ctx_evict_us(c, b) + (g->kind == PLAN_GAP_TAIL ? 0 : plan_ctx_restore_us(c, b));
         plan_span sp = plan_cover(c, NULL, i);
         s->cs[i].gap = (uint32_t)i;
         if (sp.lo <= sp.hi) {

@@ -1,8 +1,9 @@
 /* planner/plan_sim.c — the steady-state timeline simulator that judges every plan.
  *
  * One compute stream runs the operations in order; one copy engine per direction (one shared
- * engine when the link is not duplex) serves copies first come, first served. Step after step,
- * at each operation q:
+ * engine when the link is not duplex) serves copies first come, first served; the host's mover
+ * (plan_mover.c) remaps each move's range, one move at a time, for hw.remap_us, beside the
+ * engines: a remap is not link time. Step after step, at each operation q:
  *   1. W = end of the previous operation, raised to the completion of every eviction whose
  *      wait_at is q (the room q's births and prefetches need);
  *   2. prefetches with prefetch_at q are issued in earliest-need order, each as soon as the
@@ -10,7 +11,9 @@
  *      prefetches before it take (libshim's prefetch waits for moves, oldest first, only until
  *      it finds room), never before the end of the previous operation and at W at the latest:
  *      a copy back starts at max(issue, engine free, its own eviction done) and takes bytes /
- *      bandwidth + remap;
+ *      bandwidth; its remap can start when it takes its device bytes (libshim remaps a restore's
+ *      range as it issues it, ordered before the copy ends), and the data is usable when both
+ *      the copy and the remap are done;
  *   3. q starts at max(W, copies back it needs); the difference to the previous end is stall;
  *      its births are added at its start and its deaths removed at its end (allocations that
  *      exist before the step are added with the births of operation 0, those that outlive it
@@ -20,19 +23,21 @@
  *      before it; q + 1 waits for the last; time spent queued behind the plan's moves is stall;
  *   5. evictions with evict_after q are issued after those copies (libshim issues them before
  *      the next launch, which the host makes after its copies; by allocation index): a copy to
- *      host starts at max(issue, engine free); the device bytes are released when it completes
- *      (an allocation that dies on host releases them with the deaths of its last operation if
- *      that ends before the copy completes). A copy back takes device bytes when it is issued
- *      (or when its own eviction completes, if later): libshim maps its chunks before it
- *      enqueues the copy.
+ *      host starts at max(issue, engine free) and takes bytes / bandwidth; its remap can start
+ *      only when the copy ends, and the device bytes are released when the remap is done (an
+ *      allocation that dies on host releases them with the deaths of its last operation if
+ *      that ends before the move is done); the engine serves its next copy meanwhile. A copy
+ *      back takes device bytes when it is issued (or when its own eviction completes, if
+ *      later): libshim maps its chunks before it enqueues the copy.
  * Device bytes are a step function of time; at equal times releases of copies come first, then
  * the compute stream's own events in order (an operation of zero duration still counts its
- * births), then the starts of copies back. The step is repeated until its time, peak and copy
- * backlogs repeat (at most SIM_MAX_STEPS) and the last step is reported. Positions >= n of an
- * entry belong to the next step; the instance of a wrapping entry from before the first step is
- * taken as evicted long ago (or resident, if its eviction falls into the first step), with its
- * copy back issued at time 0 when its prefetch fell in that earlier step. With link_both, a
- * copy's bytes move at the rates of planner/plan_link.c's fluid rule, in the order issued. */
+ * births), then the starts of copies back. The step is repeated until its time, peak and the
+ * backlogs of the engines and the mover repeat (at most SIM_MAX_STEPS) and the last step is
+ * reported. Positions >= n of an entry belong to the next step; the instance of a wrapping entry
+ * from before the first step is taken as evicted long ago (or resident, if its eviction falls into
+ * the first step), with its copy back issued at time 0 when its prefetch fell in that earlier step.
+ * With link_both, a copy's bytes move at the rates of planner/plan_link.c's fluid rule, in the
+ * order issued. */
 #include "plan_internal.h"
 
 #include <math.h>
@@ -82,6 +87,7 @@ typedef struct sim {
     plan_trace *tr;
     bool fluid; /* link_both: copies follow plan_link.c's rule */
     plan_link link;
+    plan_mover mover; /* the remaps */
 } sim;
 
 /* ---- the copy-event heap, ordered by (time, class) ---------------------------------------- */
@@ -199,7 +205,7 @@ static plan_err build_list(sim *s, int list, const uint32_t *order)
 
 /* ---- issuing copies ----------------------------------------------------------------------- */
 
-/* Time a copy of entry i's bytes in direction dir takes from st, remap included. */
+/* Time a copy of entry i's bytes in direction dir takes on the link from st. */
 static plan_err copy_us(sim *s, uint32_t i, int dir, double st, double *us)
 {
     const plan_ctx *c = s->c;
@@ -207,21 +213,27 @@ static plan_err copy_us(sim *s, uint32_t i, int dir, double st, double *us)
         *us = dir == PLAN_LINK_D2H ? s->d2h_us[i] : s->h2d_us[i];
         return PLAN_OK;
     }
-    double flow;
-    plan_err e =
-        plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].bytes, &flow);
-    *us = flow + c->m->hw.remap_us;
+    return plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].bytes, us);
+}
+
+/* When the remap of a move that can start at ready is done. PLAN_ERR_NOMEM. */
+static plan_err remap_done(sim *s, double ready, double *done)
+{
+    double us = s->c->m->hw.remap_us, start;
+    plan_err e = plan_mover_place(&s->mover, ready, us, &start);
+    *done = start + us;
     return e;
 }
 
 static plan_err issue_evict(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(ready, *s->d2h), us;
+    double st = PLAN_MAX(ready, *s->d2h), us, done;
     plan_err e = copy_us(s, i, PLAN_LINK_D2H, st, &us);
     if (e)
         return e;
-    double done = st + us;
-    *s->d2h = done;
+    *s->d2h = st + us;
+    if ((e = remap_done(s, st + us, &done)))
+        return e;
     s->evict_done[i] = done;
     if (s->tr)
         s->tr->ents[i].evict_start = st, s->tr->ents[i].evict_done = done;
@@ -232,12 +244,13 @@ static plan_err issue_evict(sim *s, uint32_t i, double ready)
 
 static plan_err issue_restore(sim *s, uint32_t i, double ready)
 {
-    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), us;
+    double st = PLAN_MAX(PLAN_MAX(ready, *s->h2d), s->evict_done[i]), us, remapped;
+    double taken = PLAN_MAX(ready, s->evict_done[i]);
     plan_err e = copy_us(s, i, PLAN_LINK_H2D, st, &us);
-    if (e)
+    if (e || (e = remap_done(s, taken, &remapped)))
         return e;
-    double done = st + us;
-    *s->h2d = done;
+    *s->h2d = st + us;
+    double done = PLAN_MAX(st + us, remapped);
     s->restore_done[i] = done;
     if (s->tr)
         s->tr->ents[i].restore_start = st, s->tr->ents[i].restore_done = done;
@@ -245,8 +258,7 @@ static plan_err issue_restore(sim *s, uint32_t i, double ready)
        it: libshim maps the allocation's chunks before it enqueues the copy (an earlier model
        took them at the start, and let a plan issue prefetches at an operation whose deaths
        had not yet made room: libshim then evicted for room). */
-    return heap_push(s, PLAN_MAX(ready, s->evict_done[i]),
-                     (int64_t)s->c->m->allocs[s->p->entries[i].alloc].bytes, 2);
+    return heap_push(s, taken, (int64_t)s->c->m->allocs[s->p->entries[i].alloc].bytes, 2);
 }
 
 /* ---- one step ------------------------------------------------------------------------------ */
@@ -294,6 +306,7 @@ static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
     plan_err e = PLAN_OK;
     double w = ready, st;
     size_t nw = 0;
+    plan_mover_prune(&s->mover, ready); /* no move issued from here on can start before */
     FOR_ITEMS(s, L_WAIT, q, it)
     {
         w = PLAN_MAX(w, s->evict_done[it->ent]);
@@ -467,6 +480,7 @@ static plan_err sim_prepare(sim *s)
     s->h2d = c->m->hw.duplex ? &s->eng[1] : &s->eng[0];
     s->fluid = plan_link_on(&c->m->hw);
     plan_link_init(&s->link, &c->m->hw);
+    plan_mover_init(&s->mover);
     for (size_t i = 0; i < s->p->n; i++) {
         const plan_entry *e = &s->p->entries[i];
         const plan_gap *g = &c->gaps[s->gap_of[i]];
@@ -501,12 +515,13 @@ static void sim_free(sim *s)
     free(s->op_start), free(s->op_end), free(s->win);
     free(s->copy_head), free(s->copy_order);
     plan_link_free(&s->link);
+    plan_mover_free(&s->mover);
 }
 
 /* ---- the driver ---------------------------------------------------------------------------- */
 
 typedef struct step_sig {
-    double dur, back_d2h, back_h2d;
+    double dur, back_d2h, back_h2d, back_mover;
     uint64_t peak;
 } step_sig;
 
@@ -514,7 +529,8 @@ static bool same_step(const step_sig *a, const step_sig *b)
 {
     double tol = PLAN_EPS * PLAN_MAX(1.0, a->dur);
     return a->peak == b->peak && fabs(a->dur - b->dur) <= tol &&
-           fabs(a->back_d2h - b->back_d2h) <= tol && fabs(a->back_h2d - b->back_h2d) <= tol;
+           fabs(a->back_d2h - b->back_d2h) <= tol && fabs(a->back_h2d - b->back_h2d) <= tol &&
+           fabs(a->back_mover - b->back_mover) <= tol;
 }
 
 static void fill_stats(const sim *s, const step_sig *sig, unsigned steps, uint64_t budget,
@@ -557,6 +573,7 @@ static plan_err sim_loop(sim *s, uint64_t budget, plan_stats *st)
         cur.dur = s->t_end - t0;
         cur.back_d2h = PLAN_MAX(0.0, *s->d2h - s->t_end);
         cur.back_h2d = PLAN_MAX(0.0, *s->h2d - s->t_end);
+        cur.back_mover = plan_mover_backlog(&s->mover, s->t_end);
         steps++;
         if ((steps >= 2 && same_step(&cur, &prev)) || steps >= SIM_MAX_STEPS)
             break;

@@ -2,8 +2,11 @@
  *
  * Each tests/planner/golden/NAME.sim is a model (hw/op/alloc lines) plus test lines: `entry ALLOC
  * EVICT_AFTER PREFETCH_AT WAIT_AT NEED` (the plan), `budget BYTES`, and `expect KEY VALUE...` with
- * KEY one of peak, step, stall, to_host, to_device, feasible, or `expect op Q START END LEVEL`
- * (times from the start of the reported step). The hand computation is in each file's comments. */
+ * KEY one of peak, step, stall, to_host, to_device, feasible, `expect op Q START END LEVEL`, or
+ * `expect move I EVICT_START EVICT_DONE RESTORE_START RESTORE_DONE` (entry I's moves: when its
+ * copy to host starts, when its bytes are free, when its copy back starts, when its data is
+ * usable; -1: none). Times are from the start of the reported step. The hand computation is in
+ * each file's comments. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,14 +76,37 @@ static void split(golden *g, char *text)
     }
 }
 
+/* `expect move I ...`: entry I's move times in tr (4 values in v, from the step's start). */
+static void check_move(const char *name, const char *line, const plan_trace *tr, size_t nents)
+{
+    unsigned long i;
+    double v[4];
+    assert_int_equal(
+        sscanf(line, "expect move %lu %lf %lf %lf %lf", &i, &v[0], &v[1], &v[2], &v[3]), 5);
+    assert_true(i < nents);
+    const plan_sim_ent *e = &tr->ents[i];
+    double got[4] = {e->evict_start, e->evict_done, e->restore_start, e->restore_done};
+    for (int k = 0; k < 4; k++)
+        if (got[k] != -1)
+            got[k] -= tr->step_start;
+    for (int k = 0; k < 4; k++)
+        if (fabs(got[k] - v[k]) > 1e-9)
+            fail_msg("%s: move %lu: got %g %g %g %g, want %g %g %g %g", name, i, got[0], got[1],
+                     got[2], got[3], v[0], v[1], v[2], v[3]);
+}
+
 static void check_expect(const char *name, const char *line, const plan_stats *st,
-                         const plan_trace *tr, size_t nops)
+                         const plan_trace *tr, size_t nops, size_t nents)
 {
     char key[32];
     double v[4];
     int k = sscanf(line, "expect %31s %lf %lf %lf %lf", key, &v[0], &v[1], &v[2], &v[3]);
     assert_true(k >= 2);
     double got = NAN;
+    if (strcmp(key, "move") == 0) {
+        check_move(name, line, tr, nents);
+        return;
+    }
     if (strcmp(key, "op") == 0) {
         assert_int_equal(k, 5);
         size_t q = (size_t)v[0];
@@ -134,7 +160,7 @@ static void run_golden(const char *dir, const char *name, unsigned *nexpect)
         if (nl)
             *nl = '\0';
         if (starts(line, "expect")) {
-            check_expect(name, line, &st, &tr, g.m.nops);
+            check_expect(name, line, &st, &tr, g.m.nops, g.p.n);
             ++*nexpect;
         }
         line = nl ? nl + 1 : NULL;

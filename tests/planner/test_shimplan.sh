@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/planner/test_shimplan.sh — the shim-plan command line: text and JSON output, budgets with
-# units and percentages, proposals, generated models, and errors (FILE:LINE, usage, exit codes).
+# units and percentages, proposals, generated models, --remap, and errors (FILE:LINE, usage, exit
+# codes).
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 BUILD=${BUILD:-build}
@@ -55,6 +56,17 @@ json_check "exact on a small model holds the budget" \
     "j['feasible'] is True and j['peak_bytes'] <= 120 and j['floor_bytes'] == 100"
 "$plan" - --budget 120 --json <"$tmp/s.model" >"$tmp/json"
 json_check "model read from standard input" "j['native_peak_bytes'] == 150"
+
+# --remap: the mover's host time per move replaces the model's REMAP_US. A (100 B, 0.1 us of copy)
+# must be off during ops 1-2: its eviction's remap (after the copy) and its copy back's remap
+# (from the end of op 2, before op 0 of the next step) each stall the compute stream
+"$plan" "$tmp/s.model" --budget 120 --remap 1000 --json >"$tmp/json"
+json_check "--remap 1000: two remaps of stall per step, bound below" \
+    "2000 <= j['stall_us'] < 2001 and 1990 < j['lower_bound_us'] <= j['stall_us']"
+"$plan" "$tmp/s.model" --budget 120 --remap 0 --json >"$tmp/json"
+json_check "--remap 0: the copies alone" "j['stall_us'] < 1"
+"$plan" "$tmp/s.model" --budget 120 --remap -1 2>"$tmp/err"
+check "negative --remap is a usage error" test $? -eq 2
 
 printf 'hw 1 1 1 0\nop 1\nalloc 10 0 0 0 7\n' >"$tmp/bad.model"
 "$plan" "$tmp/bad.model" --budget 1 2>"$tmp/err"

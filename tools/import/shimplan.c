@@ -2,7 +2,7 @@
  * predicted peak, step time, stall and the lower bound; also writes generated models.
  *
  *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
- *             [--json] [--entries]
+ *             [--remap US] [--json] [--entries]
  *   shim-plan --generate SPEC [-o FILE]
  *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
  *   shim-plan --import et ET --kineto TRACE [--step N] [--join-map FILE] [-o FILE] [--budget ...]
@@ -13,7 +13,9 @@
  * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
  * (tools/import/import.h, tools/import/IMPORT.md): written to FILE (-o), planned (--budget,
  * --proposals), or, with neither, written to standard output; --join-map writes which ET node
- * launched each operation (a debugging and test aid). Exit status: 0 planned (whether or not the
+ * launched each operation (a debugging and test aid). --remap US replaces the model's REMAP_US
+ * (read, imported or generated): the host time libshim's mover spends on each move, not link
+ * time. Exit status: 0 planned (whether or not the
  * budget holds: see "feasible"), 1 bad input or planning error, 2 usage. */
 #include "conf.h"
 #include "import.h"
@@ -35,13 +37,14 @@ typedef struct options {
     import_opts iopts;
     plan_kind kind;
     size_t proposals;
+    double remap; /* --remap in us; -1: the model's */
     bool json, entries;
 } options;
 
 static void usage(FILE *f)
 {
     fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
-          "                 [--proposals N] [--json] [--entries]\n"
+          "                 [--proposals N] [--remap US] [--json] [--entries]\n"
           "       shim-plan --generate SPEC [-o FILE]\n"
           "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
           "                 [-o FILE] [--budget SIZE ...]\n"
@@ -54,7 +57,9 @@ static void usage(FILE *f)
           "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
           "  --join-map FILE: (et) one line per operation: its number and the ET node id\n"
           "    that launched it (-1: none);\n"
-          "  without -o, --budget or --proposals the model goes to standard output.\n",
+          "  without -o, --budget or --proposals the model goes to standard output.\n"
+          "--remap US: the host time libshim's mover spends remapping each move's range, in\n"
+          "  microseconds (replaces the model's REMAP_US; the mover runs beside the link).\n",
           f);
 }
 
@@ -66,6 +71,18 @@ static bool parse_count(const char *s, size_t *out)
     if (errno || end == s || *end || v < 1 || v > 100000 || s[0] == '-')
         return false;
     *out = (size_t)v;
+    return true;
+}
+
+/* A time in microseconds in [0, 1e9] covering all of s. */
+static bool parse_us(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e9)
+        return false;
+    *out = v;
     return true;
 }
 
@@ -112,6 +129,9 @@ static int value_option(const char *a, const char *v, options *o)
     } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
         fprintf(stderr, "shim-plan: --proposals takes a count in [1, 100000]\n");
         return 2;
+    } else if (!strcmp(a, "--remap") && !parse_us(v, &o->remap)) {
+        fprintf(stderr, "shim-plan: --remap takes a time in microseconds in [0, 1e9]\n");
+        return 2;
     }
     return 0;
 }
@@ -120,7 +140,7 @@ static bool takes_value(const char *a)
 {
     static const char *const names[] = {"--budget",    "--generate", "-o",       "--planner",
                                         "--proposals", "--import",   "--kineto", "--step",
-                                        "--touches",   "--join-map"};
+                                        "--touches",   "--join-map", "--remap"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(a, names[i]))
             return true;
@@ -131,6 +151,7 @@ static bool takes_value(const char *a)
 static int parse_args(int argc, char **argv, options *o)
 {
     o->kind = PLAN_KIND_SCHEDULED;
+    o->remap = -1;
     o->iopts.step = -1;
     o->iopts.notes = stderr;
     for (int i = 1; i < argc; i++) {
@@ -214,6 +235,13 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
+/* The command line's link figures over m's. */
+static void override_link(const options *o, plan_model *m)
+{
+    if (o->remap >= 0)
+        m->hw.remap_us = o->remap;
+}
+
 /* Writes m to o->out (standard output without one); 0 or 1. */
 static int write_model(const options *o, const plan_model *m)
 {
@@ -247,6 +275,7 @@ static int generate(const options *o)
         plan_model_free(&m);
         return 1;
     }
+    override_link(o, &m);
     int rc = write_model(o, &m);
     plan_model_free(&m);
     return rc;
@@ -402,6 +431,8 @@ static int plan_file(const options *o)
     plan_model_init(&m);
     plan_err e = plan_model_parse(buf, len, o->model, &m, msg, sizeof(msg));
     free(buf);
+    if (!e)
+        override_link(o, &m);
     int rc = e ? 1 : plan_print(o, &m);
     if (e)
         fprintf(stderr, "%s\n", msg);
@@ -424,6 +455,8 @@ static int import_file(const options *o)
                                       : import_kineto(o->model, &io, &m, msg, sizeof msg);
     if (rc)
         fprintf(stderr, "%s\n", msg);
+    else
+        override_link(o, &m);
     if (io.join_map && (ferror(io.join_map) | fclose(io.join_map)) && !rc) {
         fprintf(stderr, "shim-plan: %s: write error\n", o->join_map);
         rc = 1;

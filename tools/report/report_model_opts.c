@@ -8,14 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define REMAP_HELP                                                                                 \
+    "--remap US: the host time libshim's mover spends remapping each move's range (not link\n"     \
+    "  time: the mover runs beside the copies)\n"
 #define MODEL_USAGE                                                                                \
     "usage: shim-report model TRACE [--step N] [-o FILE] [--h2d GBPS] [--d2h GBPS]\n"              \
-    "                         [--duplex 0|1] [--remap US] [--link-both H2D,D2H]\n"
+    "                         [--duplex 0|1] [--remap US] [--link-both H2D,D2H]\n" REMAP_HELP
 #define PLAN_USAGE                                                                                 \
     "usage: shim-report plan TRACE --budget SIZE [--planner none|reactive|scheduled|exact]\n"      \
     "                        [--proposals N] [--step N] [--h2d GBPS] [--d2h GBPS]\n"               \
     "                        [--duplex 0|1] [--remap US] [--link-both H2D,D2H] [--json]\n"         \
-    "SIZE: bytes, a size with a unit (512MiB, 40GiB, 1.5GB) or a share of the native peak (75%)\n"
+    "SIZE: bytes, a size with a unit (512MiB, 40GiB, 1.5GB) or a share of the native peak "        \
+    "(75%)\n" REMAP_HELP
 
 static int usage(int for_plan, const char *fmt, const char *what)
 {
