@@ -22,7 +22,7 @@ args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--layers 4 --hidden 1024 --batch 7 --seq 1024 --iters 14)
 steady=4 # the last iterations, run under the plan (as in residency_bench.sh)
 modes=${VMM_BENCH_MODES:-async exact}
-make -s build/libshim.so build/train_sim
+make -s build/libshim.so build/train_sim build/shim-report
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LD_LIBRARY_PATH="$root/build/simgpu" SIMGPU_QUIET=1 SIMGPU_H2D_GBPS=25 SIMGPU_D2H_GBPS=25
