@@ -405,18 +405,10 @@ static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct
 {
     return (uint64_t)c->grans * r->gran;
 }
-/* How many chunks back[0..n) holds (the slots up to the first NULL). */
-static inline uint32_t resid_chunk_count(struct resid_chunk *const *back, uint32_t n)
-{
-    uint32_t k = 0;
-    while (k < n && back[k])
-        k++;
-    return k;
-}
 /* Maps the chunks of c[0..n) (up to the first NULL slot, in order from va) and enables access
-   over them in one call; 0, or -1 with nothing mapped. No lock needed: it touches no manager
-   state but through resid_driver_failed (lock held) when `r` is given; NULL: the caller notes
-   the failure itself (*rc). */
+   over them in one call; 0, or -1 with nothing mapped (*rc: the failed call's error). Touches
+   no manager state, so it runs without the lock (a remap by the mover); the caller notes a
+   failure. */
 int resid_map_calls(const struct resid_driver *drv, uint64_t gran, CUdevice dev, CUdeviceptr va,
                     struct resid_chunk *const *c, uint32_t n, CUresult *rc);
 /* resid_map_calls with the lock held: a failure is noted (resid_driver_failed, oom). */
