@@ -197,8 +197,7 @@ static void exit_line(void)
             snprintf(moves + n, sizeof moves - (size_t)n,
                      "; remaps: %llu (%llu by the mover), %llu handles created, %llu released",
                      (unsigned long long)t.remaps, (unsigned long long)t.remaps_by_mover,
-                     (unsigned long long)t.handles_created,
-                     (unsigned long long)t.handles_released);
+                     (unsigned long long)t.handles_created, (unsigned long long)t.handles_released);
         n = (int)strlen(moves);
         if (t.foreign_allocs && (size_t)n < sizeof moves)
             snprintf(moves + n, sizeof moves - (size_t)n,

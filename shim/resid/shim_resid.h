@@ -109,10 +109,10 @@ struct shim_resid_totals {
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
     bool planned; /* a plan was installed or planned moves were made */
     uint64_t planned_evictions, planned_prefetches, planned_missing, departures;
-    uint64_t reactive_evictions;            /* evictions for room while a plan was applied */
-    int device;                             /* the device residency serves */
-    uint64_t foreign_allocs, foreign_bytes; /* allocations on other devices, left alone */
-    uint64_t remaps, remaps_by_mover;       /* moves' remaps, and those the mover made */
+    uint64_t reactive_evictions;                /* evictions for room while a plan was applied */
+    int device;                                 /* the device residency serves */
+    uint64_t foreign_allocs, foreign_bytes;     /* allocations on other devices, left alone */
+    uint64_t remaps, remaps_by_mover;           /* moves' remaps, and those the mover made */
     uint64_t handles_created, handles_released; /* physical allocations for chunks */
 };
 /* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which

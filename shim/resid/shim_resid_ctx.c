@@ -15,7 +15,7 @@
 #define RESID_CTX_INIT                                                                             \
     {                                                                                              \
         .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,                       \
-        .prefetched = PTHREAD_COND_INITIALIZER, .remapped = PTHREAD_COND_INITIALIZER,             \
+        .prefetched = PTHREAD_COND_INITIALIZER, .remapped = PTHREAD_COND_INITIALIZER,              \
         .policy = &resid_policy_reactive,                                                          \
     }
 

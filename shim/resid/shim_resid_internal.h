@@ -117,7 +117,7 @@ struct resid_slab {
 struct resid_unit {
     uint64_t id; /* the allocation's id, or the slab's (managed-tagged) */
     CUdeviceptr va;
-    uint64_t size, mapped; /* bytes in use (the allocation's, a slab's chunk); reserved */
+    uint64_t size, mapped;        /* bytes in use (the allocation's, a slab's chunk); reserved */
     uint32_t n;                   /* granules of the range */
     struct resid_chunk **backing; /* what the range maps now (device or host chunks): [n]
                                      slots, the chunks in address order from the first, NULL
@@ -213,7 +213,7 @@ struct resid_ctx {
     uint64_t aside_bytes;      /* chunks set aside for good (a copy whose end is unknown) */
     struct resid_chunk *aside; /* those chunks, never reused */
     struct resid_chunk *free_dev, *free_host;
-    uint64_t nfree_dev, nfree_host; /* granules in the free pools */
+    uint64_t nfree_dev, nfree_host;             /* granules in the free pools */
     uint64_t handles_created, handles_released; /* physical allocations, for the exit log */
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */

@@ -232,14 +232,14 @@ static int remap_calls(const struct remap_job *j, CUresult *rc)
     if (j->to_unmapped || resid_map_calls(j->drv, j->gran, j->device, j->va, j->to, j->n, rc) == 0)
         return 0;
     CUresult again;
-    if (!j->was_mapped || resid_map_calls(j->drv, j->gran, j->device, j->va, j->back, j->n,
-                                          &again) == 0)
+    if (!j->was_mapped ||
+        resid_map_calls(j->drv, j->gran, j->device, j->va, j->back, j->n, &again) == 0)
         return -1;
     return -2;
 }
 
 #define REMAP_WAIT_NS     (30ull * 1000000000ull) /* a remap by another thread, at most */
-#define REMAP_WAIT_STEPNS 100000000ull           /* waking every 100 ms meanwhile */
+#define REMAP_WAIT_STEPNS 100000000ull            /* waking every 100 ms meanwhile */
 
 /* Waits while m is being remapped by another thread, at most REMAP_WAIT_NS (the caller holds
    m by m->waiters); true if the remap is over. */
@@ -378,7 +378,7 @@ int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_
         return -1;
     }
     resid_fence_drop(r, f); /* chunks freed by evictions: their copies come first */
-    m->want_order = quiet; /* the mover remaps it, off this thread (resid_order_restore) */
+    m->want_order = quiet;  /* the mover remaps it, off this thread (resid_order_restore) */
     start(r, u, m, SHIM_EV_RESTORE);
     return 0;
 }
