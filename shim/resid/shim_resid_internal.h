@@ -3,8 +3,9 @@
  *
  * What moves is a unit: one large managed allocation, or a slab — one chunk whose range packs
  * several small managed allocations (shim_resid_slab.c). A unit owns a virtual range reserved
- * once and mapped chunk by chunk onto pooled physical chunks of the device granularity; the
- * program's pointers stay valid for the unit's whole life, only what backs the range changes.
+ * once and mapped onto pooled physical chunks, each one handle as large as the unit it was made
+ * for (shim_resid_chunks.c); the program's pointers stay valid for the unit's whole life, only
+ * what backs the range changes.
  *
  * Every state change of a unit goes through resid_fsm() (shim_resid_fsm.c), whose table is the
  * one place that says which event may move a unit from which state to which:
@@ -20,7 +21,8 @@
  * to bring back early is asked of struct resid_policy (shim_resid_policy.c).
  *
  * Locking: every field below is protected by r->lock unless noted. Calls that wait for the
- * device (event synchronisation) are made without it. */
+ * device (event synchronisation) are made without it, and so are a move's remaps (its unit and
+ * the move are marked remapping meanwhile: resid_wait_remap). */
 #ifndef SHIM_RESID_INTERNAL_H
 #define SHIM_RESID_INTERNAL_H
 
