@@ -15,10 +15,10 @@
 #include <string.h>
 
 #include "plan_internal.h"
+#include "plan_test_model.h"
 
 #define BRUTE_MAX_PLANS 40000 /* models with more plans are skipped */
 #define MAX_GAPS        8
-#define TRAIN_SIM_MODEL "tests/planner/models/train_sim_step.model"
 
 /* ---- brute force over every plan ------------------------------------------------------------ */
 
@@ -208,20 +208,6 @@ static void test_program_copy_in_window(void **state)
 
 /* ---- train_sim's recorded step ----------------------------------------------------------------
  */
-
-static void load_train_sim(plan_model *m)
-{
-    FILE *f = fopen(TRAIN_SIM_MODEL, "rb");
-    assert_non_null(f);
-    static char buf[1 << 16];
-    size_t len = fread(buf, 1, sizeof(buf), f);
-    fclose(f);
-    assert_true(len > 0 && len < sizeof(buf));
-    char msg[256];
-    plan_model_init(m);
-    if (plan_model_parse(buf, len, TRAIN_SIM_MODEL, m, msg, sizeof(msg)))
-        fail_msg("%s", msg);
-}
 
 typedef struct tlink {
     const char *name;

@@ -13,8 +13,7 @@
 #include <string.h>
 
 #include "plan_internal.h"
-
-#define TRAIN_SIM_MODEL "tests/planner/models/train_sim_step.model"
+#include "plan_test_model.h"
 
 static double place(plan_mover *mv, double ready, double us)
 {
@@ -45,20 +44,6 @@ static void test_mover_first_fit(void **state)
     assert_true(plan_mover_backlog(&mv, 0) == 0);
     assert_true(place(&mv, 41, 2) == 41);
     plan_mover_free(&mv);
-}
-
-static void load_train_sim(plan_model *m)
-{
-    FILE *f = fopen(TRAIN_SIM_MODEL, "rb");
-    assert_non_null(f);
-    static char buf[1 << 16];
-    size_t len = fread(buf, 1, sizeof(buf), f);
-    fclose(f);
-    assert_true(len > 0 && len < sizeof(buf));
-    char msg[256];
-    plan_model_init(m);
-    if (plan_model_parse(buf, len, TRAIN_SIM_MODEL, m, msg, sizeof(msg)))
-        fail_msg("%s", msg);
 }
 
 /* What the planner predicted for train_sim's step with REMAP_US 0 at commit c77a107, before the
