@@ -27,6 +27,22 @@ static inline void count_failure()
             count_failure();                                                                       \
     } while (0)
 
+/* Whether a CUDA driver and a GPU are usable; prints the skip line if not (the caller exits 77,
+   so the suite skips cleanly on a machine without one). */
+static inline bool gpu_present()
+{
+    if (cuInit(0) != CUDA_SUCCESS) {
+        printf("skip - no usable CUDA driver / GPU\n");
+        return false;
+    }
+    int count = 0;
+    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+        printf("skip - no GPU\n");
+        return false;
+    }
+    return true;
+}
+
 /* Returns whether r is CUDA_SUCCESS; otherwise prints a "not ok" line naming the call and its
    line and counts a failure. Safe from any thread. */
 static inline bool cu_ok(CUresult r, const char *call, int line)

@@ -244,15 +244,8 @@ static int unmap_waits(size_t gran)
 
 int main()
 {
-    if (cuInit(0) != CUDA_SUCCESS) {
-        printf("skip - no usable CUDA driver / GPU\n");
+    if (!gpu_present())
         return 77;
-    }
-    int count = 0;
-    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        printf("skip - no GPU\n");
-        return 77;
-    }
     cudaError_t ce = cudaFree(0); // primary context current on this thread
     if (ce != cudaSuccess) {
         printf("not ok - cudaFree(0) -> %s\n", cudaGetErrorName(ce));

@@ -625,15 +625,8 @@ static void vmm_sections(CUdevice dev)
 int main()
 {
     setvbuf(stdout, NULL, _IOLBF, 0); // in order with the watchdog's write
-    if (cuInit(0) != CUDA_SUCCESS) {
-        printf("skip - no usable CUDA driver / GPU\n");
+    if (!gpu_present())
         return 77;
-    }
-    int count = 0;
-    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
-        printf("skip - no GPU\n");
-        return 77;
-    }
     signal(SIGALRM, watchdog);
     alarm(WATCHDOG_S);
     cudaError_t ce = cudaFree(0); // the primary context, current on this thread
