@@ -16,3 +16,8 @@ check() {
         fails=$((fails + 1))
     fi
 }
+
+# plan N: the number of checks this script will make, printed as TAP's "1..N" (first, or last
+# when the count is only known at the end). tests/run_tests.sh fails a script whose count of
+# ok/not ok/skip lines differs from its plan.
+plan() { echo "1..$1"; }
