@@ -48,11 +48,22 @@ kineto_check() { # NAME TRACE
         sed 's/^/    # /' "$tmp/$name.err"
         return
     fi
-    "$plan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out"
-    check "$name: the written model parses back" test $? -eq 0
     read -r peak nk < <(python3 "$here/kineto_peak.py" "$trace")
+    "$plan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out" 2>"$tmp/$name.perr"
+    local rc=$?
     check "$name: $nk kernels of the step are the operations" \
         test "$(grep -c '^op ' "$tmp/$name.model")" -eq "$nk"
+    if [ "$peak" = 0 ]; then
+        # No [memory] events: the model has no allocations and no budget can be answered.
+        check "$name: no memory in the trace: planning it is refused (exit 1, says why)" \
+            refused $rc "$tmp/$name.perr"
+        for b in 75% 50%; do
+            "$plan" --import kineto "$trace" --budget $b >"$tmp/$name.$b" 2>"$tmp/$name.$b.err"
+            check "$name: no what-if at $b" refused $? "$tmp/$name.$b.err"
+        done
+        return
+    fi
+    check "$name: the written model parses back" test $rc -eq 0
     check "$name: native peak $(field native_peak_bytes "$tmp/$name.out") is the trace's own $peak" \
         test "$(field native_peak_bytes "$tmp/$name.out")" = "$peak"
     for b in 75% 50%; do
@@ -60,6 +71,7 @@ kineto_check() { # NAME TRACE
         check "$name: plans at $b of the peak" test $? -eq 0
     done
 }
+refused() { [ "$1" -eq 1 ] && grep -q 'error: no memory information' "$2"; } # RC ERRFILE
 # The recorded traces of others live in the shared folder beside the checkout (CI has it); a
 # clone alone skips what needs them, in one line.
 if [ ! -d "$traces" ]; then
@@ -161,7 +173,7 @@ check "et (touches from operands): the floor is below the native peak" \
 "$plan" "$tmp/et linear.model" --step 3 --budget 75% >/dev/null 2>&1
 check "--step without --import is a usage error (2)" test $? -eq 2
 "$plan" --import et "$tmp/badet.json" >/dev/null 2>&1
-check "et without --kineto is a usage error (2)" test $? -eq 2
+check "et without --kineto reads the ET alone: a mistyped field there is exit 1" test $? -eq 1
 "$plan" --import kineto "$syn" --join-map "$tmp/none.map" >/dev/null 2>&1
 check "--join-map with --import kineto is a usage error (2)" test $? -eq 2
 "$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \

@@ -56,12 +56,19 @@ int import_get_num(json_object *o, const char *name, double *out);
 /* As import_get_num for an integer (a real with no fraction is accepted). */
 int import_get_int(json_object *o, const char *name, int64_t *out);
 
+/* The value v itself as import_get_int reads a member: 1 (an integer), 0 (v is NULL), -1. */
+int import_int_value(json_object *v, int64_t *out);
+
 /* Member name of o as a string (borrowed from o) into *out; same returns. */
 int import_get_str(json_object *o, const char *name, const char **out);
 
 /* Checks a finished import (plan_model_check: sizes, durations and totals within the format's
  * limits, which a trace may exceed); on failure writes "PATH: error: ..." and returns -1. */
 int import_check(const char *path, const plan_model *m, char *msg, size_t cap);
+
+/* Sets m's link to the figures that stand in for a trace's missing ones (tools/import/IMPORT.md:
+ * the step model builder's defaults). */
+void import_default_hw(plan_model *m);
 
 /* A growable array of int32, for touch lists. */
 typedef struct import_ivec {

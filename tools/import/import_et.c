@@ -265,6 +265,123 @@ static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, 
     return rc;
 }
 
+/* ---- An execution trace alone: its operators are the operations --------------------------- */
+
+/* An execution trace holds no times. An operator moves at least its operands' bytes through
+ * the GPU's memory, so bytes over the fastest memory of a GPU this tool plans for bound its
+ * time from below: 4.8 TB/s, the H200's HBM3e (NVIDIA's H200 product page). Under-estimating
+ * compute hides fewer moves behind it, so slowdowns predicted from these times are the worse
+ * case, as IMPORT.md says. */
+#define ET_ALONE_HBM_GBPS 4800.0
+
+/* Operators that launch no kernel: they make views, allocate, or read metadata. A leaf operator
+ * with GPU operands that is none of these (and not an autograd node, whose own work is in the
+ * operators under it) is taken to launch one kernel. */
+static const char *const no_kernel[] = {
+    "aten::empty",         "aten::empty_strided", "aten::empty_like",   "aten::view",
+    "aten::_unsafe_view",  "aten::view_as",       "aten::as_strided",   "aten::_reshape_alias",
+    "aten::reshape",       "aten::t",             "aten::transpose",    "aten::permute",
+    "aten::expand",        "aten::expand_as",     "aten::squeeze",      "aten::unsqueeze",
+    "aten::select",        "aten::slice",         "aten::narrow",       "aten::split",
+    "aten::split_with_sizes", "aten::chunk",      "aten::unbind",       "aten::alias",
+    "aten::detach",        "aten::detach_",       "aten::lift_fresh",   "aten::result_type",
+    "aten::resolve_conj",  "aten::resolve_neg",   "aten::record_stream", "aten::to",
+    "aten::_to_copy_meta", "aten::contiguous",    "aten::resize_",      "aten::set_",
+    "aten::flatten",       "aten::unflatten",     "detach",             "detach_",
+};
+
+static int launches_kernel(const ie_trace *e, size_t n, const unsigned char *parent)
+{
+    const ie_node *nd = &e->node[n];
+    if (parent[n] || !nd->nref)
+        return 0;
+    for (size_t i = 0; i < sizeof no_kernel / sizeof *no_kernel; i++)
+        if (!strcmp(nd->name, no_kernel[i]))
+            return 0;
+    /* An autograd node (AddBackward0, CppNode<...>) without operators under it did no GPU work
+     * of its own; operators have a namespace (aten::, nccl:, ...) or are generated kernels. */
+    return strstr(nd->name, "::") || strchr(nd->name, ':') || !strncmp(nd->name, "triton_", 7);
+}
+
+/* The window of ProfilerStep#N (o->step, or the last step when -1) in rf_id order: its own rf_id
+ * to the last in its subtree; backward operators on the autograd thread run inside it. Returns
+ * 1 with the window, 0 when the trace has no step annotation, -1 when step N is not there. */
+static int et_step(const ie_trace *e, const import_opts *o, int64_t *lo, int64_t *hi,
+                   int64_t *which)
+{
+    int found = 0;
+    for (size_t n = 0; n < e->nnode; n++) {
+        const char *h = e->node[n].name;
+        if (strncmp(h, "ProfilerStep#", 13))
+            continue;
+        char *end;
+        long long k = strtoll(h + 13, &end, 10);
+        if (*end || (o->step >= 0 && k != o->step) || (found && k < *which))
+            continue;
+        found = 1, *which = k;
+        *lo = e->node[n].rf >= 0 ? e->node[n].rf : e->node[n].id, *hi = e->node[n].sub_end;
+    }
+    return found ? 1 : o->step >= 0 ? -1 : 0;
+}
+
+static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, size_t cap)
+{
+    ie_trace *e = c->e;
+    int64_t lo = 0, hi = 0, which = -1;
+    int st = et_step(e, o, &lo, &hi, &which);
+    if (st < 0) {
+        snprintf(msg, cap, "%s: error: no ProfilerStep#%lld in the trace", e->path,
+                 (long long)o->step);
+        return -1;
+    }
+    if (st && ie_keep(e, lo, hi))
+        return -1;
+    if (st)
+        import_note(o, "shim-plan: %s: ProfilerStep#%lld (%zu nodes)\n", e->path,
+                    (long long)which, e->nnode);
+    else
+        import_note(o, "shim-plan: %s: no ProfilerStep annotation: the whole trace is one step\n",
+                    e->path);
+    unsigned char *parent = calloc(e->nnode + 1, 1);
+    if (!parent || find_pieces(c))
+        goto nomem;
+    assign_pieces(c);
+    for (size_t n = 0; n < e->nnode; n++)
+        if (e->node[n].parent_ix >= 0)
+            parent[e->node[n].parent_ix] = 1;
+    uint64_t moved_all = 0;
+    for (size_t n = 0; n < e->nnode; n++) {
+        if (!launches_kernel(e, n, parent))
+            continue;
+        uint64_t moved = 0;
+        for (size_t r = e->node[n].ref_first; r < e->node[n].ref_first + e->node[n].nref; r++)
+            moved += e->ref[r].moved;
+        moved_all += moved;
+        int32_t op = (int32_t)m->nops;
+        if (plan_model_add_op(m, (double)moved / (ET_ALONE_HBM_GBPS * 1e3), 0) ||
+            touch_op(c, (long)n, op))
+            goto nomem;
+        if (o->join_map)
+            fprintf(o->join_map, "%d %lld\n", op, (long long)e->node[n].id);
+    }
+    free(parent);
+    parent = NULL;
+    if (!m->nops) {
+        snprintf(msg, cap, "%s: error: no operator in the step has GPU tensor operands", e->path);
+        return -1;
+    }
+    import_note(o,
+                "shim-plan: %s: no Kineto trace: %zu operators with GPU operands are the "
+                "operations; their times are not in the trace: each is its operands' %.1f MiB in "
+                "all at %.0f GB/s (a lower bound)\n",
+                e->path, m->nops, (double)moved_all / 1048576.0, ET_ALONE_HBM_GBPS);
+    return add_pieces(c, o, m);
+nomem:
+    free(parent);
+    snprintf(msg, cap, "%s: error: out of memory, or too large for a model", e->path);
+    return -1;
+}
+
 int import_et(const char *et_path, const char *kineto_path, const import_opts *o, plan_model *m,
               char *msg, size_t cap)
 {
@@ -273,13 +390,18 @@ int import_et(const char *et_path, const char *kineto_path, const import_opts *o
     ie_trace e = {0};
     ctx c = {.e = &e, .t = &t};
     msg[0] = 0;
-    int rc = ik_load(kineto_path, &t, msg, cap);
-    if (!rc)
-        rc = ik_step_select(&t, o, &s, msg, cap);
+    int rc = 0;
+    if (kineto_path) {
+        rc = ik_load(kineto_path, &t, msg, cap);
+        if (!rc)
+            rc = ik_step_select(&t, o, &s, msg, cap);
+    } else {
+        import_default_hw(m);
+    }
     if (!rc)
         rc = ie_load(et_path, &e, msg, cap);
     if (!rc)
-        rc = build(&c, &s, o, m, msg, cap);
+        rc = kineto_path ? build(&c, &s, o, m, msg, cap) : build_alone(&c, o, m, msg, cap);
     if (!rc)
         rc = import_check(et_path, m, msg, cap);
     for (size_t i = 0; i < c.npc; i++)

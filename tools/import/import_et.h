@@ -10,7 +10,8 @@
  * an output of the node. piece is filled by import_et.c (the allocation it is part of). */
 typedef struct ie_ref {
     int64_t storage;
-    uint64_t bytes;
+    uint64_t bytes; /* (offset + numel) * itemsize: how far into the storage it reaches */
+    uint64_t moved; /* numel * itemsize: what an operator reads or writes through it */
     int out;
     size_t piece;
 } ie_ref;
@@ -37,6 +38,11 @@ typedef struct ie_trace {
 /* Reads the execution trace at path into the zeroed e; nodes end sorted by rf_id with parent_ix
  * and sub_end set. Errors as in import.h. */
 int ie_load(const char *path, ie_trace *e, char *msg, size_t cap);
+
+/* Keeps of e's nodes those whose rf_id lies in [lo, hi] (one step's window) with their
+ * operands, relinked as ie_load leaves them. Returns 0, or -1 when memory runs out (e then
+ * holds the kept nodes, unlinked, and is still for ie_free). */
+int ie_keep(ie_trace *e, int64_t lo, int64_t hi);
 
 /* Frees what ie_load kept. */
 void ie_free(ie_trace *e);

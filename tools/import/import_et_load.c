@@ -1,7 +1,14 @@
 /* import_et_load.c — reads a PyTorch execution trace (ExecutionTraceObserver's JSON): its
  * nodes, and of their inputs and outputs the GPU tensors, each given as [tensor_id, storage_id,
  * offset, numel, itemsize, device] (possibly inside lists). Missing or mistyped fields are
- * errors at the node's line and column. */
+ * errors at the node's line and column.
+ *
+ * Two layouts are in the wild, and the schema string does not say which fields a file has, so
+ * each field is looked for where either puts it: the older one (schema 1.0.1) keeps a node's
+ * fields at its top level, with `parent`, and its operands as lists (`inputs`, `outputs`); the
+ * Chakra one (1.0.3-chakra.*, 1.1.x-chakra.*) keeps `rf_id`, `tid`, `seq_id`, `fw_parent` and
+ * the like in an `attrs` list of {name, type, value}, the parent as `ctrl_deps`, and operands as
+ * {values, shapes, types[, strides]}. */
 #include "import_et.h"
 #include "util_array.h"
 
@@ -17,9 +24,33 @@ typedef struct nv {
     size_t cap;
 } nv;
 
+/* The value of the attribute named name in the node's `attrs` list (Chakra layout), or NULL. */
+static json_object *attr(json_object *o, const char *name)
+{
+    json_object *a = NULL;
+    if (!json_object_object_get_ex(o, "attrs", &a) || !json_object_is_type(a, json_type_array))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(a); i++) {
+        json_object *e = json_object_array_get_idx(a, i), *val = NULL;
+        const char *n = NULL;
+        if (import_get_str(e, "name", &n) == 1 && !strcmp(n, name) &&
+            json_object_object_get_ex(e, "value", &val))
+            return val;
+    }
+    return NULL;
+}
+
+/* Field of the node as an integer, at its top level or else among its attrs: 1 found, 0 absent,
+ * -1 mistyped (import_get_int's returns). */
+static int get_int(json_object *o, const char *field, int64_t *out)
+{
+    int got = import_get_int(o, field, out);
+    return got ? got : import_int_value(attr(o, field), out);
+}
+
 static int need_int(const nv *v, const char *field, int64_t *out, int opt)
 {
-    int got = import_get_int(v->o, field, out);
+    int got = get_int(v->o, field, out);
     if (got == 1 || (got == 0 && opt))
         return 0;
     return import_fail(v->msg, v->cap, v->loc, "nodes", v->index,
@@ -57,7 +88,8 @@ static int add_ref(const nv *v, json_object *a, int out)
     ie_trace *e = v->e;
     if (util_array_grow((void **)&e->ref, &e->cap_ref, e->nref + 1, sizeof(ie_ref)))
         return import_fail(v->msg, v->cap, v->loc, "", 0, "out of memory");
-    e->ref[e->nref++] = (ie_ref){f[1], (uint64_t)(f[2] + f[3]) * (uint64_t)f[4], out, 0};
+    e->ref[e->nref++] = (ie_ref){f[1], (uint64_t)(f[2] + f[3]) * (uint64_t)f[4],
+                                 (uint64_t)f[3] * (uint64_t)f[4], out, 0};
     return 0;
 }
 
@@ -78,9 +110,15 @@ static int operands(const nv *v, const char *field, int out)
     json_object *a = NULL;
     if (!json_object_object_get_ex(v->o, field, &a) || !a)
         return 0;
+    json_object *values = NULL; /* Chakra layout: {values, shapes, types} */
+    if (json_object_is_type(a, json_type_object) &&
+        (!json_object_object_get_ex(a, "values", &values) || !values))
+        return 0;
+    if (values)
+        a = values;
     if (!json_object_is_type(a, json_type_array))
-        return import_fail(v->msg, v->cap, v->loc, "nodes", v->index, "'%s' must be an array",
-                           field);
+        return import_fail(v->msg, v->cap, v->loc, "nodes", v->index,
+                           "'%s' must be an array (or an object with a 'values' array)", field);
     return scan(v, a, out, 0);
 }
 
@@ -94,6 +132,7 @@ static int node(nv *v)
         return import_fail(v->msg, v->cap, v->loc, "nodes", v->index, "node needs a string 'name'");
     if (need_int(v, "id", &n.id, 0) || need_int(v, "rf_id", &n.rf, 1) ||
         need_int(v, "parent", &n.parent, 1) || need_int(v, "tid", &n.tid, 0) ||
+        (n.parent == 0 && need_int(v, "ctrl_deps", &n.parent, 1)) ||
         need_int(v, "seq_id", &n.seq, 1) || need_int(v, "fw_parent", &n.fw_parent, 1))
         return -1;
     ie_trace *e = v->e;
@@ -175,6 +214,34 @@ int ie_load(const char *path, ie_trace *e, char *msg, size_t cap)
         return -1;
     }
     return 0;
+}
+
+int ie_keep(ie_trace *e, int64_t lo, int64_t hi)
+{
+    ie_node *node = malloc(e->nnode * sizeof(*node) + 1);
+    ie_ref *ref = malloc(e->nref * sizeof(*ref) + 1);
+    if (!node || !ref) {
+        free(node);
+        free(ref);
+        return -1;
+    }
+    size_t nn = 0, nr = 0;
+    for (size_t i = 0; i < e->nnode; i++) {
+        ie_node n = e->node[i];
+        int64_t k = n.rf >= 0 ? n.rf : n.id;
+        if (k < lo || k > hi) {
+            free(n.name);
+            continue;
+        }
+        memcpy(ref + nr, e->ref + n.ref_first, n.nref * sizeof(*ref));
+        n.ref_first = nr, nr += n.nref;
+        node[nn++] = n;
+    }
+    free(e->node);
+    free(e->ref);
+    e->node = node, e->nnode = e->cap_node = nn;
+    e->ref = ref, e->nref = e->cap_ref = nr;
+    return link(e);
 }
 
 void ie_free(ie_trace *e)

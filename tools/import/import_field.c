@@ -1,6 +1,7 @@
 /* import_field.c — typed member access and located error messages for the importers, and
  * their one growable array. */
 #include "import.h"
+#include "plan_build.h"
 #include "util_array.h"
 
 #include <math.h>
@@ -56,7 +57,11 @@ int import_get_num(json_object *o, const char *name, double *out)
 
 int import_get_int(json_object *o, const char *name, int64_t *out)
 {
-    json_object *v = member(o, name);
+    return import_int_value(member(o, name), out);
+}
+
+int import_int_value(json_object *v, int64_t *out)
+{
     if (!v)
         return 0;
     if (json_object_is_type(v, json_type_int)) {
@@ -92,6 +97,16 @@ int import_check(const char *path, const plan_model *m, char *msg, size_t cap)
         return 0;
     snprintf(msg, cap, "%s: error: the trace gives no valid model: %s", path, why);
     return -1;
+}
+
+void import_default_hw(plan_model *m)
+{
+    /* A trace has no link figures: the step model builder's defaults (PCIe 4.0 x16, both
+     * directions at once, its remap cost) stand in, as for a libshim trace without moves. */
+    m->hw = (plan_hw){.h2d_gbps = PLAN_BUILD_GBPS,
+                      .d2h_gbps = PLAN_BUILD_GBPS,
+                      .duplex = 1,
+                      .remap_us = PLAN_BUILD_REMAP_US};
 }
 
 int import_key_cmp(const void *a, const void *b)

@@ -156,12 +156,7 @@ void ik_step_free(ik_step *s)
 
 int ik_step_ops(const ik_trace *t, const ik_step *s, plan_model *m, char *msg, size_t cap)
 {
-    /* A trace has no link figures: the step model builder's defaults (PCIe 4.0 x16, both
-     * directions at once, its remap cost) stand in, as for a libshim trace without moves. */
-    m->hw = (plan_hw){.h2d_gbps = PLAN_BUILD_GBPS,
-                      .d2h_gbps = PLAN_BUILD_GBPS,
-                      .duplex = 1,
-                      .remap_us = PLAN_BUILD_REMAP_US};
+    import_default_hw(m);
     /* Streams numbered from 0 in the order the step first uses them, as the step model builder
      * numbers libshim's. */
     int64_t seen[256];

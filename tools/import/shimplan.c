@@ -5,7 +5,7 @@
  *             [--remap US] [--json] [--entries]
  *   shim-plan --generate SPEC [-o FILE]
  *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
- *   shim-plan --import et ET --kineto TRACE [--step N] [--join-map FILE] [-o FILE] [--budget ...]
+ *   shim-plan --import et ET [--kineto TRACE] [--step N] [--join-map FILE] [-o FILE] [--budget ...]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
  * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
@@ -48,7 +48,7 @@ static void usage(FILE *f)
           "       shim-plan --generate SPEC [-o FILE]\n"
           "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
           "                 [-o FILE] [--budget SIZE ...]\n"
-          "       shim-plan --import et ET.json[.gz] --kineto TRACE.json[.gz] [--step N]\n"
+          "       shim-plan --import et ET.json[.gz] [--kineto TRACE.json[.gz]] [--step N]\n"
           "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
           "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
@@ -182,11 +182,9 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->generate)
         return 0;
-    if (o->import && (!o->model || !strcmp(o->import, "et") != !!o->kineto)) {
-        fprintf(stderr, "shim-plan: --import %s needs %s\n", o->import,
-                !o->model   ? "a trace file"
-                : o->kineto ? "no --kineto"
-                            : "--kineto TRACE");
+    if (o->import && (!o->model || (o->kineto && strcmp(o->import, "et")))) {
+        fprintf(stderr, "shim-plan: --import %s %s\n", o->import,
+                !o->model ? "needs a trace file" : "takes no --kineto");
         return 2;
     }
     if (o->join_map && (!o->import || strcmp(o->import, "et"))) {
@@ -283,6 +281,7 @@ static int generate(const options *o)
 
 typedef struct result {
     const char *model;
+    const char *times; /* where the operations' times come from, for an imported model; NULL */
     plan_kind kind;
     uint64_t budget, native, floor;
     size_t nops, nallocs;
@@ -302,17 +301,46 @@ static void put_us(double v, bool json)
         printf("%.3f", v);
 }
 
+static double gib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* The answer in one line, before the figures: fits or not, at what cost. */
+static void print_answer(const result *r)
+{
+    double share = r->native ? 100.0 * (double)r->budget / (double)r->native : 0;
+    if (!r->st.feasible) {
+        printf("answer: cannot fit in %.2f GiB (%.0f%% of its peak): the least this job can run "
+               "in is %.2f GiB (%.1f%% of its %.2f GiB peak)\n",
+               gib(r->budget), share, gib(r->floor),
+               r->native ? 100.0 * (double)r->floor / (double)r->native : 0, gib(r->native));
+        return;
+    }
+    printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
+           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s\n",
+           gib(r->budget), share, gib(r->native),
+           r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
+           r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device),
+           r->times ? " (times estimated: see 'times')" : "");
+}
+
 static void print_text(const result *r, bool entries)
 {
+    print_answer(r);
     printf("model: %s: %zu operations, %zu allocations\n", r->model, r->nops, r->nallocs);
+    if (r->times)
+        printf("times: %s\n", r->times);
     printf("native_peak_bytes: %llu\nfloor_bytes: %llu\n", (unsigned long long)r->native,
            (unsigned long long)r->floor);
     printf("planner: %s\nbudget_bytes: %llu\n", plan_kind_name(r->kind),
            (unsigned long long)r->budget);
     printf("feasible: %s\npeak_bytes: %llu\n", r->st.feasible ? "yes" : "no",
            (unsigned long long)r->st.peak_bytes);
-    printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us, r->st.compute_us,
-           r->st.stall_us);
+    /* An infeasible plan's times describe a step that cannot run: none are printed. */
+    if (r->st.feasible)
+        printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us,
+               r->st.compute_us, r->st.stall_us);
     printf("bytes_to_host: %llu\nbytes_to_device: %llu\nlower_bound_us: ",
            (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
     put_us(r->lb, false);
@@ -336,13 +364,24 @@ static void print_text(const result *r, bool entries)
 static void print_json(const result *r, bool entries)
 {
     printf("{\"planner\": \"%s\", \"budget_bytes\": %llu, \"native_peak_bytes\": %llu, "
-           "\"floor_bytes\": %llu, \"feasible\": %s, \"peak_bytes\": %llu, \"step_us\": %.3f, "
-           "\"compute_us\": %.3f, \"stall_us\": %.3f, \"bytes_to_host\": %llu, "
-           "\"bytes_to_device\": %llu, \"lower_bound_us\": ",
+           "\"floor_bytes\": %llu, \"feasible\": %s, \"peak_bytes\": %llu",
            plan_kind_name(r->kind), (unsigned long long)r->budget, (unsigned long long)r->native,
            (unsigned long long)r->floor, r->st.feasible ? "true" : "false",
-           (unsigned long long)r->st.peak_bytes, r->st.step_us, r->st.compute_us, r->st.stall_us,
+           (unsigned long long)r->st.peak_bytes);
+    /* An infeasible plan's times describe a step that cannot run: null. */
+    const char *k[] = {"step_us", "compute_us", "stall_us"};
+    double v[] = {r->st.step_us, r->st.compute_us, r->st.stall_us};
+    for (size_t i = 0; i < 3; i++) {
+        printf(", \"%s\": ", k[i]);
+        put_us(r->st.feasible ? v[i] : INFINITY, true);
+    }
+    printf(", \"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"times\": ",
            (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
+    if (r->times)
+        printf("\"%s\"", r->times);
+    else
+        fputs("null", stdout);
+    printf(", \"lower_bound_us\": ");
     put_us(r->lb, true);
     printf(", \"nentries\": %zu", r->p.n);
     if (entries) {
@@ -400,9 +439,22 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
 }
 
 /* Plans m for o's budget and prints the result; 0 or 1. */
-static int plan_print(const options *o, const plan_model *m)
+static int plan_print(const options *o, const plan_model *m, const char *times)
 {
-    result r = {.model = o->model, .kind = o->kind, .nops = m->nops, .nallocs = m->nallocs};
+    if (!m->nallocs) {
+        fprintf(stderr,
+                "shim-plan: %s: error: no memory information: the model has no allocations, so "
+                "no budget can be answered; record the profile with memory "
+                "(torch.profiler.profile(profile_memory=True)) or an execution trace "
+                "(ExecutionTraceObserver), and import that\n",
+                o->model);
+        return 1;
+    }
+    result r = {.model = o->model,
+                .times = times,
+                .kind = o->kind,
+                .nops = m->nops,
+                .nallocs = m->nallocs};
     plan_init(&r.p);
     plan_err e = run_planner(o, m, &r);
     if (e == PLAN_ERR_LIMIT)
@@ -433,7 +485,7 @@ static int plan_file(const options *o)
     free(buf);
     if (!e)
         override_link(o, &m);
-    int rc = e ? 1 : plan_print(o, &m);
+    int rc = e ? 1 : plan_print(o, &m, NULL);
     if (e)
         fprintf(stderr, "%s\n", msg);
     plan_model_free(&m);
@@ -463,8 +515,13 @@ static int import_file(const options *o)
     }
     if (!rc && (o->out || (!o->budget && !o->proposals)))
         rc = write_model(o, &m);
+    const char *times = o->kineto || strcmp(o->import, "et")
+                            ? "measured: the Kineto trace's kernel durations"
+                            : "not in an execution trace: each operation is its operands' bytes "
+                              "at 4800 GB/s (a lower bound), so slowdowns are the worse case; "
+                              "import with --kineto for measured times";
     if (!rc && (o->budget || o->proposals))
-        rc = plan_print(o, &m);
+        rc = plan_print(o, &m, times);
     plan_model_free(&m);
     return rc ? 1 : 0;
 }
