@@ -278,16 +278,46 @@ static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, 
  * with GPU operands that is none of these (and not an autograd node, whose own work is in the
  * operators under it) is taken to launch one kernel. */
 static const char *const no_kernel[] = {
-    "aten::empty",         "aten::empty_strided", "aten::empty_like",   "aten::view",
-    "aten::_unsafe_view",  "aten::view_as",       "aten::as_strided",   "aten::_reshape_alias",
-    "aten::reshape",       "aten::t",             "aten::transpose",    "aten::permute",
-    "aten::expand",        "aten::expand_as",     "aten::squeeze",      "aten::unsqueeze",
-    "aten::select",        "aten::slice",         "aten::narrow",       "aten::split",
-    "aten::split_with_sizes", "aten::chunk",      "aten::unbind",       "aten::alias",
-    "aten::detach",        "aten::detach_",       "aten::lift_fresh",   "aten::result_type",
-    "aten::resolve_conj",  "aten::resolve_neg",   "aten::record_stream", "aten::to",
-    "aten::_to_copy_meta", "aten::contiguous",    "aten::resize_",      "aten::set_",
-    "aten::flatten",       "aten::unflatten",     "detach",             "detach_",
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::empty_like",
+    "aten::view",
+    "aten::_unsafe_view",
+    "aten::view_as",
+    "aten::as_strided",
+    "aten::_reshape_alias",
+    "aten::reshape",
+    "aten::t",
+    "aten::transpose",
+    "aten::permute",
+    "aten::expand",
+    "aten::expand_as",
+    "aten::squeeze",
+    "aten::unsqueeze",
+    "aten::select",
+    "aten::slice",
+    "aten::narrow",
+    "aten::split",
+    "aten::split_with_sizes",
+    "aten::chunk",
+    "aten::unbind",
+    "aten::alias",
+    "aten::detach",
+    "aten::detach_",
+    "aten::lift_fresh",
+    "aten::result_type",
+    "aten::resolve_conj",
+    "aten::resolve_neg",
+    "aten::record_stream",
+    "aten::to",
+    "aten::_to_copy_meta",
+    "aten::contiguous",
+    "aten::resize_",
+    "aten::set_",
+    "aten::flatten",
+    "aten::unflatten",
+    "detach",
+    "detach_",
 };
 
 static int launches_kernel(const ie_trace *e, size_t n, const unsigned char *parent)
@@ -337,8 +367,8 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
     if (st && ie_keep(e, lo, hi))
         return -1;
     if (st)
-        import_note(o, "shim-plan: %s: ProfilerStep#%lld (%zu nodes)\n", e->path,
-                    (long long)which, e->nnode);
+        import_note(o, "shim-plan: %s: ProfilerStep#%lld (%zu nodes)\n", e->path, (long long)which,
+                    e->nnode);
     else
         import_note(o, "shim-plan: %s: no ProfilerStep annotation: the whole trace is one step\n",
                     e->path);

@@ -339,8 +339,8 @@ static void print_text(const result *r, bool entries)
            (unsigned long long)r->st.peak_bytes);
     /* An infeasible plan's times describe a step that cannot run: none are printed. */
     if (r->st.feasible)
-        printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us,
-               r->st.compute_us, r->st.stall_us);
+        printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us, r->st.compute_us,
+               r->st.stall_us);
     printf("bytes_to_host: %llu\nbytes_to_device: %llu\nlower_bound_us: ",
            (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
     put_us(r->lb, false);
@@ -450,11 +450,8 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
                 o->model);
         return 1;
     }
-    result r = {.model = o->model,
-                .times = times,
-                .kind = o->kind,
-                .nops = m->nops,
-                .nallocs = m->nallocs};
+    result r = {
+        .model = o->model, .times = times, .kind = o->kind, .nops = m->nops, .nallocs = m->nallocs};
     plan_init(&r.p);
     plan_err e = run_planner(o, m, &r);
     if (e == PLAN_ERR_LIMIT)
