@@ -23,7 +23,10 @@ code:
 The native peak is the largest sum, over operations, of the bytes live there: model bytes as
 they are, as the planner counts them (it does not round a model's sizes).
 
-usage: et_peak.py ET.json[.gz] JOIN_MAP   prints: NATIVE_PEAK ALLOCATIONS OPERATIONS"""
+Either layout of an ET (the older one, or Chakra's attrs); STEP (ProfilerStep#N) keeps only that
+step's nodes, as shim-plan does for an ET imported alone.
+
+usage: et_peak.py ET.json[.gz] JOIN_MAP [STEP]   prints: NATIVE_PEAK ALLOCATIONS OPERATIONS"""
 import bisect
 import gzip
 import json
@@ -50,6 +53,13 @@ def load_nodes(path):
         raw = gzip.decompress(raw)
     nodes = json.loads(raw)["nodes"]
     for n in nodes:
+        # The Chakra layout: fields in attrs, the parent as ctrl_deps, operands under "values".
+        for a in n.pop("attrs", None) or []:
+            n.setdefault(a["name"], a["value"])
+        n.setdefault("parent", n.get("ctrl_deps", 0))
+        for side in ("inputs", "outputs"):
+            if isinstance(n.get(side), dict):
+                n[side] = n[side].get("values", [])
         n.setdefault("rf_id", n["id"])
         n.setdefault("seq_id", -1)
         n.setdefault("fw_parent", 0)
@@ -126,8 +136,20 @@ def touched(node, by_id, of_node, forward, cyclic):
     return out
 
 
-def native_peak(et_path, map_path):
+def step_window(nodes, step):
+    """The nodes of annotation `step` (ProfilerStep#N): rf_id from its own to its subtree's
+    last (the autograd thread's nodes run inside it)."""
+    by_id = {n["id"]: n for n in nodes}
+    mark = [n for n in nodes if n["name"] == step]
+    assert mark, "no node named " + step
+    lo, hi = mark[0]["rf_id"], subtree_ends(nodes, by_id)[mark[0]["id"]]
+    return [n for n in nodes if lo <= n["rf_id"] <= hi]
+
+
+def native_peak(et_path, map_path, step=None):
     nodes = load_nodes(et_path)
+    if step:
+        nodes = step_window(nodes, step)
     by_id = {n["id"]: n for n in nodes}
     of_node, size, cyclic = allocations(nodes, by_id)
     forward = {}
@@ -162,6 +184,6 @@ def native_peak(et_path, map_path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__.split("\n\n")[-1])
-    print(*native_peak(sys.argv[1], sys.argv[2]))
+    print(*native_peak(*sys.argv[1:]))

@@ -1,7 +1,7 @@
 /* tests/import/fuzz_import_et.c — libFuzzer target for the execution-trace importer: the bytes
- * are the ET, joined with a fixed small Kineto trace; any input either imports or gives a
- * "FILE:..." error message, and an imported model passes plan_model_check. Any inconsistency
- * aborts. Both files are memfds (zlib reads by path). */
+ * are the ET, imported joined with a fixed small Kineto trace and alone; any input either
+ * imports or gives a "FILE:..." error message, and an imported model passes plan_model_check.
+ * Any inconsistency aborts. Both files are memfds (zlib reads by path). */
 #include "import.h"
 
 #include <stdint.h>
@@ -41,16 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int efd = file_of(data, size, et, sizeof et),
         kfd = file_of(kineto, strlen(kineto), kt, sizeof kt);
     import_opts o = {.step = -1};
-    plan_model m;
-    plan_model_init(&m);
-    msg[0] = 0;
-    if (import_et(et, kt, &o, &m, msg, sizeof msg)) {
-        if (strncmp(msg, et, strlen(et)) || !strstr(msg, "error: "))
+    for (int alone = 0; alone < 2; alone++) {
+        plan_model m;
+        plan_model_init(&m);
+        msg[0] = 0;
+        if (import_et(et, alone ? NULL : kt, &o, &m, msg, sizeof msg)) {
+            if (strncmp(msg, et, strlen(et)) || !strstr(msg, "error: "))
+                abort();
+        } else if (plan_model_check(&m, NULL, msg, sizeof msg)) {
             abort();
-    } else if (plan_model_check(&m, NULL, msg, sizeof msg)) {
-        abort();
+        }
+        plan_model_free(&m);
     }
-    plan_model_free(&m);
     close(efd);
     close(kfd);
     return 0;

@@ -48,7 +48,7 @@ sys.exit(0 if not j["feasible"] and j["step_us"] is None and j["stall_us"] is No
 fits() { grep -q '^answer: fits in .* at 1.00x native' "$1" && grep -q '^step_us: 200.000' "$1"; }
 
 n_shared=0
-[ -d "$traces" ] && n_shared=12
+[ -d "$traces" ] && n_shared=14
 plan $((5 + n_shared))
 check "a Kineto trace without memory events: no what-if, exit 1, names what to record" nomem_refused
 check "infeasible budget: 'cannot fit', the least it needs, no step time" infeasible "$tmp/small.out"
@@ -69,7 +69,9 @@ same_model() { [ -s "$tmp/old.model" ] && cmp "$tmp/old.model" "$tmp/chakra.mode
 check "linear in the Chakra layout makes the model of the older layout" same_model
 
 # ---- an ET alone: the joined import's memory model, times labelled.
-alone_vs_joined() { # NAME: native peak and floor equal the joined import's
+alone_vs_joined() { # NAME: the joined import's native peak; a floor no lower than its
+    # (the ET alone misses no operator; the join leaves some kernels without one, and those
+    # touch nothing: linear's optimizer, whose _foreach_add_ touches every weight)
     local et=$traces/$1.et.json.gz kt=$traces/$1.kineto.json.gz
     "$plan" --import et "$et" --budget 100% >"$tmp/$1.alone" 2>/dev/null || return 1
     "$plan" --import et "$et" --kineto "$kt" --budget 100% >"$tmp/$1.joined" 2>/dev/null || return 1
@@ -79,20 +81,34 @@ alone_vs_joined() { # NAME: native peak and floor equal the joined import's
     [ -n "$a" ] && [ "$a" = "$b" ] || return 1
     a=$(field floor_bytes "$tmp/$1.alone") b=$(field floor_bytes "$tmp/$1.joined")
     echo "floor alone $a joined $b"
-    [ -n "$a" ] && [ "$a" = "$b" ]
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -ge "$b" ]
 }
 for t in linear dlrm-rank0 dlrm-rank3; do
-    check "$t: the ET alone gives the joined import's native peak and floor" alone_vs_joined "$t"
+    check "$t: the ET alone gives the joined import's native peak, a floor no lower" \
+        alone_vs_joined "$t"
 done
+reckoned() { # ET MODEL MAP [STEP]: et_peak.py's peak, allocations, operations = the model's
+    local want got
+    want=$(python3 "$here/et_peak.py" "$1" "$3" ${4:+"$4"}) || return 1
+    "$plan" "$2" --budget 100% --planner none >"$2.out" 2>/dev/null || return 1
+    got="$(field native_peak_bytes "$2.out") $(grep -c '^alloc ' "$2") $(grep -c '^op ' "$2")"
+    echo "et_peak.py: $want; model: $got"
+    [ "$want" = "$got" ]
+}
+"$plan" --import et "$traces/linear.et.json.gz" -o "$tmp/la.model" --join-map "$tmp/la.map" 2>/dev/null
+check "linear alone: peak, allocations and operations as et_peak.py reckons them" \
+    reckoned "$traces/linear.et.json.gz" "$tmp/la.model" "$tmp/la.map"
 check "an ET alone says its times are estimated" \
     grep -q '^times: not in an execution trace' "$tmp/linear.alone"
 check "a joined import says its times are measured" grep -q '^times: measured' "$tmp/linear.joined"
 
 # ---- resnet (Chakra layout, three ProfilerSteps, no Kineto trace).
 resnet=$traces/resnet-1gpu.et.json.gz
-"$plan" --import et "$resnet" -o "$tmp/r.model" 2>"$tmp/r.err"
+"$plan" --import et "$resnet" -o "$tmp/r.model" --join-map "$tmp/r.map" 2>"$tmp/r.err"
 check "resnet-1gpu imports (Chakra layout, no Kineto trace)" test "$(grep -c '^alloc ' "$tmp/r.model")" -gt 100
 check "resnet-1gpu: the default step is the last, ProfilerStep#6" grep -q 'ProfilerStep#6 ' "$tmp/r.err"
+check "resnet-1gpu (Chakra): peak, allocations and operations as et_peak.py reckons them" \
+    reckoned "$resnet" "$tmp/r.model" "$tmp/r.map" "ProfilerStep#6"
 "$plan" --import et "$resnet" --step 4 -o "$tmp/r4.model" 2>"$tmp/r4.err"
 same_ops() { [ "$(grep -c '^op ' "$tmp/r.model")" = "$(grep -c '^op ' "$tmp/r4.model")" ] &&
     grep -q 'ProfilerStep#4 ' "$tmp/r4.err"; }

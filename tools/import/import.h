@@ -113,7 +113,11 @@ int import_kineto(const char *path, const import_opts *o, plan_model *m, char *m
 /* Builds into m the step of the execution trace et_path joined with the Kineto trace
  * kineto_path of the same job: operations and durations from the kernels, touches from the
  * operands of the ET operators that launched them; o->join_map, when set, gets which ET node
- * launched each operation. Errors as above. */
+ * launched each operation. With kineto_path NULL, from the ET alone: its operators with GPU
+ * operands that launch work are the operations, each timed as its operands' bytes at the
+ * fastest GPU memory (a lower bound: the trace holds no times), and the step is ProfilerStep#N's
+ * window (o->step, or the last), or the whole trace without one. Either layout of an ET
+ * (IMPORT.md). Errors as above. */
 int import_et(const char *et_path, const char *kineto_path, const import_opts *o, plan_model *m,
               char *msg, size_t cap);
 

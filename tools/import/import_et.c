@@ -320,17 +320,36 @@ static const char *const no_kernel[] = {
     "detach_",
 };
 
-static int launches_kernel(const ie_trace *e, size_t n, const unsigned char *parent)
+/* Whether operator n may launch GPU work itself: it has GPU operands, is not one of the
+ * operators above, and is not an autograd node (AddBackward0, CppNode<...>), whose work is done
+ * by the operators under it; operators have a namespace (aten::, nccl:, ...) or are generated
+ * kernels (triton_...). */
+static int kernel_like(const ie_node *nd)
 {
-    const ie_node *nd = &e->node[n];
-    if (parent[n] || !nd->nref)
+    if (!nd->nref)
         return 0;
     for (size_t i = 0; i < sizeof no_kernel / sizeof *no_kernel; i++)
         if (!strcmp(nd->name, no_kernel[i]))
             return 0;
-    /* An autograd node (AddBackward0, CppNode<...>) without operators under it did no GPU work
-     * of its own; operators have a namespace (aten::, nccl:, ...) or are generated kernels. */
-    return strstr(nd->name, "::") || strchr(nd->name, ':') || !strncmp(nd->name, "triton_", 7);
+    return strchr(nd->name, ':') || !strncmp(nd->name, "triton_", 7);
+}
+
+/* Marks in op[] the operators that are operations: kernel-like with no kernel-like operator
+ * under them (aten::linear calls aten::addmm, which launches; aten::mm's own child is
+ * aten::empty, which does not, so aten::mm launches). Children follow parents in rf order. */
+static int mark_ops(const ie_trace *e, unsigned char *op)
+{
+    unsigned char *below = calloc(e->nnode + 1, 1);
+    if (!below)
+        return -1;
+    for (size_t n = e->nnode; n-- > 0;) {
+        op[n] = kernel_like(&e->node[n]) && !below[n];
+        long p = e->node[n].parent_ix;
+        if (p >= 0 && (op[n] || below[n]))
+            below[p] = 1;
+    }
+    free(below);
+    return 0;
 }
 
 /* The window of ProfilerStep#N (o->step, or the last step when -1) in rf_id order: its own rf_id
@@ -372,16 +391,13 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
     else
         import_note(o, "shim-plan: %s: no ProfilerStep annotation: the whole trace is one step\n",
                     e->path);
-    unsigned char *parent = calloc(e->nnode + 1, 1);
-    if (!parent || find_pieces(c))
+    unsigned char *is_op = calloc(e->nnode + 1, 1);
+    if (!is_op || mark_ops(e, is_op) || find_pieces(c))
         goto nomem;
     assign_pieces(c);
-    for (size_t n = 0; n < e->nnode; n++)
-        if (e->node[n].parent_ix >= 0)
-            parent[e->node[n].parent_ix] = 1;
     uint64_t moved_all = 0;
     for (size_t n = 0; n < e->nnode; n++) {
-        if (!launches_kernel(e, n, parent))
+        if (!is_op[n])
             continue;
         uint64_t moved = 0;
         for (size_t r = e->node[n].ref_first; r < e->node[n].ref_first + e->node[n].nref; r++)
@@ -394,8 +410,8 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
         if (o->join_map)
             fprintf(o->join_map, "%d %lld\n", op, (long long)e->node[n].id);
     }
-    free(parent);
-    parent = NULL;
+    free(is_op);
+    is_op = NULL;
     if (!m->nops) {
         snprintf(msg, cap, "%s: error: no operator in the step has GPU tensor operands", e->path);
         return -1;
@@ -407,7 +423,7 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
                 e->path, m->nops, (double)moved_all / 1048576.0, ET_ALONE_HBM_GBPS);
     return add_pieces(c, o, m);
 nomem:
-    free(parent);
+    free(is_op);
     snprintf(msg, cap, "%s: error: out of memory, or too large for a model", e->path);
     return -1;
 }
