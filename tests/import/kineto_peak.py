@@ -4,6 +4,7 @@ peak, for test_import.sh: the GPU's allocated bytes (the trace's own `Total Allo
 importer's pairing of Addr and Bytes) at each kernel launch of the step, the largest of them.
 
 usage: kineto_peak.py TRACE.json[.gz] [STEP]   prints: PEAK NKERNELS
+Without annotations the step is found from the pattern of kernel names (pattern_step).
 At a launch at time L the allocated bytes are the Total Allocated after the last [memory] event
 of the GPU before L, plus what is allocated at L itself (an allocation made in the same
 microsecond as a launch is taken to be for it, a free in that microsecond to come after it)."""
@@ -23,6 +24,34 @@ def load(path):
     return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
+def pattern_step(kernels, device, launch_of):
+    """The step of a trace without annotations, by the rule of tools/import/IMPORT.md, written
+    anew: kernel names in launch order; for each period p, how far back every name equals the
+    one p later; the smallest p reaching back furthest with two whole periods; its phase the
+    launch after the longest summed host pause; the last whole occurrence another follows.
+    Returns its launch window, or the whole trace."""
+    seq = sorted((launch_of.get(k["args"].get("correlation"), k["ts"]), k["name"])
+                 for k in kernels if k["args"].get("device", 0) == device)
+    names = [n for _, n in seq]
+    n, best = len(names), None
+    for p in range(1, n // 2 + 1):
+        i = n - p
+        while i > 0 and names[i - 1] == names[i - 1 + p]:
+            i -= 1
+        if n - i >= 2 * p and (best is None or i < best[1]):
+            best = (p, i)
+    if best is None:
+        return float("-inf"), float("inf")
+    p, frm = best
+    pause = [0.0] * p
+    for i in range(frm + 1, n):
+        pause[(i - frm) % p] += seq[i][0] - seq[i - 1][0]
+    first = frm + max(range(p), key=lambda j: (pause[j], -j))
+    while first + 2 * p < n:
+        first += p
+    return seq[first][0], seq[first + p][0]
+
+
 def main():
     events = load(sys.argv[1])
     want = int(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -37,10 +66,10 @@ def main():
         start, end, _ = steps[-2]
     elif steps:
         start, end, _ = steps[0]
-    else:
-        start, end = float("-inf"), float("inf")
     launch_of = {e["args"]["correlation"]: e["ts"] for e in events
                  if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+    if not steps:
+        start, end = pattern_step(kernels, device, launch_of)
     launches = []
     for k in kernels:
         if k["args"].get("device", 0) != device:

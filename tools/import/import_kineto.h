@@ -12,6 +12,7 @@
 typedef struct ik_kernel {
     double ts, dur;
     int64_t stream, device, corr, ext;
+    uint64_t name; /* a hash of its name: the repeating pattern of a step without annotations */
 } ik_kernel;
 
 /* A runtime or driver call (cat "cuda_runtime", "cuda_driver") on a CPU thread. */
@@ -77,6 +78,14 @@ int ik_step_select(const ik_trace *t, const import_opts *o, ik_step *s, char *ms
 
 /* Frees the arrays of s. */
 void ik_step_free(ik_step *s);
+
+/* A trace without ProfilerStep annotations (import_kineto_period.c): the step found from the
+ * repeating pattern of kernel names on device s->device, ordered by GPU start; calls are the
+ * launch calls sorted by correlation id (import_key). Sets s->start and s->end to the CPU launch
+ * window of the last whole occurrence that another follows, starting at the launch after the
+ * longest host pause in the pattern (where a training loop reads its loss, loads its batch);
+ * notes what it found. Returns 1 found, 0 no pattern repeats (s unchanged), -1 out of memory. */
+int ik_find_period(const ik_trace *t, const import_key *calls, const import_opts *o, ik_step *s);
 
 /* Adds s's kernels to m as operations, with the link figures of tools/import/IMPORT.md. */
 int ik_step_ops(const ik_trace *t, const ik_step *s, plan_model *m, char *msg, size_t cap);

@@ -40,6 +40,15 @@ static int integer(const ev *e, int in_args, const char *field, int64_t *out, in
 
 /* Thread ids are integers in Kineto's traces; a string one (some exporters write names) is
  * hashed (FNV-1a) so that equal names stay one thread. */
+/* FNV-1a of a string: names that differ get different values, as far as a step's kernels go. */
+static uint64_t fnv(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
 static int thread(const ev *e, int64_t *tid)
 {
     const char *s;
@@ -48,10 +57,7 @@ static int thread(const ev *e, int64_t *tid)
         return 0;
     if (import_get_str(e->o, "tid", &s) != 1)
         return bad(e, "tid", got, "an integer or a string");
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    *tid = (int64_t)(h >> 1);
+    *tid = (int64_t)(fnv(s) >> 1);
     return 0;
 }
 
@@ -65,6 +71,9 @@ static int kernel(ik_trace *t, const ev *e)
     if (k.dur < 0 || k.stream < 0 || k.stream > UINT32_MAX)
         return import_fail(e->msg, e->cap, e->loc, "traceEvents", e->index,
                            "kernel event: 'dur' must be >= 0 and 'stream' in [0, 2^32)");
+    const char *name = "";
+    import_get_str(e->o, "name", &name); /* checked a string (or absent) by the caller */
+    k.name = fnv(name);
     if (util_array_grow((void **)&t->kern, &t->cap_kern, t->nkern + 1, sizeof *t->kern))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
     t->kern[t->nkern++] = k;

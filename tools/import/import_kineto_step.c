@@ -29,7 +29,8 @@ static int64_t main_device(const ik_trace *t)
 
 /* The step: --step N, else the last step that another step follows (its launches are all in
  * the trace, and the profiler's stop cannot have cut its GPU work short), else the only one. */
-static int pick_step(const ik_trace *t, const import_opts *o, ik_step *s, char *msg, size_t cap)
+static int pick_step(const ik_trace *t, const import_key *calls, const import_opts *o, ik_step *s,
+                     char *msg, size_t cap)
 {
     s->start = -INFINITY, s->end = INFINITY;
     if (!t->nstep) {
@@ -38,11 +39,15 @@ static int pick_step(const ik_trace *t, const import_opts *o, ik_step *s, char *
                      t->path, (long long)o->step);
             return -1;
         }
-        import_note(o,
-                    "shim-plan: %s: no ProfilerStep#N annotations: the model is the whole "
-                    "trace as one step\n",
-                    t->path);
-        return 0;
+        int found = ik_find_period(t, calls, o, s);
+        if (found < 0)
+            snprintf(msg, cap, "%s: error: out of memory", t->path);
+        if (!found)
+            import_note(o,
+                        "shim-plan: %s: no ProfilerStep#N annotations, and no repeating pattern "
+                        "of kernels: the model is the whole trace as one step\n",
+                        t->path);
+        return found < 0 ? -1 : 0;
     }
     const ik_span *pick = NULL, *first = &t->step[0], *last = &t->step[0];
     for (size_t i = 0; i < t->nstep; i++) {
@@ -123,8 +128,6 @@ static int collect(const ik_trace *t, ik_step *s, import_key *calls, op_order *o
 int ik_step_select(const ik_trace *t, const import_opts *o, ik_step *s, char *msg, size_t cap)
 {
     *s = (ik_step){.device = main_device(t)};
-    if (pick_step(t, o, s, msg, cap))
-        return -1;
     import_key *calls = malloc(t->ncall * sizeof(*calls) + 1);
     op_order *ord = malloc(t->nkern * sizeof(*ord) + 1);
     int rc = -1;
@@ -132,10 +135,13 @@ int ik_step_select(const ik_trace *t, const import_opts *o, ik_step *s, char *ms
         for (size_t i = 0; i < t->ncall; i++)
             calls[i] = (import_key){t->call[i].corr, i};
         qsort(calls, t->ncall, sizeof(*calls), import_key_cmp);
-        rc = collect(t, s, calls, ord);
+        rc = pick_step(t, calls, o, s, msg, cap);
+        rc = rc ? -2 : collect(t, s, calls, ord);
     }
     free(calls);
     free(ord);
+    if (rc == -2)
+        return -1;
     if (rc)
         snprintf(msg, cap, "%s: error: out of memory", t->path);
     else if (!s->n) {
