@@ -11,6 +11,7 @@
 #ifndef PLAN_H
 #define PLAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -114,6 +115,12 @@ plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int3
 /* Appends a copy of the program's after operation `after` (its range is checked by
  * plan_model_check). PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond PLAN_MAX_OPS copies. */
 plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64_t bytes);
+
+/* m into the initialised empty model *out, with every allocation i for which movable[i] is false
+ * touched at each operation of its life, so that no plan moves it (libshim's in-process planner
+ * and shim-report's model of a libshim trace pin what libshim cannot move:
+ * plan_build_movable). PLAN_ERR_NOMEM or a limit of plan_model_add_alloc. */
+plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out);
 
 /* Checks a complete model: at least one operation, hardware figures positive and finite,
  * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),

@@ -35,6 +35,16 @@ typedef enum plan_mem_kind {
 /* Block size of the shim's slabs (small managed allocations). */
 #define PLAN_BUILD_SLAB_BLOCK ((uint64_t)512)
 
+/* The one rule of which device allocations libshim's residency manager can move on their own:
+ * managed ones with a unit of their own, i.e. larger than the largest that shares a slab
+ * (slab_max, the shim's residency.slab_max_bytes). Everything else (unmanaged memory, slab
+ * members, which move only with their slab) stays where it is as far as a plan goes. The shim's
+ * in-process planner and shim-report's model of a libshim trace both ask this. */
+static inline int plan_build_movable(plan_mem_kind kind, uint64_t bytes, uint64_t slab_max)
+{
+    return kind == PLAN_MEM_MANAGED && bytes > slab_max;
+}
+
 /* Link figures of a model when neither plan_build_link nor plan_build_move gave them: PCIe 4.0
  * x16 (and the simulated device's default), both directions at once, the generator's remap cost. */
 #define PLAN_BUILD_GBPS     25.0

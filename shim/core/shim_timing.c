@@ -130,6 +130,8 @@ static void report(const struct pair *p, double usec)
 {
     if (p->kind == PAIR_KERNEL)
         shim_trace_kernel_time(p->seq, usec);
+    else
+        shim_trace_link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
     const struct shim_step_listener *l = shim_step_listener();
     if (!shim_step_recording() || !l)
         return;

@@ -53,34 +53,17 @@ static const struct shim_plan_rec_alloc *find(const struct job *j, uint64_t id)
 }
 
 /* m with every allocation that keys[] marks unmovable touched at each operation it lives
-   through, into the empty model *out. */
+   through (plan_model_pin), into the empty model *out. */
 static plan_err pin_unmovable(const plan_model *m, const struct shim_resid_plan_key *keys,
                               plan_model *out)
 {
-    plan_model_init(out);
-    out->hw = m->hw;
-    int32_t *all = malloc(m->nops * sizeof *all);
-    plan_err e = all ? PLAN_OK : PLAN_ERR_NOMEM;
-    for (size_t i = 0; i < m->nops && !e; i++) {
-        all[i] = (int32_t)i;
-        e = plan_model_add_op(out, m->ops[i].dur_us, m->ops[i].stream);
-    }
-    for (size_t i = 0; i < m->nallocs && !e; i++) {
-        const plan_alloc *a = &m->allocs[i];
-        if (keys[i].movable) {
-            e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, m->touches + a->touch_first,
-                                     a->ntouch);
-            continue;
-        }
-        int32_t lo = a->birth == PLAN_NO_OP ? 0 : a->birth;
-        int32_t hi = a->death == PLAN_NO_OP ? (int32_t)m->nops - 1 : a->death;
-        e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, all + lo,
-                                 hi >= lo ? (size_t)(hi - lo + 1) : 0);
-    }
-    for (size_t i = 0; i < m->ncopies && !e; i++)
-        e = plan_model_add_copy(out, m->copies[i].after, m->copies[i].to_device,
-                                m->copies[i].bytes);
-    free(all);
+    bool *movable = malloc(m->nallocs * sizeof *movable + 1);
+    if (!movable)
+        return PLAN_ERR_NOMEM;
+    for (size_t i = 0; i < m->nallocs; i++)
+        movable[i] = keys[i].movable;
+    plan_err e = plan_model_pin(m, movable, out);
+    free(movable);
     return e;
 }
 

@@ -76,7 +76,8 @@ static void note_alloc(uint64_t id, bool movable, bool before, uint32_t ordinal)
 /* Whether a device allocation of bytes and kind is a unit residency can move on its own. */
 static bool movable(uint64_t bytes, int kind)
 {
-    return kind == SHIM_ALLOC_MANAGED && bytes > shim_resid_slab_max();
+    _Static_assert((int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED, "memory kinds differ");
+    return plan_build_movable((plan_mem_kind)kind, bytes, shim_resid_slab_max());
 }
 
 /* The live device allocations when the recording starts, gathered to be handed over in the

@@ -174,6 +174,7 @@ static void trace_plan(const struct shim_resid_plan *p)
         .evictions = p->evictions,
         .prefetches = p->prefetches,
         .feasible = p->feasible,
+        .slab_max_bytes = shim_resid_slab_max(),
     };
     shim_trace_plan(&rec);
 }

@@ -120,7 +120,9 @@ struct shim_trace_transition {
    step_len: launches per step. The prediction is for one step at budget_bytes, in the model's
    time: predicted_us of which stall_us stalled, native_us without a budget, bound_us a lower
    bound of the step time; the peaks and floor in bytes; bytes each way, evictions and
-   prefetches per step; feasible: the plan keeps the budget. */
+   prefetches per step; feasible: the plan keeps the budget; slab_max_bytes (1.9): the largest
+   managed allocation that shares a slab, so that a reader knows which allocations the plan
+   could move on their own (planner/plan_build.h, plan_build_movable). */
 struct shim_trace_plan {
     uint64_t first_seq, model_step, model_first_seq, step_len;
     uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
@@ -128,6 +130,7 @@ struct shim_trace_plan {
     uint64_t bytes_to_host, bytes_to_device;
     uint32_t evictions, prefetches;
     bool feasible;
+    uint64_t slab_max_bytes;
 };
 
 /* What a plan achieved in one step (the plan_step record): step `step` began at launch
@@ -195,6 +198,11 @@ void shim_trace_launch(uint64_t seq, uint64_t func_id, uint64_t stream, const ui
                        uint32_t n);
 /* The measured duration of launch seq (profiled steps only). */
 void shim_trace_kernel_time(uint64_t seq, double usec);
+
+/* A link_time record (1.9): one move's copy of bytes, to the device or to the host, took usec
+   on libshim's own stream (timed by events around it, as the in-process planner measures the
+   link), so that a reader sees the link libshim saw rather than wall-clock move times. */
+void shim_trace_link_time(bool to_device, uint64_t bytes, double usec);
 void shim_trace_copy(enum shim_copy_dir dir, uint64_t dst_id, uint64_t src_id, uint64_t bytes,
                      uint64_t stream);
 void shim_trace_sync(enum shim_sync_kind kind, uint64_t stream);

@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         8          /* a reader accepts any minor; 1.8: unit device */
+#define SHIM_TRACE_MINOR         9          /* a reader accepts any minor; 1.9: link_time */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -92,6 +92,7 @@ enum shim_trace_kind {
     SHIM_TRACE_PLAN_STEP = 18,    /* since 1.3 */
     SHIM_TRACE_STEP_SUMMARY = 19, /* since 1.4: steps past the detail of a bounded trace */
     SHIM_TRACE_PIN = 20,          /* since 1.5: an allocation pinned on the device for good */
+    SHIM_TRACE_LINK_TIME = 21,    /* since 1.9: one move's copy timed on libshim's stream */
 };
 
 /* Version 1.5's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
@@ -113,10 +114,11 @@ enum shim_trace_kind {
     X(SHIM_TRACE_STALL, "stall", 24)                                                               \
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
     X(SHIM_TRACE_SLAB, "slab", 32)                                                                 \
-    X(SHIM_TRACE_PLAN, "plan", 128)                                                                \
+    X(SHIM_TRACE_PLAN, "plan", 136)                                                                \
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
     X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
-    X(SHIM_TRACE_PIN, "pin", 40)
+    X(SHIM_TRACE_PIN, "pin", 40)                                                                   \
+    X(SHIM_TRACE_LINK_TIME, "link_time", 24)
 
 /* Version 1.5's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
@@ -199,6 +201,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PLAN, "evictions", SHIM_TRACE_U32, 112)                                           \
     X(SHIM_TRACE_PLAN, "prefetches", SHIM_TRACE_U32, 116)                                          \
     X(SHIM_TRACE_PLAN, "feasible", SHIM_TRACE_U8, 120)                                             \
+    X(SHIM_TRACE_PLAN, "slab_max_bytes", SHIM_TRACE_U64, 128)                                      \
     X(SHIM_TRACE_PLAN_STEP, "step", SHIM_TRACE_U64, 0)                                             \
     X(SHIM_TRACE_PLAN_STEP, "first_seq", SHIM_TRACE_U64, 8)                                        \
     X(SHIM_TRACE_PLAN_STEP, "evictions", SHIM_TRACE_U64, 16)                                       \
@@ -215,6 +218,9 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PIN, "bytes", SHIM_TRACE_U64, 24)                                                 \
     X(SHIM_TRACE_PIN, "reason", SHIM_TRACE_U32, 32)                                                \
     X(SHIM_TRACE_PIN, "from", SHIM_TRACE_U32, 36)                                                  \
+    X(SHIM_TRACE_LINK_TIME, "bytes", SHIM_TRACE_U64, 0)                                            \
+    X(SHIM_TRACE_LINK_TIME, "usec", SHIM_TRACE_F64, 8)                                             \
+    X(SHIM_TRACE_LINK_TIME, "dir", SHIM_TRACE_U32, 16)                                             \
     SHIM_TRACE_SUMMARY_FIELDS(X)
 
 /* The step_summary fields (1.4), in body order: every one a u64, at 8 times its position; then
@@ -263,6 +269,11 @@ struct shim_trace_body_kernel_time {
     uint64_t seq;
     double usec;
 };
+struct shim_trace_body_link_time {
+    uint64_t bytes;
+    double usec;
+    uint32_t dir, zero;
+};
 struct shim_trace_body_copy {
     uint64_t dst_id, src_id, bytes, stream;
     uint32_t dir, zero;
@@ -304,6 +315,7 @@ struct shim_trace_body_plan {
     uint64_t bytes_to_host, bytes_to_device;
     uint32_t evictions, prefetches;
     uint8_t feasible, zero[7];
+    uint64_t slab_max_bytes; /* 1.9 */
 };
 struct shim_trace_body_plan_step {
     uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;

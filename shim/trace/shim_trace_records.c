@@ -13,6 +13,7 @@ _Static_assert(sizeof(struct shim_trace_body_ids) == 16, "two-id body");
 _Static_assert(sizeof(struct shim_trace_body_launch) == 32, "launch body");
 _Static_assert(offsetof(struct shim_trace_body_launch, n_allocs) == 24, "n_allocs offset");
 _Static_assert(sizeof(struct shim_trace_body_kernel_time) == 16, "kernel_time body");
+_Static_assert(sizeof(struct shim_trace_body_link_time) == 24, "link_time body");
 _Static_assert(sizeof(struct shim_trace_body_copy) == 40, "copy body");
 _Static_assert(offsetof(struct shim_trace_body_copy, dir) == 32, "dir offset");
 _Static_assert(sizeof(struct shim_trace_body_sync) == 16, "sync body");
@@ -32,7 +33,7 @@ _Static_assert(offsetof(struct shim_trace_body_transition, device) == 52, "trans
 _Static_assert(sizeof(struct shim_trace_body_slab) == 32, "slab body");
 _Static_assert(offsetof(struct shim_trace_body_slab, device) == 24, "slab device offset");
 _Static_assert(sizeof(struct shim_trace_body_pin) == 40, "pin body");
-_Static_assert(sizeof(struct shim_trace_body_plan) == 128, "plan body");
+_Static_assert(sizeof(struct shim_trace_body_plan) == 136, "plan body");
 _Static_assert(offsetof(struct shim_trace_body_plan, native_us) == 64, "native_us offset");
 _Static_assert(offsetof(struct shim_trace_body_plan, bytes_to_host) == 96, "plan bytes offset");
 _Static_assert(offsetof(struct shim_trace_body_plan, evictions) == 112, "evictions offset");
@@ -127,6 +128,14 @@ void shim_trace_kernel_time(uint64_t seq, double usec)
 {
     struct shim_trace_body_kernel_time body = {seq, usec};
     put_fixed(SHIM_TRACE_KERNEL_TIME, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_link_time(bool to_device, uint64_t bytes, double usec)
+{
+    struct shim_trace_body_link_time body = {bytes, usec, to_device ? SHIM_MOVE_TO_DEVICE
+                                                                    : SHIM_MOVE_TO_HOST, 0};
+    put_fixed(SHIM_TRACE_LINK_TIME, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. */
@@ -243,7 +252,8 @@ void shim_trace_plan(const struct shim_trace_plan *p)
                                         .bytes_to_device = p->bytes_to_device,
                                         .evictions = p->evictions,
                                         .prefetches = p->prefetches,
-                                        .feasible = p->feasible ? 1 : 0};
+                                        .feasible = p->feasible ? 1 : 0,
+                                        .slab_max_bytes = p->slab_max_bytes};
     put_fixed(SHIM_TRACE_PLAN, &body, sizeof body);
 }
 

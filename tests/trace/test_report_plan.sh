@@ -42,6 +42,28 @@ planned() {
         "$work/$1.err" | tail -n 1
 }
 
+# same_as_in_process NAME: shim-report plan on the trace, for the step the in-process plan was
+# made from and at its budget, predicts what that plan predicted (step time, native time, bytes
+# each way): the report models the step and the link as libshim did (link_time records, 1.9).
+same_as_in_process() {
+    local step budget
+    read -r step budget < <(python3 -c "import json,sys
+p = json.load(open(sys.argv[1]))['plans'][0]; print(p['model_step'], p['budget_bytes'])" \
+        "$work/$1.sum.json") || return 1
+    "$REPORT" plan "$work/$1.trace" --step "$step" --budget "$budget" --json \
+        >"$work/$1.plan.json" 2>"$work/$1.plan.err" || { cat "$work/$1.plan.err"; return 1; }
+    python3 - "$work/$1.sum.json" "$work/$1.plan.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["plans"][0]
+r = json.load(open(sys.argv[2]))
+pairs = [("predicted_us", r["step_us"]), ("native_us", r["native_step_us"]),
+         ("bytes_to_host", r["bytes_to_host"]), ("bytes_to_device", r["bytes_to_device"])]
+bad = [(k, p[k], v) for k, v in pairs if abs(p[k] - v) > 1e-6 * max(abs(p[k]), 1)]
+print("in process:", {k: p[k] for k, _ in pairs}, "report:", {k: v for k, v in pairs})
+sys.exit(1 if bad else 0)
+PY
+}
+
 for mode in exact async segments; do
     native "native-$mode" --mode "$mode" "${ARGS[@]}"
     P=$(figure "native-$mode" peak_device_bytes)
@@ -82,6 +104,8 @@ for mode in exact async segments; do
     check "$mode 75%: the text summary lists the plan and one row per step under it" sh -c \
         "[ \$(sed -n '/^plans (/,/^\$/p' '$work/$name.sum' | grep -cE '^ +[0-9]+ ') -eq 1 ] &&
          [ \$(sed -n '/^plan by step (/,/^\$/p' '$work/$name.sum' | grep -cE '^ +[0-9]+ ') -eq $n ]"
+    check "$mode 75%: shim-report plan of the plan's step at its budget gives its prediction" \
+        same_as_in_process "$name"
 done
 
 P=$(figure native-async peak_device_bytes)

@@ -319,7 +319,7 @@ static void plan_boundary(uint64_t i, uint64_t first)
     if (i == 1) {
         struct shim_trace_plan p = {seq,      1,       3,     2,      12 * MIB, 11 * MIB,
                                     16 * MIB, 9 * MIB, 210.5, 380.25, 150.75,   300.0,
-                                    2 * MIB,  3 * MIB, 3,     4,      true};
+                                    2 * MIB,  3 * MIB, 3,     4,      true,     4096};
         shim_trace_plan(&p);
     }
 }

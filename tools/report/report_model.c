@@ -8,6 +8,7 @@
 #include "shim_trace_format.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +21,12 @@ _Static_assert((int)PLAN_MEM_PLAIN == (int)SHIM_ALLOC_PLAIN &&
                "plan_mem_kind and shim_alloc_kind differ");
 
 /* One record to the builder; *next is one past the largest launch seen so far: the launch index
-   of allocations, frees and copies. */
-static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r, uint64_t *next)
+   of allocations, frees and copies. timed: the trace has link_time records (1.9), the copies
+   libshim timed on its own stream: the link is theirs, not the moves' wall-clock times (a move's
+   start_ns to end_ns holds its wait for the engine, and the host's own delays in noticing it
+   done, which on a loaded machine read as a link many times slower). */
+static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r, uint64_t *next,
+                     bool timed)
 {
     switch (r->kind) {
     case SHIM_TRACE_ALLOC:
@@ -43,8 +48,10 @@ static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r
     }
     case SHIM_TRACE_STEP:
         return plan_build_step(b, r->a, r->b);
+    case SHIM_TRACE_LINK_TIME:
+        return plan_build_move(b, r->sub == SHIM_MOVE_TO_DEVICE, r->b, r->usec);
     case SHIM_TRACE_MOVE: /* a cancelled eviction's time is not a copy's */
-        if (r->sub2 == SHIM_REASON_CANCELLED || r->d <= r->c ||
+        if (timed || r->sub2 == SHIM_REASON_CANCELLED || r->d <= r->c ||
             (r->sub != SHIM_MOVE_TO_HOST && r->sub != SHIM_MOVE_TO_DEVICE))
             return PLAN_OK;
         return plan_build_move(b, r->sub == SHIM_MOVE_TO_DEVICE, r->b, (double)(r->d - r->c) / 1e3);
@@ -70,19 +77,81 @@ static void override_link(plan_model *m, const report_model_opts *o)
     }
 }
 
+typedef struct alloc_key {
+    uint64_t id, bytes;
+    uint32_t kind;
+} alloc_key;
+
+static int by_alloc_id(const void *a, const void *b)
+{
+    const alloc_key *x = a, *y = b;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The largest managed allocation that shares a slab, as the trace's in-process plan recorded it
+   (1.9), or 0 when no plan record says. */
+static uint64_t slab_max_of(const report_trace *t)
+{
+    for (size_t i = 0; i < t->nplans; i++)
+        if (t->plans[i].slab_max_bytes)
+            return t->plans[i].slab_max_bytes;
+    return 0;
+}
+
+/* m with what libshim could not move pinned, as its in-process planner pins it
+   (plan_build_movable over each allocation's kind and bytes in the trace): into *m, replacing it.
+   Without the slab limit in the trace (no plan record, or one older than 1.9), m is kept as it
+   is: every allocation movable. */
+static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_model *m)
+{
+    uint64_t slab_max = slab_max_of(t);
+    if (!slab_max)
+        return PLAN_OK;
+    size_t n = 0;
+    alloc_key *k = malloc(t->n * sizeof *k + 1);
+    bool *movable = malloc(m->nallocs * sizeof *movable + 1);
+    plan_err e = k && movable ? PLAN_OK : PLAN_ERR_NOMEM;
+    for (size_t i = 0; !e && i < t->n; i++)
+        if (t->recs[i].kind == SHIM_TRACE_ALLOC)
+            k[n++] = (alloc_key){t->recs[i].a, t->recs[i].c, t->recs[i].sub};
+    if (!e) {
+        qsort(k, n, sizeof *k, by_alloc_id);
+        for (size_t i = 0; i < m->nallocs; i++) {
+            alloc_key q = {.id = ids[i]}, *f = bsearch(&q, k, n, sizeof *k, by_alloc_id);
+            movable[i] = f && plan_build_movable((plan_mem_kind)f->kind, f->bytes, slab_max);
+        }
+        plan_model pinned;
+        plan_model_init(&pinned);
+        e = plan_model_pin(m, movable, &pinned);
+        plan_model_free(m);
+        *m = pinned;
+    }
+    free(k);
+    free(movable);
+    return e;
+}
+
 /* Contract in report.h. */
 int report_model_build(const report_trace *t, const report_model_opts *o, plan_model *m,
                        plan_build_info *info, char *err, size_t errlen)
 {
     plan_builder *b = plan_build_new();
     plan_err e = b ? PLAN_OK : PLAN_ERR_NOMEM;
-    uint64_t next = 0;
+    uint64_t next = 0, *ids = NULL;
+    bool timed = false;
+    for (size_t i = 0; i < t->n && !timed; i++)
+        timed = t->recs[i].kind == SHIM_TRACE_LINK_TIME;
     for (size_t i = 0; i < t->n && !e; i++)
-        e = feed(b, t, &t->recs[i], &next);
+        e = feed(b, t, &t->recs[i], &next, timed);
     char msg[400] = "out of memory";
     if (!e)
-        e = plan_build_model(b, o->step, m, info, msg, sizeof msg);
+        e = plan_build_model_ids(b, o->step, m, info, &ids, msg, sizeof msg);
     plan_build_free(b);
+    if (!e && (e = pin_as_libshim(t, ids, m)) != PLAN_OK) {
+        snprintf(msg, sizeof msg, "%s", plan_strerror(e));
+        plan_model_free(m);
+    }
+    free(ids);
     if (e) {
         snprintf(err, errlen, "%s: %s", t->name, msg);
         return 1;

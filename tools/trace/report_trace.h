@@ -36,6 +36,7 @@
                   sub2 reason, sub3 from, sub4 to, device (1.8)
      slab         a slab_id, b addr, c bytes, device (1.8)
      pin          a alloc_id, b unit_id, c addr, d bytes, sub reason, sub2 from
+     link_time    b bytes, usec, sub dir (1.9)
      plan         a index in report_trace.plans (every field is there)
      plan_step    a index in report_trace.plan_steps (every field is there)
      step_summary a index in report_trace.summaries (every field is there) */
@@ -65,6 +66,7 @@ typedef struct report_plan {
     uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
     double native_us, predicted_us, stall_us, bound_us;
     uint64_t bytes_to_host, bytes_to_device, evictions, prefetches, feasible;
+    uint64_t slab_max_bytes; /* 1.9; 0 in older traces */
 } report_plan;
 
 /* A plan_step record (since format 1.3): what the plan in force did in step `step`, which

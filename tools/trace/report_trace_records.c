@@ -131,6 +131,9 @@ static const struct want {
              {SHIM_TRACE_PIN, "bytes", SHIM_TRACE_U64, S_D},
              {SHIM_TRACE_PIN, "reason", SHIM_TRACE_U32, S_SUB},
              {SHIM_TRACE_PIN, "from", SHIM_TRACE_U32, S_SUB2},
+             {SHIM_TRACE_LINK_TIME, "bytes", SHIM_TRACE_U64, S_B},
+             {SHIM_TRACE_LINK_TIME, "usec", SHIM_TRACE_F64, S_USEC},
+             {SHIM_TRACE_LINK_TIME, "dir", SHIM_TRACE_U32, S_SUB},
              PLAN(first_seq, U64),
              PLAN(model_step, U64),
              PLAN(model_first_seq, U64),
@@ -148,6 +151,7 @@ static const struct want {
              PLAN(evictions, U32),
              PLAN(prefetches, U32),
              PLAN(feasible, U8),
+             PLAN(slab_max_bytes, U64), /* 1.9: added_later */
              PLAN_STEP(step),
              PLAN_STEP(first_seq),
              PLAN_STEP(evictions),
@@ -162,9 +166,12 @@ static const struct want {
 
 /* A field a later minor version added to a kind: an older file's schema lacks it, and its
    records read it as 0 (alloc's device, 1.6: device 0; budget's, move's and stall's device,
-   1.7, and transition's and slab's, 1.8: report_record_device then names the primary device). */
+   1.7, and transition's and slab's, 1.8: report_record_device then names the primary device;
+   plan's slab_max_bytes, 1.9: unknown, and a reader's model then pins nothing). */
 static bool added_later(const struct want *w)
 {
+    if (w->kind == SHIM_TRACE_PLAN && strcmp(w->field, "slab_max_bytes") == 0)
+        return true;
     return strcmp(w->field, "device") == 0 &&
            (w->kind == SHIM_TRACE_ALLOC || w->kind == SHIM_TRACE_BUDGET ||
             w->kind == SHIM_TRACE_MOVE || w->kind == SHIM_TRACE_STALL ||
