@@ -123,6 +123,11 @@ typedef struct report_trace {
     uint64_t lost_steps; /* steps whose summaries were lost at the limit (not in iterations) */
     uint64_t detail_steps, last_detail_step; /* have_detail_end: the END chunk gave them */
     int have_detail_end;
+    /* have_resident_peak (END chunk, format 1.9): the most device bytes the primary residency
+       manager held at once, the figure its budget bounds (older traces and runs without
+       residency: 0, not have) */
+    uint64_t resident_peak_bytes;
+    int have_resident_peak;
     char write_error[120];
     int truncated;         /* the file stops inside a chunk, or without an END chunk */
     uint64_t truncated_at; /* byte offset where the whole chunks end */
