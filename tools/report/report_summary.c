@@ -1,4 +1,5 @@
-/* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, the residency
+/* report_summary.c — `shim-report summary`: the verdict first (report_verdict.c), then steps,
+ * counts, peak device bytes, the residency
  * budget, moves and stalls, in-process plans (report_summary_plan.c), top allocations and
  * kernels of a trace, as text (one fact per line, then tables) or as one JSON object. */
 #include "report.h"
@@ -284,7 +285,11 @@ static void json_limits(FILE *out, const report_trace *t, const report_stats *s)
 
 static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
-    fprintf(out, "{\"trace\": ");
+    report_verdict v;
+    report_verdict_make(t, s, &v);
+    fputc('{', out);
+    report_verdict_json(out, &v);
+    fprintf(out, "\"trace\": ");
     report_json_string(out, t->name);
     fprintf(out,
             ", \"format\": \"%u.%u\", \"pid\": %d, \"rank\": %d, \"complete\": %s, "
@@ -399,6 +404,9 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
         report_summary_json(out, t, s, top);
         fputc('\n', out);
     } else {
+        report_verdict v;
+        report_verdict_make(t, s, &v);
+        report_verdict_text(out, &v);
         text_counts(out, t, s);
         text_residency(out, s);
         text_tables(out, t, s, top);
