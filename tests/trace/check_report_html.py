@@ -329,6 +329,20 @@ def check_trace(name, dom, pfx, data, summary, moves, a):
                   [{"reason": r, "moves": c} for r, c in totals["by_reason"].items()])
         same_rows(f"{name}: moves by outcome", by_id("moves-by-outcome"),
                   [{"outcome": o, "moves": c} for o, c in totals["by_outcome"].items()])
+        # the most moved allocations, named as moves --json names them
+        per = {}
+        for mv in moves.get("moves", []):
+            if mv.get("name") is None:
+                continue
+            r = per.setdefault(mv["unit_id"], {"alloc_id": mv["unit_id"], "moves": 0,
+                                                "bytes_to_host": 0, "bytes_to_device": 0,
+                                                "name": mv["name"]})
+            r["moves"] += 1
+            r["bytes_to_" + ("host" if mv["event"] == "evict" else "device")] += mv["bytes"]
+        want = sorted(per.values(), key=lambda r: (-(r["bytes_to_host"] + r["bytes_to_device"]),
+                                                    r["alloc_id"]))[:data["top"]]
+        if want:
+            same_rows(f"{name}: most moved allocations, by name", by_id("moves-by-allocation"), want)
     else:
         check(f"{name}: no moves, no moves chart", mc is None)
 

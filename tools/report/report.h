@@ -268,8 +268,10 @@ int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *
 int report_memviz_main(int argc, char **argv, char **envp);
 /* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
    of t's device allocations: the keys and what maps to what are in README.md ("Memory
-   snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
-int report_memviz_print(FILE *out, const report_trace *t);
+   snapshots for memory_viz"). s (report_stats_compute of t, or NULL) names each allocation in
+   its entries' and blocks' frames (one frame, report_alloc_name; NULL: no frames). 0, or -1 when
+   memory ran out (out's errors are its own). */
+int report_memviz_print(FILE *out, const report_trace *t, const report_stats *s);
 /* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
    of the summary's top allocations and kernels cut at top. `html [--top N] [-o FILE] TRACE...`:
    as report_fn. */
