@@ -173,7 +173,7 @@ static double mib(uint64_t bytes)
 static int step_words(char *buf, size_t n, const struct shim_resid_totals *t, bool managed)
 {
     double ms = shim_steps_median_ms();
-    bool moved = managed && (t->evictions + t->restores || t->stall_ns);
+    bool moved = managed && t->evictions + t->restores > 0; /* a stall alone moved nothing */
     if (!moved && ms >= 0)
         return snprintf(buf, n, "step %.1f ms measured, native (nothing moved)", ms);
     if (!moved)

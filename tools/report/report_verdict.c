@@ -24,10 +24,11 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* Whether anything moved in the step (a stall alone moved nothing: the exit line's rule too). */
 static int moved(const report_step *st)
 {
     const report_residency *x = &st->residency;
-    return x->evictions + x->cancelled_evictions + x->restores + x->stalls > 0 || x->stall_ns > 0;
+    return x->evictions + x->cancelled_evictions + x->restores > 0;
 }
 
 /* The median wall time in ms of the steps whose moved() is want (-1: any step), their count in
