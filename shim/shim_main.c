@@ -219,8 +219,8 @@ static void verdict(char *buf, size_t n, const struct shim_resid_totals *t, bool
         return;
     uint64_t per = steps ? steps : 1;
     snprintf(buf + k, n - (size_t)k, "; %.1f MiB moved and %.1f ms stalled %s",
-             mib((t->bytes_to_host + t->bytes_to_device) / per), (double)t->stall_ns / 1e6 / (double)per,
-             steps ? "per step" : "in all");
+             mib((t->bytes_to_host + t->bytes_to_device) / per),
+             (double)t->stall_ns / 1e6 / (double)per, steps ? "per step" : "in all");
 }
 
 /* The one line at exit: the verdict first, then steps, what residency moved and what the plan

@@ -48,9 +48,9 @@ static _Atomic uint64_t step_len;   /* launches per step while steady, else 0 */
 static bool break_unsaid;           /* the pattern broke at break_at, not said yet */
 static uint64_t break_at;
 #define STEP_TIMES 64
-static uint64_t boundary_ns;           /* the last steady boundary's time; 0: none */
-static uint64_t step_ns[STEP_TIMES];   /* the latest steady steps' wall times, a ring */
-static unsigned nstep_ns;              /* how many were kept (all time) */
+static uint64_t boundary_ns;         /* the last steady boundary's time; 0: none */
+static uint64_t step_ns[STEP_TIMES]; /* the latest steady steps' wall times, a ring */
+static unsigned nstep_ns;            /* how many were kept (all time) */
 
 static uint64_t mix(uint64_t x)
 {

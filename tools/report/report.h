@@ -40,22 +40,22 @@ int report_config_main(int argc, char **argv, char **envp);
    the budget, the allocations' peak apart, the step time against native, bytes moved and stall
    per step. */
 typedef struct report_verdict {
-    const char *answer;        /* "fitted", "did not fit", "no budget", or "unknown" (a trace
-                                  older than 1.9, or cut before its END chunk: no resident peak) */
-    int fitted;                /* 1, 0, or -1 when not known (no budget, no resident peak) */
-    int have_resident_peak;    /* resident_peak_bytes is the trace's */
+    const char *answer;     /* "fitted", "did not fit", "no budget", or "unknown" (a trace
+                               older than 1.9, or cut before its END chunk: no resident peak) */
+    int fitted;             /* 1, 0, or -1 when not known (no budget, no resident peak) */
+    int have_resident_peak; /* resident_peak_bytes is the trace's */
     uint64_t resident_peak_bytes, allocated_peak_bytes, budget_bytes; /* budget 0: none */
-    double step_ms, native_step_ms; /* -1: not known */
-    double slowdown;                /* step_ms / native_step_ms, -1: not known */
-    const char *step_source;        /* how step_ms and native_step_ms were found: "measured"
-                                       (native: the steps in which nothing moved), "no budget"
-                                       (every step is native), "plan estimate" (the plan's
-                                       model, from the kernel times measured in the profiled
-                                       steps), or "none" */
-    size_t native_steps;            /* steps measured as native ("measured") */
-    double measured_step_ms;        /* the median wall time of the steps; -1: no step */
-    double bytes_moved_per_step;    /* to host and to device, mean over the steps that moved */
-    double stall_ms_per_step;       /* (the budget's steps: every step when none moved) */
+    double step_ms, native_step_ms;                                   /* -1: not known */
+    double slowdown;             /* step_ms / native_step_ms, -1: not known */
+    const char *step_source;     /* how step_ms and native_step_ms were found: "measured"
+                                    (native: the steps in which nothing moved), "no budget"
+                                    (every step is native), "plan estimate" (the plan's
+                                    model, from the kernel times measured in the profiled
+                                    steps), or "none" */
+    size_t native_steps;         /* steps measured as native ("measured") */
+    double measured_step_ms;     /* the median wall time of the steps; -1: no step */
+    double bytes_moved_per_step; /* to host and to device, mean over the steps that moved */
+    double stall_ms_per_step;    /* (the budget's steps: every step when none moved) */
 } report_verdict;
 /* bytes_moved_per_step rounded to a whole byte, as the JSON and the page write it. */
 uint64_t report_verdict_moved_bytes(const report_verdict *v);

@@ -56,8 +56,8 @@ void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s
         print_json(out, t, s);
         return;
     }
-    fprintf(out, "%12s %14s %8s %6s %18s %18s %6s %12s %12s %8s  %s\n", "alloc_id", "bytes",
-            "kind", "device", "addr", "stream", "step", "born_ms", "freed_ms", "touches", "name");
+    fprintf(out, "%12s %14s %8s %6s %18s %18s %6s %12s %12s %8s  %s\n", "alloc_id", "bytes", "kind",
+            "device", "addr", "stream", "step", "born_ms", "freed_ms", "touches", "name");
     for (size_t i = 0; i < s->nallocs; i++) {
         const report_alloc *a = &s->allocs[i];
         char addr[24], stream[24];

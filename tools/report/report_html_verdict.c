@@ -74,8 +74,8 @@ void html_verdict(html_page *p)
     vfig_bytes(p, "allocated_peak_bytes", "allocations' peak (evicted ones counted)", 1,
                v.allocated_peak_bytes);
     int plan = strcmp(v.step_source, "plan estimate") == 0;
-    vfig_ms(p, "step_ms", plan ? "step under the budget (plan's estimate)" : "step under the budget",
-            v.step_ms);
+    vfig_ms(p, "step_ms",
+            plan ? "step under the budget (plan's estimate)" : "step under the budget", v.step_ms);
     vfig_ms(p, "native_step_ms", plan ? "native step (plan's estimate)" : "native step",
             v.native_step_ms);
     vfig_slowdown(p, &v);

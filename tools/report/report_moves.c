@@ -43,8 +43,7 @@ static const char *move_name(const report_moves *m, const report_move *mv, char 
     return mv->alloc && m->stats ? report_alloc_name(mv->alloc, m->stats, buf, n) : buf;
 }
 
-static void text_row(FILE *out, const report_trace *t, const report_moves *m,
-                     const report_move *mv)
+static void text_row(FILE *out, const report_trace *t, const report_moves *m, const report_move *mv)
 {
     char name[REPORT_ALLOC_NAME_MAX];
     char unit[64], stream[24], end[32] = "-", dur[32] = "-", score[24] = "-", next[24] = "-";
@@ -100,9 +99,9 @@ static const char *pin_reason_name(uint32_t reason)
 
 static void print_text(FILE *out, const report_trace *t, const report_moves *m)
 {
-    fprintf(out, "%-28s %6s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s  %s\n",
-            "unit", "device", "direction", "bytes", "reason", "outcome", "stream", "seq",
-            "start_us", "end_us", "dur_us", "score", "next_use", "name");
+    fprintf(out, "%-28s %6s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s  %s\n", "unit",
+            "device", "direction", "bytes", "reason", "outcome", "stream", "seq", "start_us",
+            "end_us", "dur_us", "score", "next_use", "name");
     for (size_t i = 0; i < m->nmoves; i++)
         text_row(out, t, m, &m->moves[i]);
     fprintf(out, "total: %zu moves; by reason: ", m->nmoves);

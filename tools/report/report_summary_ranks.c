@@ -1,6 +1,7 @@
 /* report_summary_ranks.c — `shim-report summary` of several traces, the ranks of one job, side by
- * side: each rank's verdict first, then one column per trace, ordered by the rank its header records, in the totals and in the
- * per-step tables (wall time, peak device bytes, bytes moved, stalls) keyed by step number. */
+ * side: each rank's verdict first, then one column per trace, ordered by the rank its header
+ * records, in the totals and in the per-step tables (wall time, peak device bytes, bytes moved,
+ * stalls) keyed by step number. */
 #include "report.h"
 
 #include <stdlib.h>

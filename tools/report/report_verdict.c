@@ -32,7 +32,7 @@ static int moved(const report_step *st)
 }
 
 /* The median wall time in ms of the steps whose moved() is want (-1: any step), their count in
-   *n, and the means of their bytes moved and stall in *bytes and *stall_ms. */
+ *n, and the means of their bytes moved and stall in *bytes and *stall_ms. */
 static double steps_ms(const report_stats *s, int want, size_t *n, double *bytes, double *stall_ms)
 {
     double *v = malloc((s->nsteps + 1) * sizeof *v);
@@ -149,14 +149,16 @@ static void step_words(FILE *out, const report_verdict *v)
 void report_verdict_sentence(FILE *out, const report_verdict *v)
 {
     if (v->fitted >= 0)
-        fprintf(out, "%s: resident peak %.1f MiB %s the %.1f MiB budget (allocations peaked at "
-                     "%.1f MiB, evicted ones counted)",
+        fprintf(out,
+                "%s: resident peak %.1f MiB %s the %.1f MiB budget (allocations peaked at "
+                "%.1f MiB, evicted ones counted)",
                 v->fitted ? "fitted" : "did not fit", mib((double)v->resident_peak_bytes),
                 v->fitted ? "within" : "over", mib((double)v->budget_bytes),
                 mib((double)v->allocated_peak_bytes));
     else if (v->budget_bytes)
-        fprintf(out, "unknown: the trace has no resident peak (format before 1.9, or cut short); "
-                     "budget %.1f MiB, allocations peaked at %.1f MiB",
+        fprintf(out,
+                "unknown: the trace has no resident peak (format before 1.9, or cut short); "
+                "budget %.1f MiB, allocations peaked at %.1f MiB",
                 mib((double)v->budget_bytes), mib((double)v->allocated_peak_bytes));
     else
         fprintf(out, "no budget: allocations peaked at %.1f MiB",
@@ -195,7 +197,9 @@ static void json_ms(FILE *out, const char *key, double v)
 void report_verdict_json(FILE *out, const report_verdict *v)
 {
     fprintf(out, "\"verdict\": {\"answer\": \"%s\", \"fitted\": %s, ", v->answer,
-            v->fitted < 0 ? "null" : v->fitted ? "true" : "false");
+            v->fitted < 0 ? "null"
+            : v->fitted   ? "true"
+                          : "false");
     if (v->have_resident_peak)
         fprintf(out, "\"resident_peak_bytes\": %llu, ", U(v->resident_peak_bytes));
     else

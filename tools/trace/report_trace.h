@@ -187,7 +187,7 @@ typedef struct report_alloc {
     uint32_t kind, tid;
     uint32_t device; /* CUDA device ordinal (format 1.6; 0 in older traces) */
     int freed;
-    int64_t step; /* the step it was made in, -1 before the first */
+    int64_t step;      /* the step it was made in, -1 before the first */
     int64_t free_step; /* the step it was freed in (freed), -1 before the first or after the last */
     /* the names of the kernels of the first and the last launch whose parameters pointed into it
        (NULL: none did); strings of the stats, valid while it is */
