@@ -60,11 +60,14 @@ static void text_row(FILE *out, const report_trace *t, const report_moves *m, co
         else
             snprintf(next, sizeof next, "%llu", U(mv->next_use));
     }
-    fprintf(out, "%-28s %6u %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s  ", unit,
+    fprintf(out, "%-28s %6u %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s", unit,
             mv->device, direction(mv->event), U(mv->bytes), report_move_reason_name(mv->reason),
             report_outcome_name(mv->outcome), stream, U(mv->seq), us(t, mv->t_start), end, dur,
             score, next);
-    report_text_string(out, move_name(m, mv, name, sizeof name));
+    if (*move_name(m, mv, name, sizeof name)) { /* a slab has no one name */
+        fputs("  ", out);
+        report_text_string(out, name);
+    }
     fputc('\n', out);
 }
 
