@@ -167,12 +167,72 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1 << 20);
 }
 
-/* The one line at exit: steps, the device peak, what residency moved and what the plan did. */
+/* The step time against native: with nothing moved, the measured steps are native; else the
+   plan's estimate for both (its model, from the kernel times measured in the profiled steps: the
+   same clock on both sides), with the measured step beside it. */
+static int step_words(char *buf, size_t n, const struct shim_resid_totals *t, bool managed)
+{
+    double ms = shim_steps_median_ms();
+    bool moved = managed && t->evictions + t->restores > 0; /* a stall alone moved nothing */
+    if (!moved && ms >= 0)
+        return snprintf(buf, n, "step %.1f ms measured, native (nothing moved)", ms);
+    if (!moved)
+        return snprintf(buf, n, "step time not measured (no steady step)");
+    if (t->plan_native_us <= 0 && ms < 0)
+        return snprintf(buf, n, "step time not measured, native unknown (no plan was made)");
+    if (t->plan_native_us <= 0)
+        return snprintf(buf, n, "step %.1f ms measured, native unknown (no plan was made)", ms);
+    int k = snprintf(buf, n,
+                     "step %.1f ms under the budget against %.1f ms native, %.2fx (the plan's "
+                     "estimate from measured kernel times)",
+                     t->plan_predicted_us / 1e3, t->plan_native_us / 1e3,
+                     t->plan_predicted_us / t->plan_native_us);
+    if (ms < 0 || k < 0 || (size_t)k >= n)
+        return k;
+    return k + snprintf(buf + k, n - (size_t)k, ", %.1f ms measured", ms);
+}
+
+/* The verdict that opens the exit line: fitted or not (the resident peak against the budget),
+   the allocations' peak apart, the step time against native, bytes moved and stall per step. */
+static void verdict(char *buf, size_t n, const struct shim_resid_totals *t, bool managed,
+                    uint64_t steps)
+{
+    uint64_t alloc_peak = shim_registry_device_peak();
+    const char *together = shim_resid_several() ? " (devices together)" : "";
+    int k;
+    if (!managed)
+        k = snprintf(buf, n, "no budget: peak %.1f MiB allocated on the device%s", mib(alloc_peak),
+                     together);
+    else
+        k = snprintf(buf, n,
+                     "%s: resident peak %.1f MiB %s the %llu MiB budget (allocations peaked at "
+                     "%.1f MiB%s, evicted ones counted)",
+                     t->resident_peak <= t->budget ? "fitted" : "did not fit",
+                     mib(t->resident_peak), t->resident_peak <= t->budget ? "within" : "over",
+                     (unsigned long long)(t->budget >> 20), mib(alloc_peak), together);
+    if (k < 0 || (size_t)k >= n)
+        return;
+    buf[k++] = ';';
+    buf[k++] = ' ';
+    int w = step_words(buf + k, n - (size_t)k, t, managed);
+    if (w < 0 || (size_t)(k += w) >= n || !managed)
+        return;
+    uint64_t per = steps ? steps : 1;
+    snprintf(buf + k, n - (size_t)k, "; %.1f MiB moved and %.1f ms stalled %s",
+             mib((t->bytes_to_host + t->bytes_to_device) / per),
+             (double)t->stall_ns / 1e6 / (double)per, steps ? "per step" : "in all");
+}
+
+/* The one line at exit: the verdict first, then steps, what residency moved and what the plan
+   did. */
 static void exit_line(void)
 {
     struct shim_resid_totals t;
-    char moves[1024];
-    if (!shim_resid_totals(0, &t)) {
+    char moves[1024], head[512];
+    bool managed = shim_resid_totals(0, &t);
+    if (managed)
+        shim_trace_set_resident_peak(t.resident_peak);
+    if (!managed) {
         snprintf(moves, sizeof moves, "nothing moved (%s)",
                  shim.mode == CONF_MODE_RECORD ? "mode = record" : "residency did not start");
     } else {
@@ -221,9 +281,9 @@ static void exit_line(void)
         }
     }
     uint64_t steps = shim_steps_closed();
-    shim_log(SHIM_LOG_INFO, "exit: %llu step%s, peak %.1f MiB allocated on the device%s; %s",
-             (unsigned long long)steps, steps == 1 ? "" : "s", mib(shim_registry_device_peak()),
-             shim_resid_several() ? "s together" : "", moves);
+    verdict(head, sizeof head, &t, managed, steps);
+    shim_log(SHIM_LOG_INFO, "exit: %s; %llu step%s; %s", head, (unsigned long long)steps,
+             steps == 1 ? "" : "s", moves);
 }
 
 static void at_exit(void)

@@ -281,6 +281,9 @@ void shim_steps_host_sync(void);
 uint64_t shim_steps_length(void);
 /* Steps closed so far, which is also the number of the step in progress (steps count from 0). */
 uint64_t shim_steps_closed(void);
+/* The median wall time of the latest steady steps (up to 64, each from one step boundary to
+   the next), in ms; -1 when no steady step was timed. Takes the detector's lock. */
+double shim_steps_median_ms(void);
 /* Whether launches now belong to a profiled step (kernels are timed). */
 bool shim_steps_profiling(void);
 /* The first launch index of the current step while steady (the step after the last one closed). */
@@ -342,6 +345,9 @@ struct shim_step_listener {
     void (*steady)(void);
     void (*step_closed)(uint64_t step, uint64_t first_seq, int profiled_left);
     void (*unsteady)(void);
+    /* the break of the pattern at launch was followed by more work (a real change, not the run's
+       last segment): said after the detector's own line; may be NULL */
+    void (*changed)(uint64_t launch);
     /* kernel timing (shim_timing.c): launch seq took usec; one of residency's copies of bytes
        took usec (to_device: a restore) */
     void (*kernel_time)(uint64_t seq, double usec);

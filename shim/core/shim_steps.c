@@ -9,11 +9,21 @@
  * written when the whole step has been seen (so only complete steps are
  * counted); the first detection writes the two steps it compared. After
  * detection the next profile.iterations steps are profiled (kernel times).
- * A segment that breaks the pattern ends the steady state; detection restarts.
+ * A segment that breaks the pattern ends the steady state; detection restarts. The break is
+ * said (logged, and told to the listener's changed) only when the program closes another
+ * segment after it: the last segment of a run (its teardown: a checksum, a final read) breaks
+ * the pattern too, and that is no news.
+ *
+ * Each steady step's wall time (from one boundary to the next, on the monotonic clock) is kept
+ * for the exit line's verdict (shim_steps_median_ms).
  *
  * The launch path does one relaxed atomic add; segments are closed under a
  * mutex at synchronisations, which are not on the launch path. */
 #include "shim_core.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #define HISTORY    32
 #define MAX_PERIOD 8
@@ -35,6 +45,12 @@ static _Atomic uint64_t step_no;    /* next step number to write (read without t
 static _Atomic uint64_t step_first; /* first launch of the current step */
 static int profile_left;            /* steps still to profile */
 static _Atomic uint64_t step_len;   /* launches per step while steady, else 0 */
+static bool break_unsaid;           /* the pattern broke at break_at, not said yet */
+static uint64_t break_at;
+#define STEP_TIMES 64
+static uint64_t boundary_ns;         /* the last steady boundary's time; 0: none */
+static uint64_t step_ns[STEP_TIMES]; /* the latest steady steps' wall times, a ring */
+static unsigned nstep_ns;            /* how many were kept (all time) */
 
 static uint64_t mix(uint64_t x)
 {
@@ -94,6 +110,55 @@ static unsigned find_period(void)
     return 0;
 }
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A steady boundary now: the step that ends here took the time since the last one. */
+static void time_boundary(bool step_ended)
+{
+    uint64_t t = now_ns();
+    if (step_ended && boundary_ns)
+        step_ns[nstep_ns++ % STEP_TIMES] = t - boundary_ns;
+    boundary_ns = t;
+}
+
+static int by_value(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+double shim_steps_median_ms(void)
+{
+    uint64_t v[STEP_TIMES];
+    pthread_mutex_lock(&lock);
+    unsigned n = nstep_ns < STEP_TIMES ? nstep_ns : STEP_TIMES;
+    memcpy(v, step_ns, n * sizeof *v);
+    pthread_mutex_unlock(&lock);
+    if (n == 0)
+        return -1.0;
+    qsort(v, n, sizeof *v, by_value);
+    uint64_t mid = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return (double)mid / 1e6;
+}
+
+/* The program ran on after a break of the pattern: the change was real, say it. */
+static void say_break(void)
+{
+    if (!break_unsaid)
+        return;
+    break_unsaid = false;
+    shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
+             (unsigned long long)break_at);
+    const struct shim_step_listener *l = shim_step_listener();
+    if (l && l->changed)
+        l->changed(break_at);
+}
+
 static void step_done(uint64_t first)
 {
     uint64_t step = atomic_fetch_add(&step_no, 1);
@@ -116,6 +181,7 @@ static void start_profiling(void)
 
 static void close_segment(const struct segment *s)
 {
+    say_break();
     hist[nseg++ % HISTORY] = *s;
     if (period) {
         /* steady: the segment must match the one a period earlier */
@@ -126,9 +192,11 @@ static void close_segment(const struct segment *s)
             const struct shim_step_listener *l = shim_step_listener();
             if (l)
                 l->unsteady();
-            shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
-                     (unsigned long long)s->start);
+            break_unsaid = true; /* said if the program goes on (say_break) */
+            break_at = s->start;
+            boundary_ns = 0;
         } else if (++phase == period) {
+            time_boundary(true);
             step_done(step_first);
             phase = 0;
             step_first = s->start + s->count;
@@ -143,6 +211,7 @@ static void close_segment(const struct segment *s)
     step_done(back(2 * p - 1)->start);
     step_done(back(p - 1)->start);
     step_first = s->start + s->count;
+    time_boundary(false);
     atomic_store(&step_len, s->start + s->count - back(p - 1)->start);
     start_profiling();
     shim_log(SHIM_LOG_INFO,

@@ -53,8 +53,11 @@ void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec);
 void shim_plan_steady(void);
 /* Step `step` beginning at first_seq has closed; profiled_left: profiled steps still to come. */
 void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left);
-/* The step pattern broke: the recording is dropped and the plan withdrawn. */
+/* The step pattern broke: the recording is dropped and the plan withdrawn, quietly (the break
+   may be the run's last segment). */
 void shim_plan_unsteady(void);
+/* The break at launch was followed by more work: says that the plan was withdrawn, if one was. */
+void shim_plan_changed(uint64_t launch);
 /* Stops the planner (process exit): waits briefly for a plan being made. */
 void shim_plan_stop(void);
 /* At a step boundary (step detector's lock held, no other): installs the plan made during the

@@ -147,12 +147,26 @@ void shim_plan_steady(void)
     pthread_mutex_unlock(&lock);
 }
 
+/* A plan was withdrawn at the last break of the pattern, not said yet (the detector's lock
+   orders unsteady and changed). */
+static bool withdrawn_unsaid;
+
 void shim_plan_unsteady(void)
 {
     pthread_mutex_lock(&lock);
     drop();
     pthread_mutex_unlock(&lock);
-    shim_resid_plan_withdraw("the training step changed");
+    withdrawn_unsaid = shim_resid_plan_withdraw(NULL);
+}
+
+void shim_plan_changed(uint64_t launch)
+{
+    if (withdrawn_unsaid)
+        shim_log(SHIM_LOG_INFO,
+                 "planner: plan withdrawn (the training step changed at launch %llu): moves are "
+                 "reactive again",
+                 (unsigned long long)launch);
+    withdrawn_unsaid = false;
 }
 
 void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
@@ -248,6 +262,7 @@ static const struct shim_step_listener recorder = {
     .steady = shim_plan_steady,
     .step_closed = shim_plan_step_closed,
     .unsteady = shim_plan_unsteady,
+    .changed = shim_plan_changed,
     .kernel_time = shim_plan_rec_kernel_time,
     .link_time = shim_plan_rec_link,
     .alloc = shim_plan_rec_alloc,

@@ -104,6 +104,11 @@ void shim_resid_stop(void);
 /* Residency's totals since it started, for the exit line. */
 struct shim_resid_totals {
     uint64_t budget;               /* bytes */
+    uint64_t resident_peak;        /* the most device bytes held at once (chunks that existed,
+                                      free pools and spares included, and unmanaged bytes): the
+                                      figure the budget bounds */
+    double plan_native_us;         /* the last installed plan's step time without a budget */
+    double plan_predicted_us;      /* and under it (its model's time); both 0: no plan */
     uint64_t evictions, cancelled; /* evictions started, and how many were cancelled */
     uint64_t restores, errors;     /* restores started; moves that failed */
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
@@ -160,8 +165,9 @@ void shim_resid_plan_install(struct shim_resid_plan *p);
    the plan achieved in that step (a plan_step record); with a plan installed it marks the
    totals the next step's record counts from. Cheap without a plan. */
 void shim_resid_plan_step_closed(uint64_t step, uint64_t first_seq);
-/* Removes the installed plan, logging why; moves are reactive again. */
-void shim_resid_plan_withdraw(const char *why);
+/* Removes the installed plan; moves are reactive again. Logs why, unless why is NULL (the
+   caller says it later, if at all). Returns whether a plan was installed. */
+bool shim_resid_plan_withdraw(const char *why);
 /* Applies the plan's actions due before the next launch (launches touching no managed memory). */
 void shim_resid_plan_tick(void);
 /* The budget a plan must hold (the residency budget less its slack). */

@@ -344,7 +344,7 @@ void shim_resid_unmanaged_add(uint64_t bytes, bool add)
     uint64_t v = visible_bytes(r, bytes);
     pthread_mutex_lock(&r->lock);
     if (add) {
-        r->dev_bytes += v;
+        resid_dev_grow(r, v);
         r->unmanaged_bytes += v;
     } else if (r->unmanaged_bytes >= v) {
         r->dev_bytes -= v;

@@ -430,13 +430,13 @@ static bool create_device(struct resid_ctx *r, struct gather *t)
     if (!device_fits(r, need))
         return false;
     if ((c = chunk_create(r, false, need)) != NULL) {
-        r->dev_bytes += resid_chunk_bytes(r, c);
+        resid_dev_grow(r, resid_chunk_bytes(r, c));
         gather_add(t, c);
         return true;
     }
     bool any = false; /* the driver refused a large one: one granule at a time */
     while (need > 1 && t->g < t->n && device_fits(r, 1) && (c = chunk_create(r, false, 1))) {
-        r->dev_bytes += r->gran;
+        resid_dev_grow(r, r->gran);
         gather_add(t, c);
         any = true;
     }

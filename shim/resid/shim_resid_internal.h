@@ -210,6 +210,7 @@ struct resid_ctx {
     CUdevice device;
     uint64_t gran, budget, host_budget, device_total;
     uint64_t dev_bytes;        /* device chunks that exist + visible unmanaged bytes */
+    uint64_t dev_peak;         /* dev_bytes' peak: the resident peak (resid_dev_grow) */
     uint64_t unmanaged_bytes;  /* part of dev_bytes */
     uint64_t host_bytes;       /* host chunks that exist */
     uint64_t aside_bytes;      /* chunks set aside for good (a copy whose end is unknown) */
@@ -253,6 +254,8 @@ struct resid_ctx {
     bool plan_active;               /* its actions are being applied (from a step boundary) */
     uint64_t plan_armed_first;      /* the step's first launch when it was installed */
     uint64_t plan_done_seq;         /* actions applied before launches up to this one */
+    double plan_native_us;          /* the last installed plan's native and predicted step */
+    double plan_predicted_us;       /* times (0: none), kept after a withdrawal (exit line) */
     struct resid_unit **plan_units; /* [plan->nallocs]: the unit holding each one now */
     uint32_t *plan_order;           /* the allocations whose keys are positional, sorted by
                                        (pos, ordinal) */
@@ -403,6 +406,14 @@ void resid_host_detect(struct resid_ctx *r);
 
 /* shim_resid_chunks.c */
 /* Bytes of chunk c. */
+/* Counts bytes more on the device (lock held), and the resident peak with them. */
+static inline void resid_dev_grow(struct resid_ctx *r, uint64_t bytes)
+{
+    r->dev_bytes += bytes;
+    if (r->dev_bytes > r->dev_peak)
+        r->dev_peak = r->dev_bytes;
+}
+
 static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct resid_chunk *c)
 {
     return (uint64_t)c->grans * r->gran;

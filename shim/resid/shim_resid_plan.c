@@ -135,16 +135,19 @@ static void withdraw(struct resid_ctx *r)
     r->plan_active = false;
 }
 
-void shim_resid_plan_withdraw(const char *why)
+bool shim_resid_plan_withdraw(const char *why)
 {
     struct resid_ctx *r = resid_primary();
+    bool had = false;
     if (r && atomic_load_explicit(&r->plan_on, memory_order_relaxed)) {
         pthread_mutex_lock(&r->lock);
-        if (r->plan)
+        had = r->plan != NULL;
+        if (had && why)
             shim_log(SHIM_LOG_INFO, "planner: plan withdrawn (%s): moves are reactive again", why);
         withdraw(r);
         pthread_mutex_unlock(&r->lock);
     }
+    return had;
 }
 
 /* The totals a plan_step record counts from (lock held). */
@@ -238,6 +241,8 @@ void shim_resid_plan_install(struct shim_resid_plan *p)
         return;
     }
     r->plan = p;
+    r->plan_native_us = p->native_us;
+    r->plan_predicted_us = p->predicted_us;
     r->plan_units = units;
     r->plan_order = order;
     r->plan_npos = npos;

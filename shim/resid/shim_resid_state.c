@@ -382,6 +382,9 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
     const struct resid_plan_counts *p = &r->planned;
     *t = (struct shim_resid_totals){
         .budget = r->budget,
+        .resident_peak = r->dev_peak,
+        .plan_native_us = r->plan_native_us,
+        .plan_predicted_us = r->plan_predicted_us,
         .evictions = r->evictions,
         .cancelled = r->cancelled,
         .restores = r->restores,

@@ -175,6 +175,10 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
    thread and closes the file. Safe to call more than once, and at exit. */
 void shim_trace_stop(void);
 
+/* Before shim_trace_stop: the most device bytes the primary residency manager held at once,
+   written in the END chunk as resident_peak_bytes (format 1.9). Not called: no such key. */
+void shim_trace_set_resident_peak(uint64_t bytes);
+
 /* In the child of a fork: forget the parent's file and threads without
    touching them; recording stays off in the child. */
 void shim_trace_forget_after_fork(void);

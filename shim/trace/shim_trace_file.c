@@ -215,7 +215,8 @@ int shim_trace_write_end(int fd)
     const struct shim_trace_bound *bd = &shim_trace_g.bound;
     int error = shim_trace_g.write_error;
     struct payload b = {0};
-    put_u32(&b, 9u + (bd->summarising ? 5u : 0u) + (error != 0));
+    bool peak = atomic_load(&shim_trace_g.have_resident_peak);
+    put_u32(&b, 9u + (bd->summarising ? 5u : 0u) + (error != 0) + peak);
     put_kv_u64(&b, "records", shim_trace_g.records);
     put_kv_u64(&b, "dropped", shim_trace_g.dropped);
     put_kv_u64(&b, "chunks", shim_trace_g.chunks);
@@ -234,5 +235,14 @@ int shim_trace_write_end(int fd)
     }
     if (error)
         put_kv(&b, "write_error", strerror(error));
+    if (peak)
+        put_kv_u64(&b, "resident_peak_bytes", atomic_load(&shim_trace_g.resident_peak));
     return write_payload(fd, SHIM_TRACE_CHUNK_END, &b);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_set_resident_peak(uint64_t bytes)
+{
+    atomic_store(&shim_trace_g.resident_peak, bytes);
+    atomic_store(&shim_trace_g.have_resident_peak, true);
 }

@@ -125,6 +125,8 @@ struct shim_trace_state {
     _Alignas(64) uint8_t *out; /* writer: SHIM_TRACE_OUT_BYTES of chunk payload */
     uint32_t out_len;          /* writer */
     uint64_t records, dropped, chunks; /* writer: totals for the END chunk */
+    _Atomic uint64_t resident_peak;    /* for the END chunk (shim_trace_set_resident_peak)... */
+    _Atomic bool have_resident_peak;   /* ...when set */
     int write_error;               /* writer: errno of the first failed write (then nothing more) */
     struct shim_trace_bound bound; /* writer: the size limit and the write error's count */
     char path[4096];               /* ctl_lock: the file's path, for messages */

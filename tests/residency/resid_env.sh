@@ -1,7 +1,8 @@
 # resid_env.sh — sourced by the residency tests: train_sim and threads_sim runs with and without
 # the shim, each under a time limit ($RUN_TIMEOUT; exit 124 or 137 when a run reached it), and
 # readers for what a run left (checksum, SIMGPU_STATS figures, the shim's exit line
-# "exit: S steps, ...; residency: E evictions (C cancelled), R restores, ..., budget B MiB...").
+# "exit: VERDICT; STEP TIME; MOVED per step; S steps; residency: E evictions (C cancelled),
+# R restores, ..., budget B MiB...", and verdict NAME: its first words, "fitted" or "did not fit").
 # Every run is named; its files are $work/NAME.out, .err, .json and .rc.
 source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
 TRAIN="$B/train_sim"
@@ -64,6 +65,10 @@ except Exception:
 evictions() { sed -n 's/.*info: exit: .*; residency: \([0-9]*\) evictions .*/\1/p' "$work/$1.err" | tail -n 1; }
 # restores NAME: R from the shim's exit line, empty when the run printed none.
 restores() { sed -n 's/.*info: exit: .*; residency: .* \([0-9]*\) restores,.*/\1/p' "$work/$1.err" | tail -n 1; }
+# verdict NAME: the exit line's verdict ("fitted", "did not fit", "no budget"), empty without one.
+verdict() { sed -n 's/.*info: exit: \(fitted\|did not fit\|no budget\): .*/\1/p' "$work/$1.err" | tail -n 1; }
+# resident_mib NAME: the resident peak in MiB from the exit line's verdict, empty without one.
+resident_mib() { sed -n 's/.*info: exit: [a-z ]*: resident peak \([0-9.]*\) MiB .*/\1/p' "$work/$1.err" | tail -n 1; }
 # budget_mib NAME: B from the shim's exit line, empty when the run printed none.
 budget_mib() { sed -n 's/.*info: exit: .*; residency: .*, budget \([0-9]*\) MiB\(;.*\)\{0,1\}$/\1/p' "$work/$1.err" | tail -n 1; }
 # is NAME KEY OP VALUE: a stats figure compared with a number (false when the figure is missing).

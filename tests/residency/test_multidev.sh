@@ -66,7 +66,7 @@ check "two devices: the summary's peak is device 0's (${summary_peak:-none}), no
 # Each device's manager in the report (format 1.7: budget, moves and stalls name their device)
 # is what the exit line says of it: evictions and restores per device, and its budget.
 ev0=$(evictions two)
-re0=$(sed -n 's/.*info: exit: [^;]*; residency: [0-9]* evictions ([0-9]* cancelled), \([0-9]*\) restores.*/\1/p' "$work/two.err" | tail -n 1)
+re0=$(sed -n 's/.*info: exit: .*; residency: [0-9]* evictions ([0-9]* cancelled), \([0-9]*\) restores.*/\1/p' "$work/two.err" | tail -n 1)
 re1=$(sed -n 's/.*info: exit: .*; device 1: [0-9]* evictions ([0-9]* cancelled), \([0-9]*\) restores.*/\1/p' "$work/two.err" | tail -n 1)
 check "two devices: the report's per-device evictions and restores are the exit line's (device 0: $ev0, $re0; device 1: ${evs1:-none}, ${re1:-none}) and each device's budget is P/2" \
     python3 -c '
@@ -124,7 +124,7 @@ PY
 # list is reported with its entry and ignored (every device takes budget).
 SIMGPU_DEVICES=2 SHIM_BUDGET=$((P / 2)) SHIM_BUDGETS="$((P / 2)),$((P * 3 / 4))" \
     shimmed perdev "${ARGS[@]}" --devices 2
-b0=$(sed -n 's/.*info: exit: [^;]*; residency: [^;]*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdev.err" | tail -n 1)
+b0=$(sed -n 's/.*info: exit: .*; residency: [^;]*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdev.err" | tail -n 1)
 b1=$(sed -n 's/.*info: exit: .*; device 1: .*, budget \([0-9]*\) MiB.*/\1/p' "$work/perdev.err" | tail -n 1)
 check "budgets = P/2,3P/4: native checksum, budgets ${b0:-none} and ${b1:-none} MiB, device peaks $(devpeak perdev 0) and $(devpeak perdev 1) within them" \
     [ "$(rc perdev)" = 0 -a "$(checksum perdev)" = "$want" -a "${b0:-0}" = $((P / 2 >> 20)) \

@@ -77,13 +77,15 @@ if app and plans and steps:
 else:
     check("  ... the trace has the plan and the steps under it", False)
 
-ex = lines(r"exit: (\d+) steps?, peak (\d+\.\d) MiB allocated on the device; residency: (\d+) "
-           r"evictions \((\d+) cancelled\), (\d+) restores, (\d+) errors, (\d+\.\d) MiB to host, "
+ex = lines(r"exit: fitted: resident peak \d+\.\d MiB within the \d+ MiB budget \(allocations "
+           r"peaked at (\d+\.\d) MiB, evicted ones counted\); [^;]*; [^;]* per step; (\d+) steps?; "
+           r"residency: (\d+) evictions \((\d+) cancelled\), (\d+) restores, (\d+) errors, (\d+\.\d) MiB to host, "
            r"(\d+\.\d) MiB to device, (\d+\.\d) ms stalled, budget (\d+) MiB; plan: (\d+) planned "
            r"evictions and (\d+) prefetches.*$")
 check(f"one exit line at info ({len(ex)})", len(ex) == 1)
 if ex:
     e, s = ex[0], summary
+    e = (e[1], e[0]) + e[2:]  # steps first, then the allocations' peak, as before the verdict
     mib = lambda b: f"{b / 2**20:.1f}"
     check(f"  ... {e[0]} steps, as the trace's ({s['iterations']})", int(e[0]) == s["iterations"])
     check(f"  ... peak {e[1]} MiB, the trace's peak_device_bytes ({mib(s['peak_device_bytes'])})",
@@ -110,7 +112,7 @@ shimmed record SHIM_MODE=record
 check "record mode: the step line, no plan line, and an exit line that says nothing moved" \
     bash -c "[ \$(grep -c 'info: training step detected: ' '$work/record.err') -eq 1 ] &&
              ! grep -q 'plan applied' '$work/record.err' &&
-             [ \$(grep -c 'info: exit: 12 steps, peak [0-9.]* MiB allocated on the device; nothing moved (mode = record)$' '$work/record.err') -eq 1 ]"
+             [ \$(grep -c 'info: exit: no budget: peak [0-9.]* MiB allocated on the device; step [0-9.]* ms measured, native (nothing moved); 12 steps; nothing moved (mode = record)$' '$work/record.err') -eq 1 ]"
 shimmed warn SHIM_BUDGET=$((P * 60 / 100)) SHIM_LOG_LEVEL=warn
 check "log.level = \"warn\": none of them" \
     bash -c "! grep -qE 'training step detected|plan applied|info: exit' '$work/warn.err'"

@@ -166,9 +166,39 @@ def data_block(name, dom):
         return None
 
 
+def check_verdict(name, dom, summary):
+    """The verdict is the first thing the page shows (the first visible element of its body, before
+    the title), and each of its figures is summary --json's "verdict" value."""
+    body = dom.find("body")
+    shown = [c for c in (body.children if body else [])
+             if c.tag not in ("script", "style") and "hidden" not in c.attrs]
+    first = shown[0] if shown else None
+    check(f"{name}: the verdict is the first thing on the page (got "
+          f"{first.tag + '#' + first.attrs.get('id', '') if first else 'nothing'})",
+          first is not None and first.attrs.get("id") == "verdict")
+    want = summary.get("verdict", {})
+    answer = first.attrs.get("data-answer") if first is not None else None
+    check(f"{name}: the verdict says {answer!r}, summary --json's answer ({want.get('answer')!r})",
+          answer is not None and answer == want.get("answer") and
+          first.attrs.get("data-step-source") == want.get("step_source"))
+    figs = list(first.find_all(cls="vfig")) if first is not None else []
+    bad = [(f.attrs["data-key"], f.attrs["data-value"], want.get(f.attrs["data-key"], "missing"))
+           for f in figs if json.loads(f.attrs["data-value"]) != want.get(f.attrs["data-key"], "missing")]
+    keys = {f.attrs["data-key"] for f in figs}
+    need = {"resident_peak_bytes", "budget_bytes", "allocated_peak_bytes", "step_ms",
+            "native_step_ms", "slowdown", "bytes_moved_per_step", "stall_ms_per_step"}
+    check(f"{name}: the verdict's {len(figs)} figures are summary --json's verdict "
+          f"(resident peak, budget, allocations' peak, step, native, slowdown, moved, stall)",
+          need <= keys and not bad, str(bad[:4]) + (f" missing {sorted(need - keys)}" if need - keys else ""))
+    sentence = first.find("p", "answer") if first is not None else None
+    check(f"{name}: the verdict's sentence opens with its answer",
+          sentence is not None and answer is not None and sentence.text().startswith(answer))
+
+
 def check_page(a, dom, summary, moves):
     name = a.name
     check_script(name, dom)
+    check_verdict(name, dom, summary)
     data = data_block(name, dom)
     if data is None:
         return
@@ -299,6 +329,20 @@ def check_trace(name, dom, pfx, data, summary, moves, a):
                   [{"reason": r, "moves": c} for r, c in totals["by_reason"].items()])
         same_rows(f"{name}: moves by outcome", by_id("moves-by-outcome"),
                   [{"outcome": o, "moves": c} for o, c in totals["by_outcome"].items()])
+        # the most moved allocations, named as moves --json names them
+        per = {}
+        for mv in moves.get("moves", []):
+            if mv.get("name") is None:
+                continue
+            r = per.setdefault(mv["unit_id"], {"alloc_id": mv["unit_id"], "moves": 0,
+                                                "bytes_to_host": 0, "bytes_to_device": 0,
+                                                "name": mv["name"]})
+            r["moves"] += 1
+            r["bytes_to_" + ("host" if mv["event"] == "evict" else "device")] += mv["bytes"]
+        want = sorted(per.values(), key=lambda r: (-(r["bytes_to_host"] + r["bytes_to_device"]),
+                                                    r["alloc_id"]))[:data["top"]]
+        if want:
+            same_rows(f"{name}: most moved allocations, by name", by_id("moves-by-allocation"), want)
     else:
         check(f"{name}: no moves, no moves chart", mc is None)
 

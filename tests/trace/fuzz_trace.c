@@ -125,14 +125,14 @@ static void check_model(const report_trace *t)
 }
 
 /* The memory_viz snapshot: a whole pickle (PROTO 2 ... STOP), every container closed. */
-static void check_memviz(const report_trace *t)
+static void check_memviz(const report_trace *t, const report_stats *s)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     if (f == NULL)
         return;
-    int rc = report_memviz_print(f, t);
+    int rc = report_memviz_print(f, t, s);
     CHECK(fclose(f) == 0);
     CHECK(rc == 0 && len >= 3 && (unsigned char)buf[0] == 0x80 && buf[1] == 2 &&
           buf[len - 1] == '.');
@@ -197,7 +197,7 @@ static void one(const unsigned char *data, size_t size)
         const report_trace *two_t[2] = {&t, &t};
         const report_stats *two_s[2] = {&s, &s};
         report_perfetto_print_ranks(sink, two_t, two_s, 2);
-        check_memviz(&t);
+        check_memviz(&t, &s);
         report_moves m;
         if (report_moves_compute(&m, &t, &s) == 0) {
             check_moves(&t, &m, s.primary_device);

@@ -49,6 +49,18 @@ SEGMENT_KEYS = {"device", "address", "total_size", "allocated_size", "active_siz
                 "requested_size", "stream", "segment_type", "segment_pool_id", "is_expandable",
                 "frames", "blocks"}
 BLOCK_KEYS = {"address", "size", "requested_size", "state", "frames"}
+NAMED = {"alloc", "free_requested", "free_completed", "active_allocated"}
+
+
+def frames_ok(what, frames):
+    """An allocation's entry or block names it in one frame (shim-report's allocation name, where
+    PyTorch has the Python stack); a segment's or a gap's has none."""
+    if what not in NAMED:
+        return frames == []
+    return (isinstance(frames, list) and len(frames) == 1 and isinstance(frames[0], dict) and
+            set(frames[0]) == {"filename", "line", "name"} and frames[0]["filename"] == "libshim"
+            and frames[0]["line"] == 0 and isinstance(frames[0]["name"], str) and
+            frames[0]["name"] != "")
 
 failures = 0
 label = ""
@@ -84,7 +96,7 @@ def structure(d):
     if not isinstance(d["device_traces"], list) or len(d["device_traces"]) != 1:
         problems.append("device_traces is not a list of one device's trace")
     for e in [e for t in d["device_traces"] for e in t]:
-        if set(e) != ENTRY_KEYS or e["action"] not in ACTIONS or e["frames"] != [] or not all(
+        if set(e) != ENTRY_KEYS or e["action"] not in ACTIONS or not frames_ok(e["action"], e["frames"]) or not all(
                 is_int(e[k]) for k in ("addr", "size", "stream", "time_us")) or e["size"] <= 0:
             problems.append(f"trace entry {e}")
             break
@@ -98,7 +110,7 @@ def structure(d):
             break
         for b in s["blocks"]:
             if set(b) != BLOCK_KEYS or b["state"] not in ("active_allocated", "inactive") or \
-                    b["frames"] != [] or not all(is_int(b[k]) for k in ("address", "size",
+                    not frames_ok(b["state"], b["frames"]) or not all(is_int(b[k]) for k in ("address", "size",
                                                                         "requested_size")):
                 problems.append(f"block {b}")
                 break
@@ -329,6 +341,9 @@ def main():
     check("alloc sizes and addresses are the allocations'",
           Counter((e["size"], e["addr"]) for e in alloc_ev) ==
           Counter((a["bytes"], int(a["addr"], 16)) for a in device))
+    check("each alloc event's frame names its allocation as allocs --json does",
+          [e["frames"][0]["name"] if e["frames"] else None for e in alloc_ev] ==
+          [a["name"] for a in device])
     freed = [a for a in device if a["freed_ms"] is not None]
     check(f"{len(freed)} frees: those of them that were freed", len(free_ev) == len(freed) and
           Counter(e["size"] for e in free_ev) == Counter(a["bytes"] for a in freed),

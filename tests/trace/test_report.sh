@@ -87,7 +87,7 @@ check "kernels --json: softmax mean 50 us" json "$work/kern.json" \
 "$REPORT" allocs "$work/syn.trace" >"$work/allocs"
 check "allocs: seven allocations plus the header" [ "$(wc -l <"$work/allocs")" -eq 8 ]
 check "allocs: the weights are touched by 11 launches and never freed" \
-    grep -qE '^ +1 +4194304 +plain +0 +0x7f1000000000 +0x0 +-1 +[0-9.]+ +- +11$' "$work/allocs"
+    grep -qE '^ +1 +4194304 +plain +0 +0x7f1000000000 +0x0 +-1 +[0-9.]+ +- +11  4\.0 MiB weights/state \(gemm\)$' "$work/allocs"
 "$REPORT" allocs --json "$work/syn.trace" >"$work/allocs.json"
 check "allocs --json: the 8 MiB one is made in step 2 and freed" json "$work/allocs.json" \
     "[(a['step'],a['freed_ms'] is not None) for a in d['allocations'] if a['alloc_id']==99] == [(2,True)]"
@@ -106,25 +106,25 @@ check "allocs: each allocation's device (two on each of 0, 1 and 2), text and JS
 check "moves: exit 0" [ $? -eq 0 ]
 check "moves: nothing on stderr" [ ! -s "$work/mv.err" ]
 check "moves: the header" has_line "$work/mv" \
-    "unit                         device direction          bytes reason    outcome            stream        seq       start_us         end_us       dur_us        score   next_use"
+    "unit                         device direction          bytes reason    outcome            stream        seq       start_us         end_us       dur_us        score   next_use  name"
 check "moves: header, eight rows and the totals line" [ "$(wc -l <"$work/mv")" -eq 10 ]
 num='[0-9]+\.[0-9]{3}'
 # row N (0 for the first move) must match the extended regex
 row() { sed -n "$(($1 + 2))p" "$work/mv" | grep -qE "$2"; }
 check "moves: 0, a budget eviction paired with the mover's completion, score and next use" \
-    row 0 "^1 +0 +to host +4194304 +budget +done +0x5000 +10 +$num +$num +$num +900 +40$"
+    row 0 "^1 +0 +to host +4194304 +budget +done +0x5000 +10 +$num +$num +$num +900 +40  [0-9.]+ [KM]iB [a-z/ -]+ \([^)]*\)$"
 check "moves: 1, the slab and its 3 live allocations (not the freed one, not the one past it)" \
     row 1 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +done +0x5000 +12 +$num +$num +$num +- +-$"
 check "moves: 2, a cancelled budget eviction; its next use unknown" \
-    row 2 "^2 +0 +to host +2097152 +budget +cancelled +0x5000 +13 +$num +$num +$num +500 +unknown$"
+    row 2 "^2 +0 +to host +2097152 +budget +cancelled +0x5000 +13 +$num +$num +$num +500 +unknown  [0-9.]+ [KM]iB [a-z/ -]+ \([^)]*\)$"
 check "moves: 3, a restore on demand (no score for a restore)" \
-    row 3 "^1 +0 +to device +4194304 +demand +done +0x5000 +20 +$num +$num +$num +- +-$"
+    row 3 "^1 +0 +to device +4194304 +demand +done +0x5000 +20 +$num +$num +$num +- +-  [0-9.]+ [KM]iB [a-z/ -]+ \([^)]*\)$"
 check "moves: 4, the slab prefetched: its members changed to 4" \
     row 4 "^slab 100 \(4 allocations\) +0 +to device +2097152 +prefetch +done +0x5000 +25 +$num +$num +$num +- +-$"
 check "moves: 5, an eviction undone after a driver error" \
-    row 5 "^2 +0 +to host +2097152 +budget +error +0x5000 +30 +$num +$num +$num +7 +50$"
+    row 5 "^2 +0 +to host +2097152 +budget +error +0x5000 +30 +$num +$num +$num +7 +50  [0-9.]+ [KM]iB [a-z/ -]+ \([^)]*\)$"
 check "moves: 6, an eviction ended by the program's free" \
-    row 6 "^2 +0 +to host +2097152 +budget +freed +0x5000 +32 +$num +$num +$num +3 +33$"
+    row 6 "^2 +0 +to host +2097152 +budget +freed +0x5000 +32 +$num +$num +$num +3 +33  [0-9.]+ [KM]iB [a-z/ -]+ \([^)]*\)$"
 check "moves: 7, unfinished at the trace's end: no end time, no duration" \
     row 7 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
 check "moves: the totals line" has_line "$work/mv" \
@@ -182,7 +182,7 @@ check "moves --json: totals" json "$work/mv.json" \
       'superseded': 0, 'unfinished': 1}, 'bytes_to_host': 14680064, 'bytes_to_device': 6291456, \
       'by_device': {'0': 8}}"
 check "moves --json: every move has the documented keys" json "$work/mv.json" \
-    "all(sorted(m) == sorted(['unit_id','unit','slab','allocations','device','direction','event','bytes', \
+    "all(sorted(m) == sorted(['unit_id','unit','name','slab','allocations','device','direction','event','bytes', \
       'reason','outcome','stream','seq','start_us','end_us','duration_us','end_event', \
       'end_reason','end_seq','score','next_use']) for m in $mv)"
 # traces before format 1.2 have no transitions: an empty table, and exit 0
@@ -259,7 +259,7 @@ check "devices: a one-device trace has no devices list" \
 "$REPORT" summary "$work/plan.trace" >"$work/plan.sum" 2>"$work/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$work/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.8"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.9"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$work/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

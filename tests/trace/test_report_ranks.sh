@@ -24,7 +24,7 @@ format=$(sed -n 's/^#define SHIM_TRACE_MAJOR *\([0-9]*\).*/\1/p' "$root/shim/tra
 check "three traces: exit 0" [ $? -eq 0 ]
 check "three traces: nothing on stderr" [ ! -s "$work/err" ]
 check "three traces: the count" has_line "$work/sum" "traces: 3, side by side by rank"
-check "three traces: listed in rank order" sh -c "sed -n '2,4p' '$work/sum' | cut -d: -f1 | \
+check "three traces: listed in rank order" sh -c "sed -n '/^traces: /,+3p' '$work/sum' | sed 1d | cut -d: -f1 | \
     tr -d ' ' | tr '\n' ,  | grep -qx 'rank0,rank1,rank2,'"
 check "three traces: rank 1 is the moves trace" \
     has_line "$work/sum" "  rank 1: $work/r1.trace (pid 4242, format $format, complete)"
@@ -100,8 +100,8 @@ check "a missing trace: the others side by side" has_line "$work/part" "traces: 
 
 # ---- one trace: the summary as before, usage naming several ----
 "$REPORT" summary "$work/r2.trace" >"$work/single"
-check "one trace: the single summary (no side by side)" \
-    sh -c "head -n 1 '$work/single' | grep -qx 'trace: $work/r2.trace' && ! grep -q 'side by side' '$work/single'"
+check "one trace: the single summary, its verdict first (no side by side)" \
+    sh -c "head -n 1 '$work/single' | grep -q '^verdict: ' && grep -qx 'trace: $work/r2.trace' '$work/single' && ! grep -q 'side by side' '$work/single'"
 "$REPORT" summary --json >/dev/null 2>"$work/usage"
 check "no trace: exit 2" [ $? -eq 2 ]
 check "no trace: usage names TRACE..." has_line "$work/usage" "usage: shim-report summary [--json] [--top N] TRACE..."

@@ -469,7 +469,8 @@ static void text_output(void **state)
     char *text = paired_output(&x, 0);
     static const char *lines[] = {
         "unit                         device direction          bytes reason    outcome            "
-        "stream        seq       start_us         end_us       dur_us        score   next_use\n",
+        "stream        seq       start_us         end_us       dur_us        score   next_use  "
+        "name\n", /* its moves have no name: the trace lacks their allocations */
         "\n5                                 0 to host              100 budget    done             "
         "    "
         "0x10         10          0.500          1.000        0.500            9         20\n",
@@ -510,13 +511,15 @@ static void json_output(void **state)
     char *text = paired_output(&x, 1);
     static const char *parts[] = {
         "{\"moves\": [\n  {\"unit_id\": 5, \"unit\": \"5\", \"slab\": false, \"allocations\": "
-        "null, \"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 100, "
+        "null, \"name\": null, \"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", "
+        "\"bytes\": 100, "
         "\"reason\": "
         "\"budget\", \"outcome\": \"done\", \"stream\": \"0x10\", \"seq\": 10, \"start_us\": "
         "0.500, \"end_us\": 1.000, \"duration_us\": 0.500, \"end_event\": \"copy_done\", "
         "\"end_reason\": \"budget\", \"end_seq\": 15, \"score\": 9, \"next_use\": 20},\n",
         "{\"unit_id\": 6, \"unit\": \"6\", \"slab\": false, \"allocations\": null, "
-        "\"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", \"bytes\": 200, "
+        "\"name\": null, \"device\": 0, \"direction\": \"to host\", \"event\": \"evict\", "
+        "\"bytes\": 200, "
         "\"reason\": "
         "\"planned\", \"outcome\": \"superseded\", \"stream\": \"0x10\", \"seq\": 20, "
         "\"start_us\": 1.500, \"end_us\": null, \"duration_us\": null, \"end_event\": null, "

@@ -43,6 +43,8 @@
  *                              (default 0: none).
  *                              What the writer says (its log callback) goes to stderr as
  *                              "trace_gen: log LEVEL: MESSAGE".
+ * TRACE_GEN_RANK=R gives the trace rank R; TRACE_GEN_RESIDENT_PEAK=BYTES writes BYTES as the
+ * resident peak in the END chunk (format 1.9), as libshim does at exit.
  *
  * The header's pid is 4242 and its rank 3, or TRACE_GEN_RANK when set (the ranks of one job).
  */
@@ -511,6 +513,9 @@ int main(int argc, char **argv)
         shim_trace_stop();
         return 2;
     }
+    const char *peak = getenv("TRACE_GEN_RESIDENT_PEAK"); /* the END chunk's (format 1.9) */
+    if (peak)
+        shim_trace_set_resident_peak(strtoull(peak, NULL, 10));
     shim_trace_stop();
     return 0;
 }

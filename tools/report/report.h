@@ -34,6 +34,44 @@ typedef struct report_command {
    value; with errors, every diagnostic on stderr and exit status 1. */
 int report_config_main(int argc, char **argv, char **envp);
 
+/* ---- report_verdict.c: the answer every report opens with ---- */
+
+/* Did the job fit, and what did it cost: the resident peak (the END chunk's, format 1.9) against
+   the budget, the allocations' peak apart, the step time against native, bytes moved and stall
+   per step. */
+typedef struct report_verdict {
+    const char *answer;     /* "fitted", "did not fit", "no budget", or "unknown" (a trace
+                               older than 1.9, or cut before its END chunk: no resident peak) */
+    int fitted;             /* 1, 0, or -1 when not known (no budget, no resident peak) */
+    int have_resident_peak; /* resident_peak_bytes is the trace's */
+    uint64_t resident_peak_bytes, allocated_peak_bytes, budget_bytes; /* budget 0: none */
+    double step_ms, native_step_ms;                                   /* -1: not known */
+    double slowdown;             /* step_ms / native_step_ms, -1: not known */
+    const char *step_source;     /* how step_ms and native_step_ms were found: "measured"
+                                    (native: the steps in which nothing moved), "no budget"
+                                    (every step is native), "plan estimate" (the plan's
+                                    model, from the kernel times measured in the profiled
+                                    steps), or "none" */
+    size_t native_steps;         /* steps measured as native ("measured") */
+    double measured_step_ms;     /* the median wall time of the steps; -1: no step */
+    double bytes_moved_per_step; /* to host and to device, mean over the steps that moved */
+    double stall_ms_per_step;    /* (the budget's steps: every step when none moved) */
+} report_verdict;
+/* bytes_moved_per_step rounded to a whole byte, as the JSON and the page write it. */
+uint64_t report_verdict_moved_bytes(const report_verdict *v);
+/* Fills v from a loaded trace; cannot fail. */
+void report_verdict_make(const report_trace *t, const report_stats *s, report_verdict *v);
+/* The verdict as text: "verdict: ..." and "step: ..." lines, then "moved_per_step: ..." when a
+   budget was recorded, then resident_peak_bytes (one fact per line, as summary has them). */
+void report_verdict_text(FILE *out, const report_verdict *v);
+/* The verdict as JSON keys: "verdict": {answer, fitted, resident_peak_bytes, allocated_peak_bytes,
+   budget_bytes, step_ms, native_step_ms, slowdown, step_source, native_steps, measured_step_ms,
+   bytes_moved_per_step, stall_ms_per_step}, "resident_peak_bytes": N or null, each followed by
+   ", " (unknown figures are null). */
+void report_verdict_json(FILE *out, const report_verdict *v);
+/* One sentence for a person: "Fitted: ..." (HTML-safe: no markup characters). */
+void report_verdict_sentence(FILE *out, const report_verdict *v);
+
 /* ---- report_out.c: what the subcommands share: options, loading, names, escaping ---- */
 
 /* Length of the valid multi-byte UTF-8 sequence at s (2..4), or 0 when s does not start one
@@ -230,8 +268,10 @@ int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *
 int report_memviz_main(int argc, char **argv, char **envp);
 /* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
    of t's device allocations: the keys and what maps to what are in README.md ("Memory
-   snapshots for memory_viz"). 0, or -1 when memory ran out (out's errors are its own). */
-int report_memviz_print(FILE *out, const report_trace *t);
+   snapshots for memory_viz"). s (report_stats_compute of t, or NULL) names each allocation in
+   its entries' and blocks' frames (one frame, report_alloc_name; NULL: no frames). 0, or -1 when
+   memory ran out (out's errors are its own). */
+int report_memviz_print(FILE *out, const report_trace *t, const report_stats *s);
 /* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
    of the summary's top allocations and kernels cut at top. `html [--top N] [-o FILE] TRACE...`:
    as report_fn. */

@@ -1,6 +1,6 @@
 /* report_allocs.c — `shim-report allocs`: every allocation in the order it was made, with its
- * size, kind, device (format 1.6; 0 in older traces), lifetime and the launches that touched it,
- * as text (one per line) or JSON. */
+ * size, kind, device (format 1.6; 0 in older traces), lifetime, the launches that touched it and
+ * its name (report_trace_names.c), as text (one per line) or JSON. */
 #include "report.h"
 
 #define USAGE "allocs [--json] TRACE"
@@ -9,6 +9,14 @@
 static double ms(const report_trace *t, uint64_t ns)
 {
     return ns >= t->start_ns ? (double)(ns - t->start_ns) / 1e6 : -(double)(t->start_ns - ns) / 1e6;
+}
+
+static void json_string_or_null(FILE *out, const char *s)
+{
+    if (s)
+        report_json_string(out, s);
+    else
+        fprintf(out, "null");
 }
 
 static void print_json(FILE *out, const report_trace *t, const report_stats *s)
@@ -28,7 +36,15 @@ static void print_json(FILE *out, const report_trace *t, const report_stats *s)
             report_json_double(out, ms(t, a->t_free));
         else
             fprintf(out, "null");
-        fprintf(out, ", \"touches\": %llu}", U(a->touches));
+        char name[REPORT_ALLOC_NAME_MAX];
+        fprintf(out, ", \"touches\": %llu, \"role\": \"%s\", \"first_kernel\": ", U(a->touches),
+                report_alloc_role_name(report_alloc_role_of(a, s)));
+        json_string_or_null(out, a->first_kernel);
+        fprintf(out, ", \"last_kernel\": ");
+        json_string_or_null(out, a->last_kernel);
+        fprintf(out, ", \"name\": ");
+        report_json_string(out, report_alloc_name(a, s, name, sizeof name));
+        fputc('}', out);
     }
     fprintf(out, "\n]}\n");
 }
@@ -40,8 +56,8 @@ void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s
         print_json(out, t, s);
         return;
     }
-    fprintf(out, "%12s %14s %8s %6s %18s %18s %6s %12s %12s %8s\n", "alloc_id", "bytes", "kind",
-            "device", "addr", "stream", "step", "born_ms", "freed_ms", "touches");
+    fprintf(out, "%12s %14s %8s %6s %18s %18s %6s %12s %12s %8s  %s\n", "alloc_id", "bytes", "kind",
+            "device", "addr", "stream", "step", "born_ms", "freed_ms", "touches", "name");
     for (size_t i = 0; i < s->nallocs; i++) {
         const report_alloc *a = &s->allocs[i];
         char addr[24], stream[24];
@@ -54,7 +70,10 @@ void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s
             fprintf(out, "%12.3f", ms(t, a->t_free));
         else
             fprintf(out, "%12s", "-");
-        fprintf(out, " %8llu\n", U(a->touches));
+        char name[REPORT_ALLOC_NAME_MAX];
+        fprintf(out, " %8llu  ", U(a->touches));
+        report_text_string(out, report_alloc_name(a, s, name, sizeof name));
+        fputc('\n', out);
     }
 }
 

@@ -211,6 +211,9 @@ static void figures(html_page *p)
     const report_stats *s = p->s;
     const report_residency *x = &s->residency;
     fprintf(p->out, "<section id=\"%sfigures\" class=\"figures\">\n", p->pfx);
+    if (p->t->have_resident_peak)
+        figure_u(p, "resident_peak_bytes", "resident peak (on the device)",
+                 p->t->resident_peak_bytes, 1);
     figure_u(p, "peak_device_bytes", "peak device bytes (allocated)", s->peak_device_bytes, 1);
     figure_u(p, "budget_bytes", s->budgets ? "budget" : "budget (none recorded)", s->budget_bytes,
              1);
@@ -430,6 +433,7 @@ int report_html_print(FILE *out, const report_trace *t, const report_stats *s, l
     if (html_page_open(&p, out, t, s, top, "") != 0)
         return -1;
     html_begin(out, t->name);
+    html_verdict(&p); /* the answer first, before the title */
     header(&p);
     fprintf(out, "<main>\n");
     html_sections(&p);

@@ -5,6 +5,7 @@
  *   report_html_series.c  device memory over time by residency state, downsampled for the view
  *   report_html_axis.c    what the charts share: axes, grid, legends, bar counts
  *   report_html_ranks.c   the page of several traces (ranks): the ranks side by side, then each
+ *   report_html_verdict.c the verdict at the top of the page
  * and the page's style sheet and script (tools/report/report_html.css,
  * tools/report/report_html.js), which the build turns into C strings (html_assets.c in the build
  * folder; see tools/module.mk).
@@ -68,6 +69,12 @@ typedef struct html_page {
 #define HTML_LEFT   78
 #define HTML_RIGHT  16
 #define HTML_PLOT_W (HTML_W - HTML_LEFT - HTML_RIGHT)
+
+/* ---- report_html_verdict.c ---- */
+
+/* The verdict section (id "verdict" after p's prefix): the answer as a sentence, then its
+   figures, each with data-key and data-value as summary --json's "verdict" has them. */
+void html_verdict(html_page *p);
 
 /* ---- report_html.c: escaping and formatting ---- */
 

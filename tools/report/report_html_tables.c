@@ -6,6 +6,8 @@
  * page's script, report_html.js). */
 #include "report_html.h"
 
+#include "shim_trace.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -322,6 +324,8 @@ void html_table_allocs(html_page *p)
         {"freed_ms", "freed (ms)", "ms since the trace's start", 1, 1},
         {"freed", "freed", NULL, 1, 0},
         {"touches", "touches", "launches whose parameters pointed into it", 1, 0},
+        {"name", "name", "what libshim sees of it: size, role in the step, first .. last kernel", 0,
+         0},
     };
     FILE *out = p->out;
     size_t n;
@@ -342,9 +346,73 @@ void html_table_allocs(html_page *p)
         td_ms(out, html_ms(p->t, a->t_free), a->freed);
         td_bool(out, a->freed);
         td_u(out, a->touches);
+        char name[REPORT_ALLOC_NAME_MAX];
+        td_text(out, report_alloc_name(a, p->s, name, sizeof name));
         fprintf(out, "</tr>\n");
     }
     close_table(out);
+    free(v);
+}
+
+/* One allocation's moves, for the table of the most moved. */
+typedef struct moved {
+    const report_alloc *a;
+    uint64_t moves, to_host, to_device;
+} moved;
+
+static int by_moved_bytes(const void *pa, const void *pb)
+{
+    const moved *a = pa, *b = pb;
+    uint64_t x = a->to_host + a->to_device, y = b->to_host + b->to_device;
+    if (x != y)
+        return x > y ? -1 : 1;
+    return a->a->id < b->a->id ? -1 : a->a->id > b->a->id;
+}
+
+/* The allocations (not slabs) that moved, by bytes moved, at most p->top: "moves-by-allocation"
+   with each one's name. */
+static void table_moved_allocs(html_page *p)
+{
+    static const col cols[] = {
+        {"alloc_id", "id", NULL, 1, 0},
+        {"moves", "moves", NULL, 1, 0},
+        {"bytes_to_host", "to host", NULL, 1, 0},
+        {"bytes_to_device", "to device", NULL, 1, 0},
+        {"name", "name", "what libshim sees of it: size, role in the step, first .. last kernel", 0,
+         0},
+    };
+    const report_moves *m = p->m;
+    moved *v = calloc(p->s->nallocs + 1, sizeof *v); /* by the allocation's index */
+    size_t n = 0;
+    for (size_t i = 0; v && i < m->nmoves; i++) {
+        const report_move *mv = &m->moves[i];
+        if (mv->alloc == NULL)
+            continue;
+        moved *x = &v[mv->alloc - p->s->allocs];
+        x->a = mv->alloc;
+        x->moves++;
+        *(mv->event == SHIM_EV_EVICT ? &x->to_host : &x->to_device) += mv->bytes;
+    }
+    for (size_t i = 0; v && i < p->s->nallocs; i++) /* the ones that moved, to the front */
+        if (v[i].a)
+            v[n++] = v[i];
+    if (n > 0) {
+        qsort(v, n, sizeof *v, by_moved_bytes);
+        n = n < (size_t)p->top ? n : (size_t)p->top;
+        fprintf(p->out, "<h3>Most moved allocations</h3>\n");
+        open_table(p->out, p->pfx, "moves-by-allocation", n, cols, NCOLS(cols));
+        for (size_t i = 0; i < n; i++) {
+            char name[REPORT_ALLOC_NAME_MAX];
+            fprintf(p->out, "<tr>");
+            td_u(p->out, v[i].a->id);
+            td_u(p->out, v[i].moves);
+            td_bytes(p->out, v[i].to_host);
+            td_bytes(p->out, v[i].to_device);
+            td_text(p->out, report_alloc_name(v[i].a, p->s, name, sizeof name));
+            fprintf(p->out, "</tr>\n");
+        }
+        close_table(p->out);
+    }
     free(v);
 }
 
@@ -426,6 +494,7 @@ void html_table_moves(html_page *p)
     html_bytes(out, m->bytes_to_device);
     fprintf(out, " to the device. <code>shim-report moves</code> lists each with its unit, "
                  "bytes, times and, for budget evictions, the victim's score.</p>\n");
+    table_moved_allocs(p);
 }
 
 /* Contract in report_html.h. */

@@ -53,6 +53,7 @@ typedef struct mv_slab {
 
 typedef struct mv {
     const report_trace *t;
+    const report_stats *s; /* the allocations' names (report_alloc_name); NULL: no frames */
     pk *p;
     mv_alloc *allocs;
     size_t nallocs, acap;
@@ -75,8 +76,28 @@ static int64_t time_us(const report_trace *t, uint64_t t_ns)
     return ((int64_t)t->start_realtime_ns + since) / 1000;
 }
 
+/* The "frames" of an entry or block: for an allocation a (NULL: none), one frame that names it
+   (report_alloc_name; filename "libshim", line 0), which memory_viz shows where PyTorch shows the
+   Python stack. The i-th alloc record is the stats' i-th allocation (both keep every record). */
+static void frames(pk *p, const mv *m, const mv_alloc *a)
+{
+    pk_key(p, "frames");
+    pk_list(p);
+    size_t i = a ? (size_t)(a - m->allocs) : SIZE_MAX;
+    if (m->s != NULL && i < m->s->nallocs) {
+        char name[REPORT_ALLOC_NAME_MAX];
+        pk_item(p);
+        pk_dict(p);
+        pk_key_str(p, "filename", "libshim");
+        pk_key_int(p, "line", 0);
+        pk_key_str(p, "name", report_alloc_name(&m->s->allocs[i], m->s, name, sizeof name));
+        pk_end(p);
+    }
+    pk_end(p);
+}
+
 static void event(mv *m, const char *action, uint64_t addr, uint64_t size, uint64_t stream,
-                  uint64_t t_ns)
+                  uint64_t t_ns, const mv_alloc *a)
 {
     pk *p = m->p;
     pk_item(p);
@@ -86,9 +107,7 @@ static void event(mv *m, const char *action, uint64_t addr, uint64_t size, uint6
     pk_key_uint(p, "size", size);
     pk_key_uint(p, "stream", stream);
     pk_key_int(p, "time_us", time_us(m->t, t_ns));
-    pk_key(p, "frames");
-    pk_list(p);
-    pk_end(p);
+    frames(p, m, a);
     pk_end(p);
 }
 
@@ -128,7 +147,7 @@ static void slab_close(mv *m, size_t si, uint64_t t_ns)
         m->nopen--;
     }
     s->live = 0;
-    event(m, "segment_free", s->addr, s->bytes, 0, t_ns);
+    event(m, "segment_free", s->addr, s->bytes, 0, t_ns, NULL);
 }
 
 static int on_slab(mv *m, const report_rec *r)
@@ -146,7 +165,7 @@ static int on_slab(mv *m, const report_rec *r)
     memmove(&m->open[at + 1], &m->open[at], (m->nopen - at) * sizeof *m->open);
     m->open[at] = si;
     m->nopen++;
-    event(m, "segment_alloc", r->b, r->c, 0, r->t_ns);
+    event(m, "segment_alloc", r->b, r->c, 0, r->t_ns, NULL);
     return 0;
 }
 
@@ -168,10 +187,10 @@ static void release(mv *m, mv_alloc *a, uint64_t t_ns)
     if (!a->shown)
         return;
     m->free_events++;
-    event(m, "free_requested", a->addr, a->bytes, a->stream, t_ns);
-    event(m, "free_completed", a->addr, a->bytes, a->stream, t_ns);
+    event(m, "free_requested", a->addr, a->bytes, a->stream, t_ns, a);
+    event(m, "free_completed", a->addr, a->bytes, a->stream, t_ns, a);
     if (a->slab == NO_SLAB) {
-        event(m, "segment_free", a->addr, a->bytes, a->stream, t_ns);
+        event(m, "segment_free", a->addr, a->bytes, a->stream, t_ns, NULL);
         return;
     }
     mv_slab *s = &m->slabs[a->slab];
@@ -204,9 +223,9 @@ static int on_alloc(mv *m, const report_rec *r)
     if (a->slab != NO_SLAB)
         m->slabs[a->slab].members++;
     else
-        event(m, "segment_alloc", a->addr, a->bytes, a->stream, r->t_ns);
+        event(m, "segment_alloc", a->addr, a->bytes, a->stream, r->t_ns, NULL);
     m->alloc_events++;
-    event(m, "alloc", a->addr, a->bytes, a->stream, r->t_ns);
+    event(m, "alloc", a->addr, a->bytes, a->stream, r->t_ns, a);
     return 0;
 }
 
@@ -256,7 +275,8 @@ static int by_addr(const void *pa, const void *pb)
     return a->alloc < b->alloc ? -1 : a->alloc > b->alloc; /* stable: record order */
 }
 
-static void block(pk *p, uint64_t addr, uint64_t size, uint64_t requested, const char *state)
+static void block(pk *p, uint64_t addr, uint64_t size, uint64_t requested, const char *state,
+                  const mv *m, const mv_alloc *a)
 {
     pk_item(p);
     pk_dict(p);
@@ -264,9 +284,7 @@ static void block(pk *p, uint64_t addr, uint64_t size, uint64_t requested, const
     pk_key_uint(p, "size", size);
     pk_key_uint(p, "requested_size", requested);
     pk_key_str(p, "state", state);
-    pk_key(p, "frames");
-    pk_list(p);
-    pk_end(p);
+    frames(p, m, a);
     pk_end(p);
 }
 
@@ -282,14 +300,14 @@ static uint64_t slab_blocks(pk *p, const mv *m, const mv_slab *s, const seg *mem
         if (a->addr < at)
             continue;
         if (p != NULL && a->addr > at)
-            block(p, at, a->addr - at, 0, "inactive");
+            block(p, at, a->addr - at, 0, "inactive", m, NULL);
         if (p != NULL)
-            block(p, a->addr, a->bytes, a->bytes, "active_allocated");
+            block(p, a->addr, a->bytes, a->bytes, "active_allocated", m, a);
         at = a->addr + a->bytes;
         held += a->bytes;
     }
     if (p != NULL && at < end)
-        block(p, at, end - at, 0, "inactive");
+        block(p, at, end - at, 0, "inactive", m, NULL);
     return held;
 }
 
@@ -364,7 +382,7 @@ static int segments(pk *p, const mv *m)
         if (v[i].slab == NO_SLAB) {
             const mv_alloc *a = &m->allocs[v[i].alloc];
             segment(p, m->device, a->addr, a->bytes, a->stream, a->bytes);
-            block(p, a->addr, a->bytes, a->bytes, "active_allocated");
+            block(p, a->addr, a->bytes, a->bytes, "active_allocated", m, a);
         } else {
             const mv_slab *s = &m->slabs[v[i].slab];
             size_t n = m->slabs[v[i].slab].members, at = first[v[i].slab];
@@ -418,7 +436,7 @@ static void mv_free(mv *m)
 }
 
 /* Contract in report.h. */
-int report_memviz_print(FILE *out, const report_trace *t)
+int report_memviz_print(FILE *out, const report_trace *t, const report_stats *s)
 {
     pk p;
     uint32_t ndev = report_device_count(t), primary = report_primary_device(t);
@@ -431,7 +449,7 @@ int report_memviz_print(FILE *out, const report_trace *t)
     pk_list(&p);
     int rc = 0;
     for (uint32_t d = 0; d < ndev; d++) { /* a walk per device: its list is written as it goes */
-        m[d] = (mv){.t = t, .p = &p, .device = d, .primary = primary};
+        m[d] = (mv){.t = t, .s = s, .p = &p, .device = d, .primary = primary};
         pk_item(&p);
         pk_list(&p);
         if (rc == 0)
@@ -463,14 +481,14 @@ int report_memviz_print(FILE *out, const report_trace *t)
 
 /* Writes to path; on failure says why and removes what was written (a regular file only).
    0, or 1. */
-static int write_file(const char *path, const report_trace *t)
+static int write_file(const char *path, const report_trace *t, const report_stats *s)
 {
     FILE *out = fopen(path, "wb");
     if (out == NULL) {
         fprintf(stderr, "shim-report: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
-    int rc = report_memviz_print(out, t), err = ferror(out) ? errno : 0;
+    int rc = report_memviz_print(out, t, s), err = ferror(out) ? errno : 0;
     if (fclose(out) != 0 && err == 0)
         err = errno ? errno : EIO;
     if (rc == 0 && err == 0)
@@ -502,12 +520,11 @@ int report_memviz_main(int argc, char **argv, char **envp)
     }
     if (report_open(&t, &s, &o) != 0)
         return 1;
-    report_stats_free(&s);
     int rc;
     if (o.output != NULL)
-        rc = write_file(o.output, &t);
+        rc = write_file(o.output, &t, &s);
     else {
-        rc = report_memviz_print(stdout, &t) != 0;
+        rc = report_memviz_print(stdout, &t, &s) != 0;
         if (rc != 0)
             fprintf(stderr, "shim-report: %s: out of memory\n", o.trace);
         else if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -515,6 +532,7 @@ int report_memviz_main(int argc, char **argv, char **envp)
             rc = 1;
         }
     }
+    report_stats_free(&s);
     report_trace_free(&t);
     return rc;
 }

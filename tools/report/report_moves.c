@@ -36,8 +36,16 @@ static const char *direction(uint32_t event)
     return report_move_dir_name(event == SHIM_EV_EVICT ? SHIM_MOVE_TO_HOST : SHIM_MOVE_TO_DEVICE);
 }
 
-static void text_row(FILE *out, const report_trace *t, const report_move *mv)
+/* The name of the move's allocation (report_alloc_name), "" for a slab or an unknown one. */
+static const char *move_name(const report_moves *m, const report_move *mv, char *buf, size_t n)
 {
+    buf[0] = '\0';
+    return mv->alloc && m->stats ? report_alloc_name(mv->alloc, m->stats, buf, n) : buf;
+}
+
+static void text_row(FILE *out, const report_trace *t, const report_moves *m, const report_move *mv)
+{
+    char name[REPORT_ALLOC_NAME_MAX];
     char unit[64], stream[24], end[32] = "-", dur[32] = "-", score[24] = "-", next[24] = "-";
     unit_name(unit, sizeof unit, mv->unit, mv->slab, mv->members);
     snprintf(stream, sizeof stream, "0x%llx", U(mv->stream));
@@ -52,10 +60,15 @@ static void text_row(FILE *out, const report_trace *t, const report_move *mv)
         else
             snprintf(next, sizeof next, "%llu", U(mv->next_use));
     }
-    fprintf(out, "%-28s %6u %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s\n", unit,
+    fprintf(out, "%-28s %6u %-9s %14llu %-9s %-10s %14s %10llu %14.3f %14s %12s %12s %10s", unit,
             mv->device, direction(mv->event), U(mv->bytes), report_move_reason_name(mv->reason),
             report_outcome_name(mv->outcome), stream, U(mv->seq), us(t, mv->t_start), end, dur,
             score, next);
+    if (*move_name(m, mv, name, sizeof name)) { /* a slab has no one name */
+        fputs("  ", out);
+        report_text_string(out, name);
+    }
+    fputc('\n', out);
 }
 
 /* "a 3, b 1" of the nonzero counts n[from..count) then n[0..from), or "none". */
@@ -89,11 +102,11 @@ static const char *pin_reason_name(uint32_t reason)
 
 static void print_text(FILE *out, const report_trace *t, const report_moves *m)
 {
-    fprintf(out, "%-28s %6s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s\n", "unit",
+    fprintf(out, "%-28s %6s %-9s %14s %-9s %-10s %14s %10s %14s %14s %12s %12s %10s  %s\n", "unit",
             "device", "direction", "bytes", "reason", "outcome", "stream", "seq", "start_us",
-            "end_us", "dur_us", "score", "next_use");
+            "end_us", "dur_us", "score", "next_use", "name");
     for (size_t i = 0; i < m->nmoves; i++)
-        text_row(out, t, &m->moves[i]);
+        text_row(out, t, m, &m->moves[i]);
     fprintf(out, "total: %zu moves; by reason: ", m->nmoves);
     counts(out, m->by_reason, REPORT_REASONS, 1, reason_or_other); /* "other" last */
     fprintf(out, "; by outcome: ");
@@ -138,11 +151,18 @@ static void json_u_or_null(FILE *out, const char *key, int valid, uint64_t v)
         fprintf(out, ", \"%s\": null", key);
 }
 
-static void json_move(FILE *out, const report_trace *t, const report_move *mv)
+static void json_move(FILE *out, const report_trace *t, const report_moves *m,
+                      const report_move *mv)
 {
     int ended = mv->end_rec != SIZE_MAX, budget = chosen_by_budget(mv);
+    char name[REPORT_ALLOC_NAME_MAX];
     fprintf(out, "{");
     json_unit(out, mv->unit, mv->slab, mv->members);
+    fprintf(out, ", \"name\": ");
+    if (mv->alloc && m->stats)
+        report_json_string(out, move_name(m, mv, name, sizeof name));
+    else
+        fprintf(out, "null");
     fprintf(out,
             ", \"device\": %u, \"direction\": \"%s\", \"event\": \"%s\", \"bytes\": %llu, "
             "\"reason\": \"%s\", "
@@ -217,7 +237,7 @@ static void print_json(FILE *out, const report_trace *t, const report_moves *m)
     fprintf(out, "{\"moves\": [");
     for (size_t i = 0; i < m->nmoves; i++) {
         fprintf(out, "%s\n  ", i ? "," : "");
-        json_move(out, t, &m->moves[i]);
+        json_move(out, t, m, &m->moves[i]);
     }
     fprintf(out, "\n], \"transitions\": [");
     for (size_t i = 0; i < m->nothers; i++) {

@@ -1,4 +1,5 @@
-/* report_summary.c — `shim-report summary`: steps, counts, peak device bytes, the residency
+/* report_summary.c — `shim-report summary`: the verdict first (report_verdict.c), then steps,
+ * counts, peak device bytes, the residency
  * budget, moves and stalls, in-process plans (report_summary_plan.c), top allocations and
  * kernels of a trace, as text (one fact per line, then tables) or as one JSON object. */
 #include "report.h"
@@ -207,8 +208,8 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
     report_summary_plan_text(out, t, s);
     size_t n;
     const report_alloc **v = report_top_allocs(s, &n, top);
-    fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s\n", "alloc_id",
-            "bytes", "kind", "born_ms", "freed_ms", "touches");
+    fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s  %s\n", "alloc_id",
+            "bytes", "kind", "born_ms", "freed_ms", "touches", "name");
     for (size_t i = 0; i < n; i++) {
         fprintf(out, "  %12llu %14llu %8s %12.3f ", U(v[i]->id), U(v[i]->bytes),
                 report_alloc_kind_name(v[i]->kind), ms_since(t, v[i]->t_alloc));
@@ -216,7 +217,10 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
             fprintf(out, "%12.3f", ms_since(t, v[i]->t_free));
         else
             fprintf(out, "%12s", "-");
-        fprintf(out, " %8llu\n", U(v[i]->touches));
+        char name[REPORT_ALLOC_NAME_MAX];
+        fprintf(out, " %8llu  ", U(v[i]->touches));
+        report_text_string(out, report_alloc_name(v[i], s, name, sizeof name));
+        fputc('\n', out);
     }
     free(v);
     fprintf(out, "\ntop kernels (by measured time):\n  %14s %9s %9s %12s  %s\n", "total_us",
@@ -284,7 +288,11 @@ static void json_limits(FILE *out, const report_trace *t, const report_stats *s)
 
 static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
-    fprintf(out, "{\"trace\": ");
+    report_verdict v;
+    report_verdict_make(t, s, &v);
+    fputc('{', out);
+    report_verdict_json(out, &v);
+    fprintf(out, "\"trace\": ");
     report_json_string(out, t->name);
     fprintf(out,
             ", \"format\": \"%u.%u\", \"pid\": %d, \"rank\": %d, \"complete\": %s, "
@@ -365,12 +373,17 @@ static void json_lists(FILE *out, const report_stats *s, long top)
     size_t n;
     const report_alloc **v = report_top_allocs(s, &n, top);
     fprintf(out, "], \"top_allocations\": [");
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        char name[REPORT_ALLOC_NAME_MAX];
         fprintf(out,
                 "%s{\"alloc_id\": %llu, \"bytes\": %llu, \"kind\": \"%s\", \"freed\": %s, "
-                "\"touches\": %llu}",
+                "\"touches\": %llu, \"role\": \"%s\", \"name\": ",
                 i ? ", " : "", U(v[i]->id), U(v[i]->bytes), report_alloc_kind_name(v[i]->kind),
-                v[i]->freed ? "true" : "false", U(v[i]->touches));
+                v[i]->freed ? "true" : "false", U(v[i]->touches),
+                report_alloc_role_name(report_alloc_role_of(v[i], s)));
+        report_json_string(out, report_alloc_name(v[i], s, name, sizeof name));
+        fputc('}', out);
+    }
     free(v);
     fprintf(out, "], \"kernels\": [");
     for (size_t i = 0; i < s->nkernels; i++) {
@@ -399,6 +412,9 @@ void report_summary_print(FILE *out, const report_trace *t, const report_stats *
         report_summary_json(out, t, s, top);
         fputc('\n', out);
     } else {
+        report_verdict v;
+        report_verdict_make(t, s, &v);
+        report_verdict_text(out, &v);
         text_counts(out, t, s);
         text_residency(out, s);
         text_tables(out, t, s, top);

@@ -1,6 +1,7 @@
 /* report_summary_ranks.c — `shim-report summary` of several traces, the ranks of one job, side by
- * side: one column per trace, ordered by the rank its header records, in the totals and in the
- * per-step tables (wall time, peak device bytes, bytes moved, stalls) keyed by step number. */
+ * side: each rank's verdict first, then one column per trace, ordered by the rank its header
+ * records, in the totals and in the per-step tables (wall time, peak device bytes, bytes moved,
+ * stalls) keyed by step number. */
 #include "report.h"
 
 #include <stdlib.h>
@@ -23,6 +24,7 @@ static const char *const total_names[] = {
     "syncs",
     "kernel_times",
     "peak_device_bytes",
+    "resident_peak_bytes",
     "peak_host_pinned_bytes",
     "budget_bytes",
     "evictions",
@@ -107,6 +109,8 @@ static void totals_of(column *c)
                   count_cell(s->syncs),
                   count_cell(s->kernel_times),
                   count_cell(s->peak_device_bytes),
+                  c->t->have_resident_peak ? count_cell(c->t->resident_peak_bytes)
+                                           : (cell){CELL_NONE, 0, 0.0},
                   count_cell(s->peak_host_bytes),
                   count_cell(s->budget_bytes),
                   count_cell(x->evictions),
@@ -195,9 +199,22 @@ static int any_residency(const column *c, size_t n)
     return 0;
 }
 
+/* The answer first: each rank's verdict (report_verdict.c), one line each. */
+static void text_verdicts(FILE *out, const column *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        report_verdict v;
+        report_verdict_make(c[i].t, c[i].s, &v);
+        fprintf(out, "verdict %s: ", c[i].r->label);
+        report_verdict_sentence(out, &v);
+        fputc('\n', out);
+    }
+}
+
 static void text_print(FILE *out, const column *c, size_t n, const uint64_t *steps, size_t nsteps)
 {
     int width = column_width(c, n);
+    text_verdicts(out, c, n);
     text_traces(out, c, n);
     text_totals(out, c, n, width);
     text_per_step(out, "step_ms by step (wall time)", PER_STEP_MS, c, n, width, steps, nsteps);

@@ -125,6 +125,11 @@ typedef struct report_trace {
     uint64_t lost_steps; /* steps whose summaries were lost at the limit (not in iterations) */
     uint64_t detail_steps, last_detail_step; /* have_detail_end: the END chunk gave them */
     int have_detail_end;
+    /* have_resident_peak (END chunk, format 1.9): the most device bytes the primary residency
+       manager held at once, the figure its budget bounds (older traces and runs without
+       residency: 0, not have) */
+    uint64_t resident_peak_bytes;
+    int have_resident_peak;
     char write_error[120];
     int truncated;         /* the file stops inside a chunk, or without an END chunk */
     uint64_t truncated_at; /* byte offset where the whole chunks end */
@@ -184,7 +189,11 @@ typedef struct report_alloc {
     uint32_t kind, tid;
     uint32_t device; /* CUDA device ordinal (format 1.6; 0 in older traces) */
     int freed;
-    int64_t step; /* the step it was made in, -1 before the first */
+    int64_t step;      /* the step it was made in, -1 before the first */
+    int64_t free_step; /* the step it was freed in (freed), -1 before the first or after the last */
+    /* the names of the kernels of the first and the last launch whose parameters pointed into it
+       (NULL: none did); strings of the stats, valid while it is */
+    const char *first_kernel, *last_kernel;
 } report_alloc;
 
 /* Residency moves and stalls (since format 1.1), overall or of one step. An eviction is a move
@@ -293,6 +302,35 @@ int report_device_shown(const report_stats *s, uint32_t d);
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
 
+/* ---- report_trace_names.c: allocation names a person can recognise ---- */
+
+/* An allocation's role in the training step, from its lifetime against the steps: STATE was made
+   before the first step and kept into it (weights, optimizer state made at setup); KEPT was made
+   in a step and kept past its end (optimizer state made lazily in the first step, or a caching
+   allocator's segment); TEMP lives within one step (activations, temporaries: made and freed in
+   the same step; without steps, anything freed); WARMUP was made and freed before the first
+   step; HOST is pinned host memory. */
+typedef enum report_alloc_role {
+    REPORT_ROLE_STATE,
+    REPORT_ROLE_KEPT,
+    REPORT_ROLE_TEMP,
+    REPORT_ROLE_WARMUP,
+    REPORT_ROLE_HOST
+} report_alloc_role;
+/* The role of a, an allocation of s. */
+report_alloc_role report_alloc_role_of(const report_alloc *a, const report_stats *s);
+/* "weights/state", "kept across steps", "activation/temp", "warm-up temp", "pinned host"; "?"
+   for another value. */
+const char *report_alloc_role_name(report_alloc_role r);
+/* The longest name report_alloc_name writes, with its terminator. */
+#define REPORT_ALLOC_NAME_MAX 160
+/* Writes a's name into buf (n bytes, cut to fit and terminated) and returns buf: its size, role
+   and the kernels of the first and last launches that touched it, e.g. "64.0 MiB weights/state
+   (embed_fwd .. adam_step)", "(one_kernel)" when they are the same, "(no kernel used it)". */
+const char *report_alloc_name(const report_alloc *a, const report_stats *s, char *buf, size_t n);
+/* The allocation of s with id, or NULL. */
+const report_alloc *report_alloc_find(const report_stats *s, uint64_t id);
+
 /* ---- report_trace_moves.c: residency transitions paired into moves (since format 1.2) ---- */
 
 /* How a move ended: the transition of its unit that followed its EVICT or RESTORE. */
@@ -324,6 +362,7 @@ typedef struct report_move {
     uint32_t device;
     int slab;
     uint64_t members;
+    const report_alloc *alloc; /* the allocation the unit is (not a slab), NULL when unknown */
 } report_move;
 
 /* A transition that neither starts a move nor completes one with COPY_DONE: every CANCEL,
@@ -347,6 +386,7 @@ typedef struct report_moves {
     uint64_t by_outcome[REPORT_OUTCOMES];
     uint64_t bytes_to_host, bytes_to_device; /* of every move's copy, whatever its outcome */
     uint64_t by_device[REPORT_MAX_DEVICES];  /* moves by device */
+    const report_stats *stats; /* what it was computed with: the moves' allocations' names */
 } report_moves;
 
 /* Pairs the transitions of t into moves; s (report_stats_compute of t) gives the allocations

@@ -154,6 +154,10 @@ static void on_end(void *ctx, const char *key, const char *value)
         t->last_detail_step = strtoull(value, NULL, 10);
     else if (strcmp(key, "write_error") == 0)
         snprintf(t->write_error, sizeof t->write_error, "%s", value);
+    else if (strcmp(key, "resident_peak_bytes") == 0) {
+        t->resident_peak_bytes = strtoull(value, NULL, 10);
+        t->have_resident_peak = 1;
+    }
 }
 
 /* Interprets one whole, checksummed chunk. */

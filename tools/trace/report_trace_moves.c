@@ -214,6 +214,10 @@ int report_moves_compute(report_moves *m, const report_trace *t, const report_st
         return -1;
     }
     totals(m);
+    m->stats = s;
+    for (size_t i = 0; i < m->nmoves; i++)
+        if (!m->moves[i].slab)
+            m->moves[i].alloc = report_alloc_find(s, m->moves[i].unit);
     return 0;
 }
 

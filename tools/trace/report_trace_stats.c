@@ -326,6 +326,7 @@ static void release(const report_stats *s, report_alloc *a, uint64_t t_ns, held 
         *b -= a->bytes < *b ? a->bytes : *b;
     a->freed = 1;
     a->t_free = t_ns;
+    a->free_step = h->step;
 }
 
 static void hold(report_stats *s, const report_alloc *a, held *h)
@@ -376,7 +377,8 @@ static int on_alloc(ctx *c, const report_rec *r, held *h)
                         .kind = r->sub,
                         .device = r->sub2,
                         .tid = r->tid,
-                        .step = h->step};
+                        .step = h->step,
+                        .free_step = -1};
     s->allocations++;
     if (h->step >= 0)
         s->steps[h->step].allocations++;
@@ -401,10 +403,20 @@ static int on_free(ctx *c, const report_rec *r, held *h)
 
 static void on_launch(ctx *c, const report_rec *r)
 {
+    const char *kernel = NULL; /* its name, looked up at the first allocation it touches */
     for (uint32_t i = 0; i < r->n_ids; i++) {
         uint64_t idx;
-        if (report_map_get(&c->live, c->t->ids[r->ids + i], &idx) && idx != FREED)
-            c->s->allocs[idx].touches++;
+        if (!report_map_get(&c->live, c->t->ids[r->ids + i], &idx) || idx == FREED)
+            continue;
+        report_alloc *a = &c->s->allocs[idx];
+        a->touches++;
+        if (kernel == NULL) {
+            long k = kernel_of(c, r->b); /* made by kernel_pass already: no allocation */
+            kernel = k >= 0 ? c->s->kernels[k].name : "?";
+        }
+        if (a->first_kernel == NULL)
+            a->first_kernel = kernel;
+        a->last_kernel = kernel;
     }
 }
 
