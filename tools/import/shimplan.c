@@ -22,6 +22,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -136,49 +137,46 @@ static int value_option(const char *a, const char *v, options *o)
     return 0;
 }
 
-static bool takes_value(const char *a)
-{
-    static const char *const names[] = {"--budget",    "--generate", "-o",       "--planner",
-                                        "--proposals", "--import",   "--kineto", "--step",
-                                        "--touches",   "--join-map", "--remap"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (!strcmp(a, names[i]))
-            return true;
-    return false;
-}
-
-/* Returns 0, or the exit status for a usage error (2) or --help (-1). */
+/* Returns 0, or the exit status for a usage error (2) or --help (-1). Parsed with getopt_long:
+   "--opt V" or "--opt=V", options and the model in any order. */
 static int parse_args(int argc, char **argv, options *o)
 {
+    static const struct option longs[] = {
+        {"budget", required_argument, NULL, 0},   {"generate", required_argument, NULL, 0},
+        {"planner", required_argument, NULL, 0},  {"proposals", required_argument, NULL, 0},
+        {"import", required_argument, NULL, 0},   {"kineto", required_argument, NULL, 0},
+        {"step", required_argument, NULL, 0},     {"touches", required_argument, NULL, 0},
+        {"join-map", required_argument, NULL, 0}, {"remap", required_argument, NULL, 0},
+        {"json", no_argument, NULL, 'j'},         {"entries", no_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
     o->kind = PLAN_KIND_SCHEDULED;
     o->remap = -1;
     o->iopts.step = -1;
     o->iopts.notes = stderr;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return -1;
-        if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--entries")) {
-            o->entries = true;
-        } else if (takes_value(a)) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "shim-plan: %s needs a value\n", a);
-                return 2;
-            }
-            int rc = value_option(a, argv[++i], o);
-            if (rc)
-                return rc;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "shim-plan: unknown option '%s'\n", a);
-            return 2;
-        } else if (!o->model) {
-            o->model = a;
-        } else {
-            fprintf(stderr, "shim-plan: unexpected argument '%s'\n", a);
-            return 2;
-        }
+    opterr = 0; /* the messages are shim-plan's own */
+    int c, at = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", longs, &at)) != -1) {
+        char name[32] = "-o";
+        if (c == 0)
+            snprintf(name, sizeof name, "--%s", longs[at].name);
+        if (c == ':')
+            fprintf(stderr, "shim-plan: %s needs a value\n", argv[optind - 1]);
+        else if (c == '?')
+            fprintf(stderr, "shim-plan: unknown option '%s'\n", argv[optind - 1]);
+        int rc = c == 'h'             ? -1
+                 : c == 'j'           ? (o->json = true, 0)
+                 : c == 'e'           ? (o->entries = true, 0)
+                 : c == 'o' || c == 0 ? value_option(name, optarg, o)
+                                      : 2;
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        o->model = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "shim-plan: unexpected argument '%s'\n", argv[optind]);
+        return 2;
     }
     if (o->generate)
         return 0;
