@@ -153,7 +153,8 @@ int conf_budget_parse(const char *text, conf_size *out, char *err, size_t errlen
    unit is bytes: did you mean 75% or 75GiB?" (the percentage only where percent is true and the
    number is at most 100; "512MiB or 512GiB" above 100). Writes it into buf, NUL-terminated and
    truncated to n bytes, and returns its full length; writes "" and returns 0 when text is not
-   a bare number. Never fails. The one wording of that hint: every budget check uses it. */
+   a bare number below 100000 (a longer one is meant as bytes). Never fails. The one wording
+   of that hint: every budget check uses it. */
 size_t conf_size_unit_hint(const char *text, size_t len, bool percent, char *buf, size_t n);
 
 /* Parses "<n>[ ]<unit>" with unit ns, us, ms, s or min (n may have decimals) into

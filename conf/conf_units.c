@@ -106,7 +106,7 @@ size_t conf_size_unit_hint(const char *text, size_t len, bool percent, char *buf
 {
     if (n > 0)
         buf[0] = '\0';
-    if (len == 0 || len > 20)
+    if (len == 0 || len > 5) /* 100000 bytes and more: meant as bytes, so no question */
         return 0;
     for (size_t i = 0; i < len; i++)
         if (text[i] < '0' || text[i] > '9')

@@ -16,7 +16,8 @@ SAN_RT=${SAN_RT% }
 # The whole sentence of a size error, as conf/ writes it (cut before: "..., a percentage,").
 UNITS='(B; K, Ki, KiB, M, Mi, MiB, G, Gi, GiB, T, Ti, TiB, P, Pi, PiB: powers of 1024; KB, MB, GB, TB, PB: powers of 1000), a percentage, or auto'
 
-plan 12
+plan 13
+long=$(printf 'x%.0s' $(seq 60))
 
 # says EXIT TEXT COMMAND...: the command exits EXIT and its stderr holds TEXT.
 says() {
@@ -49,10 +50,12 @@ check "SHIM_BUDGET=75 as libshim reads it: the same question" \
 check "SHIM_BUDGETS=1GiB,60: the question for entry 2" \
     config_says 'entry 2 ("60"): 60 is out of range (1MiB to 1PiB); a number without a unit is bytes: did you mean 60% or 60GiB?' \
     SHIM_BUDGETS=1GiB,60
-long=$(printf 'x%.0s' $(seq 60))
 check "SHIM_BUDGETS with a long bad entry: its reason whole (it was cut at 256 bytes)" \
     config_says "expected a number of bytes, alone or with a unit $UNITS; ignored" \
     "SHIM_BUDGETS=1GiB,$long"
+check "shim-plan --budget with a long bad size: its reason whole (it was cut at 256 bytes)" \
+    says 1 "expected a number of bytes, alone or with a unit $UNITS" sh -c \
+    "'$PLAN' --generate transformer:layers=2 -o '$tmp/s.model' && '$PLAN' '$tmp/s.model' --budget '$long'"
 check "a budget with its unit: no question" \
     sh -c "! SHIM_BUDGET=10KiB '$REPORT' config 2>&1 | grep -q 'did you mean'"
 

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -266,7 +267,7 @@ static int write_model(const options *o, const plan_model *m)
 static int generate(const options *o)
 {
     plan_model m;
-    char msg[256];
+    char msg[CONF_ERR_LEN];
     plan_model_init(&m);
     if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
         fprintf(stderr, "shim-plan: --generate: %s\n", msg);
@@ -377,7 +378,7 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
         return e;
     r->budget = r->native;
     conf_size budget;
-    char err[256];
+    char err[CONF_ERR_LEN];
     if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
         fprintf(stderr, "shim-plan: bad --budget: %s\n", err);
         return PLAN_ERR_PARSE;
@@ -420,7 +421,7 @@ static int plan_print(const options *o, const plan_model *m)
 static int plan_file(const options *o)
 {
     size_t len;
-    char *buf = read_all(o->model, &len), msg[512];
+    char *buf = read_all(o->model, &len), msg[PATH_MAX + CONF_ERR_LEN]; /* a path, its reason */
     if (!buf) {
         fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, strerror(errno));
         return 1;
@@ -442,7 +443,7 @@ static int plan_file(const options *o)
 static int import_file(const options *o)
 {
     plan_model m;
-    char msg[1024];
+    char msg[PATH_MAX + CONF_ERR_LEN]; /* a path and its reason: never cut */
     import_opts io = o->iopts;
     if (o->join_map && !(io.join_map = fopen(o->join_map, "w"))) {
         fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, strerror(errno));

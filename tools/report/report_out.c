@@ -1,9 +1,11 @@
 /* report_out.c — what the subcommands share: options, loading, enum names, escaping. */
 #include "report.h"
 
+#include "conf.h"
 #include "shim_trace.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,7 +183,7 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
 /* Contract in report.h. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o)
 {
-    char err[512];
+    char err[PATH_MAX + CONF_ERR_LEN]; /* the trace's path and its reason: never cut */
     if (report_trace_load(t, o->trace, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
         return 1;
