@@ -143,6 +143,20 @@ int conf_size_parse(const char *text, size_t len, conf_size *out, char *err, siz
    a reason in err, as conf_size_parse. */
 int conf_budget_parse(const char *text, conf_size *out, char *err, size_t errlen);
 
+/* Room for any message conf/ writes into a caller's buffer (err of the parsers above and
+   below, conf_option_check_text): the longest, an excerpt of the text (64 bytes) with the list of
+   units or choices, fits with room to spare, so no message is cut. */
+#define CONF_ERR_LEN 1024
+
+/* The hint for a size written as a bare number (digits only; text is what was written, or a
+   TOML integer formatted) where a budget wants more than that many bytes: "a number without a
+   unit is bytes: did you mean 75% or 75GiB?" (the percentage only where percent is true and the
+   number is at most 100; "512MiB or 512GiB" above 100). Writes it into buf, NUL-terminated and
+   truncated to n bytes, and returns its full length; writes "" and returns 0 when text is not
+   a bare number below 100000 (a longer one is meant as bytes). Never fails. The one wording
+   of that hint: every budget check uses it. */
+size_t conf_size_unit_hint(const char *text, size_t len, bool percent, char *buf, size_t n);
+
 /* Parses "<n>[ ]<unit>" with unit ns, us, ms, s or min (n may have decimals) into
    nanoseconds, at most INT64_MAX. Same contract as conf_size_parse. */
 int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, size_t errlen);
@@ -307,6 +321,12 @@ typedef struct conf_option {
 
 /* The table row of an option id; NULL for an id out of range. */
 const conf_option *conf_option_get(conf_option_id id);
+
+/* Checks text as option id's value would be checked from its environment variable: parsed,
+   then held to the option's bounds. Returns 0, or -1 with the reason (as a diagnostic would
+   give it, without the option's name) in err, NUL-terminated and cut to errlen bytes
+   (CONF_ERR_LEN holds any). Stores nothing. */
+int conf_option_check_text(conf_option_id id, const char *text, char *err, size_t errlen);
 
 /* The id of the option with this dotted name / environment variable name; -1 if none. */
 int conf_option_find(const char *name, size_t len);

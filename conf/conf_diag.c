@@ -8,18 +8,17 @@
 static char *format_line(conf_severity sev, const char *name, int line, int col, const char *fmt,
                          va_list ap)
 {
-    char msg[512];
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    char *msg;
+    if (vasprintf(&msg, fmt, ap) < 0)
+        return NULL;
     const char *kind = sev == CONF_ERROR ? "error" : "warning";
     char pos[48] = "";
     if (line > 0)
         snprintf(pos, sizeof pos, ":%d:%d", line, col);
-    int n = snprintf(NULL, 0, "%s%s: %s: %s", name, pos, kind, msg);
-    if (n < 0)
-        return NULL;
-    char *text = malloc((size_t)n + 1);
-    if (text != NULL)
-        snprintf(text, (size_t)n + 1, "%s%s: %s: %s", name, pos, kind, msg);
+    char *text;
+    if (asprintf(&text, "%s%s: %s: %s", name, pos, kind, msg) < 0)
+        text = NULL;
+    free(msg);
     return text;
 }
 

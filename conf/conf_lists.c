@@ -27,7 +27,7 @@ int conf_sizes_parse(const char *t, size_t len, conf_sizes *out, char *err, size
         size_t a = skip_spaces(t, end, i), b = end;
         while (b > a && t[b - 1] == ' ')
             b--;
-        char shown[41], why[256];
+        char shown[41], why[CONF_ERR_LEN];
         conf_excerpt(t + a, b - a, shown, sizeof shown);
         if (k >= CONF_MAX_SIZES) {
             snprintf(err, errlen, "entry %zu (\"%s\"): more than %d entries", k + 1, shown,

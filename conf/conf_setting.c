@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ERR_LEN 320
+#define ERR_LEN CONF_ERR_LEN
 
 /* Reports a conversion error: file errors carry the position and the option's name. */
 static int report(conf_diags *d, const conf_source *src, const conf_option *o, const char *msg)
@@ -275,9 +275,25 @@ static int out_of_range(char *err, const char *value, const char *min, const cha
     return -1;
 }
 
+/* "V is out of range (MIN to MAX)", with conf_size_unit_hint's question when V is a bare
+   number below the minimum (75 for 75% or 75GiB). */
+static int size_out_of_range(const conf_option *o, const conf_size *z, const char *v, char *err)
+{
+    char lo[48], hi[48], hint[160];
+    conf_size min = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->min};
+    conf_size max = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->max};
+    conf_size_format(&min, lo, sizeof lo);
+    conf_size_format(&max, hi, sizeof hi);
+    if (z->bytes > min.bytes ||
+        conf_size_unit_hint(v, strlen(v), o->forms & CONF_FORM_PERCENT, hint, sizeof hint) == 0)
+        return out_of_range(err, v, lo, hi);
+    snprintf(err, ERR_LEN, "%s is out of range (%s to %s); %s", v, lo, hi, hint);
+    return -1;
+}
+
 static int check_size(const conf_option *o, const conf_size *z, char *err)
 {
-    char v[48], lo[48], hi[48];
+    char v[48];
     conf_size min = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->min};
     conf_size max = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)o->max};
     conf_size_format(z, v, sizeof v);
@@ -290,11 +306,9 @@ static int check_size(const conf_option *o, const conf_size *z, char *err)
                  "%s is out of range (a share of the device above 0%% and at most "
                  "100%%)",
                  v);
-    else if (z->kind == CONF_SIZE_BYTES && (z->bytes < min.bytes || z->bytes > max.bytes)) {
-        conf_size_format(&min, lo, sizeof lo);
-        conf_size_format(&max, hi, sizeof hi);
-        return out_of_range(err, v, lo, hi);
-    } else
+    else if (z->kind == CONF_SIZE_BYTES && (z->bytes < min.bytes || z->bytes > max.bytes))
+        return size_out_of_range(o, z, v, err);
+    else
         return 0;
     return -1;
 }
@@ -306,7 +320,10 @@ static int check_sizes(const conf_option *o, const conf_sizes *s, char *err)
     for (int k = 0; k < CONF_MAX_SIZES; k++)
         if ((s->given & (1u << k)) && check_size(o, &s->at[k], why) < 0) {
             conf_size_format(&s->at[k], v, sizeof v);
-            snprintf(err, ERR_LEN, "entry %d (\"%s\"): %.200s", k + 1, v, why);
+            int used = snprintf(err, ERR_LEN, "entry %d (\"%s\"): ", k + 1, v); /* < 80 */
+            size_t len = strlen(why), room = ERR_LEN - 1 - (size_t)used;        /* len < 400 */
+            memcpy(err + used, why, len < room ? len : room);
+            err[used + (int)(len < room ? len : room)] = '\0';
             return -1;
         }
     return 0;
@@ -444,4 +461,16 @@ int conf_setting_from_text(conf_config *cfg, conf_option_id id, const char *text
     if (parse_text(conf_option_get(id), text, w.len, &c, err) < 0)
         return reject(cfg, id, &w, src, diags, err);
     return finish(cfg, id, &c, &w, src, diags, err);
+}
+
+/* Contract in conf.h. */
+int conf_option_check_text(conf_option_id id, const char *text, char *err, size_t errlen)
+{
+    char why[ERR_LEN];
+    conf_setting c = {0};
+    const conf_option *o = conf_option_get(id);
+    if (parse_text(o, text, strlen(text), &c, why) == 0 && check_range(o, &c, why) == 0)
+        return 0;
+    snprintf(err, errlen, "%s", why);
+    return -1;
 }

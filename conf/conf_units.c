@@ -101,6 +101,29 @@ int conf_budget_parse(const char *text, conf_size *out, char *err, size_t errlen
     return 0;
 }
 
+/* Contract in conf.h: never fails. */
+size_t conf_size_unit_hint(const char *text, size_t len, bool percent, char *buf, size_t n)
+{
+    if (n > 0)
+        buf[0] = '\0';
+    if (len == 0 || len > 5) /* 100000 bytes and more: meant as bytes, so no question */
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] < '0' || text[i] > '9')
+            return 0;
+    int w = (int)len;
+    bool share = percent && (len < 3 || (len == 3 && memcmp(text, "100", 3) <= 0));
+    int out = share ? snprintf(buf, n,
+                               "a number without a unit is bytes: did you mean %.*s%% or "
+                               "%.*sGiB?",
+                               w, text, w, text)
+                    : snprintf(buf, n,
+                               "a number without a unit is bytes: did you mean %.*sMiB or "
+                               "%.*sGiB?",
+                               w, text, w, text);
+    return out < 0 ? 0 : (size_t)out;
+}
+
 /* Contract in conf.h: 0, or -1 with the reason in err. */
 int conf_duration_parse(const char *text, size_t len, int64_t *ns, char *err, size_t errlen)
 {

@@ -19,8 +19,11 @@ What is checked:
     process_name, process_labels, process_sort_index, thread_name, thread_sort_index with the
     argument it needs (args.name a string; args.labels a string; args.sort_index an integer);
     other phases are refused (the report writes none);
-  * the complete ("X") slices of a track nest: one that starts inside another ends inside it
-    (Perfetto needs that; 2 ns of slack for the 3 decimals written);
+  * the complete ("X") slices of a track (a lane) never overlap, nested or not, compared in whole
+    nanoseconds (ts and dur each rounded to a ns): each ends at or before the next one's start.
+    Perfetto draws the slices of a lane nested, so two overlapping moves or kernels there would
+    read as a parent and its child; the report puts overlapping moves on lanes of their own and
+    writes times exact to the nanosecond, so no slack is allowed;
   * names: every pid that has an event has exactly one process_name, and every track (pid, tid)
     with a slice or an instant exactly one thread_name.
 """
@@ -31,7 +34,6 @@ from collections import Counter, defaultdict
 
 META = {"process_name": "name", "process_labels": "labels", "process_sort_index": "sort_index",
         "thread_name": "name", "thread_sort_index": "sort_index"}
-SLACK_US = 0.002
 
 
 def is_int(v):
@@ -132,21 +134,21 @@ def check(doc):
         if ph in ("B", "E", "X", "i", "I"):
             tracks.add(track)
         if ph == "X":
-            slices[track].append((e["ts"], e["ts"] + e["dur"], e["name"]))
+            start = round(e["ts"] * 1000)
+            slices[track].append((start, start + round(e["dur"] * 1000), e["name"]))
     for track, names_open in open_b.items():
         if names_open:
             problems.append(f"B {names_open[-1]!r} on {track} is never closed")
     for track, v in slices.items():
-        v.sort(key=lambda x: (x[0], -x[1]))
-        stack = []
+        v.sort()
+        prev = None
         for start, end, name in v:
-            while stack and stack[-1][0] <= start + SLACK_US:
-                stack.pop()
-            if stack and end > stack[-1][0] + SLACK_US:
-                problems.append(f"X {name!r} on {track} [{start}, {end}] overlaps "
-                                f"{stack[-1][1]!r} (ends {stack[-1][0]}) without nesting")
+            if prev is not None and start < prev[0]:
+                problems.append(f"X {name!r} on {track} [{start / 1000:.3f}, {end / 1000:.3f}] "
+                                f"overlaps {prev[1]!r} (ends {prev[0] / 1000:.3f}) in one lane")
                 break
-            stack.append((end, name))
+            if prev is None or end > prev[0]:
+                prev = (end, name)
     for pid in sorted(pids):
         if names[("p", pid)] != 1:
             problems.append(f"pid {pid}: {names[('p', pid)]} process_name events, not one")

@@ -124,7 +124,7 @@ check "auto: train_sim under libshim wrote a trace" [ -s "$work/auto.trace" ]
 "$REPORT" moves --json "$work/auto.trace" >"$work/auto.moves.json"
 slabs=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['totals']['slabs'])" "$work/auto.moves.json")
 "$REPORT" allocs --json "$work/auto.trace" >"$work/auto.allocs.json"
-# managed allocations up to half a chunk (1 MiB) are packed into slabs (README, "Moving memory")
+# managed allocations up to half a chunk (1 MiB) are packed into slabs (docs/residency.md)
 members=$(python3 -c "import json,sys; print(sum(1 for a in json.load(open(sys.argv[1]))['allocations'] \
     if a['kind'] == 'managed' and a['bytes'] <= 1048576))" "$work/auto.allocs.json")
 check "auto: the trace has slabs ($slabs, holding $members allocations) and moves" python3 -c \

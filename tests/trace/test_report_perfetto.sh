@@ -26,7 +26,7 @@ residency="[(e['name'], e['pid'], [m['args']['name'] for m in ev if m['ph'] == '
     for e in ev if e.get('cat') == 'residency']"
 
 # ---- traces with known contents ----
-for scenario in synthetic moves memviz threads plan empty devices; do
+for scenario in synthetic moves memviz threads plan empty devices lanes; do
     "$GEN" "$scenario" "$work/$scenario.trace"
     "$REPORT" perfetto -o "$work/$scenario.json" "$work/$scenario.trace"
     check "$scenario: perfetto exits 0" [ $? -eq 0 ]
@@ -77,6 +77,30 @@ check "devices: each device's moves on its own process's residency tracks (1.7),
      ('restore', 4194305, 'residency: to device'), \
      ('stall', 4242, 'residency: stalls')] and \
      sorted(e['args']['device'] for e in ev if e.get('cat') == 'residency') == [0, 1, 1, 1, 1]"
+# 20 evictions that all overlap: 20 lanes (there were 16 at most, the last shared by 5 moves that
+# overlapped there); 8 kernels timed at 1000.0006 us, back to back: each ends where the next starts
+# (written rounded apart, one ended 1 ns after the next began); a command line longer than a
+# process name: whole arguments only.
+L="$work/lanes.json"
+lanes_each_move_alone() {
+    json "$L" "sorted({m['args']['name'] for m in ev if m['ph'] == 'M' and \
+        m['name'] == 'thread_name' and m['args']['name'].startswith('residency: to host')}) == \
+        sorted(['residency: to host'] + ['residency: to host #%d' % i for i in range(2, 21)]) \
+        and len({(e['pid'], e['tid']) for e in ev if e.get('cat') == 'residency'}) == 20"
+}
+kernels_back_to_back() {
+    json "$L" "[round(a['ts'] * 1000) + round(a['dur'] * 1000) - round(b['ts'] * 1000) for a, b in \
+        zip(*[sorted((e for e in ev if e.get('cat') == 'kernel'), key=lambda e: e['ts'])[k:] \
+        for k in (0, 1)])] == [0] * 7 and all(round(e['dur'] * 1000) == 1000001 \
+        for e in ev if e.get('cat') == 'kernel')"
+}
+process_name_whole_words() {
+    json "$L" "[e['args']['name'] for e in ev if e['name'] == 'process_name' and e['pid'] == 4242] \
+        == ['python3 -m torch.distributed.run ... (rank 3, pid 4242)']"
+}
+check "lanes: 20 overlapping moves, 20 lanes, one move each" lanes_each_move_alone
+check "lanes: kernels back to back end where the next starts, to the ns" kernels_back_to_back
+check "lanes: the process name holds the program and whole arguments" process_name_whole_words
 "$REPORT" perfetto "$work/synthetic.trace" >"$work/stdout.json"
 check "synthetic: without -o, the same JSON on standard output" cmp -s "$work/stdout.json" "$S"
 
@@ -162,6 +186,8 @@ bad("dur", lambda v: v[x].pop("dur"))
 bad("ts-string", lambda v: v[x].update(ts=str(v[x]["ts"])))
 bad("scope", lambda v: v[i].pop("s"))
 bad("overlap", lambda v: v.append(dict(v[x], ts=v[x]["ts"] + v[x]["dur"] / 2, dur=v[x]["dur"] * 2)))
+bad("nested", lambda v: v.append(dict(v[x], ts=v[x]["ts"] + 0.001, dur=v[x]["dur"] / 2)))
+bad("by-1ns", lambda v: v.append(dict(v[x], ts=v[x]["ts"] + v[x]["dur"] - 0.001, dur=1.0)))
 bad("unnamed", lambda v: v.append(dict(v[x], tid=999)))
 bad("be", lambda v: v.extend([dict(ph="B", name="b", pid=1, tid=1, ts=5),
                               dict(ph="E", name="b", pid=1, tid=1, ts=4)]))
@@ -175,7 +201,9 @@ broken() {
 check "checker: an X event without dur fails" broken dur "dur None is not a finite number"
 check "checker: a ts given as a string fails" broken ts-string "is not a finite number"
 check "checker: an instant event without its scope fails" broken scope "without a scope"
-check "checker: slices of a track that overlap without nesting fail" broken overlap "without nesting"
+check "checker: slices of a track that overlap without nesting fail" broken overlap "in one lane"
+check "checker: a slice inside another of its lane fails" broken nested "in one lane"
+check "checker: a slice that starts 1 ns before the previous one ends fails" broken by-1ns "in one lane"
 check "checker: a track without thread_name fails" broken unnamed "0 thread_name events"
 check "checker: B/E going back in time fails" broken be "goes back"
 check "checker: process_name without args.name fails" broken meta "args.name must be a string"

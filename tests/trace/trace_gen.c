@@ -30,6 +30,11 @@
  *                              devices 1 (budget 12 MiB: 2 evictions, 1 restore, a stall) and
  *                              0 (budget 5 MiB: 1 eviction), started in that order (1.7),
  *                              with the moves' transitions on their devices (1.8)
+ *   trace_gen lanes PATH       what Perfetto's lanes and rounding must bear: 20 evictions that
+ *                              all overlap (each 100 ms long, one every 1 ms), and 8 kernels
+ *                              launched at once on one stream, each timed at 1000.0006 us (so
+ *                              their starts and ends fall between two nanoseconds); the
+ *                              command line is longer than a process name may be
  *   trace_gen empty PATH       no records at all
  *   trace_gen steps PATH [N [MAX_BYTES]]
  *                              a long job (format 1.4's size limit): a 4 MiB weight, then N
@@ -265,6 +270,25 @@ static void moves(void)
        0);
 }
 
+/* ---- lanes: overlapping moves and kernels back to back ---- */
+
+static void lanes(void)
+{
+    const uint64_t stream = 0x5000;
+    shim_trace_func_name(GEMM, "gemm");
+    shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
+    uint64_t t = now_ns();
+    for (uint64_t i = 0; i < 20; i++) {
+        shim_trace_alloc(100 + i, 0x7f0000000000ull + i * 2 * MIB, 2 * MIB, SHIM_ALLOC_MANAGED,
+                         stream);
+        shim_trace_move(SHIM_MOVE_TO_HOST, 100 + i, 2 * MIB, t + i * 1000000,
+                        t + i * 1000000 + 100000000, SHIM_REASON_BUDGET, 0);
+    }
+    for (int i = 0; i < 8; i++)
+        launch(GEMM, stream, NULL, 0, 1000.0006);
+    shim_trace_sync(SHIM_SYNC_STREAM, stream);
+}
+
 /* ---- memviz: allocations as segments and blocks ---- */
 
 /* The free transition of unit id (a slab's end, or an allocation's, which memviz ignores). */
@@ -473,12 +497,16 @@ int main(int argc, char **argv)
 {
     int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
     if (argc != 3 && !(is_steps && argc <= 5)) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|devices|empty PATH\n"
+        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|devices|lanes|empty\n"
+                        "                 PATH\n"
                         "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
     struct shim_trace_info info = {4242, 3,   "trace_gen --synthetic", "budget = \"1GiB\"\n", 0,
                                    0,    NULL};
+    if (strcmp(argv[1], "lanes") == 0)
+        info.command = "/usr/bin/python3 -m torch.distributed.run --nproc-per-node 8 "
+                       "--rdzv-endpoint localhost:29500 train.py --config big.yaml";
     const char *rank = getenv("TRACE_GEN_RANK");
     if (rank)
         info.rank = atoi(rank);
@@ -506,6 +534,8 @@ int main(int argc, char **argv)
         threads();
     else if (strcmp(argv[1], "devices") == 0)
         devices();
+    else if (strcmp(argv[1], "lanes") == 0)
+        lanes();
     else if (is_steps)
         steps(n);
     else if (strcmp(argv[1], "empty") != 0) {

@@ -1,18 +1,24 @@
 # tests/workloads — training-like programs for the simulated device (DESIGN.md section 9).
-# train_sim links the simulated runtime and driver; run it with LD_LIBRARY_PATH=$(BUILD)/simgpu.
+# train_sim links the simulated runtime and driver, and finds them through its run path.
 
 tests_workloads_CFLAGS := $(CUDA_INC) -Itests/simgpu
+
+# The run path of the programs built for the simulated device: $(BUILD)/simgpu, beside them, so
+# that `build/train_sim` runs without LD_LIBRARY_PATH. RUNPATH (new dtags), not RPATH, so that
+# LD_LIBRARY_PATH still wins (the tests pick build/simgpu/old that way). Never for libshim.so,
+# which must resolve the host process's own libcuda.so.1.
+SIMGPU_RUNPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/simgpu'
 
 TRAIN_SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/train_sim*.c)))
 
 $(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
-	$(CC) $(LDFLAGS_ALL) -o $@ $(TRAIN_SIM_OBJS) -L$(BUILD)/simgpu -lcudart -lcuda
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TRAIN_SIM_OBJS) $(SIMGPU_RUNPATH) -L$(BUILD)/simgpu -lcudart -lcuda
 
 ALL_TARGETS += $(BUILD)/train_sim
 
 # threads_sim: many threads, each with its own stream and buffer, checked word by word.
 $(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/libcuda.so.1
-	$(CC) $(LDFLAGS_ALL) -o $@ $< -L$(BUILD)/simgpu -lcuda -lpthread
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(SIMGPU_RUNPATH) -L$(BUILD)/simgpu -lcuda -lpthread
 
 ALL_TARGETS += $(BUILD)/threads_sim
 
@@ -23,8 +29,8 @@ $(REPLAY_OBJS): tests_workloads_CFLAGS += -Iplanner
 
 $(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcudart.so \
                  $(BUILD)/simgpu/libcuda.so.1
-	$(CC) $(LDFLAGS_ALL) -o $@ $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) -L$(BUILD)/simgpu \
-		-lcudart -lcuda -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(SIMGPU_RUNPATH) \
+		-L$(BUILD)/simgpu -lcudart -lcuda -lm
 
 ALL_TARGETS += $(BUILD)/replay
 

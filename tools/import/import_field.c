@@ -92,7 +92,7 @@ int import_get_str(json_object *o, const char *name, const char **out)
 
 int import_check(const char *path, const plan_model *m, char *msg, size_t cap)
 {
-    char why[256];
+    char why[1024];
     if (!plan_model_check(m, NULL, why, sizeof why))
         return 0;
     snprintf(msg, cap, "%s: error: the trace gives no valid model: %s", path, why);

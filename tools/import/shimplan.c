@@ -22,6 +22,8 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -136,49 +138,46 @@ static int value_option(const char *a, const char *v, options *o)
     return 0;
 }
 
-static bool takes_value(const char *a)
-{
-    static const char *const names[] = {"--budget",    "--generate", "-o",       "--planner",
-                                        "--proposals", "--import",   "--kineto", "--step",
-                                        "--touches",   "--join-map", "--remap"};
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (!strcmp(a, names[i]))
-            return true;
-    return false;
-}
-
-/* Returns 0, or the exit status for a usage error (2) or --help (-1). */
+/* Returns 0, or the exit status for a usage error (2) or --help (-1). Parsed with getopt_long:
+   "--opt V" or "--opt=V", options and the model in any order. */
 static int parse_args(int argc, char **argv, options *o)
 {
+    static const struct option longs[] = {
+        {"budget", required_argument, NULL, 0},   {"generate", required_argument, NULL, 0},
+        {"planner", required_argument, NULL, 0},  {"proposals", required_argument, NULL, 0},
+        {"import", required_argument, NULL, 0},   {"kineto", required_argument, NULL, 0},
+        {"step", required_argument, NULL, 0},     {"touches", required_argument, NULL, 0},
+        {"join-map", required_argument, NULL, 0}, {"remap", required_argument, NULL, 0},
+        {"json", no_argument, NULL, 'j'},         {"entries", no_argument, NULL, 'e'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
     o->kind = PLAN_KIND_SCHEDULED;
     o->remap = -1;
     o->iopts.step = -1;
     o->iopts.notes = stderr;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
-            return -1;
-        if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--entries")) {
-            o->entries = true;
-        } else if (takes_value(a)) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "shim-plan: %s needs a value\n", a);
-                return 2;
-            }
-            int rc = value_option(a, argv[++i], o);
-            if (rc)
-                return rc;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "shim-plan: unknown option '%s'\n", a);
-            return 2;
-        } else if (!o->model) {
-            o->model = a;
-        } else {
-            fprintf(stderr, "shim-plan: unexpected argument '%s'\n", a);
-            return 2;
-        }
+    opterr = 0; /* the messages are shim-plan's own */
+    int c, at = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", longs, &at)) != -1) {
+        char name[32] = "-o";
+        if (c == 0)
+            snprintf(name, sizeof name, "--%s", longs[at].name);
+        if (c == ':')
+            fprintf(stderr, "shim-plan: %s needs a value\n", argv[optind - 1]);
+        else if (c == '?')
+            fprintf(stderr, "shim-plan: unknown option '%s'\n", argv[optind - 1]);
+        int rc = c == 'h'             ? -1
+                 : c == 'j'           ? (o->json = true, 0)
+                 : c == 'e'           ? (o->entries = true, 0)
+                 : c == 'o' || c == 0 ? value_option(name, optarg, o)
+                                      : 2;
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        o->model = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "shim-plan: unexpected argument '%s'\n", argv[optind]);
+        return 2;
     }
     if (o->generate)
         return 0;
@@ -266,7 +265,7 @@ static int write_model(const options *o, const plan_model *m)
 static int generate(const options *o)
 {
     plan_model m;
-    char msg[256];
+    char msg[CONF_ERR_LEN];
     plan_model_init(&m);
     if (plan_generate(&m, o->generate, msg, sizeof(msg))) {
         fprintf(stderr, "shim-plan: --generate: %s\n", msg);
@@ -418,7 +417,7 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
         return e;
     r->budget = r->native;
     conf_size budget;
-    char err[256];
+    char err[CONF_ERR_LEN];
     if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
         fprintf(stderr, "shim-plan: bad --budget: %s\n", err);
         return PLAN_ERR_PARSE;
@@ -471,7 +470,7 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
 static int plan_file(const options *o)
 {
     size_t len;
-    char *buf = read_all(o->model, &len), msg[512];
+    char *buf = read_all(o->model, &len), msg[PATH_MAX + CONF_ERR_LEN]; /* a path, its reason */
     if (!buf) {
         fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, strerror(errno));
         return 1;
@@ -493,7 +492,7 @@ static int plan_file(const options *o)
 static int import_file(const options *o)
 {
     plan_model m;
-    char msg[1024];
+    char msg[PATH_MAX + CONF_ERR_LEN]; /* a path and its reason: never cut */
     import_opts io = o->iopts;
     if (o->join_map && !(io.join_map = fopen(o->join_map, "w"))) {
         fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, strerror(errno));

@@ -267,7 +267,7 @@ int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *
 /* `memviz [-o FILE] TRACE`: as report_fn. */
 int report_memviz_main(int argc, char **argv, char **envp);
 /* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
-   of t's device allocations: the keys and what maps to what are in README.md ("Memory
+   of t's device allocations: the keys and what maps to what are in docs/report.md ("Memory
    snapshots for memory_viz"). s (report_stats_compute of t, or NULL) names each allocation in
    its entries' and blocks' frames (one frame, report_alloc_name; NULL: no frames). 0, or -1 when
    memory ran out (out's errors are its own). */

@@ -3,6 +3,7 @@
 
 #include "conf.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,16 +23,23 @@ static int config_usage(void)
 /* Contract in report.h. SHIM_* variables of envp apply on top of the file, as in the shim. */
 int report_config_main(int argc, char **argv, char **envp)
 {
+    static const struct option longs[] = {{"file", required_argument, NULL, 'f'},
+                                          {"reference", no_argument, NULL, 'r'},
+                                          {NULL, 0, NULL, 0}};
     const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--file") == 0 && i + 1 < argc)
-            file = argv[++i];
-        else if (strcmp(argv[i], "--reference") == 0 && argc == 2) {
+    optind = 0; /* getopt_long from the start of this argv (glibc) */
+    opterr = 0; /* a usage error prints the usage */
+    for (int c; (c = getopt_long(argc, argv, ":", longs, NULL)) != -1;) {
+        if (c == 'f')
+            file = optarg;
+        else if (c == 'r' && argc == 2) { /* --reference goes alone */
             conf_reference_markdown(put_line, stdout);
             return 0;
         } else
             return config_usage();
     }
+    if (optind < argc)
+        return config_usage();
     conf_config cfg;
     conf_diags diags = {0};
     int rc = conf_config_load(&cfg, envp, file, &diags);

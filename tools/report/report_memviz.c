@@ -4,7 +4,7 @@
  * The snapshot is a dict: "device_traces", one list per device of trace entries {action, addr,
  * size, stream, time_us, frames}, in time order; "segments", the segments live at the end of the
  * trace, each with the blocks that tile it; and "libshim", where the snapshot came from and what
- * was left out (README.md, "Memory snapshots for memory_viz", says what maps to what).
+ * was left out (docs/report.md, "Memory snapshots for memory_viz", says what maps to what).
  *
  * Every device allocation of the trace (plain, async, VMM mapping, managed) is a segment of its
  * own holding one block, except the managed allocations that lie wholly in a live slab: a slab

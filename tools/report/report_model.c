@@ -3,11 +3,13 @@
  * trace's records in time order. */
 #include "report.h"
 
+#include "conf.h"
 #include "plan_build.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +145,7 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
         timed = t->recs[i].kind == SHIM_TRACE_LINK_TIME;
     for (size_t i = 0; i < t->n && !e; i++)
         e = feed(b, t, &t->recs[i], &next, timed);
-    char msg[400] = "out of memory";
+    char msg[CONF_ERR_LEN] = "out of memory";
     if (!e)
         e = plan_build_model_ids(b, o->step, m, info, &ids, msg, sizeof msg);
     plan_build_free(b);
@@ -169,7 +171,7 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
 int report_model_open(const report_trace *t, const report_model_opts *o, plan_model *m,
                       plan_build_info *info)
 {
-    char err[600];
+    char err[PATH_MAX + CONF_ERR_LEN]; /* a path and its reason: never cut */
     if (report_model_build(t, o, m, info, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
         return 1;
@@ -241,7 +243,7 @@ int report_model_main(int argc, char **argv, char **envp)
     if (report_model_opts_parse(&o, argc, argv, 0) != 0)
         return 2;
     report_trace t;
-    char err[512];
+    char err[CONF_ERR_LEN];
     if (report_trace_load(&t, o.trace, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
         return 1;

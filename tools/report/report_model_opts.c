@@ -4,6 +4,7 @@
 #include "plan.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,17 +136,6 @@ static int value_option(report_model_opts *o, const char *a, const char *v, int 
     return 0;
 }
 
-static int takes_value(const char *a)
-{
-    static const char *const names[] = {"--step",    "-o",         "--h2d",       "--d2h",
-                                        "--duplex",  "--remap",    "--link-both", "--budget",
-                                        "--planner", "--proposals"};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(a, names[i]))
-            return 1;
-    return 0;
-}
-
 /* Contract in report.h. */
 int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int for_plan)
 {
@@ -157,24 +147,36 @@ int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int for
                              .both_h2d = -1,
                              .both_d2h = -1,
                              .kind = PLAN_KIND_SCHEDULED};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (for_plan && !strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (takes_value(a)) {
-            if (i + 1 >= argc)
-                return usage(for_plan, "%s needs a value", a);
-            int rc = value_option(o, a, argv[++i], for_plan);
-            if (rc)
-                return rc;
-        } else if (a[0] == '-' && a[1]) {
-            return usage(for_plan, "unknown option '%s'", a);
-        } else if (o->trace) {
-            return usage(for_plan, "unexpected argument '%s' (one trace only)", a);
-        } else {
-            o->trace = a;
-        }
+    static const struct option longs[] = {{"step", required_argument, NULL, 0},
+                                          {"h2d", required_argument, NULL, 0},
+                                          {"d2h", required_argument, NULL, 0},
+                                          {"duplex", required_argument, NULL, 0},
+                                          {"remap", required_argument, NULL, 0},
+                                          {"link-both", required_argument, NULL, 0},
+                                          {"budget", required_argument, NULL, 0},
+                                          {"planner", required_argument, NULL, 0},
+                                          {"proposals", required_argument, NULL, 0},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {NULL, 0, NULL, 0}};
+    optind = 0; /* getopt_long from the start of this argv (glibc) */
+    opterr = 0; /* the messages are the report's own */
+    int c, at = 0;
+    while ((c = getopt_long(argc, argv, ":o:", longs, &at)) != -1) {
+        char name[32] = "-o";
+        if (c == 0)
+            snprintf(name, sizeof name, "--%s", longs[at].name);
+        if (c == ':')
+            return usage(for_plan, "%s needs a value", argv[optind - 1]);
+        if (c == '?' || (c == 'j' && !for_plan))
+            return usage(for_plan, "unknown option '%s'", argv[optind - 1]);
+        int rc = c == 'j' ? (o->json = 1, 0) : value_option(o, name, optarg, for_plan);
+        if (rc)
+            return rc;
     }
+    if (optind < argc)
+        o->trace = argv[optind++];
+    if (optind < argc)
+        return usage(for_plan, "unexpected argument '%s' (one trace only)", argv[optind]);
     if (!o->trace)
         return usage(for_plan, "%s", "no trace given");
     if (for_plan && !o->budget && !o->proposals)

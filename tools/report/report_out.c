@@ -1,8 +1,11 @@
 /* report_out.c — what the subcommands share: options, loading, enum names, escaping. */
 #include "report.h"
 
+#include "conf.h"
 #include "shim_trace.h"
 
+#include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,21 +132,26 @@ int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *us
         fprintf(stderr, "shim-report: out of memory\n");
         return 1;
     }
+    static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
+                                          {"top", required_argument, NULL, 't'},
+                                          {NULL, 0, NULL, 0}};
     int bad = 0;
-    for (int i = 1; i < argc && !bad; i++) {
+    optind = 0; /* getopt_long from the start of this argv (glibc) */
+    opterr = 0; /* a usage error prints the usage */
+    for (int c; !bad && (c = getopt_long(argc, argv, ":o:", longs, NULL)) != -1;) {
         char *end;
-        if (allow_json && strcmp(argv[i], "--json") == 0)
+        if (allow_json && c == 'j')
             o->json = 1;
-        else if (allow_json && strcmp(argv[i], "--top") == 0 && i + 1 < argc) {
-            o->top = strtol(argv[++i], &end, 10);
+        else if (allow_json && c == 't') {
+            o->top = strtol(optarg, &end, 10);
             bad = *end != '\0' || o->top < 0;
-        } else if (allow_output && strcmp(argv[i], "-o") == 0 && i + 1 < argc)
-            o->output = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
-            bad = 1;
+        } else if (allow_output && c == 'o')
+            o->output = optarg;
         else
-            o->traces[o->ntraces++] = argv[i];
+            bad = 1;
     }
+    while (!bad && optind < argc)
+        o->traces[o->ntraces++] = argv[optind++];
     if (bad || o->ntraces == 0) {
         report_opts_free(o);
         return opts_usage(usage);
@@ -175,7 +183,7 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
 /* Contract in report.h. */
 int report_open(report_trace *t, report_stats *s, const report_opts *o)
 {
-    char err[512];
+    char err[PATH_MAX + CONF_ERR_LEN]; /* the trace's path and its reason: never cut */
     if (report_trace_load(t, o->trace, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
         return 1;

@@ -1,7 +1,8 @@
 /* report_perfetto.c — `shim-report perfetto`: Chrome trace JSON in torch.profiler's layout for
  * Perfetto (ui.perfetto.dev) and chrome://tracing.
  *
- * Each trace given is one rank: a host process (its pid, named after its command, rank and pid)
+ * Each trace given is one rank: a host process (its pid, named after its command's program and
+ * the whole arguments that fit, its rank and pid)
  * and one process per GPU that holds allocations ("GPU D (rank R)"), whose pid lies above Linux's
  * pid range (4194304 + 256 * the trace's position + the device), so that the processes of several
  * ranks never share a pid. Each GPU process has its own device memory counter (allocation records
@@ -21,10 +22,11 @@
  * notes. Residency moves are complete events on two tracks of their device's GPU process
  * ("residency: to host", "residency: to device"), and the stalls they caused on a "residency:
  * stalls" track of the host process (args: the device whose manager stalled it); a slice that
- * overlaps the previous one of its track goes on a further lane ("... #2"), since Perfetto needs
- * the slices of a track nested. Timestamps are microseconds since the trace (with several, the
- * earliest) started. tests/trace/chrome_trace_check.py checks the output against the trace event
- * format.
+ * overlaps the previous one of its track goes on a further lane ("... #2"; as many lanes as
+ * moves overlap), since Perfetto needs the slices of a track nested. Timestamps are microseconds
+ * since the trace (with several, the earliest) started, kept in whole nanoseconds and written
+ * with exactly three decimals, so that a slice ending where the next starts never overlaps it.
+ * tests/trace/chrome_trace_check.py checks the output against the trace event format.
  */
 #include "report.h"
 
@@ -32,6 +34,9 @@
 #include "shim_trace_format.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,7 +47,6 @@
 #define PID_LIMIT  4194304
 #define STALL_TID  4194304u
 #define MAX_TRACES 256 /* pids of trace i: PID_LIMIT + 256 * i + (0..255) */
-#define LANES_MAX  16  /* per residency track; later overlaps share the last lane */
 
 typedef struct pctx {
     FILE *out;
@@ -50,30 +54,47 @@ typedef struct pctx {
     const report_stats *s;
     int host_pid, gpu_pid, rank_index; /* gpu_pid: the primary device's process */
     int gpu_base;                      /* device D's process is gpu_base + D */
-    double offset_us;      /* added to every time: where this trace starts among the others */
+    int64_t offset_ns;     /* added to every time: where this trace starts among the others */
     int *first;            /* no event written yet (shared by the traces) */
     report_map names;      /* func_id -> text offset */
     report_map times;      /* launch seq -> kernel_time record index */
     report_map streams;    /* stream handle -> track */
     report_map stream_dev; /* stream handle -> device slot, from the allocations it touched */
-    double *stream_end;    /* per track: where its last timed kernel ended (us) */
+    int64_t *stream_end;   /* per track: where its last timed kernel ended (at()'s ns) */
     size_t ntracks;
 } pctx;
 
-static double us(const pctx *p, uint64_t ns)
+/* Every time is kept in whole nanoseconds since the (earliest) trace's start and written as
+   microseconds with exactly three decimals, so nothing is rounded: a slice that ends where the
+   next begins is written so, and end_i <= start_i+1 holds in the file as it does here. */
+static int64_t at(const pctx *p, uint64_t ns)
 {
     const uint64_t s = p->t->start_ns;
-    return p->offset_us + (ns >= s ? (double)(ns - s) / 1e3 : -(double)(s - ns) / 1e3);
+    return p->offset_ns + (ns >= s ? (int64_t)(ns - s) : -(int64_t)(s - ns));
+}
+
+/* ns as microseconds, exactly: "-12.345". */
+static void json_us(FILE *out, int64_t ns)
+{
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(out, "%s%llu.%03llu", ns < 0 ? "-" : "", U(a / 1000), U(a % 1000));
 }
 
 /* Starts an event object: the separator, then {"ph": ph, "name": name, "pid", "tid", "ts". */
-static void ev(pctx *p, const char *ph, const char *name, int pid, uint64_t tid, double ts)
+static void ev(pctx *p, const char *ph, const char *name, int pid, uint64_t tid, int64_t ts_ns)
 {
     fprintf(p->out, "%s\n{\"ph\": \"%s\", \"name\": ", *p->first ? "" : ",", ph);
     *p->first = 0;
     report_json_string(p->out, name);
     fprintf(p->out, ", \"pid\": %d, \"tid\": %llu, \"ts\": ", pid, U(tid));
-    report_json_double(p->out, ts);
+    json_us(p->out, ts_ns);
+}
+
+/* The "dur" of a slice from start to end (0 when end is not later). */
+static void dur(pctx *p, int64_t start, int64_t end)
+{
+    fprintf(p->out, ", \"dur\": ");
+    json_us(p->out, end > start ? end - start : 0);
 }
 
 static void meta(pctx *p, const char *what, int pid, uint64_t tid, const char *name)
@@ -87,11 +108,11 @@ static void meta(pctx *p, const char *what, int pid, uint64_t tid, const char *n
 /* A new track of GPU process pid, named; -1 when memory ran out. */
 static long new_track(pctx *p, int pid, const char *name)
 {
-    double *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
+    int64_t *end = realloc(p->stream_end, (p->ntracks + 1) * sizeof *end);
     if (end == NULL)
         return -1;
     p->stream_end = end;
-    end[p->ntracks] = -1e300;
+    end[p->ntracks] = INT64_MIN;
     meta(p, "thread_name", pid, p->ntracks, name);
     return (long)p->ntracks++;
 }
@@ -136,16 +157,15 @@ static int kernel_event(pctx *p, const report_rec *r)
     char buf[32];
     const char *name = kernel_name(p, r->b, buf, sizeof buf);
     uint64_t ki;
-    double start = us(p, r->t_ns);
+    int64_t start = at(p, r->t_ns);
     if (report_map_get(&p->times, r->a, &ki)) {
-        double dur = p->t->recs[ki].usec;
-        dur = dur == dur && dur >= 0 && dur < 1e15 ? dur : 0;
+        double usec = p->t->recs[ki].usec; /* rounded to a whole ns, once: start + it = end */
+        int64_t len = usec == usec && usec >= 0 && usec < 1e12 ? (int64_t)(usec * 1e3 + 0.5) : 0;
         if (p->stream_end[tr] > start)
             start = p->stream_end[tr];
-        p->stream_end[tr] = start + dur;
+        p->stream_end[tr] = start + len;
         ev(p, "X", name, stream_pid(p, r->d), (uint64_t)tr, start);
-        fprintf(p->out, ", \"dur\": ");
-        report_json_double(p->out, dur);
+        dur(p, start, start + len);
     } else {
         ev(p, "i", name, stream_pid(p, r->d), (uint64_t)tr, start);
         fprintf(p->out, ", \"s\": \"t\"");
@@ -165,7 +185,7 @@ static int copy_event(pctx *p, const report_rec *r)
     char name[32];
     snprintf(name, sizeof name, "Memcpy %s", report_copy_dir_name(r->sub));
     ev(p, "i", r->sub == SHIM_COPY_MEMSET ? "Memset" : name, stream_pid(p, r->d), (uint64_t)tr,
-       us(p, r->t_ns));
+       at(p, r->t_ns));
     fprintf(p->out,
             ", \"s\": \"t\", \"cat\": \"gpu_memcpy\", \"args\": {\"bytes\": %llu, "
             "\"dst_id\": %llu, \"src_id\": %llu}}",
@@ -177,9 +197,8 @@ static int copy_event(pctx *p, const report_rec *r)
 static void slice(pctx *p, const char *name, int pid, uint64_t tid, uint64_t start_ns,
                   uint64_t end_ns)
 {
-    ev(p, "X", name, pid, tid, us(p, start_ns));
-    fprintf(p->out, ", \"dur\": ");
-    report_json_double(p->out, end_ns > start_ns ? (double)(end_ns - start_ns) / 1e3 : 0);
+    ev(p, "X", name, pid, tid, at(p, start_ns));
+    dur(p, at(p, start_ns), at(p, end_ns));
 }
 
 /* The residency track a record goes to: 0 the host's stalls, 1 + 2 * D + (dir - 1) device D's
@@ -211,12 +230,26 @@ static int by_track_start(const void *pa, const void *pb)
     return a->r->order < b->r->order ? -1 : a->r->order > b->r->order;
 }
 
-/* The lanes of one residency track: where each one's last slice ends, and its tid. */
+/* The lanes of one residency track: where each one's last slice ends, and its tid; as many as
+   the most moves that overlap there (Perfetto draws the slices of one lane nested, so no two
+   overlapping moves may share one). */
 typedef struct lanes {
-    uint64_t end[LANES_MAX];
-    uint64_t tid[LANES_MAX];
+    uint64_t *end;
+    uint64_t *tid;
     size_t n;
 } lanes;
+
+/* Room for lane l->n; -1 when memory ran out. */
+static int lanes_grow(lanes *l)
+{
+    uint64_t *end = realloc(l->end, (l->n + 1) * sizeof *end);
+    if (end != NULL)
+        l->end = end;
+    uint64_t *tid = end ? realloc(l->tid, (l->n + 1) * sizeof *tid) : NULL;
+    if (tid != NULL)
+        l->tid = tid;
+    return tid != NULL ? 0 : -1;
+}
 
 /* The tid of the first lane of track `track` free at r's start (made and named when needed);
    -1 when memory ran out. */
@@ -225,13 +258,14 @@ static long lane_of(pctx *p, lanes *l, unsigned track, const report_rec *r)
     size_t i = 0;
     while (i < l->n && l->end[i] > r->c)
         i++;
-    if (i == LANES_MAX)
-        i = LANES_MAX - 1;
-    else if (i == l->n) {
+    if (i == l->n) {
         char name[48];
+        if (lanes_grow(l) != 0)
+            return -1;
         snprintf(name, sizeof name, i ? "residency: %s #%zu" : "residency: %s",
                  track ? report_move_dir_name(SHIM_MOVE_TO_HOST + (track - 1) % 2) : "stalls",
                  i + 1);
+        l->end[i] = 0;
         if (track == 0) {
             l->tid[i] = STALL_TID + i;
             meta(p, "thread_name", p->host_pid, l->tid[i], name);
@@ -291,6 +325,10 @@ static int residency_events(pctx *p)
         else
             residency_event(p, v[i].r, v[i].track, (uint64_t)tid);
     }
+    for (size_t k = 0; l != NULL && k < RESIDENCY_TRACKS; k++) {
+        free(l[k].end);
+        free(l[k].tid);
+    }
     free(v);
     free(l);
     return rc;
@@ -306,7 +344,7 @@ static void host_event(pctx *p, const report_rec *r)
     else if (r->kind == SHIM_TRACE_DROPPED)
         snprintf(name, sizeof name, "dropped %llu records", U(r->a));
     ev(p, "i", r->kind == SHIM_TRACE_NOTE ? p->t->text + r->text : name, p->host_pid, r->tid,
-       us(p, r->t_ns));
+       at(p, r->t_ns));
     fprintf(p->out, ", \"s\": \"t\", \"cat\": \"shim\"}");
 }
 
@@ -319,9 +357,8 @@ static void step_events(pctx *p, const report_map *launch_of)
         uint32_t tid = report_map_get(launch_of, st->first_seq, &li) ? p->t->recs[li].tid : 0;
         char name[40];
         snprintf(name, sizeof name, "ProfilerStep#%llu", U(st->step));
-        ev(p, "X", name, p->host_pid, tid, us(p, st->t_start));
-        fprintf(p->out, ", \"dur\": ");
-        report_json_double(p->out, end > st->t_start ? (double)(end - st->t_start) / 1e3 : 0);
+        ev(p, "X", name, p->host_pid, tid, at(p, st->t_start));
+        dur(p, at(p, st->t_start), at(p, end));
         fprintf(p->out,
                 ", \"cat\": \"user_annotation\", \"args\": {\"first_seq\": %llu, "
                 "\"launches\": %llu}}",
@@ -363,7 +400,7 @@ static int memory_counter_of(pctx *p, uint32_t d)
             held = held + c[i].bytes < held ? UINT64_MAX : held + c[i].bytes;
         else
             held -= c[i].bytes < held ? c[i].bytes : held;
-        ev(p, "C", "device memory", p->gpu_base + (int)d, 0, us(p, c[i].t_ns));
+        ev(p, "C", "device memory", p->gpu_base + (int)d, 0, at(p, c[i].t_ns));
         fprintf(p->out, ", \"args\": {\"allocated_bytes\": %llu}}", U(held));
     }
     free(c);
@@ -379,14 +416,48 @@ static int memory_counter(pctx *p)
     return 0;
 }
 
+/* The host process's name: the command's program (its file name, without the folder), then
+   as many of its arguments, whole, as fit in PROC_WORDS bytes ("..." for the rest), then the
+   rank and pid: "python3 train.py --lr 0.1 ... (rank 0, pid 4242)". No argument is cut.
+   malloc'd; NULL when memory ran out. */
+#define PROC_WORDS 40
+static char *process_name(const char *cmd, int rank, int pid)
+{
+    size_t i = cmd ? strspn(cmd, " ") : 0, len = cmd ? strcspn(cmd + i, " ") : 0;
+    const char *prog = len ? cmd + i : "host";
+    size_t plen = len ? len : 4;
+    for (size_t k = 0; k < len; k++)
+        if (cmd[i + k] == '/' && k + 1 < len) {
+            prog = cmd + i + k + 1;
+            plen = len - k - 1;
+        }
+    size_t used = plen, rest = i + len;
+    for (;;) { /* [rest, rest + w): the next argument; taken when it fits */
+        size_t at = rest + (cmd ? strspn(cmd + rest, " ") : 0);
+        size_t w = cmd ? strcspn(cmd + at, " ") : 0;
+        if (w == 0 || used + 1 + w > PROC_WORDS)
+            break;
+        used += 1 + w;
+        rest = at + w;
+    }
+    bool more = cmd && cmd[rest + strspn(cmd + rest, " ")] != '\0';
+    size_t args = cmd ? rest - (i + len) : 0;
+    char *name;
+    if (asprintf(&name, "%.*s%.*s%s (rank %d, pid %d)", (int)plen, prog, (int)args,
+                 cmd ? cmd + i + len : "", more ? " ..." : "", rank, pid) < 0)
+        return NULL;
+    return name;
+}
+
 /* Names and order of the processes, and names of every host thread that recorded something. */
 static int names(pctx *p)
 {
     char name[96], gpu[40];
-    const char *cmd = p->t->command;
-    snprintf(name, sizeof name, "%.40s (rank %d, pid %d)", cmd && *cmd ? cmd : "host", p->t->rank,
-             p->t->pid);
-    meta(p, "process_name", p->host_pid, 0, name);
+    char *host = process_name(p->t->command, p->t->rank, p->t->pid);
+    if (host == NULL)
+        return -1;
+    meta(p, "process_name", p->host_pid, 0, host);
+    free(host);
     ev(p, "M", "process_sort_index", p->host_pid, 0, 0);
     fprintf(p->out, ", \"args\": {\"sort_index\": %d}}", 256 * p->rank_index);
     for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++) {
@@ -544,8 +615,7 @@ int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
                   .rank_index = (int)i,
                   .first = &first};
         if (aligned)
-            p.offset_us =
-                (double)(t[i]->start_realtime_ns - t[first_trace]->start_realtime_ns) / 1e3;
+            p.offset_ns = (int64_t)(t[i]->start_realtime_ns - t[first_trace]->start_realtime_ns);
         rc = print_one(&p);
     }
     fprintf(out, "\n]}\n");
@@ -574,12 +644,16 @@ int report_perfetto_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: out of memory\n");
         rc = 1;
     }
-    for (int i = 1; i < argc && rc == 0; i++) {
-        if (strcmp(argv[i], "-o") == 0 && i + 1 < argc && output == NULL)
-            output = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1] != '\0')
+    optind = 0; /* getopt_long from the start of this argv (glibc) */
+    opterr = 0; /* a usage error prints the usage */
+    for (int c; rc == 0 && (c = getopt_long(argc, argv, ":o:", NULL, NULL)) != -1;) {
+        if (c == 'o' && output == NULL)
+            output = optarg;
+        else
             rc = 2;
-        else if (n == MAX_TRACES) {
+    }
+    for (int i = optind; i < argc && rc == 0; i++) {
+        if (n == MAX_TRACES) {
             fprintf(stderr, "shim-report: perfetto takes at most %d traces\n", MAX_TRACES);
             rc = 2;
         } else {

@@ -181,7 +181,7 @@ int report_plan_main(int argc, char **argv, char **envp)
     if (report_model_opts_parse(&o, argc, argv, 1) != 0)
         return 2;
     conf_size budget = {0};
-    char err[512];
+    char err[CONF_ERR_LEN];
     if (o.budget && conf_budget_parse(o.budget, &budget, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: bad --budget: %s\n", err);
         return 2;

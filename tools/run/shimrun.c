@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -76,8 +77,9 @@ static int usage(FILE *f, int status)
           "  --budget SIZE      device memory budget (SHIM_BUDGET): 20GiB, 75%, auto\n"
           "  --config FILE      libshim's configuration file (SHIM_CONFIG)\n"
           "  --trace PATTERN    trace path (SHIM_TRACE_PATH; %p process id, %r rank); a folder:\n"
-          "                     the default name in it; default, unless the configuration\n"
-          "                     sets trace.path: shim-DATE-TIME-PID-r%r-p%p.trace here\n"
+          "                     the default name in it (DIR/: made if missing); default,\n"
+          "                     unless the configuration sets trace.path:\n"
+          "                     shim-DATE-TIME-PID-r%r-p%p.trace here\n"
           "  --report FILE      also write the HTML report of the traces (shim-report html)\n"
           "  --quiet            no summary\n"
           "Exit status: COMMAND's (128+N when signal N ended it); 2 bad usage or configuration;\n"
@@ -96,62 +98,47 @@ static int bad_usage(const char *fmt, ...)
     return usage(stderr, EXIT_USAGE);
 }
 
-/* Stores the value of an option that takes one ("--opt V" or "--opt=V"); 1 when arg is not
-   such an option, 0 when stored, EXIT_USAGE when its value is missing. */
-static int value_option(options *o, char **argv, int *i)
+/* Parses argv into o with getopt_long: options up to the first argument that is not one (or
+   "--"), "--opt V" or "--opt=V". 0; -1 after --help; EXIT_USAGE after a usage error. */
+static int parse_options(options *o, int argc, char **argv)
 {
-    static const char *const names[] = {"--budget", "--config", "--trace", "--report"};
-    const char **slots[] = {&o->budget, &o->config, &o->trace, &o->report};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        size_t len = strlen(names[k]);
-        if (strncmp(argv[*i], names[k], len) != 0)
-            continue;
-        if (argv[*i][len] == '=')
-            *slots[k] = argv[*i] + len + 1;
-        else if (argv[*i][len] != '\0')
-            continue;
-        else if (argv[*i + 1] == NULL)
-            return bad_usage("%s needs a value", names[k]);
-        else
-            *slots[k] = argv[++*i];
-        return 0;
-    }
-    return 1;
-}
-
-/* Parses argv into o. 0; -1 after --help; EXIT_USAGE after a usage error. */
-static int parse_options(options *o, char **argv)
-{
+    static const struct option longs[] = {
+        {"budget", required_argument, NULL, 'b'},
+        {"config", required_argument, NULL, 'c'},
+        {"trace", required_argument, NULL, 't'},
+        {"report", required_argument, NULL, 'r'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     *o = (options){0};
-    int i = 1;
-    for (; argv[i] && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--") == 0) {
-            i++;
-            break;
-        }
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    opterr = 0; /* the messages are shim-run's own */
+    for (int c; (c = getopt_long(argc, argv, "+:h", longs, NULL)) != -1;) {
+        if (c == 'h') {
             usage(stdout, 0);
             return -1;
         }
-        if (strcmp(argv[i], "--quiet") == 0) {
+        if (c == ':')
+            return bad_usage("%s needs a value", argv[optind - 1]);
+        if (c == '?')
+            return bad_usage("unknown option '%s'", argv[optind - 1]);
+        const char **slot = c == 'b'   ? &o->budget
+                            : c == 'c' ? &o->config
+                            : c == 't' ? &o->trace
+                                       : &o->report;
+        if (c == 'q')
             o->quiet = true;
-            continue;
-        }
-        int rc = value_option(o, argv, &i);
-        if (rc == 1)
-            return bad_usage("unknown option '%s'", argv[i]);
-        if (rc != 0)
-            return rc;
+        else
+            *slot = optarg;
     }
-    if (argv[i] == NULL)
+    if (argv[optind] == NULL)
         return bad_usage("no command to run");
     if (o->report && !o->report[0])
         return bad_usage("--report needs a file name");
-    conf_size size;
-    char err[200];
-    if (o->budget && conf_size_parse(o->budget, strlen(o->budget), &size, err, sizeof err) != 0)
-        return bad_usage("--budget '%s': %s", o->budget, err);
-    o->command = argv + i;
+    char err[CONF_ERR_LEN];
+    if (o->budget && conf_option_check_text(CONF_BUDGET, o->budget, err, sizeof err) != 0)
+        return bad_usage("--budget '%s' (SHIM_BUDGET): %s", o->budget, err);
+    o->command = argv + optind;
     return 0;
 }
 
@@ -329,11 +316,40 @@ static char *own_folder(void)
     return strdup(buf);
 }
 
+/* Makes the folder path and its missing parents (mkdir -p), a note naming the part that
+   failed. 0, or -1 after the note. */
+static int make_folder(const char *path)
+{
+    char *p = strdup(path);
+    int rc = p ? 0 : -1;
+    for (char *slash = p; rc == 0 && slash;) {
+        slash = strchr(slash + 1, '/');
+        if (slash)
+            *slash = '\0';
+        struct stat st;
+        if (p[0] && mkdir(p, 0777) != 0 &&
+            (errno != EEXIST || stat(p, &st) != 0 || !S_ISDIR(st.st_mode))) {
+            shimrun_note("--trace %s: cannot make the folder %s: %s", path, p,
+                         errno == EEXIST ? "not a folder" : strerror(errno));
+            rc = -1;
+        }
+        if (slash)
+            *slash = '/';
+    }
+    if (p == NULL)
+        shimrun_note("out of memory");
+    free(p);
+    return rc;
+}
+
 /* The command's environment: shim-run's, with LD_PRELOAD, SHIM_CONFIG, SHIM_BUDGET and
    SHIM_TRACE_PATH; *pattern the trace pattern. 0; EXIT_USAGE or EXIT_LAUNCHER after a note. */
 static int command_env(const options *o, const char *lib, env *e, char **pattern)
 {
     *pattern = NULL;
+    size_t tlen = o->trace ? strlen(o->trace) : 0;
+    if (tlen && o->trace[tlen - 1] == '/' && make_folder(o->trace) != 0)
+        return EXIT_USAGE; /* --trace DIR/: the folder the traces go in, made as mkdir -p */
     char *config = o->config ? realpath(o->config, NULL) : NULL;
     if (o->config && config == NULL) {
         shimrun_note("--config %s: %m", o->config);
@@ -496,9 +512,8 @@ static int run(const options *o, const env *e, const char *pattern, const char *
 
 int main(int argc, char **argv)
 {
-    (void)argc;
     options o;
-    int rc = parse_options(&o, argv);
+    int rc = parse_options(&o, argc, argv);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     char *folder = own_folder(), *lib = NULL;
