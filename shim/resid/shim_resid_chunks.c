@@ -49,6 +49,7 @@ static int more_slots(struct resid_ctx *r)
     CUresult rc = r->drv->reserve(&base, size, r->gran);
     if (rc != CUDA_SUCCESS) {
         resid_driver_failed(r, rc);
+        r->oom.driver_failed = true;
         return -1;
     }
     for (size_t i = ARENA_SLOTS; i-- > 0;)
@@ -102,6 +103,7 @@ static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host, uint32_t
     if (host && r->unmapped) {
         void *p = NULL;
         if ((rc = r->drv->host_alloc(&p, bytes)) != CUDA_SUCCESS) {
+            resid_driver_failed(r, rc);
             r->oom.driver_failed = true;
             free(c);
             return NULL;
@@ -116,6 +118,7 @@ static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host, uint32_t
     if (grans > 1) {
         if ((rc = r->drv->reserve(&c->addr, bytes, r->gran)) != CUDA_SUCCESS) {
             resid_driver_failed(r, rc);
+            r->oom.driver_failed = true;
             free(c);
             return NULL;
         }
@@ -336,7 +339,7 @@ static void consider(struct resid_ctx *r, struct resid_unit *u, void *arg)
 /* Starts one eviction; true if one started (or an empty slab was released). */
 static bool evict_one(struct resid_ctx *r)
 {
-    if (!r->can_evict || r->sticky)
+    if (!r->can_evict || r->sticky || r->stepped_aside)
         return false;
     for (;;) {
         struct victim_search s = {NULL, 0, 0,
@@ -353,6 +356,10 @@ static bool evict_one(struct resid_ctx *r)
             r->planned.reactive += r->plan_active;
             return true;
         }
+        /* A movable victim that would not move: a driver call failed (or host_budget is
+           spent), which the out-of-memory verdict must know (shim_resid_alloc steps aside). */
+        if (!(r->host_bytes + r->gran > r->host_budget && !r->nfree_host))
+            r->oom.driver_failed = true;
         struct resid_unit *u = s.best; /* a transient failure gets one more try */
         if (u->fail_epoch != r->epoch) {
             u->fail_epoch = r->epoch;

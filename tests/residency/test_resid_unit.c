@@ -37,7 +37,7 @@ static CUdeviceptr alloc_on(uint64_t bytes, CUstream stream, bool async)
     tick();
     CUdeviceptr p = 0;
     CUresult rc = CUDA_ERROR_UNKNOWN;
-    assert_true(shim_resid_alloc(&p, bytes, stream, false, async, &rc));
+    assert_int_equal(shim_resid_alloc(&p, bytes, stream, false, async, &rc), SHIM_RESID_DONE);
     assert_int_equal(rc, CUDA_SUCCESS);
     return p;
 }
@@ -583,7 +583,7 @@ static void test_sticky_error_reaches_the_program(void **state)
     fake_fail("event_sync", 1, true, CUDA_ERROR_ILLEGAL_ADDRESS);
     CUdeviceptr c = 0;
     CUresult rc = CUDA_SUCCESS;
-    assert_true(shim_resid_alloc(&c, 3 * MiB, STREAM, false, false, &rc));
+    assert_int_equal(shim_resid_alloc(&c, 3 * MiB, STREAM, false, false, &rc), SHIM_RESID_DONE);
     assert_int_equal(rc, CUDA_ERROR_ILLEGAL_ADDRESS);
     assert_int_equal(r->sticky, CUDA_ERROR_ILLEGAL_ADDRESS);
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
@@ -690,7 +690,7 @@ static void test_oversized_allocation_is_out_of_memory(void **state)
     budget_chunks(2);
     CUdeviceptr p = 0;
     CUresult rc = CUDA_SUCCESS;
-    assert_true(shim_resid_alloc(&p, 5 * MiB, STREAM, false, false, &rc));
+    assert_int_equal(shim_resid_alloc(&p, 5 * MiB, STREAM, false, false, &rc), SHIM_RESID_DONE);
     assert_int_equal(rc, CUDA_ERROR_OUT_OF_MEMORY);
     assert_true(r->dev_bytes <= r->budget);
 }
