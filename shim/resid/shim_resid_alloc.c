@@ -169,13 +169,16 @@ static bool machinery_failed(const struct resid_ctx *r, uint64_t before)
 /* An allocation of bytes goes to the driver outside the budget because residency's own calls
    failed: says so once with the cause, and steps aside for good when the failures persist
    (ASIDE_FOR_GOOD allocations in a row; not for the driver's out of memory, which says the
-   device is full, not that libshim's machinery is broken). Lock held. */
-static void step_aside(struct resid_ctx *r, uint64_t bytes)
+   device is full, not that libshim's machinery is broken). before: the calling thread's
+   failed calls (resid_driver_failures) when the search began. Lock held. */
+static void step_aside(struct resid_ctx *r, uint64_t bytes, uint64_t before)
 {
     CUresult rc;
     const char *call = resid_driver_failed_call(&rc);
-    if (!call) /* a fake seam's, or an eviction's that failed without a call (host memory) */
+    if (!call || resid_driver_failures() == before) { /* no call of the real seam failed here */
+        call = NULL;
         rc = r->last_error;
+    }
     SHIM_LOG_ONCE(SHIM_LOG_WARN,
                   "residency could not serve an allocation of %llu bytes (libshim's own call %s "
                   "failed: error %d): it goes to the driver as without libshim, outside the "
@@ -230,7 +233,7 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
         explain_oom(r, bytes);
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
     } else {
-        step_aside(r, bytes);
+        step_aside(r, bytes, before);
         v = SHIM_RESID_ASIDE;
     }
     pthread_mutex_unlock(&r->lock);
@@ -372,7 +375,7 @@ enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
         uint64_t before = resid_driver_failures();
         if (resid_room_for_unmanaged(r, visible_bytes(r, bytes)) != 0) {
             if (machinery_failed(r, before)) {
-                step_aside(r, bytes);
+                step_aside(r, bytes, before);
                 v = SHIM_RESID_ASIDE;
             } else {
                 explain_oom(r, visible_bytes(r, bytes));

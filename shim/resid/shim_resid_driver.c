@@ -31,10 +31,10 @@ uint64_t resid_driver_failures(void)
     return failed_calls;
 }
 
-/* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent; a failure
-   is noted by the entry point's name. */
+/* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent (not a
+   failure of the call: the driver lacks it); a failure is noted by the entry point's name. */
 #define REAL(fn, ...)                                                                              \
-    noted(#fn, shim.real.fn ? shim.real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)
+    (shim.real.fn ? noted(#fn, shim.real.fn(__VA_ARGS__)) : CUDA_ERROR_NOT_SUPPORTED)
 
 static CUresult device(CUdevice *dev)
 {
