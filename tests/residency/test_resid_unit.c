@@ -697,18 +697,19 @@ static void test_oversized_allocation_is_out_of_memory(void **state)
 
 /* ---- stepping aside, and waiting for what is transient ---- */
 
-/* The issue's case: one failed reservation of a chunk's own range (the second reserve of an
-   allocation of several granules, after the unit's range) is a transient failure: tried again,
-   never out of memory. */
+/* The issue's case: one failed reservation of libshim's own (here the arena's, the second
+   reserve of a one-granule allocation after the unit's range) is a transient failure: tried
+   again, never out of memory (which it was: the failed arena left the search nothing to try). */
 static void test_single_failed_reservation_is_tried_again(void **state)
 {
     (void)state;
     CUdeviceptr p = 0;
     CUresult rc = CUDA_ERROR_UNKNOWN;
     uint64_t injected = fake.injected;
+    r->nslots = 0; /* the arena is used up: a chunk of one granule needs a new one */
     fake_fail("reserve", 2, false, CUDA_ERROR_OUT_OF_MEMORY);
     tick();
-    assert_int_equal(shim_resid_alloc(&p, 8 * MiB, STREAM, false, false, &rc), SHIM_RESID_DONE);
+    assert_int_equal(shim_resid_alloc(&p, 2 * MiB, STREAM, false, false, &rc), SHIM_RESID_DONE);
     fake_fail(NULL, 0, false, CUDA_SUCCESS);
     assert_int_equal(fake.injected, injected + 1);
     assert_int_equal(rc, CUDA_SUCCESS);
