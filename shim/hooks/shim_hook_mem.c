@@ -2,9 +2,10 @@
  *
  * Allocations of at least min_managed_bytes become managed allocations (shim_resid_alloc.c);
  * the others go to the driver within the budget, and any of them to the driver outside the
- * budget when residency's own machinery cannot serve it (it steps aside, shim_resid.h). Each hook records only what succeeded. A free is
- * unregistered before the real call (another thread may get the same address
- * as soon as the driver releases it) and registered again if the call fails. */
+ * budget when residency's own machinery cannot serve it (it steps aside, shim_resid.h). Each
+ * hook records only what succeeded. A free is unregistered before the real call (another thread
+ * may get the same address as soon as the driver releases it) and registered again if the call
+ * fails. */
 #include "shim_hooks.h"
 
 /* Registers and records an allocation the driver made; its id (0: untracked). */

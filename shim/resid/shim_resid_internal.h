@@ -277,8 +277,8 @@ struct resid_ctx {
     /* Stepping aside (shim_resid_alloc.c; the kinds of failure: shim_resid.h). Addresses of the
        allocations left to the driver go to the first manager's foreign list (their frees then
        leave every budget alone); the counts are this manager's. */
-    bool stepped_aside;        /* for good: nothing new is managed, nothing more is evicted */
-    uint32_t aside_streak;     /* allocations in a row that stepped aside for a driver failure */
+    bool stepped_aside;    /* for good: nothing new is managed, nothing more is evicted */
+    uint32_t aside_streak; /* allocations in a row that stepped aside for a driver failure */
     uint64_t outside_allocs, outside_bytes;
     bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
 };
