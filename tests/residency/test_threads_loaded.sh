@@ -55,18 +55,17 @@ one() {
         run_shimmed "$1$2" "$THREADS" "${ARGS[@]}" --seed $(($2 + 1))
     )
 }
-# campaign KIND N: N runs, $jobs at a time.
+# campaign KIND N: N runs, $jobs at a time (waiting for the runs only, never for the hog).
 campaign() {
-    local i running=0
+    local i pids=()
     for ((i = 0; i < $2; i++)); do
         one "$1" "$i" </dev/null &
-        running=$((running + 1))
-        if [ "$running" -ge "$jobs" ]; then
-            wait -n
-            running=$((running - 1))
-        fi
+        pids+=($!)
+        [ "${#pids[@]}" -ge "$jobs" ] || continue
+        wait "${pids[0]}"
+        pids=("${pids[@]:1}")
     done
-    wait
+    for i in "${pids[@]}"; do wait "$i"; done
 }
 # like_native NAME: the run ended as the native one: exit 0, every word right, no CUDA error,
 # no illegal access, no unmap hazard.
