@@ -37,10 +37,11 @@
 # are left out (each would wait as long). Every N is planned; runs start for a time budget and
 # then stop, in an order that samples every entry evenly wherever it stops: each entry's N are
 # spread (first, last, middle, then the middles of the halves, ...) and taken rank by rank over
-# all entries and workloads, sticky before single. On 2 cores the default budget ran 1,900 to
-# 2,400 of the 3,900 to 4,100 planned runs (every sticky run and about half of the single N;
-# each entry's line says how many ran); a slower, sanitized or hanging build covers less, never
-# nothing.
+# all entries and workloads, sticky before single. With six workloads about 11,700 runs are
+# planned (every N single, 470 sticky); the default budget of `make test` samples the first N
+# of every entry (a few hundred runs on 2 cores shared with other work; each entry's line says
+# how many ran), `make faults` runs them all; a slower, sanitized or hanging build covers less,
+# never nothing.
 #
 #   RESIDENCY_FAULT_ALL=1       every N, single and sticky, whatever the time (`make faults`)
 #   RESIDENCY_FAULT_MODES=W     workloads, space-separated, of "exact async segments threads
@@ -50,7 +51,7 @@
 #                               under a sanitizer fewer, so that the loop fits the suite's time
 #                               limit: tsan "async threads", asan "exact segments planned",
 #                               ubsan all six
-#   RESIDENCY_FAULT_SECONDS=S   runs start for S seconds (default 150; 240 under a sanitizer)
+#   RESIDENCY_FAULT_SECONDS=S   runs start for S seconds (default 120; 240 under a sanitizer)
 #   RESIDENCY_FAULT_TIMEOUT=S   time limit of one faulted run (default: see above)
 #   RESIDENCY_JOBS=J            runs at a time (default: the number of cores, at most 4)
 set -u
@@ -82,7 +83,7 @@ read -r -a MODES <<<"${RESIDENCY_FAULT_MODES:-$default_modes}"
 jobs=${RESIDENCY_JOBS:-$(nproc)}
 [ "$jobs" -gt 4 ] && jobs=4
 every=${RESIDENCY_FAULT_ALL:-0}
-if [ -n "${SAN:-}" ]; then seconds=${RESIDENCY_FAULT_SECONDS:-240}; else seconds=${RESIDENCY_FAULT_SECONDS:-150}; fi
+if [ -n "${SAN:-}" ]; then seconds=${RESIDENCY_FAULT_SECONDS:-240}; else seconds=${RESIDENCY_FAULT_SECONDS:-120}; fi
 
 # wrun native|shimmed NAME WORKLOAD [VAR=VALUE...]: one run of the workload with the variables
 # set (each word of WARGS is one argument).
