@@ -73,28 +73,38 @@ like_native() {
     [ "$(rc "$1")" = 0 ] && grep -q '^threads_sim: 0 wrong of 64, 0 with a CUDA error$' \
         "$work/$1.out" && is "$1" illegal_accesses -eq 0 && is "$1" unmap_hazards -eq 0
 }
-# none_failed KIND N: every one of the N runs of KIND ended as the native one; the first
-# failures are shown.
+# judge KIND N: $work/KIND.verdicts, one line per run, "NAME ok" or "NAME WHAT WENT WRONG" (one
+# python start for all the runs' figures: one per run would cost minutes on a loaded machine).
+judge() {
+    local i name rc ill haz names=()
+    for ((i = 0; i < $2; i++)); do names+=("$1$i"); done
+    summary "${names[@]}" | while read -r name rc _ ill haz _; do
+        if [ "$rc" = 0 ] && [ "$ill" = 0 ] && [ "$haz" = 0 ] &&
+            grep -q '^threads_sim: 0 wrong of 64, 0 with a CUDA error$' "$work/$name.out"; then
+            echo "$name ok"
+        else
+            echo "$name exit $rc, illegal_accesses $ill, unmap_hazards $haz," \
+                "$(grep -m1 '^threads_sim: [0-9]* wrong' "$work/$name.out")"
+        fi
+    done >"$work/$1.verdicts"
+}
+# none_failed KIND N: every one of the N runs of KIND ended as the native one (judged); the
+# first failures are shown.
 none_failed() {
-    local i bad=0
-    for ((i = 0; i < $2; i++)); do
-        like_native "$1$i" && continue
+    local name why bad=0
+    while read -r name why; do
+        [ "$why" = ok ] && continue
         bad=$((bad + 1))
         [ "$bad" -le 3 ] || continue
-        echo "# $1 run $i: exit $(rc "$1$i"), $(grep -m1 '^threads_sim: [0-9]* wrong' \
-            "$work/$1$i.out"); again: LD_LIBRARY_PATH=$B/simgpu ${ENV[*]} SHIM_TRACE_PATH=" \
-            "SHIM_LOG_LEVEL=info LD_PRELOAD='$PRELOAD' $THREADS ${ARGS[*]} --seed $((i + 1))"
-        tail_err "$1$i" 6
-    done
+        echo "# $name: $why; again: LD_LIBRARY_PATH=$B/simgpu ${ENV[*]} SHIM_TRACE_PATH=" \
+            "SHIM_LOG_LEVEL=info LD_PRELOAD='$PRELOAD' $THREADS ${ARGS[*]} --seed $((${name#"$1"} + 1))"
+        tail_err "$name" 6
+    done <"$work/$1.verdicts"
     echo "# $1: $bad of $2 runs failed"
-    [ "$bad" -eq 0 ]
+    [ "$bad" -eq 0 ] && [ "$(grep -c . "$work/$1.verdicts")" -eq "$2" ]
 }
-# count_ok KIND N: how many of the N runs of KIND ended as the native one.
-count_ok() {
-    local i n=0
-    for ((i = 0; i < $2; i++)); do like_native "$1$i" && n=$((n + 1)); done
-    echo "$n"
-}
+# count_ok KIND: how many runs of KIND ended as the native one (judged).
+count_ok() { grep -c ' ok$' "$work/$1.verdicts"; }
 # native_ok: the workload without the shim: exit 0, every word right.
 native_ok() {
     run_native native "$THREADS" "${ARGS[@]}" --seed 1
@@ -105,16 +115,18 @@ if [ -n "${SAN:-}" ]; then plan 4; else plan 3; fi
 check "native: threads_sim ${ARGS[*]}: exit 0, 0 wrong, no CUDA error" native_ok
 start=$(date +%s)
 campaign idle "$idle"
+judge idle "$idle"
 echo "# $idle idle runs in $(($(date +%s) - start)) s, $jobs at a time"
-check "idle: $(count_ok idle "$idle") of $idle runs (${ENV[*]}) end as the native run" \
+check "idle: $(count_ok idle) of $idle runs (${ENV[*]}) end as the native run" \
     none_failed idle "$idle"
 # The hog's bound: every loaded run taking its whole time limit, plus a minute.
 start_hog $(((loaded + jobs - 1) / jobs * RUN_TIMEOUT + 60))
 start=$(date +%s)
 campaign loaded "$loaded"
 stop_hog
+judge loaded "$loaded"
 echo "# $loaded loaded runs in $(($(date +%s) - start)) s, $jobs at a time, $(nproc) busy loops"
-check "loaded: $(count_ok loaded "$loaded") of $loaded runs (${ENV[*]}) with $(nproc) busy loops end as the native run" \
+check "loaded: $(count_ok loaded) of $loaded runs (${ENV[*]}) with $(nproc) busy loops end as the native run" \
     none_failed loaded "$loaded"
 check_sanitizers
 [ "$failures" -eq 0 ]
