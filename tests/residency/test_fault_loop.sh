@@ -29,7 +29,10 @@
 # which the native run would see too if its call failed: such a run may end as a clean failure
 # of the program (exit 1 with its "... failed" line, no wrong result, no illegal access, no
 # unmap hazard; train_sim's checksum, if it printed one, the native one), counted as
-# "surfaced". Never a hang, never a wrong result. Single runs take every N (in the spread
+# "surfaced". The same for a sticky failure in the unmapped workload that leaves an evicted
+# range unmapped for good (its restore needs the failing call; there is no host mapping to read
+# it through): the operation on it fails, as the log says, rather than read wrong data.
+# Never a hang, never a wrong result. Single runs take every N (in the spread
 # order below), sticky runs N = 1, the middle and the last call of each entry.
 #
 # Every run is under a time limit (20 times the slowest clean run, at least 10 s, at most
@@ -328,8 +331,11 @@ def judge(w, kind, may, base):
     safe = illegal == 0 and hazards == 0
     if rc not in ("124", "137") and safe and right:
         return "ok", ""
-    # Only the program's own call may fail it: the native run would see that one too.
-    may_surface = may == "program"
+    # Only the program's own call may fail it: the native run would see that one too. And, as
+    # correctness comes first, an evicted range left unmapped (no host VMM) whose restore the
+    # sticky failure makes impossible: the operation on it fails rather than read nothing.
+    stranded = "an evicted range left unmapped could not come back" in err
+    may_surface = may == "program" or (w == "unmapped" and kind == "sticky" and stranded)
     if rc == "1" and told and safe and not wrong and may_surface:
         return "surfaced", ""
     why = ("hung" if rc in ("124", "137") else f"exit {rc or 'none'}") + f", {result}, " \
