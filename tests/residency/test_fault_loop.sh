@@ -201,6 +201,8 @@ UNREACHED = {
 }
 reached = {e for w in workloads for e in calls[w]}
 missing = sorted(e for e in own if e not in reached and e not in UNREACHED)
+# Only the six workloads together reach them all (planned: timing; unmapped: host allocations).
+complete = set(workloads) >= {"exact", "async", "segments", "threads", "planned", "unmapped"}
 with open(f"{work}/coverage", "w") as f:
     print(f"# the real-function table (shim/core/shim_api.h): {len(table)} entries; "
           f"{len(reached & set(table))} called from libshim in these workloads and faulted", file=f)
@@ -208,10 +210,11 @@ with open(f"{work}/coverage", "w") as f:
           "not reached): " + " ".join(sorted(set(table) - reached)), file=f)
     for e, why in sorted(UNREACHED.items()):
         print(f"# not reached: {e}: {why}", file=f)
-    print(f"CHECK {'bad' if missing else 'ok'} every entry point libshim calls for itself "
+    verdict = ("CHECK bad" if missing else "CHECK ok") if complete else "SKIP"
+    print(f"{verdict} every entry point libshim calls for itself "
           f"(SHIM_USES and SHIM_RESID_NEEDS, {len(own)}) is faulted in some workload, but the "
-          f"{len(UNREACHED)} not reached" + (": missing " + " ".join(missing) if missing else ""),
-          file=f)
+          f"{len(UNREACHED)} not reached" + (": missing " + " ".join(missing) if missing else "")
+          + ("" if complete else " (not every workload ran)"), file=f)
 
 def spread(ns):
     """ns (ascending) in starting order: first, last, middle, then the middles of the halves."""
