@@ -215,7 +215,8 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
     /* A failed driver call may be transient: try again before stepping aside (an allocation
        left to the driver can never move, and crowds out everything else). Out of memory with
        nothing failed is the budget's answer, after the search's bounded waits. */
-    for (int attempt = 0; attempt < ALLOC_TRIES && got != 0 && !r->sticky; attempt++) {
+    for (int attempt = 0; attempt < ALLOC_TRIES && got != 0 && !r->sticky && !r->stepped_aside;
+         attempt++) {
         r->oom.driver_failed = false;
         before = resid_driver_failures();
         got = bytes <= r->gran / 2 ? try_member(r, dptr, bytes, stream, per_thread)
@@ -229,10 +230,10 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
         r->aside_streak = 0;
     } else if (r->sticky) { /* the program must see the device's error, not a fresh one */
         *rc = r->sticky;
-    } else if (got == 1 && !machinery_failed(r, before)) {
+    } else if (got == 1 && !machinery_failed(r, before) && !r->stepped_aside) {
         explain_oom(r, bytes);
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
-    } else {
+    } else { /* stepped aside meanwhile by another thread's search (with the lock dropped) too */
         step_aside(r, bytes, before);
         v = SHIM_RESID_ASIDE;
     }
@@ -374,7 +375,7 @@ enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
             resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
         uint64_t before = resid_driver_failures();
         if (resid_room_for_unmanaged(r, visible_bytes(r, bytes)) != 0) {
-            if (machinery_failed(r, before)) {
+            if (machinery_failed(r, before) || r->stepped_aside) {
                 step_aside(r, bytes, before);
                 v = SHIM_RESID_ASIDE;
             } else {
