@@ -264,6 +264,13 @@ static void exit_line(void)
                      "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "
                      "the driver",
                      t.device, (unsigned long long)t.foreign_allocs, mib(t.foreign_bytes));
+        n = (int)strlen(moves);
+        if ((t.outside_allocs || t.stepped_aside) && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; stepped aside%s: %llu allocations (%.1f MiB) left to the driver outside "
+                     "the budget",
+                     t.stepped_aside ? " for good" : "", (unsigned long long)t.outside_allocs,
+                     mib(t.outside_bytes));
         /* Further devices' managers, each within its own budget (the figures above are the
            first's: the device the first allocation was made on). */
         struct shim_resid_totals o;

@@ -1,9 +1,11 @@
 /* shim_hook_mem.c — allocation hooks: plain, stream-ordered, VMM mappings and pinned host memory.
  *
  * Allocations of at least min_managed_bytes become managed allocations (shim_resid_alloc.c);
- * the others go to the driver within the budget. Each hook records only what succeeded. A free is
- * unregistered before the real call (another thread may get the same address
- * as soon as the driver releases it) and registered again if the call fails. */
+ * the others go to the driver within the budget, and any of them to the driver outside the
+ * budget when residency's own machinery cannot serve it (it steps aside, shim_resid.h). Each
+ * hook records only what succeeded. A free is unregistered before the real call (another thread
+ * may get the same address as soon as the driver releases it) and registered again if the call
+ * fails. */
 #include "shim_hooks.h"
 
 /* Registers and records an allocation the driver made; its id (0: untracked). */
@@ -59,6 +61,19 @@ static CUresult call_real(const struct alloc_call *c)
     }
 }
 
+/* The driver's allocation outside every budget (residency stepped aside): as without libshim,
+   recorded, its address remembered so that its free leaves the budget alone. */
+static CUresult alloc_outside(const struct alloc_call *c)
+{
+    CUresult rc = call_real(c);
+    if (rc != CUDA_SUCCESS || !c->dptr)
+        return rc;
+    shim_resid_outside_add(*c->dptr, c->bytes);
+    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+                 c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
+    return CUDA_SUCCESS;
+}
+
 /* Managed when it should be (not from an explicit pool, whose statistics the program reads);
    otherwise the driver's allocation, counted in the budget, after room was made for it. */
 static CUresult alloc_any(const struct alloc_call *c)
@@ -78,12 +93,19 @@ static CUresult alloc_any(const struct alloc_call *c)
                      c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
         return CUDA_SUCCESS;
     }
-    if (c->dptr && c->which != CALL_POOL &&
-        shim_resid_alloc(c->dptr, c->bytes, c->stream, c->per_thread, c->which != CALL_PLAIN, &rc))
+    enum shim_resid_verdict v = SHIM_RESID_DRIVER;
+    if (c->dptr && c->which != CALL_POOL)
+        v = shim_resid_alloc(c->dptr, c->bytes, c->stream, c->per_thread, c->which != CALL_PLAIN,
+                             &rc);
+    if (v == SHIM_RESID_DONE)
         return rc;
     bool counted = !shim_capture_active(c->stream, c->per_thread);
-    if (counted && shim_resid_unmanaged_room(c->bytes) != 0)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (counted && v == SHIM_RESID_DRIVER)
+        v = shim_resid_unmanaged_room(c->bytes, &rc);
+    if (v == SHIM_RESID_DONE)
+        return rc;
+    if (v == SHIM_RESID_ASIDE) /* residency stepped aside: as without libshim, outside the budget */
+        return alloc_outside(c);
     rc = call_real(c);
     for (int i = 0;
          rc == CUDA_ERROR_OUT_OF_MEMORY && counted && i < 8 && shim_resid_unmanaged_retry(c->bytes);

@@ -9,7 +9,27 @@
  * shim/plan/ and installed here.
  *
  * Errors: an entry point never fails the program for residency's own trouble: it says whether it
- * handled the call, and a CUresult for the program only where the contract says so. */
+ * handled the call, and a CUresult for the program only where the contract says so.
+ *
+ * Driver failures of libshim's own calls, in three kinds (shim_resid_alloc.c decides):
+ *   - transient: one call failed (any error but the two below). What it was for is rolled back
+ *     and tried again: an allocation up to three times, a move at its next chance. A single
+ *     failure never reaches the program.
+ *   - persistent ("sticky" in the simulator's words, SIMGPU_FAIL=E:N:sticky): the same machinery
+ *     keeps failing. An allocation whose every try failed in a driver call (or found the budget
+ *     full with evictions failing in driver calls) is not refused: it steps aside, going to the
+ *     driver as it would without libshim, outside the budget, logged once with the failed call
+ *     and its error. When two allocations in a row step aside so, residency steps aside for good:
+ *     every later allocation goes to the driver outside the budget, nothing more is evicted,
+ *     managed allocations stay valid where they are (an evicted one is read through the host link
+ *     until a restore succeeds), and an operation on a range that cannot be made usable again
+ *     fails with the driver's error rather than touch wrong data.
+ *   - a device error (resid_sticky_error: the context is unusable, every later call of the
+ *     program's too fails with it): the program gets that error, as it would without libshim.
+ * Out of memory from the driver (the device is full) is not persistent: that allocation goes to
+ * the driver, which answers as it would without libshim. So out of memory reaches the program
+ * only when the device has no room, or when the budget is full of what cannot move after every
+ * bounded wait (moves and submissions in progress are waited for first). */
 #ifndef SHIM_RESID_H
 #define SHIM_RESID_H
 
@@ -58,16 +78,32 @@ void shim_resid_plan_free(struct shim_resid_plan *p);
 /* Entry points (each finds the manager it works on once, before it takes a lock). */
 /* Starts residency on first use (device facts, budget, streams); whether it is on. */
 bool shim_resid_start(void);
-/* Makes a managed allocation of bytes for the program when it should be one: true if it
-   handled the call (*rc says how it went), false to let the driver allocate instead. */
-bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
-                      CUresult *rc);
+/* What the driver should do with an allocation residency was asked about. */
+enum shim_resid_verdict {
+    SHIM_RESID_DRIVER, /* not residency's: the driver allocates it, counted in the budget */
+    SHIM_RESID_DONE,   /* residency handled it: *rc is what the program gets */
+    SHIM_RESID_ASIDE,  /* residency's machinery failed (or stepped aside for good): the driver
+                          allocates it as without libshim, outside the budget
+                          (shim_resid_outside_add) */
+};
+/* Makes a managed allocation of bytes for the program when it should be one: SHIM_RESID_DONE
+   (*rc: CUDA_SUCCESS with *dptr set, out of memory when the budget is full of what cannot move
+   after every bounded wait, or the device's permanent error), SHIM_RESID_DRIVER when it is not
+   one to manage, SHIM_RESID_ASIDE when residency could not serve it for a driver failure of its
+   own. */
+enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream,
+                                         bool per_thread, bool async, CUresult *rc);
 /* Frees managed allocation id (already out of the registry): at once after the device
    is idle, or (async) in the order of stream. CUDA_ERROR_INVALID_VALUE if unknown. */
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async);
-/* Makes room in the budget for an unmanaged allocation of bytes; 0, or -1 when nothing
-   can move (the allocation should fail with out-of-memory). */
-int shim_resid_unmanaged_room(uint64_t bytes);
+/* Makes room in the budget for an unmanaged allocation of bytes: SHIM_RESID_DRIVER (room made:
+   allocate and count it), SHIM_RESID_DONE with *rc out of memory (nothing can move), or
+   SHIM_RESID_ASIDE (residency's machinery failed or stepped aside: allocate outside the budget,
+   shim_resid_outside_add). */
+enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc);
+/* Counts an allocation the driver made at addr outside the budget after SHIM_RESID_ASIDE, and
+   remembers addr so that its free leaves the budget alone (shim_resid_foreign_remove finds it). */
+void shim_resid_outside_add(uint64_t addr, uint64_t bytes);
 /* The driver ran out of memory for an unmanaged allocation: frees device memory if it
    can; true if retrying may succeed. */
 bool shim_resid_unmanaged_retry(uint64_t bytes);
@@ -119,6 +155,8 @@ struct shim_resid_totals {
     uint64_t foreign_allocs, foreign_bytes;     /* allocations on other devices, left alone */
     uint64_t remaps, remaps_by_mover;           /* moves' remaps, and those the mover made */
     uint64_t handles_created, handles_released; /* physical allocations for chunks */
+    uint64_t outside_allocs, outside_bytes;     /* allocations stepped aside (SHIM_RESID_ASIDE) */
+    bool stepped_aside;                         /* for good: nothing new is managed */
 };
 /* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
    the plan serves); false (t zeroed) when there is no k-th. */

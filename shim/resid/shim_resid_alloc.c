@@ -6,13 +6,16 @@
  * own (a reserved range mapped onto pooled device chunks) when it is larger
  * than half a chunk, a member of a slab otherwise (shim_resid_slab.c). Anything
  * the shim cannot do because a driver call failed is tried again, then handed
- * to the driver's own allocation, so the program sees an allocation either way;
- * out-of-memory comes only when nothing can move, and the log says why. */
+ * to the driver's own allocation outside the budget (it steps aside: the kinds
+ * of failure are in shim_resid.h), so the program sees an allocation either way;
+ * out-of-memory comes only when nothing can move after every bounded wait, and
+ * the log says why. */
 #include "shim_resid_internal.h"
 
 #include <stdlib.h>
 
-#define ALLOC_TRIES 3 /* attempts at a managed allocation when driver calls fail */
+#define ALLOC_TRIES    3 /* attempts at a managed allocation when driver calls fail */
+#define ASIDE_FOR_GOOD 2 /* allocations in a row stepped aside for driver failures: for good */
 
 /* Whether stream is one the shim can order reuse on (not a per-thread default). */
 static bool nameable(CUstream s, bool per_thread)
@@ -155,38 +158,87 @@ static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUst
     return -1;
 }
 
-bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per_thread, bool async,
-                      CUresult *rc)
+/* Whether the search that just ended failed for the driver's sake (a failed call, a failed
+   eviction, any call of libshim's own that failed on this thread since `before` failures),
+   not because the budget is full of what cannot move (lock held). */
+static bool machinery_failed(const struct resid_ctx *r, uint64_t before)
+{
+    return (r->oom.driver_failed || resid_driver_failures() != before) && !r->sticky;
+}
+
+/* An allocation of bytes goes to the driver outside the budget because residency's own calls
+   failed: says so once with the cause, and steps aside for good when the failures persist
+   (ASIDE_FOR_GOOD allocations in a row; not for the driver's out of memory, which says the
+   device is full, not that libshim's machinery is broken). before: the calling thread's
+   failed calls (resid_driver_failures) when the search began. Lock held. */
+static void step_aside(struct resid_ctx *r, uint64_t bytes, uint64_t before)
+{
+    CUresult rc;
+    const char *call = resid_driver_failed_call(&rc);
+    if (!call || resid_driver_failures() == before) { /* no call of the real seam failed here */
+        call = NULL;
+        rc = r->last_error;
+    }
+    SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                  "residency could not serve an allocation of %llu bytes (libshim's own call %s "
+                  "failed: error %d): it goes to the driver as without libshim, outside the "
+                  "budget",
+                  (unsigned long long)bytes, call ? call : "to the driver", (int)rc);
+    if (rc == CUDA_ERROR_OUT_OF_MEMORY || ++r->aside_streak < ASIDE_FOR_GOOD || r->stepped_aside)
+        return;
+    r->stepped_aside = true;
+    shim_log(SHIM_LOG_WARN,
+             "residency steps aside for good: libshim's own driver calls keep failing (%s: error "
+             "%d); new allocations go to the driver outside the budget, nothing more is evicted, "
+             "and managed allocations stay valid where they are",
+             call ? call : "a driver call", (int)rc);
+}
+
+enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream,
+                                         bool per_thread, bool async, CUresult *rc)
 {
     struct resid_ctx *r;
     if (bytes < shim.min_managed_bytes || !(r = resid_start_current()) ||
         shim_capture_active(stream, per_thread))
-        return false;
+        return SHIM_RESID_DRIVER;
     pthread_mutex_lock(&r->lock);
+    if (r->stepped_aside) {
+        pthread_mutex_unlock(&r->lock);
+        return SHIM_RESID_ASIDE;
+    }
     /* The plan's moves due before the next launch come before its allocations, as in the
        model (births at an operation's start, after the evictions that end the one before). */
     if (r->plan)
         resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
     int got = -1;
-    /* A failed driver call may be transient: an unmanaged fallback could never move, and
-       under a tight budget it would crowd out everything else. Try again first. */
-    for (int attempt = 0; attempt < ALLOC_TRIES && got < 0 && !r->sticky; attempt++)
+    uint64_t before = 0;
+    /* A failed driver call may be transient: try again before stepping aside (an allocation
+       left to the driver can never move, and crowds out everything else). Out of memory with
+       nothing failed is the budget's answer, after the search's bounded waits. */
+    for (int attempt = 0; attempt < ALLOC_TRIES && got != 0 && !r->sticky && !r->stepped_aside;
+         attempt++) {
+        r->oom.driver_failed = false;
+        before = resid_driver_failures();
         got = bytes <= r->gran / 2 ? try_member(r, dptr, bytes, stream, per_thread)
                                    : try_unit(r, dptr, bytes, stream, per_thread, async);
-    if (got == 1)
+        if (got == 1 && !machinery_failed(r, before))
+            break;
+    }
+    enum shim_resid_verdict v = SHIM_RESID_DONE;
+    *rc = CUDA_SUCCESS;
+    if (got == 0) {
+        r->aside_streak = 0;
+    } else if (r->sticky) { /* the program must see the device's error, not a fresh one */
+        *rc = r->sticky;
+    } else if (got == 1 && !machinery_failed(r, before) && !r->stepped_aside) {
         explain_oom(r, bytes);
-    CUresult sticky = r->sticky;
+        *rc = CUDA_ERROR_OUT_OF_MEMORY;
+    } else { /* stepped aside meanwhile by another thread's search (with the lock dropped) too */
+        step_aside(r, bytes, before);
+        v = SHIM_RESID_ASIDE;
+    }
     pthread_mutex_unlock(&r->lock);
-    if (got != 0 && sticky) { /* the program must see the device's error, not a fresh one */
-        *rc = sticky;
-        return true;
-    }
-    if (got == 0 || got == 1) {
-        *rc = got == 0 ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
-        return true;
-    }
-    SHIM_LOG_ONCE(SHIM_LOG_WARN, "could not make a managed allocation: left to the driver");
-    return false;
+    return v;
 }
 
 /* Waits until the program's queued work is done, as cuMemFree does (a failed call is tried
@@ -309,19 +361,44 @@ static uint64_t visible_bytes(struct resid_ctx *r, uint64_t bytes)
     return (bytes + unit - 1) / unit * unit;
 }
 
-int shim_resid_unmanaged_room(uint64_t bytes)
+enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
 {
     struct resid_ctx *r = resid_start_current();
     if (!r)
-        return 0;
+        return SHIM_RESID_DRIVER;
     pthread_mutex_lock(&r->lock);
-    if (r->plan)
-        resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
-    int rc = resid_room_for_unmanaged(r, visible_bytes(r, bytes));
-    if (rc != 0)
-        explain_oom(r, visible_bytes(r, bytes));
+    enum shim_resid_verdict v = SHIM_RESID_DRIVER;
+    if (r->stepped_aside) {
+        v = SHIM_RESID_ASIDE;
+    } else {
+        if (r->plan)
+            resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
+        uint64_t before = resid_driver_failures();
+        if (resid_room_for_unmanaged(r, visible_bytes(r, bytes)) != 0) {
+            if (machinery_failed(r, before) || r->stepped_aside) {
+                step_aside(r, bytes, before);
+                v = SHIM_RESID_ASIDE;
+            } else {
+                explain_oom(r, visible_bytes(r, bytes));
+                *rc = r->sticky ? r->sticky : CUDA_ERROR_OUT_OF_MEMORY;
+                v = SHIM_RESID_DONE;
+            }
+        }
+    }
     pthread_mutex_unlock(&r->lock);
-    return rc;
+    return v;
+}
+
+void shim_resid_outside_add(uint64_t addr, uint64_t bytes)
+{
+    struct resid_ctx *r = resid_current();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&r->lock);
+    r->outside_allocs++;
+    r->outside_bytes += bytes;
+    pthread_mutex_unlock(&r->lock);
+    resid_outside_remember(addr);
 }
 
 bool shim_resid_unmanaged_retry(uint64_t bytes)

@@ -30,9 +30,26 @@
 #define ARENA_SLOTS      512     /* chunks per arena reservation */
 #define EVICT_TRIES      2       /* failed eviction starts of one unit before a search skips it */
 #define ROUNDS_PER_UNIT  4       /* bound on the rounds of one search, per unit (plus a few) */
-#define PIN_PAUSE_NS     50000   /* first pause while every victim is pinned, doubling */
+#define PIN_PAUSE_NS     50000   /* first pause while every victim is pinned or moving, doubling */
 #define PIN_PAUSE_MAX_NS 2000000 /* up to this */
-#define PIN_WAIT_MAX_NS  2000000000 /* pauses for pinned units in one search, at most */
+/* Waiting for submissions in progress and moves in flight to let their units go, in one search
+   for room, at most (wall time, as the other waits of the residency manager): what they hold
+   is transient, so a search reports out of memory only after it; a program whose threads wait
+   on each other through it gets its answer after this long. */
+#define PIN_WAIT_MAX_NS (30ull * 1000000000ull)
+
+/* The calling thread's search for room: when it began waiting for pins or moves (0: not yet),
+   and its next pause. Per thread: several threads search at once, each with the lock dropped
+   while it pauses. */
+static __thread uint64_t wait_since_ns, pause_ns;
+
+/* Begins a search for room (lock held): its out-of-memory facts and its waits start afresh. */
+static void search_begin(struct resid_ctx *r)
+{
+    r->epoch++;
+    r->oom = (struct resid_oom){0};
+    wait_since_ns = pause_ns = 0;
+}
 
 static int more_slots(struct resid_ctx *r)
 {
@@ -49,6 +66,7 @@ static int more_slots(struct resid_ctx *r)
     CUresult rc = r->drv->reserve(&base, size, r->gran);
     if (rc != CUDA_SUCCESS) {
         resid_driver_failed(r, rc);
+        r->oom.driver_failed = true;
         return -1;
     }
     for (size_t i = ARENA_SLOTS; i-- > 0;)
@@ -102,6 +120,7 @@ static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host, uint32_t
     if (host && r->unmapped) {
         void *p = NULL;
         if ((rc = r->drv->host_alloc(&p, bytes)) != CUDA_SUCCESS) {
+            resid_driver_failed(r, rc);
             r->oom.driver_failed = true;
             free(c);
             return NULL;
@@ -116,6 +135,7 @@ static struct resid_chunk *chunk_create(struct resid_ctx *r, bool host, uint32_t
     if (grans > 1) {
         if ((rc = r->drv->reserve(&c->addr, bytes, r->gran)) != CUDA_SUCCESS) {
             resid_driver_failed(r, rc);
+            r->oom.driver_failed = true;
             free(c);
             return NULL;
         }
@@ -336,7 +356,7 @@ static void consider(struct resid_ctx *r, struct resid_unit *u, void *arg)
 /* Starts one eviction; true if one started (or an empty slab was released). */
 static bool evict_one(struct resid_ctx *r)
 {
-    if (!r->can_evict || r->sticky)
+    if (!r->can_evict || r->sticky || r->stepped_aside)
         return false;
     for (;;) {
         struct victim_search s = {NULL, 0, 0,
@@ -353,6 +373,10 @@ static bool evict_one(struct resid_ctx *r)
             r->planned.reactive += r->plan_active;
             return true;
         }
+        /* A movable victim that would not move: a driver call failed (or host_budget is
+           spent), which the out-of-memory verdict must know (shim_resid_alloc steps aside). */
+        if (!(r->host_bytes + r->gran > r->host_budget && !r->nfree_host))
+            r->oom.driver_failed = true;
         struct resid_unit *u = s.best; /* a transient failure gets one more try */
         if (u->fail_epoch != r->epoch) {
             u->fail_epoch = r->epoch;
@@ -387,13 +411,20 @@ static bool make_progress(struct resid_ctx *r)
     /* An operation making its own units resident holds pins while it looks: if it waited for
        others' pins, two of them could wait for each other. It reads through the host link
        instead (or fails cleanly), and lets its pins go; only allocations wait. */
-    if (!r->oom.pinned || resid_in_operation() || r->oom.paused_ns >= PIN_WAIT_MAX_NS)
+    if ((!r->oom.pinned && !r->oom.moving) || resid_in_operation())
         return false;
     /* Units pinned by operations in progress on other threads come free when their driver
-       call returns — at once for a launch, after the copy for a synchronous copy: let them
-       finish, then look again, backing off (bounded: PIN_WAIT_MAX_NS in all). */
-    uint64_t ns = r->oom.paused_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : r->oom.paused_ns;
+       call returns — at once for a launch, after the copy for a synchronous copy — and moving
+       ones when their move ends: a transient state, not a full budget. Let them finish, then
+       look again, backing off (bounded: PIN_WAIT_MAX_NS of wall time in all). */
+    uint64_t now = resid_now_ns();
+    if (!wait_since_ns)
+        wait_since_ns = now;
+    if (now - wait_since_ns >= PIN_WAIT_MAX_NS)
+        return false;
+    uint64_t ns = pause_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : pause_ns;
     ns = ns > PIN_PAUSE_MAX_NS ? PIN_PAUSE_MAX_NS : ns;
+    pause_ns = 2 * ns;
     r->oom.paused_ns += ns;
     pthread_mutex_unlock(&r->lock);
     struct timespec pause = {0, (long)ns};
@@ -402,10 +433,10 @@ static bool make_progress(struct resid_ctx *r)
     return true;
 }
 
-/* The most rounds a search for room may take. */
+/* The most rounds a search for room may take: a few per unit, and the pauses of its wait. */
 static uint64_t round_limit(struct resid_ctx *r)
 {
-    return ROUNDS_PER_UNIT * (r->nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_NS;
+    return ROUNDS_PER_UNIT * (r->nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_MAX_NS + 64;
 }
 
 /* Whether grans more device granules fit in the budget now. */
@@ -448,8 +479,7 @@ int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n,
 {
     struct gather t = {out, n, 0, 0};
     bool may_create = true;
-    r->epoch++;
-    r->oom = (struct resid_oom){0};
+    search_begin(r);
     for (uint64_t round = 0; round < round_limit(r); round++) {
         struct resid_chunk *c;
         if (t.g < n && (c = pop(r, false, n - t.g, false)) != NULL) /* the size the step used */
@@ -515,8 +545,7 @@ int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n)
 
 int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes)
 {
-    r->epoch++;
-    r->oom = (struct resid_oom){0};
+    search_begin(r);
     for (uint64_t round = 0; r->dev_bytes + bytes > r->budget; round++) {
         if (resid_trim_device(r, r->dev_bytes + bytes - r->budget))
             continue;
@@ -530,8 +559,7 @@ bool resid_shed(struct resid_ctx *r, uint64_t bytes)
 {
     if (resid_trim_device(r, bytes))
         return true;
-    r->epoch++;
-    r->oom = (struct resid_oom){0};
+    search_begin(r);
     for (uint64_t round = 0; round < round_limit(r); round++) {
         if (!make_progress(r))
             return false;

@@ -1,9 +1,11 @@
-/* shim_resid_device.c — allocations on devices no residency manager serves.
+/* shim_resid_device.c — allocations outside every budget: on devices no residency manager
+ * serves, and those residency stepped aside from (shim_resid_alloc.c).
  *
  * Every device below RESID_MAX_DEVICES gets a manager of its own (shim_resid_ctx.c). An
  * allocation made while a device beyond that is current goes to the driver untouched: never
  * managed, never counted in a budget, counted here (in the first manager's state) and logged
- * once. Their addresses are kept so that their frees are not taken out of a budget either. */
+ * once. Their addresses, and those of allocations stepped aside, are kept so that their frees
+ * are not taken out of a budget either. */
 #include "shim_resid_internal.h"
 
 #include <stdlib.h>
@@ -17,12 +19,9 @@ bool shim_resid_foreign(int *dev)
     return true;
 }
 
-void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
+/* Adds addr to r's list (lock held). */
+static void remember(struct resid_ctx *r, uint64_t addr)
 {
-    struct resid_ctx *r = resid_primary();
-    if (!r)
-        return;
-    pthread_mutex_lock(&r->lock);
     if (r->nforeign == r->foreign_cap) {
         size_t cap = r->foreign_cap ? 2 * r->foreign_cap : 64;
         uint64_t *v = realloc(r->foreign, cap * sizeof *v);
@@ -35,6 +34,25 @@ void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
        count alone anyway (shim_resid_unmanaged_add never goes below zero). */
     if (r->nforeign < r->foreign_cap)
         r->foreign[r->nforeign++] = addr;
+}
+
+void resid_outside_remember(uint64_t addr)
+{
+    struct resid_ctx *r = resid_primary();
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->lock);
+    remember(r, addr);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
+{
+    struct resid_ctx *r = resid_primary();
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->lock);
+    remember(r, addr);
     r->foreign_allocs++;
     r->foreign_bytes += bytes;
     pthread_mutex_unlock(&r->lock);

@@ -5,8 +5,36 @@
  * driver (SHIM_RESID_NEEDS in shim_hooks.h, checked when the driver is resolved). */
 #include "shim_resid_internal.h"
 
-/* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent. */
-#define REAL(fn, ...) (shim.real.fn ? shim.real.fn(__VA_ARGS__) : CUDA_ERROR_NOT_SUPPORTED)
+/* The entry point of the calling thread's latest failed call, and how many failed on it. */
+static __thread const char *failed_call;
+static __thread CUresult failed_rc;
+static __thread uint64_t failed_calls;
+
+static CUresult noted(const char *name, CUresult rc)
+{
+    if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY) {
+        failed_call = name;
+        failed_rc = rc;
+        failed_calls++;
+    }
+    return rc;
+}
+
+const char *resid_driver_failed_call(CUresult *rc)
+{
+    *rc = failed_rc;
+    return failed_call;
+}
+
+uint64_t resid_driver_failures(void)
+{
+    return failed_calls;
+}
+
+/* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent (not a
+   failure of the call: the driver lacks it); a failure is noted by the entry point's name. */
+#define REAL(fn, ...)                                                                              \
+    (shim.real.fn ? noted(#fn, shim.real.fn(__VA_ARGS__)) : CUDA_ERROR_NOT_SUPPORTED)
 
 static CUresult device(CUdevice *dev)
 {

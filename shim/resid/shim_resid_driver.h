@@ -44,6 +44,12 @@ struct resid_driver {
 
 /* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
 const struct resid_driver *resid_driver_real(void);
+/* The name of the real driver's entry point whose call through the real seam last failed on
+   the calling thread (any error but CUDA_ERROR_NOT_READY), its error in *rc; NULL if none did
+   (*rc then CUDA_SUCCESS). For the log. */
+const char *resid_driver_failed_call(CUresult *rc);
+/* How many calls through the real seam failed on the calling thread so far (as above). */
+uint64_t resid_driver_failures(void);
 /* Whether rc is a sticky device error: the context is unusable and every later call fails. */
 bool resid_sticky_error(CUresult rc);
 

@@ -187,7 +187,7 @@ struct resid_oom {
     uint64_t held;                  /* exported or shared: never moves (shim_resid_hold.c) */
     uint64_t mine;                  /* pinned by the searching thread's own operation */
     bool host_full;                 /* host_budget was spent */
-    bool driver_failed;             /* a driver call failed meanwhile */
+    bool driver_failed;             /* a driver call failed meanwhile (or an eviction did) */
     uint64_t paused_ns;             /* waited for pinned units to come free */
 };
 
@@ -277,6 +277,12 @@ struct resid_ctx {
     uint64_t *foreign;
     size_t nforeign, foreign_cap;
     uint64_t foreign_allocs, foreign_bytes;
+    /* Stepping aside (shim_resid_alloc.c; the kinds of failure: shim_resid.h). Addresses of the
+       allocations left to the driver go to the first manager's foreign list (their frees then
+       leave every budget alone); the counts are this manager's. */
+    bool stepped_aside;    /* for good: nothing new is managed, nothing more is evicted */
+    uint32_t aside_streak; /* allocations in a row that stepped aside for a driver failure */
+    uint64_t outside_allocs, outside_bytes;
     bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
 };
 
@@ -320,6 +326,12 @@ void resid_note_started(struct resid_ctx *r);
 struct resid_ctx *resid_primary(void);
 /* The k-th started manager (in start order), or NULL past the last. */
 struct resid_ctx *resid_started_at(uint32_t k);
+
+/* shim_resid_device.c */
+/* Remembers addr, an allocation the driver made outside every budget, in the first manager's
+   list (shim_resid_foreign_remove finds it at its free); nothing if none started. Takes its
+   lock: call it with no manager's lock held. */
+void resid_outside_remember(uint64_t addr);
 
 /* shim_resid_fsm.c */
 /* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no

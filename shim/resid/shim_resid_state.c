@@ -405,6 +405,9 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
         .remaps_by_mover = r->remaps_by_mover,
         .handles_created = r->handles_created,
         .handles_released = r->handles_released,
+        .outside_allocs = r->outside_allocs,
+        .outside_bytes = r->outside_bytes,
+        .stepped_aside = r->stepped_aside,
     };
     pthread_mutex_unlock(&r->lock);
     return true;

@@ -210,6 +210,12 @@ static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream st
         u->stuck = false;
     if (u->stuck)
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
+    if (u->state == SHIM_RS_HOST && r->unmapped) { /* its restore failed: nothing is mapped */
+        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back (its "
+                                      "restore failed): the operation on it fails with the "
+                                      "driver's error");
+        return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
+    }
     /* A copy that made its data or chunks, or still reads them: every user waits for it. */
     wait_fence(r, &u->ready, waiter_of(stream, per_thread), capturing);
     wait_fence(r, &u->reading, waiter_of(stream, per_thread), capturing);

@@ -13,3 +13,16 @@ $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residen
                $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_UNIT)
+
+# The full campaigns, beyond what `make test` affords (its runs are sampled for a few minutes):
+#   make faults          the fault loop over every N of every entry point, single and sticky
+#                        (hours on 2 cores; RESIDENCY_FAULT_MODES picks workloads)
+#   make threads-loaded  the contention campaign: 20 idle and 200 loaded runs (about 20 min)
+# Both take SAN= as `make test` does.
+.PHONY: faults threads-loaded
+faults: $(ALL_TARGETS)
+	@BUILD=$(BUILD) SAN=$(SAN) RESIDENCY_FAULT_ALL=1 TEST_TIMEOUT=86400 \
+		tests/run_tests.sh tests/residency/test_fault_loop.sh
+threads-loaded: $(ALL_TARGETS)
+	@BUILD=$(BUILD) SAN=$(SAN) RESIDENCY_LOADED_RUNS=200 RESIDENCY_IDLE_RUNS=20 TEST_TIMEOUT=14400 \
+		tests/run_tests.sh tests/residency/test_threads_loaded.sh

@@ -12,6 +12,9 @@ case "${SAN:-}" in
 '') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-30} ;;
 *) RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-180} ;;
 esac
+# plan N: the number of checks the script made, as TAP's "1..N" (tests/check.sh's, where the
+# script sources only this).
+declare -F plan >/dev/null || plan() { echo "1..$1"; }
 # RESIDENCY_KEEP=1 keeps every run's files (the folder is named at exit) for a closer look.
 work=$(mktemp -d)
 if [ "${RESIDENCY_KEEP:-0}" = 1 ]; then

@@ -11,46 +11,50 @@
 # in 20; test_threads.sh accepts it), which would blur what a failure injected here causes; at
 # three quarters no clean run of 40 did, and each still evicts about 8 times.
 #
-# Single failures (SIMGPU_FAIL=E:N, only the Nth call fails): the run must exit 0 with the
-# clean result (train_sim: the native checksum; threads_sim: "0 wrong of 8, 0 with a CUDA
-# error"), no illegal access and no unmap hazard (the clean run has none). Two relaxations, where
-# the failure may rightly reach the program; such a run must then be a clean failure of the
-# program (exit 1 with its "... failed" line, no wrong result, no illegal access, no unmap
-# hazard; train_sim's checksum, if it got as far as printing one, the clean one), counted as
-# "surfaced":
-#   - entry points the program calls itself (those its runtime, or threads_sim itself, calls
-#     without the shim: launches, copies, events, ...): libshim forwards the program's calls and
-#     returns what the driver returned, so the Nth call may be the program's own;
-#   - entry points that fail with out of memory (allocations, reservations): the program may
-#     then be told "out of memory" (and nothing else), as it would be on a full device.
-# A single failure of any other call only libshim makes (mapping, access, its queries and
-# waits) must not reach the program.
+# The entry points: every one of libshim's real-function table (SHIM_HOOKS and SHIM_USES in
+# shim/core/shim_api.h, read here, never copied) that a workload's clean run calls from libshim
+# (SIMGPU_FAIL_CALLER=libshim counts them). A check keeps the list complete: every entry point
+# libshim calls for itself (SHIM_USES, and SHIM_RESID_NEEDS: the residency manager's) must be
+# faulted in some workload, but for the few named in UNREACHED below with the reason no workload
+# here reaches it; a new call in the table fails that check until a workload reaches it.
 #
-# Sticky failures (SIMGPU_FAIL=E:N:sticky, every call of E from libshim from the Nth on fail):
-# libshim cannot always carry on without E, so the failure may surface to the program, as any
-# CUDA error: exit 1 with the program's "... failed" line; or be absorbed: exit 0 with the clean
-# result. Either way never a hang, never a wrong result (train_sim: a printed checksum is the
-# clean one; threads_sim: 0 wrong), no unmap hazard and no illegal access: the program stops at
-# its first error, so a fault can only come from a range libshim left unmapped or half moved.
-# Sticky runs sample N = 1, the middle and the last call of each entry.
+# The rule, for single failures (SIMGPU_FAIL=E:N, only the Nth call from libshim fails) and
+# sticky ones (SIMGPU_FAIL=E:N:sticky, every call from the Nth on) alike: no error reaches the
+# program that the native run does not see. The run must end as the native one did: exit 0
+# with the native result (train_sim: its checksum; threads_sim: "0 wrong of 8, 0 with a CUDA
+# error"), no illegal access and no unmap hazard. libshim steps aside when its own machinery
+# fails (shim/resid/shim_resid.h). One relaxation: entry points the program calls itself (those
+# its runtime, or threads_sim itself, calls without the shim: launches, copies, events, ...)
+# reach the driver through libshim's hooks, so the Nth failing call may be the program's own,
+# which the native run would see too if its call failed: such a run may end as a clean failure
+# of the program (exit 1 with its "... failed" line, no wrong result, no illegal access, no
+# unmap hazard; train_sim's checksum, if it printed one, the native one), counted as
+# "surfaced". The same for a sticky failure in the unmapped workload that leaves an evicted
+# range unmapped for good (its restore needs the failing call; there is no host mapping to read
+# it through): the operation on it fails, as the log says, rather than read wrong data.
+# Never a hang, never a wrong result. Single runs take every N (in the spread
+# order below), sticky runs N = 1, the middle and the last call of each entry.
 #
 # Every run is under a time limit (20 times the slowest clean run, at least 10 s, at most
 # $RUN_TIMEOUT); a run that reaches it is "hung", and the rest of its entry's runs of that kind
 # are left out (each would wait as long). Every N is planned; runs start for a time budget and
 # then stop, in an order that samples every entry evenly wherever it stops: each entry's N are
 # spread (first, last, middle, then the middles of the halves, ...) and taken rank by rank over
-# all entries and workloads, sticky before single. On 2 cores the default budget ran 1,900 to
-# 2,400 of the 3,900 to 4,100 planned runs (every sticky run and about half of the single N;
-# each entry's line says how many ran); a slower, sanitized or hanging build covers less, never
-# nothing.
+# all entries and workloads, sticky before single. With six workloads about 11,700 runs are
+# planned (every N single, 470 sticky); the default budget of `make test` samples the first N
+# of every entry (a few hundred runs on 2 cores shared with other work; each entry's line says
+# how many ran), `make faults` runs them all; a slower, sanitized or hanging build covers less,
+# never nothing.
 #
-#   RESIDENCY_FAULT_ALL=1       every N, single and sticky, whatever the time
+#   RESIDENCY_FAULT_ALL=1       every N, single and sticky, whatever the time (`make faults`)
 #   RESIDENCY_FAULT_MODES=W     workloads, space-separated, of "exact async segments threads
-#                               planned" (planned: async train_sim long enough for the
-#                               in-process plan to apply); default all five, under a sanitizer
-#                               fewer, so that the loop fits the suite's time limit: tsan
-#                               "async threads", asan "exact segments planned", ubsan all five
-#   RESIDENCY_FAULT_SECONDS=S   runs start for S seconds (default 170; 240 under a sanitizer)
+#                               planned unmapped" (planned: async train_sim long enough for the
+#                               in-process plan to apply; unmapped: async train_sim on a device
+#                               without host VMM, SHIM_UNMAPPED_EVICTION=true); default all six,
+#                               under a sanitizer fewer, so that the loop fits the suite's time
+#                               limit: tsan "async threads", asan "exact segments planned",
+#                               ubsan all six
+#   RESIDENCY_FAULT_SECONDS=S   runs start for S seconds (default 120; 240 under a sanitizer)
 #   RESIDENCY_FAULT_TIMEOUT=S   time limit of one faulted run (default: see above)
 #   RESIDENCY_JOBS=J            runs at a time (default: the number of cores, at most 4)
 set -u
@@ -68,10 +72,13 @@ SHARE[threads]=75
 PROG[planned]=$TRAIN SELF[planned]=libcudart WENV[planned]= SHARE[planned]=50
 WARGS[planned]="--mode async $TARGS"
 WARGS[planned]=${WARGS[planned]/--iters 1/--iters 10}
+# unmapped: evicted ranges are left unmapped (no host VMM): host memory from cuMemHostAlloc.
+PROG[unmapped]=$TRAIN SELF[unmapped]=libcudart SHARE[unmapped]=50 WARGS[unmapped]="--mode async $TARGS"
+WENV[unmapped]="SIMGPU_HOST_VMM=0 SHIM_UNMAPPED_EVICTION=true"
 PROG[threads]=$THREADS SELF[threads]=threads_sim WENV[threads]=SHIM_MIN_MANAGED_BYTES=4KiB
 WARGS[threads]="--threads 8 --large-every 2 --large 4MiB --small 16KiB --launches 8 --rounds 2"
 case "${SAN:-}" in
-'' | ubsan) default_modes="exact async segments threads planned" ;;
+'' | ubsan) default_modes="exact async segments threads planned unmapped" ;;
 tsan) default_modes="async threads" ;;
 *) default_modes="exact segments planned" ;;
 esac
@@ -79,7 +86,7 @@ read -r -a MODES <<<"${RESIDENCY_FAULT_MODES:-$default_modes}"
 jobs=${RESIDENCY_JOBS:-$(nproc)}
 [ "$jobs" -gt 4 ] && jobs=4
 every=${RESIDENCY_FAULT_ALL:-0}
-if [ -n "${SAN:-}" ]; then seconds=${RESIDENCY_FAULT_SECONDS:-240}; else seconds=${RESIDENCY_FAULT_SECONDS:-170}; fi
+if [ -n "${SAN:-}" ]; then seconds=${RESIDENCY_FAULT_SECONDS:-240}; else seconds=${RESIDENCY_FAULT_SECONDS:-120}; fi
 
 # wrun native|shimmed NAME WORKLOAD [VAR=VALUE...]: one run of the workload with the variables
 # set (each word of WARGS is one argument).
@@ -100,22 +107,36 @@ correct() {
     esac
 }
 
+# native_ok W P: the workload's native run exited 0 with the clean result and a peak P.
+native_ok() { [ "$(rc "native-$1")" = 0 ] && [ -n "$2" ] && correct "native-$1" "$1"; }
+# clean_ok W EVICTIONS RESTORES: its clean run under the budget exited 0 with the clean result,
+# evicted (and restored, but threads_sim), with no illegal access and no unmap hazard.
+clean_ok() {
+    [ "$(rc "clean-$1")" = 0 ] && correct "clean-$1" "$1" && [ "${2:-0}" -gt 0 ] &&
+        { [ "$1" = threads ] || [ "${3:-0}" -gt 0 ]; } && is "clean-$1" illegal_accesses -eq 0 &&
+        is "clean-$1" unmap_hazards -eq 0
+}
+# plan_applied EVICTIONS_AND_PREFETCHES: both counts of the planned moves are above 0.
+plan_applied() { [ "${1%% *}" -gt 0 ] 2>/dev/null && [ "${1##* }" -gt 0 ] 2>/dev/null; }
+# known W: W is one of the workloads.
+known() { [ -n "${PROG[$1]:-}" ]; }
+
 declare -A C budget pace
 slowest=0
 live=()
+nchecks=0
 for w in "${MODES[@]}"; do
-    [ -n "${PROG[$w]:-}" ] || {
-        check "workload '$w' is one of exact async segments threads planned" false
+    nchecks=$((nchecks + 1))
+    known "$w" || {
+        check "workload '$w' is one of exact async segments threads planned unmapped" known "$w"
         continue
     }
     wrun native "native-$w" "$w"
     C[$w]=$(checksum "native-$w")
     P=$(figure "native-$w" peak_device_bytes)
     budget[$w]=$((${P:-0} * ${SHARE[$w]} / 100))
-    ok=false
-    [ "$(rc "native-$w")" = 0 ] && [ -n "$P" ] && correct "native-$w" "$w" && ok=true
-    check "$w: native run: exit 0, clean result, peak ${P:-none}" $ok
-    $ok || continue
+    check "$w: native run: exit 0, clean result, peak ${P:-none}" native_ok "$w" "$P"
+    native_ok "$w" "$P" || continue
     # The entry points the program (its runtime, or threads_sim itself) calls without the shim.
     wrun native "runtime-$w" "$w" SIMGPU_FAIL_CALLER="${SELF[$w]}"
     start=$(date +%s%N)
@@ -123,21 +144,20 @@ for w in "${MODES[@]}"; do
     pace[$w]=$((($(date +%s%N) - start) / 1000000))
     [ "${pace[$w]}" -gt "$slowest" ] && slowest=${pace[$w]}
     ev=$(evictions "clean-$w") re=$(restores "clean-$w")
-    ok=false
-    [ "$(rc "clean-$w")" = 0 ] && correct "clean-$w" "$w" && [ "${ev:-0}" -gt 0 ] &&
-        { [ "$w" = threads ] || [ "${re:-0}" -gt 0 ]; } && is "clean-$w" illegal_accesses -eq 0 &&
-        is "clean-$w" unmap_hazards -eq 0 && ok=true
     if [ "$w" = planned ]; then # the plan applied: planned moves of both kinds
         pl=$(sed -n 's/.*; plan: \([0-9]*\) planned evictions and \([0-9]*\) prefetches.*/\1 \2/p' \
             "$work/clean-$w.err")
+        nchecks=$((nchecks + 1))
         check "planned: clean run applies the plan (planned evictions and prefetches: ${pl:-none})" \
-            test "${pl%% *}" -gt 0 -a "${pl##* }" -gt 0 2>/dev/null
+            plan_applied "${pl:-}"
     fi
-    check "$w: clean run, SHIM_BUDGET=${budget[$w]} (${SHARE[$w]}% of P): exit 0, clean result, ${ev:-no} evictions, ${re:-no} restores, no illegal access, no unmap hazard (exit $(rc "clean-$w"), illegal_accesses $(figure "clean-$w" illegal_accesses), unmap_hazards $(figure "clean-$w" unmap_hazards), ${pace[$w]} ms)" $ok
+    nchecks=$((nchecks + 1))
+    check "$w: clean run, SHIM_BUDGET=${budget[$w]} (${SHARE[$w]}% of P): exit 0, clean result, ${ev:-no} evictions, ${re:-no} restores, no illegal access, no unmap hazard (exit $(rc "clean-$w"), illegal_accesses $(figure "clean-$w" illegal_accesses), unmap_hazards $(figure "clean-$w" unmap_hazards), ${pace[$w]} ms)" \
+        clean_ok "$w" "$ev" "$re"
     echo "# $w: again: LD_LIBRARY_PATH=$B/simgpu ${WENV[$w]} SIMGPU_FAIL_CALLER=libshim" \
         "SIMGPU_FAIL=ENTRY:N[:sticky] SHIM_BUDGET=${budget[$w]} SHIM_TRACE_PATH= SHIM_LOG_LEVEL=info" \
         "SIMGPU_STATS=stats.json LD_PRELOAD='$PRELOAD' ${PROG[$w]} ${WARGS[$w]}"
-    if $ok; then
+    if clean_ok "$w" "$ev" "$re"; then
         live+=("$w")
     else # every faulted run would fail the same way: the workload is left out
         tail_err "clean-$w"
@@ -155,15 +175,46 @@ RUN_TIMEOUT=${RESIDENCY_FAULT_TIMEOUT:-$limit}
 # (first, last, middle, then the middles of the halves, ...), and the runs go by that rank over
 # every entry: all first N (sticky and single), then all last N, and so on, so that wherever the
 # time budget stops the loop, every entry has been sampled about as densely.
-python3 - "$work" "$every" "${live[@]}" >"$work/plan" <<'PY'
-import json, sys
-work, every, workloads = sys.argv[1], sys.argv[2] == "1", sys.argv[3:]
+# Also $work/coverage: the real-function table's entries no workload reached, and one CHECK line
+# for the entry points libshim calls for itself.
+python3 - "$work" "$every" "$root/shim/core/shim_api.h" "${live[@]}" >"$work/plan" <<'PY'
+import json, re, sys
+work, every, api, workloads = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4:]
 calls = {w: json.load(open(f"{work}/clean-{w}.json"))["caller_calls"] for w in workloads}
 program = {w: json.load(open(f"{work}/runtime-{w}.json"))["caller_calls"] for w in workloads}
-# What the simulator fails with out of memory (tests/simgpu/simgpu_fail.c); the rest fail with
-# CUDA_ERROR_UNKNOWN.
-oom = {"cuMemAlloc_v2", "cuMemAllocAsync", "cuMemAllocAsync_ptsz", "cuMemCreate",
-       "cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemHostRegister_v2", "cuMemAddressReserve"}
+
+# The real-function table, from its X-macro lists: every name in SHIM_HOOKS and SHIM_USES, and
+# the residency manager's own calls (SHIM_RESID_NEEDS).
+def xnames(macro):
+    text = open(api).read()
+    block = text[text.index("#define " + macro + "(X)"):]
+    block = block[:block.index("/* clang-format on */")]
+    return re.findall(r"\bX\((cu\w+)", block)
+table = xnames("SHIM_HOOKS") + xnames("SHIM_USES")
+own = set(xnames("SHIM_USES")) | set(xnames("SHIM_RESID_NEEDS"))
+# Calls libshim makes for itself that no workload here reaches, each with the reason.
+UNREACHED = {
+    "cuKernelGetName": "names CUkernel launches; the workloads' runtime launches by CUfunction",
+    "cuEventRecord_ptsz": "timing on per-thread default streams; the workloads name streams",
+    "cuCtxGetCurrent": "only for allocations shared through IPC or shareable handles",
+    "cuCtxSynchronize": "program_sync's fallback when libshim knows none of the program's streams",
+}
+reached = {e for w in workloads for e in calls[w]}
+missing = sorted(e for e in own if e not in reached and e not in UNREACHED)
+# Only the six workloads together reach them all (planned: timing; unmapped: host allocations).
+complete = set(workloads) >= {"exact", "async", "segments", "threads", "planned", "unmapped"}
+with open(f"{work}/coverage", "w") as f:
+    print(f"# the real-function table (shim/core/shim_api.h): {len(table)} entries; "
+          f"{len(reached & set(table))} called from libshim in these workloads and faulted", file=f)
+    print("# never called from libshim here (forwarded only when the program calls them, or "
+          "not reached): " + " ".join(sorted(set(table) - reached)), file=f)
+    for e, why in sorted(UNREACHED.items()):
+        print(f"# not reached: {e}: {why}", file=f)
+    verdict = ("CHECK bad" if missing else "CHECK ok") if complete else "SKIP"
+    print(f"{verdict} every entry point libshim calls for itself "
+          f"(SHIM_USES and SHIM_RESID_NEEDS, {len(own)}) is faulted in some workload, but the "
+          f"{len(UNREACHED)} not reached" + (": missing " + " ".join(missing) if missing else "")
+          + ("" if complete else " (not every workload ran)"), file=f)
 
 def spread(ns):
     """ns (ascending) in starting order: first, last, middle, then the middles of the halves."""
@@ -184,7 +235,7 @@ def spread(ns):
 lines = []
 for w in workloads:
     for e, n in sorted(calls[w].items()):
-        may = "program" if program[w].get(e) else "oom" if e in oom else "no"
+        may = "program" if program[w].get(e) else "no"
         every_n = list(range(1, n + 1))
         for kind, ns in (("sticky", every_n if every else sorted({1, (n + 1) // 2, n})),
                          ("single", every_n)):
@@ -251,8 +302,8 @@ for line in open(f"{work}/plan"):
         sums = re.findall(r"^checksum=(\w+)$", read(f"{work}/native-{w}.out"), re.M)
         want[w] = sums[-1] if sums else None
     entries.setdefault((w, e), {"may": may, "runs": []})["runs"].append((kind, int(n)))
-leeway = {"program": "the program calls it too", "oom": "fails with out of memory",
-          "no": "libshim's own: a single failure must not reach the program"}
+leeway = {"program": "the program calls it too",
+          "no": "libshim's own: no failure of it may reach the program"}
 
 def judge(w, kind, may, base):
     """(verdict, why): verdict ok, surfaced or bad."""
@@ -283,7 +334,11 @@ def judge(w, kind, may, base):
     safe = illegal == 0 and hazards == 0
     if rc not in ("124", "137") and safe and right:
         return "ok", ""
-    may_surface = kind == "sticky" or may == "program" or (may == "oom" and told_oom)
+    # Only the program's own call may fail it: the native run would see that one too. And, as
+    # correctness comes first, an evicted range left unmapped (no host VMM) whose restore the
+    # sticky failure makes impossible: the operation on it fails rather than read nothing.
+    stranded = "an evicted range left unmapped could not come back" in err
+    may_surface = may == "program" or (w == "unmapped" and kind == "sticky" and stranded)
     if rc == "1" and told and safe and not wrong and may_surface:
         return "surfaced", ""
     why = ("hung" if rc in ("124", "137") else f"exit {rc or 'none'}") + f", {result}, " \
@@ -292,6 +347,8 @@ def judge(w, kind, may, base):
         why += ", the failure reached the program (" + " failed: ".join(told[0]) + ")"
     return "bad", why
 
+totals = {"runs": 0, "single": 0, "sticky": 0, "wrong": 0, "hung": 0, "reached": 0,
+          "surfaced": 0}
 for (w, e), info in entries.items():
     count = {"single": 0, "sticky": 0}
     plan = {k: sum(kind == k for kind, _ in info["runs"]) for k in count}
@@ -312,6 +369,14 @@ for (w, e), info in entries.items():
         verdict, why = judge(w, kind, info["may"], base)
         surfaced += verdict == "surfaced"
         hung += why.startswith("hung")
+        totals["runs"] += 1
+        totals[kind] += 1
+        totals["surfaced"] += verdict == "surfaced"
+        if verdict == "bad":
+            kind_of = ("hung" if why.startswith("hung") else
+                       "wrong" if "(wrong)" in why or re.search(r", [1-9]\d* wrong", why) else
+                       "reached")
+            totals[kind_of] += 1
         if verdict == "bad":
             bad.append((kind, n, why, read(base + ".err").splitlines()[-8:]))
     name = f"{w}: {e}"
@@ -334,21 +399,35 @@ for (w, e), info in entries.items():
         print(f"#   SIMGPU_FAIL={e}:{n}{':sticky' if kind == 'sticky' else ''} ({w}): {why}")
         for l in tail:
             print(f"#     | {l}")
+print(f"# all: {totals['runs']} runs ({totals['single']} single, {totals['sticky']} sticky): "
+      f"{totals['wrong']} wrong results, {totals['hung']} hangs, {totals['reached']} others with "
+      f"an error the native run does not see; {totals['surfaced']} surfaced (the program's own "
+      f"call failed)")
 PY
 judged=$?
 # Never pass for want of verdicts: the judge must have run and checked at least one entry.
 checked=$(grep -c '^CHECK ' "$work/verdicts" 2>/dev/null)
+# judged EXIT CHECKED: the judge exited 0 and checked at least one entry.
+judged_all() { [ "$1" -eq 0 ] && [ "${2:-0}" -gt 0 ]; }
+# verdict_ok VERDICT: the judge's verdict on an entry (or on the coverage) is ok.
+verdict_ok() { [ "$1" = ok ]; }
 check "fault: every run judged (judge exit $judged, ${checked:-0} entries checked)" \
-    test "$judged" -eq 0 -a "${checked:-0}" -gt 0
+    judged_all "$judged" "${checked:-0}"
+nchecks=$((nchecks + 1))
 while read -r first rest; do
     case $first in
     CHECK)
-        verdict=${rest%% *}
-        check "fault ${rest#* }" [ "$verdict" = ok ]
+        nchecks=$((nchecks + 1))
+        check "fault ${rest#* }" verdict_ok "${rest%% *}"
         ;;
-    SKIP) echo "skip - fault $rest" ;;
+    SKIP)
+        nchecks=$((nchecks + 1))
+        echo "skip - fault $rest"
+        ;;
     *) echo "$first $rest" ;;
     esac
-done <"$work/verdicts"
+done < <(cat "$work/coverage" "$work/verdicts")
+[ -n "${SAN:-}" ] && nchecks=$((nchecks + 1))
 check_sanitizers
+plan "$nchecks"
 [ "$failures" -eq 0 ]
