@@ -261,6 +261,59 @@ static void test_evict_and_restore_keep_data(void **state)
     release(c, false);
 }
 
+/* A pattern in every byte of [p, p + bytes), different byte to byte and seed to seed (the
+   fake's chunks are whole pages, so each page's bytes lie together). */
+static uint8_t byte_at(uint64_t off, uint8_t seed)
+{
+    return (uint8_t)(seed + off * 7 + off / 4096);
+}
+
+static void fill_every_byte(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t page = 0; page < bytes; page += 4096) {
+        uint8_t *b = fake_bytes(p + page);
+        assert_non_null(b);
+        for (uint64_t off = page; off < bytes && off < page + 4096; off++)
+            b[off - page] = byte_at(off, seed);
+    }
+}
+
+/* The offset of the first byte of [p, p + bytes) that does not hold the pattern, or bytes. */
+static uint64_t first_wrong_byte(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t page = 0; page < bytes; page += 4096) {
+        uint8_t *b = fake_bytes(p + page);
+        for (uint64_t off = page; off < bytes && off < page + 4096; off++)
+            if (!b || b[off - page] != byte_at(off, seed))
+                return off;
+    }
+    return bytes;
+}
+
+/* Evicted to the host and restored, a unit keeps every byte, the first and the last included,
+   for sizes that end a chunk, end inside one, and span one to three chunks. */
+static void test_moves_keep_every_byte(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {2 * MiB, 3 * MiB + 1, 5 * MiB - 4097, 6 * MiB};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        uint64_t n = sizes[i];
+        uint8_t seed = (uint8_t)(11 * i + 5);
+        CUdeviceptr p = alloc(n);
+        assert_int_equal(unit_of(p)->size, n);
+        fill_every_byte(p, n, seed);
+        evict_by_hand(p);
+        settle();
+        assert_true(fake_on_host(p));
+        assert_int_equal(first_wrong_byte(p, n, seed), n); /* copied out whole */
+        touch(p);
+        settle();
+        assert_false(fake_on_host(p));
+        assert_int_equal(first_wrong_byte(p, n, seed), n); /* copied back whole */
+        release(p, false);
+    }
+}
+
 /* A restore whose host mapping no queued work uses is remapped at once (ORDERED): the touch
    does not wait on the host, its stream waits for the copy, and the host chunks the copy reads
    stay out of the pool until it ends. A unit touched through its host mapping since it was
@@ -1003,6 +1056,7 @@ int main(void)
         cmocka_unit_test(test_tables_on_a_fresh_manager),
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
+        cmocka_unit_test_setup(test_moves_keep_every_byte, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
