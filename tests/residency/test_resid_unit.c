@@ -314,6 +314,43 @@ static void test_moves_keep_every_byte(void **state)
     }
 }
 
+/* A chunk given two evictions' fences keeps the later (resid_chunk_fence); chunks taken by a
+   new owner (resid_take_fences) make it wait for the latest of their fences, wherever that
+   chunk lies among them, and keep no fence themselves. */
+static void take_fences_in_order(bool latest_first)
+{
+    struct resid_chunk c[3] = {{0}};
+    pthread_mutex_lock(&r->lock);
+    struct resid_fence *early = resid_fence_new(r, resid_event_get(r));
+    struct resid_fence *late = resid_fence_new(r, resid_event_get(r));
+    assert_non_null(early);
+    assert_non_null(late);
+    assert_true(late->seq > early->seq);
+    resid_chunk_fence(r, &c[0], latest_first ? late : early);
+    resid_chunk_fence(r, &c[2], latest_first ? early : late);
+    resid_chunk_fence(r, &c[1], latest_first ? late : early); /* a chunk keeps the later */
+    resid_chunk_fence(r, &c[1], latest_first ? early : late);
+    assert_ptr_equal(c[1].fence, late);
+    struct resid_fence *got =
+        resid_take_fences(r, (struct resid_chunk *[]){&c[0], &c[1], &c[2]}, 3);
+    assert_ptr_equal(got, late);
+    assert_int_equal(late->refs, 2); /* ours and the one returned; the chunks' are dropped */
+    assert_int_equal(early->refs, 1);
+    for (int i = 0; i < 3; i++)
+        assert_null(c[i].fence);
+    resid_fence_drop(r, got);
+    resid_fence_drop(r, late);
+    resid_fence_drop(r, early);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void test_taken_chunks_wait_for_their_latest_fence(void **state)
+{
+    (void)state;
+    take_fences_in_order(false);
+    take_fences_in_order(true);
+}
+
 /* A restore whose host mapping no queued work uses is remapped at once (ORDERED): the touch
    does not wait on the host, its stream waits for the copy, and the host chunks the copy reads
    stay out of the pool until it ends. A unit touched through its host mapping since it was
@@ -1057,6 +1094,7 @@ int main(void)
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
         cmocka_unit_test_setup(test_moves_keep_every_byte, setup),
+        cmocka_unit_test_setup(test_taken_chunks_wait_for_their_latest_fence, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),

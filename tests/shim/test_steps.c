@@ -300,6 +300,33 @@ static void test_step_changes_length(void **state)
     assert_int_equal(got->length, c);
 }
 
+static void job_changes_functions(void)
+{
+    segments("A", 4);
+    for (int s = 0; s < 4; s++) { /* as long as A's, other functions (another phase's kernels) */
+        for (uint64_t i = 0; i < seg_len('A'); i++)
+            launch(9000 + i);
+        host_sync();
+    }
+}
+
+/* A step of the same length but other functions is another step: steady state is lost and
+   found again, with the same length. */
+static void test_step_changes_functions_not_length(void **state)
+{
+    (void)state;
+    const struct heard *got = run(job_changes_functions);
+    uint64_t a = seg_len('A');
+    assert_int_equal(got->steady, 2);
+    assert_int_equal(got->unsteady, 1);
+    assert_int_equal(got->nsteps, 8);
+    assert_numbered(got);
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(got->first[i], i * a);
+    assert_int_equal(got->at[4], 6 * a); /* found again after two of the new steps */
+    assert_int_equal(got->length, a);
+}
+
 /* ---- jobs whose step is never found ---- */
 
 /* Every segment differs (a server answering requests of every size). */
@@ -366,6 +393,7 @@ int main(void)
         cmocka_unit_test(test_loss_read_every_second_micro_batch),
         cmocka_unit_test(test_accumulation_with_equal_micro_batches),
         cmocka_unit_test(test_step_changes_length),
+        cmocka_unit_test(test_step_changes_functions_not_length),
         cmocka_unit_test(test_no_step_in_segments_that_never_repeat),
         cmocka_unit_test(test_no_step_longer_than_eight_segments),
         cmocka_unit_test(test_no_step_without_synchronisations),
