@@ -14,6 +14,7 @@
 # scratch folder.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+shown=${1:-tests/mutate/mutations.txt}
 list=$(cd "$(dirname "${1:-$root/tests/mutate/mutations.txt}")" && pwd)/$(basename "${1:-mutations.txt}")
 shift $(($# > 0 ? 1 : 0))
 BUILD=${BUILD:-build}
@@ -21,12 +22,13 @@ jobs=${MUTATE_JOBS:-2}
 tool="$root/tests/mutate/mutation.py"
 start=$(date +%s)
 
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/mutate.XXXXXX") || exit 1
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
+cp "$list" "$scratch/mutations.txt" || exit 1 # the list as it is now, however long the run
+list="$scratch/mutations.txt"
 n=$("$tool" count "$list") || exit 1
 entries=("$@")
 [ ${#entries[@]} -gt 0 ] || entries=($(seq 1 "$n"))
-
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/mutate.XXXXXX") || exit 1
-[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$scratch"' EXIT
 tree="$scratch/tree"
 mkdir -p "$tree"
 # The tracked tree as it is now; cp -p keeps modification times, so a copied build stays valid.
@@ -34,7 +36,7 @@ mkdir -p "$tree"
     xargs -0 sh -c 'for f; do [ -f "$f" ] && cp -p --parents "$f" "$0"; done' "$tree") || exit 1
 [ -d "$root/$BUILD" ] && cp -a "$root/$BUILD" "$tree/$BUILD"
 export SHARED=${SHARED:-$(cd "$root/.." && pwd)/shared}
-echo "mutate: ${#entries[@]} mutations of $list in $tree"
+echo "mutate: ${#entries[@]} mutations of $shown in $tree"
 
 # build LOG FILTER...: every artifact and the tests that make test TEST=FILTER runs (built
 # apart from the run, so that a mutation that does not compile is told apart from a catch).
