@@ -10,8 +10,9 @@
 # NAMES)" or "SURVIVED", then a summary. Exit status 1 when any mutation survives or an entry
 # does not apply.
 #   tests/mutate/mutate.sh [LIST [N...]]   N: only these entries (1-based)
-# Environment: BUILD (default build), MUTATE_JOBS (make -j, default 2), TMPDIR, KEEP=1 keeps the
-# scratch folder.
+# Environment: BUILD (default build), MUTATE_JOBS (make -j, default 2), MUTATE_TIMEOUT (seconds a
+# test program may run, default 180: a mutation can make a test hang, which then counts as
+# caught, marked "timed out"), TMPDIR, KEEP=1 keeps the scratch folder.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 shown=${1:-tests/mutate/mutations.txt}
@@ -19,6 +20,7 @@ list=$(cd "$(dirname "${1:-$root/tests/mutate/mutations.txt}")" && pwd)/$(basena
 shift $(($# > 0 ? 1 : 0))
 BUILD=${BUILD:-build}
 jobs=${MUTATE_JOBS:-2}
+export TEST_TIMEOUT=${MUTATE_TIMEOUT:-180} # tests/run_tests.sh's limit per test program
 tool="$root/tests/mutate/mutation.py"
 start=$(date +%s)
 
@@ -93,6 +95,7 @@ for k in "${entries[@]}"; do
         for f in $filters; do
             if ! run "$f" "$logs/$k-$f.log"; then
                 names=$(sed -n 's/^failed: //p' "$logs/$k-$f.log")
+                grep -qE '^FAIL .*\(exit (124|137),' "$logs/$k-$f.log" && names="$names, timed out"
                 result="caught $label: caught by TEST=$f (failed: ${names:-the build})"
                 caught=$((caught + 1))
                 break
