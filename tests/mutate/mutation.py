@@ -7,6 +7,12 @@ mutate.sh and test_mutations_list.sh.
   mutation.py check LIST N ROOT     entry N applies to ROOT: its file exists and its `from` text
                                     occurs exactly once (else a message, exit 1)
   mutation.py apply LIST N ROOT     rewrites entry N's file under ROOT with the mutation
+  mutation.py report LIST ROOT TESTS DIR
+                                    for each entry N, DIR/N.file (its file), DIR/N.apply (why it
+                                    does not apply; empty when it does) and DIR/N.tests (its
+                                    filters that select none of the test paths listed in TESTS;
+                                    empty when each selects one); prints the count (one process
+                                    for the whole list: test_mutations_list.sh)
 
 An entry is a block of `key: value` lines (blank lines between entries, # comments): file,
 from, to, tests (space-separated TEST= filters), why. A value is the text after ": " to the
@@ -76,6 +82,16 @@ def main(argv):
         sys.exit(__doc__)
     cmd, entries = argv[1], parse(argv[2])
     if cmd == "count":
+        print(len(entries))
+        return 0
+    if cmd == "report":
+        root, tests, out = argv[3], open(argv[4]).read().split(), argv[5]
+        for n, e in enumerate(entries, 1):
+            lost = [f for f in e["tests"].split() if not any(f in t for t in tests)]
+            for ext, text in (("file", e["file"]), ("apply", check(e, root) or ""),
+                              ("tests", " ".join(f"TEST={f} selects no test" for f in lost))):
+                with open(os.path.join(out, f"{n}.{ext}"), "w", encoding="utf-8") as f:
+                    f.write(text + "\n" if text else "")
         print(len(entries))
         return 0
     n = int(argv[3])
