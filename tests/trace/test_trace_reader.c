@@ -865,14 +865,21 @@ static void summaries_counted_in(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(crc_is_zlibs),         cmocka_unit_test(cut_at_every_offset),
-        cmocka_unit_test(flip_every_byte),      cmocka_unit_test(preambles),
-        cmocka_unit_test(chunk_order),          cmocka_unit_test(info_and_fields_once),
-        cmocka_unit_test(newer_writer),         cmocka_unit_test(bad_schemas),
-        cmocka_unit_test(bad_records),          cmocka_unit_test(bad_key_values),
-        cmocka_unit_test(stats_on_odd_data),    cmocka_unit_test(residency_by_step),
-        cmocka_unit_test(newer_move_layout),    cmocka_unit_test(newer_transition_layout),
+        cmocka_unit_test(crc_is_zlibs),
+        cmocka_unit_test(cut_at_every_offset),
+        cmocka_unit_test(flip_every_byte),
+        cmocka_unit_test(preambles),
+        cmocka_unit_test(chunk_order),
+        cmocka_unit_test(newer_writer),
+        cmocka_unit_test(bad_schemas),
+        cmocka_unit_test(bad_records),
+        cmocka_unit_test(bad_key_values),
+        cmocka_unit_test(stats_on_odd_data),
+        cmocka_unit_test(residency_by_step),
+        cmocka_unit_test(newer_move_layout),
+        cmocka_unit_test(newer_transition_layout),
         cmocka_unit_test(summaries_counted_in),
+        cmocka_unit_test(info_and_fields_once), /* issue 27: checks no test reached */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
