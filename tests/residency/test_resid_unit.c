@@ -351,6 +351,23 @@ static void test_taken_chunks_wait_for_their_latest_fence(void **state)
     take_fences_in_order(true);
 }
 
+/* A move's copy waits, on its own stream, for the work of the streams that touched the unit
+   (resid_fence): with events held not done, the eviction's stream waits on a pending one. */
+static void test_move_waits_for_the_streams_that_touched(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(2 * MiB);
+    touch(p);
+    fake_hold_events(true);
+    uint64_t waits = fake.waits_on_pending;
+    evict_by_hand(p);
+    assert_true(fake.waits_on_pending > waits);
+    fake_hold_events(false);
+    settle();
+    assert_true(fake_on_host(p));
+    release(p, false);
+}
+
 /* A restore whose host mapping no queued work uses is remapped at once (ORDERED): the touch
    does not wait on the host, its stream waits for the copy, and the host chunks the copy reads
    stay out of the pool until it ends. A unit touched through its host mapping since it was
@@ -1095,6 +1112,7 @@ int main(void)
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
         cmocka_unit_test_setup(test_moves_keep_every_byte, setup),
         cmocka_unit_test_setup(test_taken_chunks_wait_for_their_latest_fence, setup),
+        cmocka_unit_test_setup(test_move_waits_for_the_streams_that_touched, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
