@@ -203,6 +203,28 @@ static void datetimes_keep_their_kind(void **state)
     conf_doc_free(doc);
 }
 
+/* RFC 3339 (and so TOML) offsets are hours 00-23 and minutes 00-59, either sign; an offset
+   out of range is an error at its sign. */
+static void utc_offsets_are_bounded(void **state)
+{
+    (void)state;
+    EXPECT_ERROR("a = 1979-05-27T07:32:00+24:00\n",
+                 "t.toml:1:24: error: offset +24:00 is out of range");
+    EXPECT_ERROR("a = 1979-05-27T07:32:00-24:00\n",
+                 "t.toml:1:24: error: offset -24:00 is out of range");
+    EXPECT_ERROR("a = 1979-05-27T07:32:00+23:60\n",
+                 "t.toml:1:24: error: offset +23:60 is out of range");
+    EXPECT_ERROR("x = 1\na = 1979-05-27 07:32:00.5-99:00\n",
+                 "t.toml:2:26: error: offset -99:00 is out of range");
+    conf_doc *doc = parse("a = 1979-05-27T07:32:00+23:59\nb = 1979-05-27T07:32:00-23:59\n"
+                          "c = 1979-05-27T07:32:00-00:00\n");
+    const conf_value *root = conf_doc_root(doc);
+    assert_int_equal(conf_datetime_of(get(root, "a"))->offset_minutes, 23 * 60 + 59);
+    assert_int_equal(conf_datetime_of(get(root, "b"))->offset_minutes, -(23 * 60 + 59));
+    assert_int_equal(conf_datetime_of(get(root, "c"))->offset_minutes, 0);
+    conf_doc_free(doc);
+}
+
 static void floats_ignore_the_locale(void **state)
 {
     (void)state;
@@ -324,6 +346,7 @@ int main(void)
         cmocka_unit_test(integers_are_int64),
         cmocka_unit_test(strings_decode),
         cmocka_unit_test(datetimes_keep_their_kind),
+        cmocka_unit_test(utc_offsets_are_bounded),
         cmocka_unit_test(floats_ignore_the_locale),
         cmocka_unit_test(nesting_is_bounded),
         cmocka_unit_test(memory_is_bounded),

@@ -261,6 +261,113 @@ static void test_evict_and_restore_keep_data(void **state)
     release(c, false);
 }
 
+/* A pattern in every byte of [p, p + bytes), different byte to byte and seed to seed (the
+   fake's chunks are whole pages, so each page's bytes lie together). */
+static uint8_t byte_at(uint64_t off, uint8_t seed)
+{
+    return (uint8_t)(seed + off * 7 + off / 4096);
+}
+
+static void fill_every_byte(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t page = 0; page < bytes; page += 4096) {
+        uint8_t *b = fake_bytes(p + page);
+        assert_non_null(b);
+        for (uint64_t off = page; off < bytes && off < page + 4096; off++)
+            b[off - page] = byte_at(off, seed);
+    }
+}
+
+/* The offset of the first byte of [p, p + bytes) that does not hold the pattern, or bytes. */
+static uint64_t first_wrong_byte(CUdeviceptr p, uint64_t bytes, uint8_t seed)
+{
+    for (uint64_t page = 0; page < bytes; page += 4096) {
+        uint8_t *b = fake_bytes(p + page);
+        for (uint64_t off = page; off < bytes && off < page + 4096; off++)
+            if (!b || b[off - page] != byte_at(off, seed))
+                return off;
+    }
+    return bytes;
+}
+
+/* Evicted to the host and restored, a unit keeps every byte, the first and the last included,
+   for sizes that end a chunk, end inside one, and span one to three chunks. */
+static void test_moves_keep_every_byte(void **state)
+{
+    (void)state;
+    const uint64_t sizes[] = {2 * MiB, 3 * MiB + 1, 5 * MiB - 4097, 6 * MiB};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        uint64_t n = sizes[i];
+        uint8_t seed = (uint8_t)(11 * i + 5);
+        CUdeviceptr p = alloc(n);
+        assert_int_equal(unit_of(p)->size, n);
+        fill_every_byte(p, n, seed);
+        evict_by_hand(p);
+        settle();
+        assert_true(fake_on_host(p));
+        assert_int_equal(first_wrong_byte(p, n, seed), n); /* copied out whole */
+        touch(p);
+        settle();
+        assert_false(fake_on_host(p));
+        assert_int_equal(first_wrong_byte(p, n, seed), n); /* copied back whole */
+        release(p, false);
+    }
+}
+
+/* A chunk given two evictions' fences keeps the later (resid_chunk_fence); chunks taken by a
+   new owner (resid_take_fences) make it wait for the latest of their fences, wherever that
+   chunk lies among them, and keep no fence themselves. */
+static void take_fences_in_order(bool latest_first)
+{
+    struct resid_chunk c[3] = {{0}};
+    pthread_mutex_lock(&r->lock);
+    struct resid_fence *early = resid_fence_new(r, resid_event_get(r));
+    struct resid_fence *late = resid_fence_new(r, resid_event_get(r));
+    assert_non_null(early);
+    assert_non_null(late);
+    assert_true(late->seq > early->seq);
+    resid_chunk_fence(r, &c[0], latest_first ? late : early);
+    resid_chunk_fence(r, &c[2], latest_first ? early : late);
+    resid_chunk_fence(r, &c[1], latest_first ? late : early); /* a chunk keeps the later */
+    resid_chunk_fence(r, &c[1], latest_first ? early : late);
+    assert_ptr_equal(c[1].fence, late);
+    struct resid_fence *got =
+        resid_take_fences(r, (struct resid_chunk *[]){&c[0], &c[1], &c[2]}, 3);
+    assert_ptr_equal(got, late);
+    assert_int_equal(late->refs, 2); /* ours and the one returned; the chunks' are dropped */
+    assert_int_equal(early->refs, 1);
+    for (int i = 0; i < 3; i++)
+        assert_null(c[i].fence);
+    resid_fence_drop(r, got);
+    resid_fence_drop(r, late);
+    resid_fence_drop(r, early);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void test_taken_chunks_wait_for_their_latest_fence(void **state)
+{
+    (void)state;
+    take_fences_in_order(false);
+    take_fences_in_order(true);
+}
+
+/* A move's copy waits, on its own stream, for the work of the streams that touched the unit
+   (resid_fence): with events held not done, the eviction's stream waits on a pending one. */
+static void test_move_waits_for_the_streams_that_touched(void **state)
+{
+    (void)state;
+    CUdeviceptr p = alloc(2 * MiB);
+    touch(p);
+    fake_hold_events(true);
+    uint64_t waits = fake.waits_on_pending;
+    evict_by_hand(p);
+    assert_true(fake.waits_on_pending > waits);
+    fake_hold_events(false);
+    settle();
+    assert_true(fake_on_host(p));
+    release(p, false);
+}
+
 /* A restore whose host mapping no queued work uses is remapped at once (ORDERED): the touch
    does not wait on the host, its stream waits for the copy, and the host chunks the copy reads
    stay out of the pool until it ends. A unit touched through its host mapping since it was
@@ -1103,6 +1210,9 @@ int main(void)
         cmocka_unit_test(test_tables_on_a_fresh_manager),
         cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
+        cmocka_unit_test_setup(test_moves_keep_every_byte, setup),
+        cmocka_unit_test_setup(test_taken_chunks_wait_for_their_latest_fence, setup),
+        cmocka_unit_test_setup(test_move_waits_for_the_streams_that_touched, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),

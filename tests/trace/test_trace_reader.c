@@ -225,6 +225,30 @@ static void chunk_order(void **state)
     free(records.p);
 }
 
+/* A second info chunk is an error before the schema too (not only after it), and so is a schema
+   entry that names one field twice. */
+static void info_and_fields_once(void **state)
+{
+    (void)state;
+    buf b = {0};
+    preamble(&b, 1, 0, 16);
+    info_chunk(&b);
+    size_t second = b.len;
+    info_chunk(&b);
+    char want[64];
+    snprintf(want, sizeof want, "byte %zu: a second info chunk", second);
+    expect_error(&b, want);
+    free(b.p);
+
+    buf k = {0};
+    kind(&k, 2, 16, "free", 3, 0, SHIM_TRACE_U64, "alloc_id", 8, SHIM_TRACE_U64, "stream", 8,
+         SHIM_TRACE_U64, "alloc_id");
+    b = with_schema(&k, 1);
+    expect_error(&b, "schema: kind 'free' has field 'alloc_id' twice");
+    free(b.p);
+    free(k.p);
+}
+
 /* A newer writer: alloc has its fields reordered plus one more, and a kind this reader lacks. */
 static void newer_writer(void **state)
 {
@@ -855,6 +879,7 @@ int main(void)
         cmocka_unit_test(newer_move_layout),
         cmocka_unit_test(newer_transition_layout),
         cmocka_unit_test(summaries_counted_in),
+        cmocka_unit_test(info_and_fields_once), /* issue 27: checks no test reached */
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
