@@ -133,8 +133,8 @@ void shim_trace_kernel_time(uint64_t seq, double usec)
 /* Contract in shim_trace.h. */
 void shim_trace_link_time(bool to_device, uint64_t bytes, double usec)
 {
-    struct shim_trace_body_link_time body = {bytes, usec, to_device ? SHIM_MOVE_TO_DEVICE
-                                                                    : SHIM_MOVE_TO_HOST, 0};
+    struct shim_trace_body_link_time body = {
+        bytes, usec, to_device ? SHIM_MOVE_TO_DEVICE : SHIM_MOVE_TO_HOST, 0};
     put_fixed(SHIM_TRACE_LINK_TIME, &body, sizeof body);
 }
 
