@@ -10,7 +10,7 @@ IMPORT_FUZZ := $(IMPORT_FUZZ_NAMES:%=$(BUILD)/fuzz/import_%_fuzz)
 FUZZ_TARGETS += $(IMPORT_FUZZ)
 
 $(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c $(IMPORT_SRCS) \
-                $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
+                $(UTIL_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner -Iconf -o $@ $< \
-		$(IMPORT_SRCS) $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm
+		$(IMPORT_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm
