@@ -20,21 +20,53 @@ static bool nameable(CUstream s, bool per_thread)
     return !(per_thread && !s) && s != CU_STREAM_PER_THREAD;
 }
 
-/* Says once per cause why an allocation of bytes found no room (lock held). */
-static void explain_oom(struct resid_ctx *r, uint64_t bytes)
+/* Why allocations are unmanaged, for messages: min_managed_bytes as configured ("64KiB"). */
+static const char *min_managed_text(char *buf, size_t n)
+{
+    conf_size m = {.kind = CONF_SIZE_BYTES, .bytes = shim.min_managed_bytes};
+    conf_size_format(&m, buf, n);
+    return buf;
+}
+
+/* An unmanaged allocation (left to the driver: never moved, never evicted) that the budget has
+   no room for, said as such with the option that made it unmanaged (lock held). */
+static void explain_unmanaged_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked,
+                                  uint64_t room)
+{
+    char min[48];
+    SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                  "out of memory: an unmanaged allocation of %llu bytes (%s min_managed_bytes = "
+                  "%s: left to the driver, never moved) does not fit in the budget: %.1f MiB of "
+                  "unmanaged allocations already hold %llu of its %llu bytes (%llu left), and "
+                  "unmanaged memory cannot be evicted",
+                  (unsigned long long)bytes,
+                  asked < shim.min_managed_bytes ? "smaller than" : "from an explicit pool, or",
+                  min_managed_text(min, sizeof min), (double)r->unmanaged_bytes / (1 << 20),
+                  (unsigned long long)r->unmanaged_bytes, (unsigned long long)r->budget,
+                  (unsigned long long)room);
+}
+
+/* Says once per cause why an allocation of bytes found no room (lock held): a managed one when
+   asked is 0, else an unmanaged one of asked bytes (bytes as the driver rounds it). */
+static void explain_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked)
 {
     const struct resid_oom *o = &r->oom;
     uint64_t room =
         r->budget > r->unmanaged_bytes + r->slack ? r->budget - r->unmanaged_bytes - r->slack : 0;
+    char min[48];
     if (r->sticky)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the device reported a permanent error (%d)",
                       (int)r->sticky);
+    else if (bytes > room && asked)
+        explain_unmanaged_oom(r, bytes, asked, room);
     else if (bytes > room)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: an allocation of %llu bytes is larger than the budget "
-                      "leaves for managed memory (%llu of %llu bytes; %llu held unmanaged)",
+                      "leaves for managed memory (%llu of %llu bytes; %llu held by unmanaged "
+                      "allocations, smaller than min_managed_bytes = %s or from explicit pools)",
                       (unsigned long long)bytes, (unsigned long long)room,
-                      (unsigned long long)r->budget, (unsigned long long)r->unmanaged_bytes);
+                      (unsigned long long)r->budget, (unsigned long long)r->unmanaged_bytes,
+                      min_managed_text(min, sizeof min));
     else if (o->host_full)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: host_budget is spent (%llu bytes of evicted data on the "
@@ -174,7 +206,7 @@ bool shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstream stream, bool per
         got = bytes <= r->gran / 2 ? try_member(r, dptr, bytes, stream, per_thread)
                                    : try_unit(r, dptr, bytes, stream, per_thread, async);
     if (got == 1)
-        explain_oom(r, bytes);
+        explain_oom(r, bytes, 0);
     CUresult sticky = r->sticky;
     pthread_mutex_unlock(&r->lock);
     if (got != 0 && sticky) { /* the program must see the device's error, not a fresh one */
@@ -319,7 +351,7 @@ int shim_resid_unmanaged_room(uint64_t bytes)
         resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
     int rc = resid_room_for_unmanaged(r, visible_bytes(r, bytes));
     if (rc != 0)
-        explain_oom(r, visible_bytes(r, bytes));
+        explain_oom(r, visible_bytes(r, bytes), bytes ? bytes : 1);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }
