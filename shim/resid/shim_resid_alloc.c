@@ -36,13 +36,13 @@ static void explain_unmanaged_oom(struct resid_ctx *r, uint64_t bytes, uint64_t 
     char min[48];
     SHIM_LOG_ONCE(SHIM_LOG_WARN,
                   "out of memory: an unmanaged allocation of %llu bytes (%s min_managed_bytes = "
-                  "%s: left to the driver, never moved) does not fit in the budget: %.1f MiB of "
-                  "unmanaged allocations already hold %llu of its %llu bytes (%llu left), and "
+                  "%s: left to the driver, never moved) does not fit in the budget of %llu bytes: "
+                  "unmanaged allocations hold %llu bytes (%.1f MiB) of it, %llu are left, and "
                   "unmanaged memory cannot be evicted",
                   (unsigned long long)bytes,
                   asked < shim.min_managed_bytes ? "smaller than" : "from an explicit pool, or",
-                  min_managed_text(min, sizeof min), (double)r->unmanaged_bytes / (1 << 20),
-                  (unsigned long long)r->unmanaged_bytes, (unsigned long long)r->budget,
+                  min_managed_text(min, sizeof min), (unsigned long long)r->budget,
+                  (unsigned long long)r->unmanaged_bytes, (double)r->unmanaged_bytes / (1 << 20),
                   (unsigned long long)room);
 }
 
