@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 /* What kind of memory an allocation record describes. */
 enum shim_alloc_kind {
@@ -171,6 +172,12 @@ int shim_trace_start(const char *pattern, const struct shim_trace_info *info, ch
 /* Flushes every thread's buffer, writes the final chunk, stops the writer
    thread and closes the file. Safe to call more than once, and at exit. */
 void shim_trace_stop(void);
+
+/* Writes all cnt buffers of iov to fd (the trace, or the log: shim_trace_file.c), resuming after
+   short writes and signals, and stopping at the file size limit (RLIMIT_FSIZE) with EFBIG rather
+   than cross it and raise SIGXFSZ, which would end the program. iov is
+   updated as it is written. 0, or -1 with errno set (some bytes may be written). */
+int shim_trace_write_all(int fd, struct iovec *iov, int cnt);
 
 /* In the child of a fork: forget the parent's file and threads without
    touching them; recording stays off in the child. */
