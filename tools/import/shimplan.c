@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +478,7 @@ static int import_file(const options *o)
 
 int main(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN); /* past a file size limit: "cannot write", not a killed process */
     options o = {0};
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {

@@ -12,6 +12,7 @@
 
 #include "shim_trace_format.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,7 +475,7 @@ int report_html_main(int argc, char **argv, char **envp)
         rc = 1;
     }
     if (out != NULL && out != stdout && fclose(out) != 0) {
-        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", o.output, strerror(errno));
         rc = 1;
     }
     report_close_all(t, s, n);
