@@ -62,9 +62,9 @@ static bool check_budget(struct resid_ctx *r, const conf_size *b, const char *op
     conf_size_format(&max, hi, sizeof hi);
     if (b->kind == CONF_SIZE_PERCENT && r->budget < min.bytes) {
         shim_log(SHIM_LOG_ERROR,
-                 "%s: error: %s = \"%s\" is out of range (%s to %s): on device %d (%llu MiB) it "
-                 "comes to "
-                 "%llu bytes; libshim keeps no budget on device %d and moves nothing there",
+                 "%s: error: %s = \"%s\" is out of range (%s to %s): on device %d (%llu MiB) "
+                 "it comes to %llu bytes; libshim keeps no budget on device %d and moves nothing "
+                 "there",
                  source, option, value, lo, hi, r->device, (unsigned long long)(total >> 20),
                  (unsigned long long)r->budget, r->device);
         return false;
