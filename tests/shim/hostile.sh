@@ -164,6 +164,10 @@ verdict() {
     [ -s "$tmp/broken" ] && broken=1 && cat "$tmp/broken" && mv "$tmp/broken" "$tmp/broken.$runs"
     return $broken
 }
+# progress: the counts so far, as a TAP comment.
+progress() {
+    echo "# so far: $runs runs, $crashes crashes, $hangs hangs, $changed changed results, $unlocated unlocated"
+}
 # ---- special files ----
 mkfifo "$tmp/fifo"
 mkdir "$tmp/dir"
@@ -264,6 +268,7 @@ for name in "${options[@]}"; do
     pick $i
     option_cases "$name" "${picked[@]}"
     check "$name: ${#picked[@]} values, each as $(env_name "$name"), in the file as a string and bare" verdict
+    progress
     clean
     i=$((i + 1))
 done
@@ -271,6 +276,7 @@ for var in "${others[@]}"; do
     pick $i
     for v in "${picked[@]}"; do config_case "$var='${v:0:40}'" "$var" "$var=$v"; done
     check "$var: ${#picked[@]} values" verdict
+    progress
     clean
     i=$((i + 1))
 done
