@@ -46,6 +46,13 @@ static void explain_unmanaged_oom(struct resid_ctx *r, uint64_t bytes, uint64_t 
                   (unsigned long long)room);
 }
 
+/* The device memory a managed allocation of bytes needs when nothing already mapped has room
+   for it: whole granules (a small one shares a slab, whose chunk is one granule). */
+static uint64_t managed_need(const struct resid_ctx *r, uint64_t bytes)
+{
+    return (bytes + r->gran - 1) / r->gran * r->gran;
+}
+
 /* Says once per cause why an allocation of bytes found no room (lock held): a managed one when
    asked is 0, else an unmanaged one of asked bytes (bytes as the driver rounds it). */
 static void explain_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked)
@@ -59,14 +66,15 @@ static void explain_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked)
                       (int)r->sticky);
     else if (bytes > room && asked)
         explain_unmanaged_oom(r, bytes, asked, room);
-    else if (bytes > room)
+    else if (managed_need(r, bytes) > room)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: an allocation of %llu bytes is larger than the budget "
-                      "leaves for managed memory (%llu of %llu bytes; %llu held by unmanaged "
-                      "allocations, smaller than min_managed_bytes = %s or from explicit pools)",
-                      (unsigned long long)bytes, (unsigned long long)room,
-                      (unsigned long long)r->budget, (unsigned long long)r->unmanaged_bytes,
-                      min_managed_text(min, sizeof min));
+                      "leaves for managed memory (it needs %llu bytes of whole granules; %llu of "
+                      "%llu bytes are left, %llu held by unmanaged allocations, smaller than "
+                      "min_managed_bytes = %s or from explicit pools)",
+                      (unsigned long long)bytes, (unsigned long long)managed_need(r, bytes),
+                      (unsigned long long)room, (unsigned long long)r->budget,
+                      (unsigned long long)r->unmanaged_bytes, min_managed_text(min, sizeof min));
     else if (o->host_full)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: host_budget is spent (%llu bytes of evicted data on the "
