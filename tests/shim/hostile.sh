@@ -14,7 +14,7 @@
 #
 # ci (tests/shim/test_hostile.sh, `make test`): every option with 2 of the values (a different 2
 # for each, so that the values are spread over the options), 5 special files, every disk case.
-# full (`make hostile`): every option with every value. One check per option and per group of
+# full (`make hostile`): every option with every value; PART=K/N runs one part of N (below). One check per option and per group of
 # cases; the cases that broke the rule are shown under a failed check; the last line counts them.
 set -u
 source "$(dirname "$0")/shim_env.sh"
@@ -259,43 +259,56 @@ unreadable_cases() {
 # A trace for the tools' cases.
 env SHIM_TRACE_PATH="$tmp/t.trace" SHIM_LOG_LEVEL=off LD_PRELOAD="$PRELOAD" "$prog" basic >/dev/null
 
-plan $((1 + ${#options[@]} + ${#others[@]} + 4))
+# A part of the campaign (PART=K/N: the options and variables whose place in the list is K modulo
+# N, and the files and disks in part 0), so that N runs can share the work.
+part=${PART:-0/1}
+k=${part%/*} n=${part#*/}
+mine() { [ $(($1 % n)) -eq "$k" ]; }
+count=0
+for ((j = 0; j < ${#options[@]} + ${#others[@]}; j++)); do mine $j && count=$((count + 1)); done
+plan $((1 + count + (k == 0 ? 4 : 0)))
 table=$(grep -c '^    X([A-Z_]*, "' "$root/conf/conf.h")
 check "the program natively (status $native_rc); ${#options[@]} options (conf.h's table: $table); ${#others[@]} other variables (${others[*]})" \
     test "$native_rc" -eq 0 -a "${#options[@]}" -eq "$table" -a "${#others[@]}" -ge 2
 i=0
 for name in "${options[@]}"; do
-    pick $i
-    option_cases "$name" "${picked[@]}"
-    check "$name: ${#picked[@]} values, each as $(env_name "$name"), in the file as a string and bare" verdict
-    progress
-    clean
+    if mine $i; then
+        pick $i
+        option_cases "$name" "${picked[@]}"
+        check "$name: ${#picked[@]} values, each as $(env_name "$name"), in the file as a string and bare" verdict
+        progress
+        clean
+    fi
     i=$((i + 1))
 done
 for var in "${others[@]}"; do
-    pick $i
-    for v in "${picked[@]}"; do config_case "$var='${v:0:40}'" "$var" "$var=$v"; done
-    check "$var: ${#picked[@]} values" verdict
-    progress
-    clean
+    if mine $i; then
+        pick $i
+        for v in "${picked[@]}"; do config_case "$var='${v:0:40}'" "$var" "$var=$v"; done
+        check "$var: ${#picked[@]} values" verdict
+        progress
+        clean
+    fi
     i=$((i + 1))
 done
-special_cases
-check "${#specials[@]} special files as the configuration, log, trace, and the tools' files" verdict
-if full_disk_cases; then
-    check "a full disk under the trace, the log and the tools' outputs" verdict
-else
-    echo "skip - a full disk: no private mount namespace here (unshare -rm)"
-fi
-if limit_cases; then
-    check "the file size limit under the log and the tools' outputs: no SIGXFSZ" verdict
-else
-    echo "skip - the file size limit: no sparse file here"
-fi
-if unreadable_cases; then
-    check "unreadable configuration and trace" verdict
-else
-    echo "skip - unreadable files: running as root, whom permissions do not stop"
+if [ "$k" -eq 0 ]; then
+    special_cases
+    check "${#specials[@]} special files as the configuration, log, trace, and the tools' files" verdict
+    if full_disk_cases; then
+        check "a full disk under the trace, the log and the tools' outputs" verdict
+    else
+        echo "skip - a full disk: no private mount namespace here (unshare -rm)"
+    fi
+    if limit_cases; then
+        check "the file size limit under the log and the tools' outputs: no SIGXFSZ" verdict
+    else
+        echo "skip - the file size limit: no sparse file here"
+    fi
+    if unreadable_cases; then
+        check "unreadable configuration and trace" verdict
+    else
+        echo "skip - unreadable files: running as root, whom permissions do not stop"
+    fi
 fi
 echo "# hostile ($size): $runs runs, $crashes crashes, $hangs hangs, $changed changed results, $unlocated errors without their location"
 exit $((fails > 0))
