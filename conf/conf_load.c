@@ -113,17 +113,47 @@ static int file_error(const char *path, const char *what, int err, conf_diags *d
     return -1;
 }
 
+/* What a file that is not a regular one is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+                         : "not a regular file";
+}
+
+/* Opens path for reading without waiting on it: O_NONBLOCK, so that a FIFO with no writer
+   returns at once, then fstat on the descriptor itself (no window between a check and the
+   open). Anything but a regular file is refused. The descriptor, or -1 after an error. */
+static int open_regular(const char *path, conf_diags *diags)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        file_error(path, "cannot open the configuration file", errno, diags);
+    } else if (!S_ISREG(st.st_mode)) {
+        conf_diag_add(diags, CONF_ERROR, path, 0, 0,
+                      "cannot read the configuration file: %s, not a regular file",
+                      file_kind(st.st_mode));
+    } else {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        return fd;
+    }
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
 /* Reads a whole regular file of at most MAX_FILE_BYTES; NULL after an error. */
 static char *read_file(const char *path, size_t *len, conf_diags *diags)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
+    int fd = open_regular(path, diags);
     char *buf = NULL;
-    if (fd < 0 || fstat(fd, &st) < 0) {
-        file_error(path, "cannot open the configuration file", errno, diags);
-    } else if (S_ISDIR(st.st_mode)) {
-        file_error(path, "cannot read the configuration file", EISDIR, diags);
-    } else if ((buf = malloc(MAX_FILE_BYTES + 1)) == NULL) {
+    if (fd < 0)
+        return NULL;
+    if ((buf = malloc(MAX_FILE_BYTES + 1)) == NULL) {
         file_error(path, "cannot read the configuration file", ENOMEM, diags);
     } else {
         size_t n = 0;
@@ -137,8 +167,7 @@ static char *read_file(const char *path, size_t *len, conf_diags *diags)
         }
         *len = n;
     }
-    if (fd >= 0)
-        close(fd);
+    close(fd);
     return buf;
 }
 

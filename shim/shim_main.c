@@ -98,6 +98,9 @@ static void apply(const conf_config *cfg)
     conf_size m = conf_get_size(cfg, CONF_MIN_MANAGED_BYTES);
     shim.min_managed_bytes = conf_size_resolve(&m, 0, 2u << 20);
     shim.budget = conf_get_size(cfg, CONF_BUDGET);
+    conf_setting_source(cfg, CONF_BUDGET, shim.budget_source, sizeof shim.budget_source);
+    conf_setting_source(cfg, CONF_BUDGETS, shim.device_budget_source,
+                        sizeof shim.device_budget_source);
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);

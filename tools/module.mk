@@ -1,6 +1,7 @@
 # tools/module.mk — the programs that read what libshim writes, one room (folder) each, built in
 # the order their dependencies run (a room sees only the seam headers of the rooms below it):
-#   tools/util/    util_array.h: the growable array every room below shares        -> nothing
+#   tools/util/    util_array.h: the growable array every room below shares;
+#                  util_file.h: opening a named file, never waiting on a FIFO   -> nothing
 #   tools/trace/   report_trace.h: the trace reader and its analyses (fuzzed)        -> util
 #   tools/report/  report.h: shim-report, one file per subcommand                    -> trace, util
 #   tools/import/  import.h: the Kineto and ET importers, and shim-plan (shimplan.c) -> util
@@ -15,8 +16,8 @@ SHIM_FORMAT_INC := -Ishim/trace
 SHIM_FORMAT_HDRS = $(wildcard $(patsubst -I%,%/shim_trace_format.h,$(SHIM_FORMAT_INC)))
 
 # ---- util ----
-UTIL_ARRAY_SRCS := tools/util/util_array.c
-UTIL_ARRAY_OBJ := $(BUILD)/tools/util/util_array.o
+UTIL_SRCS := tools/util/util_array.c tools/util/util_file.c
+UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/%.o)
 
 # ---- trace: the reader, an archive so that each user links only what it calls ----
 TRACE_READER_SRCS := $(sort $(wildcard tools/trace/*.c))
@@ -41,7 +42,7 @@ $(REPORT_LIB): $(filter-out %/report_main.o,$(REPORT_SRCS:%.c=$(BUILD)/%.o)) \
 	$(AR) rcs $@ $^
 
 $(SHIM_REPORT): $(BUILD)/tools/report/report_main.o $(REPORT_LIB) $(TRACE_READER_LIB) \
-                $(UTIL_ARRAY_OBJ) $(CONF_LIB) $(PLANNER_LIB)
+                $(UTIL_OBJS) $(CONF_LIB) $(PLANNER_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 
 # `html` embeds its style sheet and script in every page. They are checked in as what they are
@@ -72,7 +73,7 @@ IMPORT_LIBS := -ljson-c -lz
 SHIMPLAN := $(BUILD)/shim-plan
 tools_import_CFLAGS = -Itools/util -Iplanner -Iconf
 
-$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(IMPORT_OBJS) $(UTIL_ARRAY_OBJ) $(PLANNER_LIB) \
+$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(IMPORT_OBJS) $(UTIL_OBJS) $(PLANNER_LIB) \
              $(CONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(IMPORT_LIBS) -lm

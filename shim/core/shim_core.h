@@ -51,6 +51,9 @@ struct shim_ctx {
     conf_size budget, host_budget; /* as configured; resolved when residency starts */
     conf_size device_budget[SHIM_MAX_DEVICE_BUDGETS]; /* budgets: device d's when set[d] */
     bool device_budget_set[SHIM_MAX_DEVICE_BUDGETS];
+    /* Where budget and budgets were set ("SHIM_BUDGET", "FILE:LINE", "default"), for the
+       messages about a budget that cannot be kept (shim_resid_state.c). */
+    char budget_source[256], device_budget_source[256];
     bool unmapped_eviction;      /* evict without host VMM (ranges left unmapped) */
     int planner;                 /* CONF_PLANNER_* */
     bool link_shared;            /* link_duplex = "shared": the planner's link is half duplex */

@@ -123,8 +123,8 @@ void shim_log(enum shim_log_level level, const char *fmt, ...)
             if ((unsigned char)buf[i] < ' ' || buf[i] == 0x7f)
                 buf[i] = buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : '?';
         buf[n++] = '\n';
-        ssize_t w = write(log_fd, buf, (size_t)n);
-        (void)w;
+        struct iovec line = {buf, (size_t)n};
+        shim_trace_write_all(log_fd, &line, 1); /* a failed line is lost, never retried */
     }
     in_log = 0;
 }

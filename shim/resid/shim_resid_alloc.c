@@ -23,21 +23,61 @@ static bool nameable(CUstream s, bool per_thread)
     return !(per_thread && !s) && s != CU_STREAM_PER_THREAD;
 }
 
-/* Says once per cause why an allocation of bytes found no room (lock held). */
-static void explain_oom(struct resid_ctx *r, uint64_t bytes)
+/* Why allocations are unmanaged, for messages: min_managed_bytes as configured ("64KiB"). */
+static const char *min_managed_text(char *buf, size_t n)
+{
+    conf_size m = {.kind = CONF_SIZE_BYTES, .bytes = shim.min_managed_bytes};
+    conf_size_format(&m, buf, n);
+    return buf;
+}
+
+/* An unmanaged allocation (left to the driver: never moved, never evicted) that the budget has
+   no room for, said as such with the option that made it unmanaged (lock held). */
+static void explain_unmanaged_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked,
+                                  uint64_t room)
+{
+    char min[48];
+    SHIM_LOG_ONCE(SHIM_LOG_WARN,
+                  "out of memory: an unmanaged allocation of %llu bytes (%s min_managed_bytes = "
+                  "%s: left to the driver, never moved) does not fit in the budget of %llu bytes: "
+                  "unmanaged allocations hold %llu bytes (%.1f MiB) of it, %llu are left, and "
+                  "unmanaged memory cannot be evicted",
+                  (unsigned long long)bytes,
+                  asked < shim.min_managed_bytes ? "smaller than" : "from an explicit pool, or",
+                  min_managed_text(min, sizeof min), (unsigned long long)r->budget,
+                  (unsigned long long)r->unmanaged_bytes, (double)r->unmanaged_bytes / (1 << 20),
+                  (unsigned long long)room);
+}
+
+/* The device memory a managed allocation of bytes needs when nothing already mapped has room
+   for it: whole granules (a small one shares a slab, whose chunk is one granule). */
+static uint64_t managed_need(const struct resid_ctx *r, uint64_t bytes)
+{
+    return (bytes + r->gran - 1) / r->gran * r->gran;
+}
+
+/* Says once per cause why an allocation of bytes found no room (lock held): a managed one when
+   asked is 0, else an unmanaged one of asked bytes (bytes as the driver rounds it). */
+static void explain_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked)
 {
     const struct resid_oom *o = &r->oom;
     uint64_t room =
         r->budget > r->unmanaged_bytes + r->slack ? r->budget - r->unmanaged_bytes - r->slack : 0;
+    char min[48];
     if (r->sticky)
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory: the device reported a permanent error (%d)",
                       (int)r->sticky);
-    else if (bytes > room)
+    else if (bytes > room && asked)
+        explain_unmanaged_oom(r, bytes, asked, room);
+    else if (managed_need(r, bytes) > room)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: an allocation of %llu bytes is larger than the budget "
-                      "leaves for managed memory (%llu of %llu bytes; %llu held unmanaged)",
-                      (unsigned long long)bytes, (unsigned long long)room,
-                      (unsigned long long)r->budget, (unsigned long long)r->unmanaged_bytes);
+                      "leaves for managed memory (it needs %llu bytes of whole granules; %llu of "
+                      "%llu bytes are left, %llu held by unmanaged allocations, smaller than "
+                      "min_managed_bytes = %s or from explicit pools)",
+                      (unsigned long long)bytes, (unsigned long long)managed_need(r, bytes),
+                      (unsigned long long)room, (unsigned long long)r->budget,
+                      (unsigned long long)r->unmanaged_bytes, min_managed_text(min, sizeof min));
     else if (o->host_full)
         SHIM_LOG_ONCE(SHIM_LOG_WARN,
                       "out of memory: host_budget is spent (%llu bytes of evicted data on the "
@@ -231,7 +271,7 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
     } else if (r->sticky) { /* the program must see the device's error, not a fresh one */
         *rc = r->sticky;
     } else if (got == 1 && !machinery_failed(r, before) && !r->stepped_aside) {
-        explain_oom(r, bytes);
+        explain_oom(r, bytes, 0);
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
     } else { /* stepped aside meanwhile by another thread's search (with the lock dropped) too */
         step_aside(r, bytes, before);
@@ -379,7 +419,7 @@ enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
                 step_aside(r, bytes, before);
                 v = SHIM_RESID_ASIDE;
             } else {
-                explain_oom(r, visible_bytes(r, bytes));
+                explain_oom(r, visible_bytes(r, bytes), bytes ? bytes : 1);
                 *rc = r->sticky ? r->sticky : CUDA_ERROR_OUT_OF_MEMORY;
                 v = SHIM_RESID_DONE;
             }

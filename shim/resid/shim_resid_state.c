@@ -2,6 +2,7 @@
  * managed allocations, its event pool and its exit summary. */
 #include "shim_resid_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,15 +39,67 @@ static uint64_t host_memory(void)
     return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
-/* Budget and host budget from the configuration and the device's figures. */
-static void set_budgets(struct resid_ctx *r, uint64_t free_bytes, uint64_t total)
+/* The smallest budget a size option may give (budget's and budgets' MIN in conf.h). */
+static uint64_t budget_min(void)
+{
+    return (uint64_t)conf_option_get(CONF_BUDGET)->min;
+}
+
+/* A budget that cannot be kept, said once when the device's manager starts, in the words a
+   configuration error uses ("SOURCE: error: VALUE is out of range (1MiB to 1PiB)") when a share of
+   the device comes to less than the minimum: such a budget is refused as SHIM_BUDGET=1 is, and
+   libshim keeps none on this device (false). A budget under one granule, which is all libshim
+   can map at once, is raised to one granule with a warning: the job asked for as little device
+   memory as possible, and one granule is that (true). */
+static bool check_budget(struct resid_ctx *r, const conf_size *b, const char *option,
+                         const char *source, uint64_t total)
+{
+    char value[48], lo[48], hi[48];
+    conf_size min = {.kind = CONF_SIZE_BYTES, .bytes = budget_min()};
+    conf_size max = {.kind = CONF_SIZE_BYTES, .bytes = (uint64_t)conf_option_get(CONF_BUDGET)->max};
+    conf_size_format(b, value, sizeof value);
+    conf_size_format(&min, lo, sizeof lo);
+    conf_size_format(&max, hi, sizeof hi);
+    if (b->kind == CONF_SIZE_PERCENT && r->budget < min.bytes) {
+        shim_log(SHIM_LOG_ERROR,
+                 "%s: error: %s = \"%s\" is out of range (%s to %s): on device %d (%llu MiB) "
+                 "it comes to %llu bytes; libshim keeps no budget on device %d and moves nothing "
+                 "there",
+                 source, option, value, lo, hi, r->device, (unsigned long long)(total >> 20),
+                 (unsigned long long)r->budget, r->device);
+        return false;
+    }
+    if (r->budget < r->gran) {
+        shim_log(
+            SHIM_LOG_WARN,
+            "%s: warning: %s = \"%s\" (%llu bytes on device %d) is less than one granule of the "
+            "device's memory (%llu bytes, the least libshim can map): raised to %llu bytes",
+            source, option, value, (unsigned long long)r->budget, r->device,
+            (unsigned long long)r->gran, (unsigned long long)r->gran);
+        r->budget = r->gran;
+    }
+    return true;
+}
+
+/* Budget and host budget from the configuration and the device's figures; false when the
+   budget cannot be kept (check_budget). */
+static bool set_budgets(struct resid_ctx *r, uint64_t free_bytes, uint64_t total)
 {
     uint64_t reserve = reserve_of(total);
     uint64_t fallback = free_bytes > reserve ? free_bytes - reserve : free_bytes / 2;
     const conf_size *b = &shim.budget; /* budgets names this device's, else budget */
-    if (r->device >= 0 && r->device < SHIM_MAX_DEVICE_BUDGETS && shim.device_budget_set[r->device])
+    const char *option = "budget", *source = shim.budget_source;
+    char entry[32];
+    if (r->device >= 0 && r->device < SHIM_MAX_DEVICE_BUDGETS &&
+        shim.device_budget_set[r->device]) {
         b = &shim.device_budget[r->device];
+        snprintf(entry, sizeof entry, "budgets entry %d", r->device + 1);
+        option = entry;
+        source = shim.device_budget_source;
+    }
     r->budget = conf_size_resolve(b, total, fallback);
+    if (!check_budget(r, b, option, source[0] ? source : "budget", total))
+        return false;
     if (r->budget > total) {
         shim_log(SHIM_LOG_WARN, "budget %llu bytes is above the device's %llu: using the device's",
                  (unsigned long long)r->budget, (unsigned long long)total);
@@ -54,6 +107,7 @@ static void set_budgets(struct resid_ctx *r, uint64_t free_bytes, uint64_t total
     }
     r->host_budget = conf_size_resolve(&shim.host_budget, host_memory(), host_memory() / 2);
     r->device_total = total;
+    return true;
 }
 
 /* Device facts, budgets and copy streams; whether residency can run. */
@@ -66,16 +120,17 @@ static bool start_device(struct resid_ctx *r)
                                 "records but moves nothing");
         return false;
     }
-    if (r->drv->granularity(&gran, r->device) != CUDA_SUCCESS || gran == 0 ||
-        r->drv->mem_info(&free_bytes, &total) != CUDA_SUCCESS ||
-        r->drv->stream_create(&r->to_host) != CUDA_SUCCESS ||
+    bool facts = r->drv->granularity(&gran, r->device) == CUDA_SUCCESS && gran != 0 &&
+                 r->drv->mem_info(&free_bytes, &total) == CUDA_SUCCESS;
+    r->gran = gran;
+    if (facts && !set_budgets(r, free_bytes, total))
+        return false;
+    if (!facts || r->drv->stream_create(&r->to_host) != CUDA_SUCCESS ||
         r->drv->stream_create(&r->to_device) != CUDA_SUCCESS) {
         shim_log(SHIM_LOG_WARN, "could not query the device or create copy streams: libshim "
                                 "records but moves nothing");
         return false;
     }
-    r->gran = gran;
-    set_budgets(r, free_bytes, total);
     /* Stream-ordered pools keep freed blocks until their free runs on the device, and
        round: the driver may hold a little the shim does not count. That matters only when
        the budget leaves the device no room for it: then two chunks of the budget are kept

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 /* What kind of memory an allocation record describes. */
 enum shim_alloc_kind {
@@ -178,6 +179,12 @@ void shim_trace_stop(void);
 /* Before shim_trace_stop: the most device bytes the primary residency manager held at once,
    written in the END chunk as resident_peak_bytes (format 1.9). Not called: no such key. */
 void shim_trace_set_resident_peak(uint64_t bytes);
+
+/* Writes all cnt buffers of iov to fd (the trace, or the log: shim_trace_file.c), resuming after
+   short writes and signals, and stopping at the file size limit (RLIMIT_FSIZE) with EFBIG rather
+   than cross it and raise SIGXFSZ, which would end the program. iov is
+   updated as it is written. 0, or -1 with errno set (some bytes may be written). */
+int shim_trace_write_all(int fd, struct iovec *iov, int cnt);
 
 /* In the child of a fork: forget the parent's file and threads without
    touching them; recording stays off in the child. */

@@ -2,17 +2,54 @@
 #include "shim_trace_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-/* Writes every byte of iov, resuming after short writes and signals. */
-static int write_all(int fd, struct iovec *iov, int cnt)
+/* How many more bytes fd may take under the file size limit (RLIMIT_FSIZE), past which a write
+   raises SIGXFSZ, which ends the program: a process-wide signal, so blocking it in this thread
+   would not keep it from another. UINT64_MAX without a limit, or for what has no size (a pipe,
+   a terminal). */
+static uint64_t room_under_limit(int fd)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return UINT64_MAX;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return UINT64_MAX;
+    int fl = fcntl(fd, F_GETFL);
+    off_t at = fl >= 0 && (fl & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
+    if (at < 0)
+        return UINT64_MAX;
+    return (uint64_t)at >= (uint64_t)rl.rlim_cur ? 0 : (uint64_t)rl.rlim_cur - (uint64_t)at;
+}
+
+/* writev that stops at the file size limit: up to it, the bytes that fit; at it, EFBIG. */
+static ssize_t writev_limited(int fd, const struct iovec *iov, int cnt)
+{
+    uint64_t room = room_under_limit(fd), total = 0;
+    for (int i = 0; i < cnt; i++)
+        total += iov[i].iov_len;
+    if (total <= room)
+        return writev(fd, iov, cnt);
+    if (room == 0) {
+        errno = EFBIG;
+        return -1;
+    }
+    return write(fd, iov[0].iov_base, iov[0].iov_len < room ? iov[0].iov_len : (size_t)room);
+}
+
+/* Contract in shim_trace.h. */
+int shim_trace_write_all(int fd, struct iovec *iov, int cnt)
 {
     while (cnt > 0) {
-        ssize_t w = writev(fd, iov, cnt);
+        ssize_t w = writev_limited(fd, iov, cnt);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -45,7 +82,7 @@ int shim_trace_write_chunk(int fd, uint32_t type, const void *payload, uint32_t 
     crc = shim_trace_crc32(shim_trace_g.crc_table, crc, payload, len);
     memcpy(hdr + 12, &crc, 4);
     struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)payload, len}};
-    if (write_all(fd, iov, len > 0 ? 2 : 1) != 0)
+    if (shim_trace_write_all(fd, iov, len > 0 ? 2 : 1) != 0)
         return -1;
     shim_trace_g.bound.file_bytes += SHIM_TRACE_CHUNK_HEADER + (uint64_t)len;
     return 0;
@@ -198,7 +235,7 @@ int shim_trace_write_head(int fd, const struct shim_trace_info *info, uint64_t s
     memcpy(pre + 8, version, 4);
     memcpy(pre + 12, &size, 4);
     struct iovec iov = {pre, sizeof pre};
-    if (write_all(fd, &iov, 1) != 0)
+    if (shim_trace_write_all(fd, &iov, 1) != 0)
         return -1;
     shim_trace_g.bound.file_bytes += sizeof pre;
     struct payload b = {0};

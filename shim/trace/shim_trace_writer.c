@@ -203,6 +203,12 @@ static int create_file(const char *path, char *err, size_t errlen)
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         int e = errno;
+        struct stat st;
+        if (e == EEXIST && lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+            return fail(err, errlen,
+                        "trace: '%s' exists and is not a regular file (a FIFO, a device, a "
+                        "socket, a folder or a link: a trace is only ever a new file)",
+                        path, 0);
         if (e == EEXIST)
             return fail(err, errlen, "trace: '%s' already exists (a trace is never overwritten)",
                         path, 0);

@@ -7,7 +7,7 @@ $(BUILD)/tests/bench/trace_bench.o: tests/bench/trace_bench.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -MMD -MP -c $< -o $@
 
-$(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o $(TRACE_READER_LIB) $(UTIL_ARRAY_OBJ) \
+$(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o $(TRACE_READER_LIB) $(UTIL_OBJS) \
                 $(SHIM_TRACE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread

@@ -10,10 +10,10 @@ IMPORT_FUZZ := $(IMPORT_FUZZ_NAMES:%=$(BUILD)/fuzz/import_%_fuzz)
 FUZZ_TARGETS += $(IMPORT_FUZZ)
 
 $(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c $(IMPORT_SRCS) \
-                $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
+                $(UTIL_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner -Iconf -o $@ $< \
-		$(IMPORT_SRCS) $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm
+		$(IMPORT_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm
 
 # Unit tests of the importers' parts: tests/import/test_NAME.c (cmocka), linked with the
 # importers' objects.
@@ -21,6 +21,6 @@ tests_import_CFLAGS := -Itools/import -Itools/util -Iplanner -Iconf
 IMPORT_UNIT_TESTS := $(patsubst tests/import/%.c,$(BUILD)/tests/import/%,\
                      $(sort $(wildcard tests/import/test_*.c)))
 $(IMPORT_UNIT_TESTS): $(BUILD)/tests/import/%: $(BUILD)/tests/import/%.o $(IMPORT_OBJS) \
-                      $(UTIL_ARRAY_OBJ) $(PLANNER_LIB)
+                      $(UTIL_OBJS) $(PLANNER_LIB)
 	$(CC) -o $@ $^ $(IMPORT_LIBS) -lcmocka -lm $(LDFLAGS_ALL)
 TESTS += $(IMPORT_UNIT_TESTS)

@@ -33,3 +33,9 @@ $(SHIM_UNIT_TESTS): $(BUILD)/tests/shim/test_%: $(BUILD)/tests/shim/test_%.o $(S
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)
 TESTS += $(SHIM_UNIT_TESTS) $(sort $(wildcard tests/shim/test_*.sh))
+
+# The hostile-input campaign in full: every option with every absurd value, every special file
+# (tests/shim/hostile.sh; `make test` runs it at its ci size, as test_hostile.sh).
+hostile: $(ALL_TARGETS)
+	@BUILD=$(BUILD) SAN=$(SAN) tests/shim/hostile.sh full
+.PHONY: hostile

@@ -11,7 +11,7 @@ TRACE_TEST_NAMES := $(basename $(notdir $(wildcard tests/trace/test_*.c)))
 TRACE_UNIT_TESTS := $(TRACE_TEST_NAMES:%=$(BUILD)/tests/trace/%)
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o \
                      $(BUILD)/tests/trace/trace_bytes.o $(REPORT_LIB) $(TRACE_READER_LIB) \
-                     $(UTIL_ARRAY_OBJ) $(SHIM_TRACE_LIB)
+                     $(UTIL_OBJS) $(SHIM_TRACE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
 # Writes traces with known contents (the scripts, the fuzz seeds).
@@ -26,7 +26,7 @@ TESTS += $(TRACE_UNIT_TESTS) $(sort $(wildcard tests/trace/test_*.sh))
 # (it reads the planner too) and the HTML page with its style sheet and script as built. Not
 # report_main.c (libFuzzer has the main) nor the two subcommands that read conf/ (config, plan).
 FUZZ_TRACE := $(BUILD)/fuzz_trace
-FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(UTIL_ARRAY_SRCS) $(PLANNER_SRCS) $(HTML_ASSETS_C) \
+FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(HTML_ASSETS_C) \
                    $(filter-out %/report_main.c %/report_config.c %/report_plan.c,$(REPORT_SRCS))
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
                $(wildcard tools/report/*.h) $(SHIM_FORMAT_HDRS) planner/plan_build.h \

@@ -2,10 +2,12 @@
  * zlib, one top-level value at a time through json-c's incremental tokener, with line:column
  * locations for every value handed out and every error. */
 #include "import.h"
+#include "util_file.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* Where the reader is in the document's outer structure; values themselves are json-c's. */
@@ -250,10 +252,16 @@ static int read_stream(jreader *r, gzFile gz)
 
 int import_json_read(const char *path, import_json_cb cb, void *ctx, char *msg, size_t cap)
 {
-    gzFile gz = gzopen(path, "rb");
+    char why[128] = "out of memory";
+    FILE *f = util_file_open(path, "rb", why, sizeof why);
+    int fd = f ? dup(fileno(f)) : -1;
+    gzFile gz = fd >= 0 ? gzdopen(fd, "rb") : NULL;
+    if (f)
+        fclose(f);
+    if (!gz && fd >= 0)
+        close(fd);
     if (!gz) {
-        snprintf(msg, cap, "%s: error: cannot open: %s", path,
-                 errno ? strerror(errno) : "out of memory");
+        snprintf(msg, cap, "%s: error: cannot open: %s", path, why);
         return -1;
     }
     jreader r = {.path = path, .cb = cb, .ctx = ctx, .line = 1, .col = 1, .msg = msg, .cap = cap};

@@ -20,11 +20,13 @@
 #include "conf.h"
 #include "import.h"
 #include "plan.h"
+#include "util_file.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,10 +205,10 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-/* Whole file (or standard input for "-") into a new buffer. */
-static char *read_all(const char *path, size_t *len)
+/* Whole file (or standard input for "-") into a new buffer; NULL with the reason in why. */
+static char *read_all(const char *path, size_t *len, char *why, size_t whylen)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    FILE *f = strcmp(path, "-") ? util_file_open(path, "rb", why, whylen) : stdin;
     if (!f)
         return NULL;
     size_t cap = 1 << 16, n = 0;
@@ -226,6 +228,8 @@ static char *read_all(const char *path, size_t *len)
             free(buf);
         buf = nb, cap *= 2;
     }
+    if (!buf)
+        snprintf(why, whylen, "%s", ferror(f) ? "read error" : "out of memory");
     if (f != stdin)
         fclose(f);
     *len = n;
@@ -249,14 +253,15 @@ static int write_model(const options *o, const plan_model *m)
         fprintf(stderr, "shim-plan: %s\n", plan_strerror(e));
         return 1;
     }
-    FILE *f = o->out ? fopen(o->out, "w") : stdout;
+    char why[128] = "";
+    FILE *f = o->out ? util_file_open(o->out, "w", why, sizeof why) : stdout;
     bool ok = f && fwrite(text, 1, len, f) == len;
     if (f && f != stdout)
         ok &= fclose(f) == 0;
     free(text);
     if (!ok) {
         fprintf(stderr, "shim-plan: cannot write %s: %s\n", o->out ? o->out : "output",
-                strerror(errno));
+                f ? strerror(errno) : why);
         return 1;
     }
     return 0;
@@ -470,9 +475,10 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
 static int plan_file(const options *o)
 {
     size_t len;
-    char *buf = read_all(o->model, &len), msg[PATH_MAX + CONF_ERR_LEN]; /* a path, its reason */
+    char why[128], msg[PATH_MAX + CONF_ERR_LEN]; /* a path, its reason */
+    char *buf = read_all(o->model, &len, why, sizeof why);
     if (!buf) {
-        fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, strerror(errno));
+        fprintf(stderr, "shim-plan: cannot read %s: %s\n", o->model, why);
         return 1;
     }
     plan_model m;
@@ -494,8 +500,9 @@ static int import_file(const options *o)
     plan_model m;
     char msg[PATH_MAX + CONF_ERR_LEN]; /* a path and its reason: never cut */
     import_opts io = o->iopts;
-    if (o->join_map && !(io.join_map = fopen(o->join_map, "w"))) {
-        fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, strerror(errno));
+    char why[128];
+    if (o->join_map && !(io.join_map = util_file_open(o->join_map, "w", why, sizeof why))) {
+        fprintf(stderr, "shim-plan: %s: %s\n", o->join_map, why);
         return 1;
     }
     plan_model_init(&m);
@@ -524,6 +531,7 @@ static int import_file(const options *o)
 
 int main(int argc, char **argv)
 {
+    signal(SIGXFSZ, SIG_IGN); /* past a file size limit: "cannot write", not a killed process */
     options o = {0};
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) {

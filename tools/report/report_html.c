@@ -8,9 +8,11 @@
  * report_html_ranks.c, from the parts here. */
 #include "report.h"
 #include "report_html.h"
+#include "util_file.h"
 
 #include "shim_trace_format.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,9 +468,10 @@ int report_html_main(int argc, char **argv, char **envp)
     report_stats *s;
     size_t n;
     rc = report_open_many(&o, &t, &s, &n);
-    FILE *out = n == 0 ? NULL : o.output ? fopen(o.output, "w") : stdout;
+    char why[128] = "";
+    FILE *out = n == 0 ? NULL : o.output ? util_file_open(o.output, "w", why, sizeof why) : stdout;
     if (n > 0 && out == NULL) {
-        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", o.output, why);
         rc = 1;
     } else if (n > 0 && (o.ntraces == 1 ? report_html_print(out, &t[0], &s[0], o.top)
                                         : report_html_print_ranks(out, t, s, n, o.top)) != 0) {
@@ -476,7 +479,7 @@ int report_html_main(int argc, char **argv, char **envp)
         rc = 1;
     }
     if (out != NULL && out != stdout && fclose(out) != 0) {
-        fprintf(stderr, "shim-report: cannot write %s\n", o.output);
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", o.output, strerror(errno));
         rc = 1;
     }
     report_close_all(t, s, n);

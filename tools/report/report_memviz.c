@@ -21,6 +21,7 @@
  */
 #include "report.h"
 #include "util_array.h"
+#include "util_file.h"
 #include "report_pickle.h"
 
 #include "shim_trace.h"
@@ -483,9 +484,10 @@ int report_memviz_print(FILE *out, const report_trace *t, const report_stats *s)
    0, or 1. */
 static int write_file(const char *path, const report_trace *t, const report_stats *s)
 {
-    FILE *out = fopen(path, "wb");
+    char why[128];
+    FILE *out = util_file_open(path, "wb", why, sizeof why);
     if (out == NULL) {
-        fprintf(stderr, "shim-report: cannot write %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", path, why);
         return 1;
     }
     int rc = report_memviz_print(out, t, s), err = ferror(out) ? errno : 0;

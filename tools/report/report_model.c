@@ -2,6 +2,7 @@
  * model format (planner/MODEL-FORMAT.md), built by the planner's step model builder from the
  * trace's records in time order. */
 #include "report.h"
+#include "util_file.h"
 
 #include "conf.h"
 #include "plan_build.h"
@@ -218,7 +219,8 @@ static int write_model(const report_model_opts *o, const report_trace *t, const 
         fprintf(stderr, "shim-report: %s: out of memory\n", o->trace);
         return 1;
     }
-    FILE *f = o->output ? fopen(o->output, "w") : stdout;
+    char why[128] = "";
+    FILE *f = o->output ? util_file_open(o->output, "w", why, sizeof why) : stdout;
     int ok = f != NULL;
     if (ok) {
         describe(f, t, info);
@@ -231,7 +233,7 @@ static int write_model(const report_model_opts *o, const report_trace *t, const 
     free(text);
     if (!ok)
         fprintf(stderr, "shim-report: cannot write %s: %s\n", o->output ? o->output : "output",
-                strerror(errno));
+                f ? strerror(errno) : why);
     return ok ? 0 : 1;
 }
 

@@ -29,6 +29,7 @@
  * tests/trace/chrome_trace_check.py checks the output against the trace event format.
  */
 #include "report.h"
+#include "util_file.h"
 
 #include "shim_trace.h"
 #include "shim_trace_format.h"
@@ -671,9 +672,10 @@ int report_perfetto_main(int argc, char **argv, char **envp)
         rc = 2;
     if (rc == 2)
         fprintf(stderr, "usage: shim-report %s\n", USAGE);
-    FILE *out = rc != 0 ? NULL : output ? fopen(output, "w") : stdout;
+    char why[128] = "";
+    FILE *out = rc != 0 ? NULL : output ? util_file_open(output, "w", why, sizeof why) : stdout;
     if (rc == 0 && out == NULL) {
-        fprintf(stderr, "shim-report: cannot write %s: %s\n", output, strerror(errno));
+        fprintf(stderr, "shim-report: cannot write %s: %s\n", output, why);
         rc = 1;
     } else if (rc == 0 && report_perfetto_print_ranks(out, tp, sp, n) != 0) {
         fprintf(stderr, "shim-report: out of memory\n");

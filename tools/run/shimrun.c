@@ -135,6 +135,19 @@ static int parse_options(options *o, int argc, char **argv)
         return bad_usage("no command to run");
     if (o->report && !o->report[0])
         return bad_usage("--report needs a file name");
+    /* Named files that could only block or be refused after the run: said now (stat does not
+       open, so a FIFO is not waited on; shim-report opens the report without waiting too). */
+    struct stat st;
+    if (o->report && stat(o->report, &st) == 0 && !S_ISREG(st.st_mode))
+        return bad_usage("--report %s: not a regular file (%s)", o->report,
+                         S_ISFIFO(st.st_mode) ? "a FIFO" : "a folder, device or socket");
+    if (o->config && stat(o->config, &st) == 0 && !S_ISREG(st.st_mode))
+        return bad_usage("--config %s: not a regular file (%s)", o->config,
+                         S_ISFIFO(st.st_mode) ? "a FIFO" : "a folder, device or socket");
+    if (o->trace && stat(o->trace, &st) == 0 && !S_ISDIR(st.st_mode))
+        return bad_usage("--trace %s: exists and is not a folder (a trace is only ever a new "
+                         "file)",
+                         o->trace);
     char err[CONF_ERR_LEN];
     if (o->budget && conf_option_check_text(CONF_BUDGET, o->budget, err, sizeof err) != 0)
         return bad_usage("--budget '%s' (SHIM_BUDGET): %s", o->budget, err);

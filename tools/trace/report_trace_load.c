@@ -1,5 +1,6 @@
 /* report_trace_load.c — reads a trace: preamble, chunk framing and checksums, truncation. */
 #include "report_trace.h"
+#include "util_file.h"
 
 #include "shim_trace_format.h"
 
@@ -283,11 +284,12 @@ static int load(report_trace *t, source src, const char *name, char *err, size_t
 /* Contract in report_trace.h. */
 int report_trace_load(report_trace *t, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    FILE *f = util_file_open(path, "rb", why, sizeof why);
     if (f == NULL) {
         memset(t, 0, sizeof *t);
         t->name = path;
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot open: %s", path, why);
         return -1;
     }
     int rc = load(t, (source){.f = f}, path, err, errlen);
