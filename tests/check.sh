@@ -19,7 +19,8 @@
 fails=0
 
 # check NAME COMMAND...: ok when the command succeeds; otherwise its output, indented as
-# comments (20 lines at most).
+# comments (20 lines at most). (tests/shim/shim_env.sh and tests/trace/report_checks.sh source
+# this file for plan, all and checker, and keep their own check, which shows the output.)
 check() {
     local name=$1
     shift
@@ -60,22 +61,21 @@ all() {
 plan() { echo "1..$1"; }
 
 # checker NAME N COMMAND...: runs a checker (Python or C) that prints one "ok - ..." / "not ok -
-# ..." line per item and passes its lines on; then one more check, NAME, ok only when the
-# checker exited 0 and printed exactly N items. A checker that crashes, exits non-zero or
-# stops early is a failed check, whatever it printed before. Counts N + 1 in the plan.
+# ..." line per item and passes those lines on; then one more check, NAME, ok only when the
+# checker exited 0 and printed exactly N items, none of them "not ok". A checker that crashes,
+# exits non-zero or stops early is a failed check, whatever it printed before. Counts N + 1 in
+# the plan. Uses whichever check the script has (this file's, or shim_env.sh's).
 checker() {
-    local name=$1 want=$2 rc n
+    local name=$1 want=$2 out rc n bad
     shift 2
-    "$@" >"$tmp/checker.out" 2>"$tmp/checker.err"
+    out=$(mktemp)
+    "$@" >"$out" 2>"$out.err"
     rc=$?
-    grep -E '^(ok|not ok|skip)([[:space:]]|$)' "$tmp/checker.out"
-    n=$(grep -cE '^(ok|not ok|skip)([[:space:]]|$)' "$tmp/checker.out")
-    fails=$((fails + $(grep -cE '^not ok([[:space:]]|$)' "$tmp/checker.out")))
-    if [ "$rc" -eq 0 ] && [ "$n" -eq "$want" ]; then
-        echo "ok - $name: exit 0, $n of $want items"
-    else
-        echo "not ok - $name: exit $rc, $n of $want items"
-        sed 's/^/    # /' "$tmp/checker.err" | tail -20
-        fails=$((fails + 1))
-    fi
+    grep -E '^(ok|not ok|skip)([[:space:]]|$)' "$out"
+    n=$(grep -cE '^(ok|not ok|skip)([[:space:]]|$)' "$out")
+    bad=$(grep -cE '^not ok([[:space:]]|$)' "$out")
+    check "$name: exit 0 (got $rc), $want items (got $n), none failed (got $bad)" \
+        all [ "$rc" -eq 0 ] '&&' [ "$n" -eq "$want" ] '&&' [ "$bad" -eq 0 ]
+    [ "$rc" -eq 0 ] || sed 's/^/    # /' "$out.err" | tail -n 20
+    rm -f "$out" "$out.err"
 }
