@@ -351,4 +351,8 @@ while read -r first rest; do
     esac
 done <"$work/verdicts"
 check_sanitizers
+# The plan, known only now: per workload a native and a clean run (and the plan check of
+# planned), the judge's own check, and one per entry of the plan file (a check or a skip).
+entries=$(cut -d' ' -f2,3 "$work/plan" | sort -u | wc -l)
+plan $((2 * ${#MODES[@]} + $([[ " ${MODES[*]} " == *" planned "* ]] && echo 1 || echo 0) + 1 + entries + SAN_CHECKS))
 [ "$failures" -eq 0 ]

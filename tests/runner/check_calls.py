@@ -153,10 +153,14 @@ def name_of(words):
 
 def scan(path):
     with open(path, encoding="utf-8", errors="replace") as f:
-        cmds = commands(f.read())
+        text = f.read()
+    cmds = commands(text)
+    # A function that hands its arguments on to check (exact() { ... check "$@" ... }) is a
+    # check too.
+    wrappers = set(re.findall(r"^\s*(\w+)\s*\(\)\s*\{[^}]*?\bcheck \"\$@\"", text, re.M))
     found = []
     for k, (line, words, before, after) in enumerate(cmds):
-        if name_of(words) not in CHECKS:
+        if name_of(words) not in CHECKS | wrappers:
             continue
         nxt = name_of(cmds[k + 1][1]) if k + 1 < len(cmds) else ""
         if after in ("&&", "||", "|", "|&", "&") or (after == ";" and nxt not in CLOSERS):

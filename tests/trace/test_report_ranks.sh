@@ -8,6 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
+plan 32
 build="$root/${BUILD:-build}"
 # section FILE TITLE: the lines of the table under "TITLE:" up to the next blank line.
 section() { sed -n "/^$2:\$/,/^\$/p" "$1" | sed '1d;/^$/d'; }
