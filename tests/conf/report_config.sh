@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # End-to-end checks of `shim-report config`: defaults, the example file, SHIM_CONFIG, environment
 # overrides with provenance, every diagnostic and exit 1 on errors, and a TOML round trip.
 set -u

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # End-to-end checks of shim-report's trace subcommands on traces written by the real writer
 # (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
 # allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; moves

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # shim-report summary of several traces (the ranks of one job), on traces written by the real
 # writer (trace_gen, TRACE_GEN_RANK setting each header's rank): columns in rank order whatever
 # the order given, the totals and per-step tables with the synthetic run's known figures, '-'
