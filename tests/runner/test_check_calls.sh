@@ -46,7 +46,15 @@ good=(
     $'cat <<EOF\ncheck "in a here-document" true && false\nEOF'
     $'check "a comment after" true # && false'
 )
-plan $((1 + ${#bad[@]} + ${#good[@]}))
+# wrapped: a function that hands its arguments to check is followed as check is.
+wrapped() {
+    printf '%s\n' 'exact() { if true; then check "$@"; fi; }' 'exact "wrapped" [ a ] && [ b ]' >"$tmp/wrap.sh"
+    python3 "$guard" "$tmp/wrap.sh" >"$tmp/out"
+    local rc=$?
+    cat "$tmp/out"
+    [ "$rc" = 1 ] && grep -q "^$tmp/wrap.sh:2: " "$tmp/out"
+}
+plan $((1 + ${#bad[@]} + ${#good[@]} + 1))
 check "the ${#scripts[@]} scripts under tests/: every check holds its whole condition" \
     bash -c 'cd "$1" && shift && python3 "$@"' _ "$root" "$guard" "${scripts[@]}"
 for i in "${!bad[@]}"; do
@@ -55,4 +63,5 @@ done
 for g in "${good[@]}"; do
     check "passed: ${g//$'\n'/ ⏎ }" passes "$g"
 done
+check "flagged at its line: a call of exact(), which hands its arguments to check" wrapped
 exit $((fails > 0))
