@@ -205,7 +205,7 @@ printf '{"traceEvents": [{"cat": "cpu_op", "name": "x", "ts": 1, "dur": 1, "tid"
     >"$tmp/nokern.json"
 "$shimplan" --import kineto "$tmp/nokern.json" >/dev/null 2>"$tmp/bad.err"
 check "no kernels: exit 1 with a reason" test $? -eq 1 -a -s "$tmp/bad.err"
-check "missing file: exit 1" bash -c "! '$plan' --import kineto '$tmp/none.json' 2>/dev/null"
+check "missing file: exit 1" bash -c "! '$shimplan' --import kineto '$tmp/none.json' 2>/dev/null"
 "$shimplan" --import bogus x >/dev/null 2>&1
 check "unknown importer is a usage error (2)" test $? -eq 2
 exit $((fails > 0))
