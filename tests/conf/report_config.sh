@@ -1,10 +1,11 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # End-to-end checks of `shim-report config`: defaults, the example file, SHIM_CONFIG, environment
 # overrides with provenance, every diagnostic and exit 1 on errors, and a TOML round trip.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 . "$root/tests/trace/report_checks.sh"
+plan 25
 # Runs shim-report with a clean SHIM_* environment plus the given assignments.
 run() { env -u SHIM_CONFIG $(env | sed -n 's/^\(SHIM_[A-Z0-9_]*\)=.*/-u \1/p') "$@"; }
 

@@ -5,6 +5,9 @@
 # 40GB = 40 * 10^9) and reject the same bad ones, each with the same "invalid size" reason.
 # Percentages: a share in (0%, 100%] for both budgets.
 set -u
+source "$(dirname "$0")/../check.sh" # plan; check is this file's
+# 8 sizes x 2 ... as the lists below give them: 45 in all.
+plan 45
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

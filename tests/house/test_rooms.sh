@@ -7,6 +7,8 @@
 # residency, a trace reader object that calls the report, and one importer that includes the
 # reader's header.
 set -u
+source "$(dirname "$0")/../check.sh" # plan; check is this file's
+plan 16
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
 rooms=(shim shim/hooks shim/plan shim/resid shim/core shim/trace)

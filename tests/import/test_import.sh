@@ -8,12 +8,15 @@ set -u
 BUILD=${BUILD:-build}
 SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 here=$(cd "$(dirname "$0")" && pwd)
-plan=$BUILD/shim-plan
+shimplan=$BUILD/shim-plan
 traces=$SHARED/traces
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 source "$(dirname "$0")/../check.sh"
+# 22 checks of the corpus and the command line; 96 of the recorded traces in the shared folder,
+# or a skip line for them when it is absent.
+plan $((22 + $([ -d "$traces" ] && echo 96 || echo 1)))
 
 field() { # KEY FILE: the value of "KEY: VALUE" in shim-plan's text output
     sed -n "s/^$1: //p" "$2"
@@ -22,7 +25,7 @@ field() { # KEY FILE: the value of "KEY: VALUE" in shim-plan's text output
 # ---- a hand-made trace: three steps, one allocation across the step boundary, resident memory,
 # a host ([memory] Device Type 0) event that must not count.
 syn=$here/data/steps.kineto.json
-"$plan" --import kineto "$syn" -o "$tmp/syn2.model" 2>"$tmp/syn2.err"
+"$shimplan" --import kineto "$syn" -o "$tmp/syn2.model" 2>"$tmp/syn2.err"
 check "default step is the last one another follows (#2)" grep -q 'ProfilerStep#2 ' "$tmp/syn2.err"
 check "kernels of step 2 become 3 operations with their durations and streams" \
     test "$(grep '^op ' "$tmp/syn2.model" | tr '\n' ,)" = "op 5,op 6 1,op 7,"
@@ -34,22 +37,22 @@ check "an allocation made before the step and freed in it has birth -1" \
 check "an allocation made and freed in the step spans the launches between" \
     grep -qx 'alloc 50 1 1 1' "$tmp/syn2.model"
 check "host memory events are left out" test "$(grep -c '^alloc' "$tmp/syn2.model")" -eq 12
-"$plan" --import kineto "$syn" --step 1 -o "$tmp/syn1.model" 2>/dev/null
+"$shimplan" --import kineto "$syn" --step 1 -o "$tmp/syn1.model" 2>/dev/null
 check "--step 1: the allocation outliving the step has death -1" \
     grep -qx 'alloc 100 0 -1 0 1' "$tmp/syn1.model"
-"$plan" --import kineto "$syn" --step 9 >/dev/null 2>"$tmp/err"
+"$shimplan" --import kineto "$syn" --step 9 >/dev/null 2>"$tmp/err"
 check "--step 9: an error naming the steps there are" grep -q 'no ProfilerStep#9 (the trace has #1 to #3)' "$tmp/err"
 
 # ---- every Kineto trace: valid model, ops and native peak as the independent script finds them.
 kineto_check() { # NAME TRACE
     local name=$1 trace=$2
-    if ! "$plan" --import kineto "$trace" -o "$tmp/$name.model" 2>"$tmp/$name.err"; then
+    if ! "$shimplan" --import kineto "$trace" -o "$tmp/$name.model" 2>"$tmp/$name.err"; then
         echo "not ok - $name: import"
         sed 's/^/    # /' "$tmp/$name.err"
         return
     fi
     read -r peak nk < <(python3 "$here/kineto_peak.py" "$trace")
-    "$plan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out" 2>"$tmp/$name.perr"
+    "$shimplan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out" 2>"$tmp/$name.perr"
     local rc=$?
     check "$name: $nk kernels of the step are the operations" \
         test "$(grep -c '^op ' "$tmp/$name.model")" -eq "$nk"
@@ -58,7 +61,7 @@ kineto_check() { # NAME TRACE
         check "$name: no memory in the trace: planning it is refused (exit 1, says why)" \
             refused $rc "$tmp/$name.perr"
         for b in 75% 50%; do
-            "$plan" --import kineto "$trace" --budget $b >"$tmp/$name.$b" 2>"$tmp/$name.$b.err"
+            "$shimplan" --import kineto "$trace" --budget $b >"$tmp/$name.$b" 2>"$tmp/$name.$b.err"
             check "$name: no what-if at $b" refused $? "$tmp/$name.$b.err"
         done
         return
@@ -67,7 +70,7 @@ kineto_check() { # NAME TRACE
     check "$name: native peak $(field native_peak_bytes "$tmp/$name.out") is the trace's own $peak" \
         test "$(field native_peak_bytes "$tmp/$name.out")" = "$peak"
     for b in 75% 50%; do
-        "$plan" --import kineto "$trace" --budget $b >"$tmp/$name.$b" 2>/dev/null
+        "$shimplan" --import kineto "$trace" --budget $b >"$tmp/$name.$b" 2>/dev/null
         check "$name: plans at $b of the peak" test $? -eq 0
     done
 }
@@ -85,14 +88,14 @@ kineto_check linear "$traces/linear.kineto.json.gz"
 check "hta: the native peak is not zero (the check would pass on an empty model)" \
     test "$(field native_peak_bytes "$tmp/hta.out")" -gt 0
 touches() { awk '$1 == "alloc" { n += NF - 4 } END { print n + 0 }' "$1"; }
-"$plan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" --touches all -o "$tmp/all.model" \
+"$shimplan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" --touches all -o "$tmp/all.model" \
     2>/dev/null
 check "hta --touches all: more touches ($(touches "$tmp/all.model")) than the guess ($(touches "$tmp/hta.model"))" \
     test "$(touches "$tmp/all.model")" -gt "$(touches "$tmp/hta.model")"
 check "hta --touches all: the same allocations" \
     test "$(grep -c '^alloc' "$tmp/all.model")" -eq "$(grep -c '^alloc' "$tmp/hta.model")"
 read -r peak3 _ < <(python3 "$here/kineto_peak.py" "$traces/hta-dp-rank1.kineto.json.gz" 3)
-"$plan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" --step 3 --budget 100% \
+"$shimplan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" --step 3 --budget 100% \
     --planner none >"$tmp/hta3.out" 2>/dev/null
 check "hta --step 3: native peak is the trace's own" \
     test "$(field native_peak_bytes "$tmp/hta3.out")" = "$peak3"
@@ -117,13 +120,13 @@ PY
 }
 et_check() { # NAME ET KINETO
     local name=$1 et=$2 kt=$3
-    if ! "$plan" --import et "$et" --kineto "$kt" -o "$tmp/$name.model" --join-map "$tmp/$name.map" \
+    if ! "$shimplan" --import et "$et" --kineto "$kt" -o "$tmp/$name.model" --join-map "$tmp/$name.map" \
         2>"$tmp/$name.err"; then
         echo "not ok - $name: import"
         sed 's/^/    # /' "$tmp/$name.err"
         return
     fi
-    "$plan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out"
+    "$shimplan" "$tmp/$name.model" --budget 100% --planner none >"$tmp/$name.out"
     check "$name: the written model parses back" test $? -eq 0
     read -r big pre all < <(python3 "$here/et_storages.py" "$et")
     read -r mbig mcyc < <(model_stats "$tmp/$name.model")
@@ -143,7 +146,7 @@ et_check() { # NAME ET KINETO
     check "$name: most nodes join (notes say N of M)" \
         python3 -c "import re,sys; m=re.search(r'(\d+) of (\d+) nodes joined', open('$tmp/$name.err').read()); sys.exit(0 if m and int(m[1]) * 5 >= int(m[2]) * 4 else 1)"
     for b in 75% 50%; do
-        "$plan" --import et "$et" --kineto "$kt" --budget $b >"$tmp/$name.$b" 2>/dev/null
+        "$shimplan" --import et "$et" --kineto "$kt" --budget $b >"$tmp/$name.$b" 2>/dev/null
         check "$name: plans at $b of the peak" test $? -eq 0
     done
 }
@@ -161,22 +164,22 @@ PY
 check "et dlrm-rank0: the embedding tables are touched in their backward too (fused update)" \
     test "$(sort -n "$tmp/tables" | head -1)" -gt 1
 printf '{"nodes": [{"name": "aten::mm", "id": 1, "tid": "x"}]}' >"$tmp/badet.json"
-"$plan" --import et "$tmp/badet.json" --kineto "$syn" >/dev/null 2>"$tmp/bad.err"
+"$shimplan" --import et "$tmp/badet.json" --kineto "$syn" >/dev/null 2>"$tmp/bad.err"
 check "et: a mistyped node field is an error at its place" \
     grep -q "badet.json:1:12: error: nodes\[0\]: 'tid' must be an integer" "$tmp/bad.err"
-"$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
+"$shimplan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
     --touches all --budget 100% --planner none >"$tmp/etall.out" 2>/dev/null
 check "et --touches all: nothing can leave, the floor is the native peak" \
     test "$(field floor_bytes "$tmp/etall.out")" = "$(field native_peak_bytes "$tmp/etall.out")"
 check "et (touches from operands): the floor is below the native peak" \
     test "$(field floor_bytes "$tmp/et linear.out")" -lt "$(field native_peak_bytes "$tmp/et linear.out")"
-"$plan" "$tmp/et linear.model" --step 3 --budget 75% >/dev/null 2>&1
+"$shimplan" "$tmp/et linear.model" --step 3 --budget 75% >/dev/null 2>&1
 check "--step without --import is a usage error (2)" test $? -eq 2
-"$plan" --import et "$tmp/badet.json" >/dev/null 2>&1
+"$shimplan" --import et "$tmp/badet.json" >/dev/null 2>&1
 check "et without --kineto reads the ET alone: a mistyped field there is exit 1" test $? -eq 1
-"$plan" --import kineto "$syn" --join-map "$tmp/none.map" >/dev/null 2>&1
+"$shimplan" --import kineto "$syn" --join-map "$tmp/none.map" >/dev/null 2>&1
 check "--join-map with --import kineto is a usage error (2)" test $? -eq 2
-"$plan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
+"$shimplan" --import et "$traces/linear.et.json.gz" --kineto "$traces/linear.kineto.json.gz" \
     --join-map "$tmp/no/such/dir.map" -o "$tmp/x.model" >/dev/null 2>&1
 check "--join-map to a file that cannot be made: exit 1" test $? -eq 1
 fi
@@ -185,7 +188,7 @@ fi
 bad() { # NAME FILE PATTERN [ARGS...]: exit 1 and stderr matching FILE:LINE:COL: error: PATTERN
     local name=$1 file=$2 pat=$3
     shift 3
-    "$plan" --import kineto "$file" "$@" >/dev/null 2>"$tmp/bad.err"
+    "$shimplan" --import kineto "$file" "$@" >/dev/null 2>"$tmp/bad.err"
     local rc=$?
     check "$name: exit status 1 (got $rc)" test $rc -eq 1
     check "$name: message names the place" \
@@ -212,9 +215,9 @@ printf '{"traceEvents": 7}' >"$tmp/notarray.json"
 bad "traceEvents not an array" "$tmp/notarray.json" "must be an array"
 printf '{"traceEvents": [{"cat": "cpu_op", "name": "x", "ts": 1, "dur": 1, "tid": 1}]}' \
     >"$tmp/nokern.json"
-"$plan" --import kineto "$tmp/nokern.json" >/dev/null 2>"$tmp/bad.err"
+"$shimplan" --import kineto "$tmp/nokern.json" >/dev/null 2>"$tmp/bad.err"
 check "no kernels: exit 1 with a reason" test $? -eq 1 -a -s "$tmp/bad.err"
-check "missing file: exit 1" bash -c "! '$plan' --import kineto '$tmp/none.json' 2>/dev/null"
-"$plan" --import bogus x >/dev/null 2>&1
+check "missing file: exit 1" bash -c "! '$shimplan' --import kineto '$tmp/none.json' 2>/dev/null"
+"$shimplan" --import bogus x >/dev/null 2>&1
 check "unknown importer is a usage error (2)" test $? -eq 2
 exit $((fails > 0))

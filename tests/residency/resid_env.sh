@@ -121,6 +121,8 @@ for name in sys.argv[2:]:
           st.get("illegal_accesses", "-"), st.get("unmap_hazards", "-"), ev[-1] if ev else "-")
 PY
 }
+# SAN_CHECKS: how many checks check_sanitizers makes (for a script's plan).
+SAN_CHECKS=$([ -n "${SAN:-}" ] && echo 1 || echo 0)
 # check_sanitizers: under a sanitizer build, one check that no run's stderr holds a report
 # (a TSan warning does not stop the program); the first report is shown.
 check_sanitizers() {

@@ -7,7 +7,13 @@
 set -u
 source "$(dirname "$0")/resid_env.sh"
 ARGS=(--layers 2 --hidden 512 --batch 4 --seq 512 --iters 3)
+MODES=(segments async exact)
+# Per mode: native 1, out of memory 1, two runs that fit 6 each; the recording run 1; per mode
+# without host VMM: 4, and a run that fits 6.
+plan $((${#MODES[@]} * 14 + 1 + ${#MODES[@]} * 10 + SAN_CHECKS))
 
+# over_only_in_segments OVER MODE: the run went over the budget (OVER yes) only in segments mode.
+over_only_in_segments() { [ "$1" = no ] || [ "$2" = segments ]; }
 # fits NAME LIMIT WHAT: the checks of a shim run that must fit LIMIT bytes with evictions.
 fits() {
     local name=$1 limit=$2 what=$3 bad=$failures e
@@ -28,7 +34,7 @@ fits() {
     [ "$failures" -eq "$bad" ] || tail_err "$name"
 }
 
-for mode in segments async exact; do
+for mode in "${MODES[@]}"; do
     native "native-$mode" --mode "$mode" "${ARGS[@]}"
     C=$(checksum "native-$mode") P=$(figure "native-$mode" peak_device_bytes)
     ok=false
@@ -58,25 +64,27 @@ check "SHIM_MODE=record, SIMGPU_MEMORY=$cap: fails (exit $(rc record)), out of m
 
 # No host VMM: the shim says so and evicts nothing; with unmapped_eviction it evicts to
 # unmapped pinned memory and the run completes. In every mode.
-for mode in segments async exact; do
+for mode in "${MODES[@]}"; do
     C=$(checksum "native-$mode") P=$(figure "native-$mode" peak_device_bytes)
     [ -n "$C" ] && [ -n "$P" ] || continue
     SIMGPU_HOST_VMM=0 SHIM_BUDGET=$((P / 2)) shimmed "novmm-$mode" --mode "$mode" "${ARGS[@]}"
     check "$mode: SIMGPU_HOST_VMM=0, SHIM_BUDGET=$((P / 2)): the log says the device cannot map host memory" \
         grep -q 'the device cannot map host memory' "$work/novmm-$mode.err"
     e=$(evictions "novmm-$mode")
-    check "$mode: SIMGPU_HOST_VMM=0: nothing evicted (exit line: '$e' evictions)" [ "${e:-0}" = 0 ]
+    check "$mode: SIMGPU_HOST_VMM=0: out of memory when the budget is full (exit $(rc "novmm-$mode"), want 1)" \
+        all [ "$(rc "novmm-$mode")" = 1 ] '&&' \
+        grep -q 'the budget is full and this device cannot evict' "$work/novmm-$mode.err"
+    check "$mode: SIMGPU_HOST_VMM=0: nothing evicted (exit line: '$e' evictions)" [ "$e" = 0 ]
     SIMGPU_HOST_VMM=0 SHIM_UNMAPPED_EVICTION=true SHIM_BUDGET=$((P / 2)) \
         shimmed "unmapped-$mode" --mode "$mode" "${ARGS[@]}"
     # An unmapped range cannot be read through the host link: when one launch needs more than
     # the budget holds (segments: the optimizer step touches 16 segments), libshim goes over
     # the budget for it and says so; it must still stay under the native peak.
     limit=$((P / 2))
-    if grep -q 'going over the budget' "$work/unmapped-$mode.err"; then
-        check "$mode: unmapped eviction over budget only for a launch larger than it (segments)" \
-            [ "$mode" = segments ]
-        limit=$P
-    fi
+    over=no
+    grep -q 'going over the budget' "$work/unmapped-$mode.err" && over=yes limit=$P
+    check "$mode: unmapped eviction over budget ($over) only for a launch larger than it (segments)" \
+        over_only_in_segments "$over" "$mode"
     fits "unmapped-$mode" $limit "$mode: SIMGPU_HOST_VMM=0, SHIM_UNMAPPED_EVICTION=true, SHIM_BUDGET=$((P / 2))"
 done
 check_sanitizers

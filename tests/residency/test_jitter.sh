@@ -9,6 +9,7 @@
 #   RESIDENCY_JOBS=J         runs at a time (default: the number of cores, at most 4)
 set -u
 source "$(dirname "$0")/resid_env.sh"
+plan $((6 + SAN_CHECKS))
 ARGS=(--layers 1 --hidden 512 --batch 2 --seq 512 --vocab 2048 --iters 2)
 MODES=(segments async exact)
 if [ -n "${SAN:-}" ]; then runs=${RESIDENCY_JITTER_RUNS:-20}; else runs=${RESIDENCY_JITTER_RUNS:-200}; fi

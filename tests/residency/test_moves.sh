@@ -19,22 +19,24 @@ traced() {
     echo $? >"$work/$name.rc"
 }
 
-# explained NAME: the checks on NAME's trace; prints one line "ok"/"bad: why" per check.
+# explained NAME: the checks on NAME's trace, one line "ok - NAME: ..." / "not ok - NAME: ..."
+# each (EXPLAINED of them); exits non-zero when shim-report or the checker fails.
+EXPLAINED=5
 explained() {
     "$REPORT" moves --json "$work/$1.trace" >"$work/$1.moves.json" 2>"$work/$1.moves.err" &&
         "$REPORT" summary --json "$work/$1.trace" >"$work/$1.summary.json" || {
-        echo "bad: shim-report failed: $(cat "$work/$1.moves.err")"
-        return
+        echo "shim-report failed: $(cat "$work/$1.moves.err")" >&2
+        return 1
     }
-    python3 - "$work/$1" <<'PY'
+    python3 - "$work/$1" "$1" <<'PY'
 import json, re, sys
-base = sys.argv[1]
+base, name = sys.argv[1], sys.argv[2]
 m = json.load(open(base + ".moves.json"))
 s = json.load(open(base + ".summary.json"))
 err = open(base + ".err").read()
 moves = m["moves"]
 def say(ok, what):
-    print("ok" if ok else "bad", what)
+    print(f"{'ok' if ok else 'not ok'} - {name}: {what}")
 reasons = {"budget", "demand", "prefetch", "planned", "error", "cancelled"}
 outcomes = {"done", "cancelled", "error", "freed"}
 bad = [x for x in moves if x["reason"] not in reasons or x["outcome"] not in outcomes]
@@ -62,12 +64,12 @@ run_case() {
     shift
     traced "$name" "$@"
     check "$name: exit 0 (got $(rc "$name"))" [ "$(rc "$name")" = 0 ]
-    while read -r verdict rest; do
-        check "$name: $rest" [ "$verdict" = ok ]
-    done < <(explained "$name")
+    checker "$name: the moves checker" "$EXPLAINED" explained "$name"
     echo "# $name: $(tail -n 1 < <("$REPORT" moves "$work/$name.trace"))"
 }
 
+# Three runs: exit 0, the checker's items and the checker's own check each.
+plan $((3 * (1 + EXPLAINED + 1) + SAN_CHECKS))
 native seg --mode segments --layers 2 --hidden 512 --batch 4 --seq 512 --iters 3
 run_case segments env SHIM_BUDGET=$(($(figure seg peak_device_bytes) / 2)) "$TRAIN" \
     --mode segments --layers 2 --hidden 512 --batch 4 --seq 512 --iters 3

@@ -8,6 +8,7 @@
 # moves in every rank's trace, and only device r is used.
 set -u
 source "$(dirname "$0")/resid_env.sh"
+plan $((45 + SAN_CHECKS))
 REPORT="$B/shim-report"
 ARGS=(--layers 3 --hidden 512 --batch 4 --seq 256 --iters 3)
 # devpeak NAME D: device D's peak_device_bytes in the run's SIMGPU_STATS file.

@@ -12,8 +12,10 @@ ARGS=(--layers 2 --hidden 256 --batch 2 --seq 128 --vocab 1024 --iters 3 --mode 
 native native "${ARGS[@]}"
 want=$(checksum native)
 peak=$(figure native peak_device_bytes)
-check "native run: checksum $want, peak $peak bytes" [ -n "$want" ] && [ -n "$peak" ]
-for pct in 40 60 90; do
+pcts=(40 60 90)
+plan $((1 + ${#pcts[@]} + 2 + SAN_CHECKS))
+check "native run: checksum '$want', peak '$peak' bytes" all [ -n "$want" ] '&&' [ -n "$peak" ]
+for pct in "${pcts[@]}"; do
     b=$((peak * pct / 100))
     SHIM_BUDGET=$b shimmed "p$pct" "${ARGS[@]}"
     ev=$(evictions "p$pct")

@@ -17,12 +17,14 @@ calls() {
 print(json.load(open(sys.argv[1])).get("calls", {}).get(sys.argv[2], 0))' "$work/$1.json" "$2"
 }
 
+VMM_N=$(wc -w <<<"$VMM")
+plan $((2 + 1 + VMM_N + 1 + SAN_CHECKS))
 for it in 4 8; do
     native "n$it" "${ARGS[@]}" --iters $it
     shimmed "s$it" "${ARGS[@]}" --iters $it
     want=$(checksum "n$it")
     check "$it iterations: exit 0 and the native checksum ($want) under libshim" \
-        [ "$(rc "s$it")" = 0 ] && [ -n "$want" ] && [ "$(checksum "s$it")" = "$want" ]
+        all [ "$(rc "s$it")" = 0 ] '&&' [ -n "$want" ] '&&' [ "$(checksum "s$it")" = "$want" ]
 done
 check "the runs answered their call counts" [ "$(calls s4 cuMemMap)" -gt 0 ]
 for e in $VMM; do

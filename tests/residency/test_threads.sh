@@ -28,6 +28,7 @@
 #                             whole time limit, and the rest would only repeat it
 set -u
 source "$(dirname "$0")/resid_env.sh"
+plan $((13 + SAN_CHECKS))
 case "${SAN:-}" in
 '') runs=${RESIDENCY_THREADS_RUNS:-200} ;;
 tsan) runs=${RESIDENCY_THREADS_RUNS:-40} ;;

@@ -15,6 +15,8 @@ export SIMGPU_QUIET=1
 # varies from run to run: the planner is told the fixed cost the simulated figures always used,
 # so that plans, and the virtual times tests compare with them, are the same every run.
 export SHIM_LINK_REMAP=${SHIM_LINK_REMAP:-10us}
+# plan, all and checker (tests/check.sh: the rules of a check); check is this file's.
+source "$root/tests/check.sh"
 failures=0
 # check NAME COMMAND...: runs the command, prints ok / not ok.
 check() {

@@ -3,6 +3,7 @@
 # dlsym(RTLD_NEXT) keeps the caller's identity, and libshim exports only what it must.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 41
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

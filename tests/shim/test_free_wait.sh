@@ -5,6 +5,7 @@
 # waits through the real cuMemFree.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 11
 prog="$B/tests/shim/free_wait_prog"
 run() {
     SHIM_MODE=auto SHIM_BUDGET=64MiB SHIM_MIN_MANAGED_BYTES=1MiB SHIM_TRACE_PATH= \

@@ -7,6 +7,7 @@
 # (in both paths) and the trace's rank fall back to 0.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 27
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prog="$B/tests/shim/shim_prog"

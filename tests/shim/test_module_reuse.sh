@@ -6,6 +6,7 @@
 # as A's pointer: Y untouched, two launches of k_ptr_int).
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 7
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prog="$B/tests/shim/launch_prog"

@@ -5,6 +5,7 @@
 # shim says once what it cannot do, and it still records what it can.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 9
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 OLD="$B/simgpu/old"

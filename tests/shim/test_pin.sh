@@ -3,6 +3,7 @@
 # on an evicted managed allocation answer as for device memory (tests/shim/pin_prog.c).
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 19
 prog="$B/tests/shim/pin_prog"
 REPORT="$B/shim-report"
 work=$(mktemp -d)

@@ -10,6 +10,7 @@
 # "warn" silences all three.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 22
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 ARGS=(--mode exact --layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)

@@ -10,6 +10,7 @@
 # `shim-report html`.
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 64
 RUN="$B/shim-run"
 TRAIN="$B/train_sim"
 work=$(mktemp -d)

@@ -7,6 +7,7 @@
 # which train_sim's own allocation counters do not see (tests/residency covers auto mode).
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 27
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 args="--layers 3 --hidden 512 --batch 4 --seq 256 --iters 6"

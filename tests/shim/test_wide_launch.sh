@@ -6,6 +6,7 @@
 # before the launch (no zero-copy read, and with unmapped eviction no illegal access).
 set -u
 source "$(dirname "$0")/shim_env.sh"
+plan 9
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prog="$B/tests/shim/launch_prog"

@@ -7,6 +7,9 @@
 # SIMGPU_MEMORY, gets CUDA_ERROR_ILLEGAL_ADDRESS from a kernel touching an
 # unmapped range, and leaves a SIMGPU_STATS file that is then checked.
 set -u
+source "$(dirname "$0")/../check.sh" # plan; check is this file's
+# The compile, 17 checks of the program, 6 of its SIMGPU_STATS file.
+plan 24
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 BUILD=${BUILD:-build}

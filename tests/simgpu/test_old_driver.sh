@@ -6,6 +6,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
 if [ -n "${SAN:-}" ]; then # python cannot load a sanitizer-built library without its runtime
+    echo "1..1"
     echo "skip - the old driver's exports are checked in the plain build only"
     exit 0
 fi
@@ -16,6 +17,11 @@ full_path, old_path, map_path, entries_path = sys.argv[1:]
 hidden = re.search(r"local:(.*?)\*;", open(map_path).read(), re.S).group(1).replace(";", " ").split()
 entries = re.findall(r"X\((\w+), (\w+), \d+, \w\)", open(entries_path).read())
 base_of = dict(entries)
+# The plan: the map's check, one per hidden entry point, one per base name all of whose variants
+# are hidden, and the old driver's own exports.
+lone = [s for s in hidden if s in base_of and
+        not any(b == base_of[s] and e not in hidden for e, b in entries)]
+print(f"1..{1 + len(hidden) + len(lone) + 1}")
 failures = 0
 def check(name, ok):
     global failures

@@ -14,6 +14,8 @@ TRAIN="$root/${BUILD:-build}/train_sim"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# plan, all and checker (tests/check.sh: the rules of a check); check is this file's.
+source "$root/tests/check.sh"
 # check NAME COMMAND...: runs the command, prints ok / not ok.
 check() {
     local name=$1

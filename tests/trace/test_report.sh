@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # End-to-end checks of shim-report's trace subcommands on traces written by the real writer
 # (trace_gen): summary text and --json figures of a synthetic run with known steps, launches,
 # allocations and kernel times, and residency budget, moves and stalls; kernels; allocs; moves
@@ -8,6 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
+plan 155
 build="$root/${BUILD:-build}"
 
 "$GEN" synthetic "$work/syn.trace"
@@ -296,8 +297,9 @@ for seed in synthetic:1.0 residency:1.1 moves:1.2; do
     old=${seed%:*} version=${seed#*:}
     "$REPORT" summary "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$work/old.plan"
     "$REPORT" summary --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$work/old.plan.json"
-    check "plan: the $old seed (format $version) has no plan section and empty plan lists" sh -c \
-        "! grep -q '^plan' '$work/old.plan'" && check "plan --json: the $old seed's plan lists are empty" \
+    check "plan: the $old seed (format $version) has no plan section" sh -c \
+        "! grep -q '^plan' '$work/old.plan'"
+    check "plan --json: the $old seed's plan lists are empty" \
         json "$work/old.plan.json" "d['format'] == '$version' and d['plans'] == [] and d['plan_steps'] == []"
 done
 

@@ -11,6 +11,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
+plan 220
 CHECK="$root/tests/trace/memviz_check.py"
 
 # snap FILE PYTHON-EXPRESSION over d (the unpickled snapshot): true when the expression is.

@@ -8,6 +8,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
+plan 62
 PLAN="$B/shim-plan"
 # 2 layers, 6 iterations: the detector marks steps 0..5; steps 2, 3, 4 are profiled (kernel
 # times), so the model's default step is 4.

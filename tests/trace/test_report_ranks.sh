@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # shim-report summary of several traces (the ranks of one job), on traces written by the real
 # writer (trace_gen, TRACE_GEN_RANK setting each header's rank): columns in rank order whatever
 # the order given, the totals and per-step tables with the synthetic run's known figures, '-'
@@ -8,6 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
+plan 32
 build="$root/${BUILD:-build}"
 # section FILE TITLE: the lines of the table under "TITLE:" up to the next blank line.
 section() { sed -n "/^$2:\$/,/^\$/p" "$1" | sed '1d;/^$/d'; }

@@ -20,6 +20,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
+plan $((26 + SAN_CHECKS))
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 # The simulated device runs ~1,500 small steps a second: the writer drains every 10 ms so that

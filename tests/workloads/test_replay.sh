@@ -44,6 +44,10 @@ declare -A SPEC=(
     [random]="random:ops=300,allocs=200,maxbytes=6MiB,seed=3"
     [tiny]="random:ops=60,allocs=50,maxbytes=40,seed=9"
 )
+MODELS=(transformer random tiny edge)
+# (a) 4 per model, edge on streams 1, two mallocs on streams 1 each, the stream rule's checker 2;
+# (b) 2 per model; (c) 7; (d) native 1 and 5 shimmed runs of 4; (e) 2 and a shimmed run of 4.
+plan $((${#MODELS[@]} * 4 + 1 + 2 + 2 + ${#MODELS[@]} * 2 + 7 + 1 + 5 * 4 + 2 + 4))
 for m in transformer random tiny; do
     "$PLAN" --generate "${SPEC[$m]}" -o "$work/$m.model"
 done
@@ -66,7 +70,7 @@ EOF
 awk '$1 == "op" { $3 = n++ % 3 } { print }' "$work/transformer.model" >"$work/streams.model"
 
 # (a) determinism and the step's time
-for m in transformer random tiny edge; do
+for m in "${MODELS[@]}"; do
     run "$m-a1" "$REPLAY" "$work/$m.model"
     run "$m-a2" "$REPLAY" "$work/$m.model"
     run "$m-sync" "$REPLAY" "$work/$m.model" --malloc sync
@@ -95,7 +99,7 @@ done
 # waits and stream order), and every wait is for such a previous toucher on another stream.
 awk '$1 == "op" { $3 = n++ % 4 } { print }' "$work/random.model" >"$work/random4.model"
 run random4 "$REPLAY" "$work/random4.model" --streams --waits --steps 1
-python3 - "$work/random4.model" "$work/random4.out" <<'PY'
+checker "four streams: the stream rule's checker" 1 python3 - "$work/random4.model" "$work/random4.out" <<'PY'
 import sys
 ops, allocs, waits = [], [], {}
 for line in open(sys.argv[1]):
@@ -134,7 +138,7 @@ print(("ok" if n and not bad and not spurious else "not ok") +
 PY
 
 # (b) the device peak against the planner's native peak
-for m in transformer random tiny edge; do
+for m in "${MODELS[@]}"; do
     replay_rounded "$work/$m.model" "$work/$m.rounded"
     want=$(plan_field "$work/$m.rounded" native_peak_bytes)
     raw=$(plan_field "$work/$m.model" native_peak_bytes)
@@ -142,7 +146,7 @@ for m in transformer random tiny edge; do
     check "$m, cudaMalloc: device peak $got = the planner's native peak of the rounded model $want (unrounded: $raw)" \
         [ -n "$got" -a "$got" = "$want" ]
     got=$(stat "$m-a1" peak_device_bytes)
-    check "$m, cudaMallocAsync: device peak $got >= $want" [ -n "$got" ] && [ "${got:-0}" -ge "$want" ]
+    check "$m, cudaMallocAsync: device peak $got >= $want" all [ -n "$got" ] '&&' [ "$got" -ge "$want" ]
 done
 
 # (c) a lost write is seen; bad input is named
@@ -160,14 +164,16 @@ check "random: op $op (touches a cyclic allocation) of step 1 writing nothing ch
 printf 'hw 25 25 1 10\nop 5\nalloc 4096 0 3 0\n' >"$work/bad.model"
 run bad-model "$REPLAY" "$work/bad.model"
 check "a model with a death past the last op: exit 2, its file:line named ($(head -c 120 "$work/bad-model.err"))" \
-    [ "$(rc bad-model)" = 2 ] && grep -q "bad.model:3: error" "$work/bad-model.err"
+    all [ "$(rc bad-model)" = 2 ] '&&' grep -q "bad.model:3: error" "$work/bad-model.err"
 run no-model "$REPLAY" "$work/absent.model"
-check "a missing model file: exit 2, named" [ "$(rc no-model)" = 2 ] && grep -q absent.model "$work/no-model.err"
+check "a missing model file: exit 2, named" \
+    all [ "$(rc no-model)" = 2 ] '&&' grep -q absent.model "$work/no-model.err"
 run bad-lose "$REPLAY" "$work/transformer.model" --lose 0:37
 check "--lose past the last op: exit 2, named ($(cat "$work/bad-lose.err"))" \
-    [ "$(rc bad-lose)" = 2 ] && grep -q "the model has 37 ops" "$work/bad-lose.err"
+    all [ "$(rc bad-lose)" = 2 ] '&&' grep -q "the model has 37 ops" "$work/bad-lose.err"
 run bad-flag "$REPLAY" "$work/transformer.model" --malloc sometimes
-check "--malloc sometimes: usage error (exit 2)" [ "$(rc bad-flag)" = 2 ] && grep -q "bad argument '--malloc sometimes'" "$work/bad-flag.err"
+check "--malloc sometimes: usage error (exit 2)" \
+    all [ "$(rc bad-flag)" = 2 ] '&&' grep -q "bad argument '--malloc sometimes'" "$work/bad-flag.err"
 
 # (d) under libshim: 12 steps, so that the in-process plan applies in the last ones
 STEPS=12
@@ -184,7 +190,7 @@ shimmed() {
     moves=$("$REPORT" moves --json "$work/$name.trace" 2>/dev/null |
         python3 -c 'import json, sys; print(len(json.load(sys.stdin)["moves"]))' 2>/dev/null)
     check "$name (budget $budget): exit $(rc "$name"), checksum $(sum "$name") = $c" \
-        [ "$(rc "$name")" = 0 -a "$(sum "$name")" = "$c" ]
+        [ "$(rc "$name")" = 0 -a -n "$c" -a "$(sum "$name")" = "$c" ]
     check "$name: unmap_hazards $(stat "$name" unmap_hazards), illegal_accesses $(stat "$name" illegal_accesses)" \
         [ "$(stat "$name" unmap_hazards)" = 0 -a "$(stat "$name" illegal_accesses)" = 0 ]
     check "$name: device peak $(stat "$name" peak_device_bytes) <= $budget" \
@@ -212,5 +218,6 @@ check "model of a train_sim trace: replay's step $got us = train_sim's $want us 
     python3 -c 'import sys; g, w = map(float, sys.argv[1:]); sys.exit(abs(g - w) > 0.01 * w)' \
     "${got:-0}" "${want:-1}"
 c=$(sum train-replay) P=$(stat train-replay peak_device_bytes)
-[ -n "$c" ] && [ -n "$P" ] && shimmed shim-train-50 $((P / 2)) "$work/train.model" --malloc async
+check "model of a train_sim trace: replay's checksum ${c:-none}, peak ${P:-none}" [ -n "$c" -a -n "$P" ]
+shimmed shim-train-50 $((${P:-0} / 2)) "$work/train.model" --malloc async
 [ "$failures" -eq 0 ]

@@ -5,6 +5,7 @@
 # checksum, and each device's memory is used only by the replica on it.
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 source "$(dirname "$0")/train_sim_env.sh"
+plan 4
 # peak STATS D: device D's peak_device_bytes in a SIMGPU_STATS file.
 peak() {
     python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["devices"][int(sys.argv[2])]["peak_device_bytes"])' "$1" "$2"

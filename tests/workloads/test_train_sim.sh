@@ -4,6 +4,7 @@
 # changes the checksum, and a device smaller than the peak fails cleanly with out-of-memory.
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 source "$(dirname "$0")/train_sim_env.sh"
+plan 12
 
 SMALL=(--layers 3 --hidden 512 --batch 4 --seq 256 --iters 4)
 BIG=(--layers 4 --hidden 1024 --batch 7 --seq 1024 --iters 3)

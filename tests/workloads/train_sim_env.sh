@@ -10,6 +10,7 @@ bin="$root/$BUILD/train_sim"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
+source "$root/tests/check.sh" # plan (ok and not_ok below are these scripts' checks)
 
 ok() { echo "ok - $1"; }
 not_ok() {
