@@ -13,7 +13,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
-plan 38
+plan 41
 REPORT="$B/shim-report"
 ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
 
