@@ -11,13 +11,16 @@ SIMGPU_RUNPATH := -Wl,--enable-new-dtags,-rpath,'$$ORIGIN/simgpu'
 
 TRAIN_SIM_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/train_sim*.c)))
 
-$(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1
+# Each program also depends on this file, whose link lines (the run path) it was made with.
+$(BUILD)/train_sim: $(TRAIN_SIM_OBJS) $(BUILD)/simgpu/libcudart.so $(BUILD)/simgpu/libcuda.so.1 \
+                    tests/workloads/module.mk
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TRAIN_SIM_OBJS) $(SIMGPU_RUNPATH) -L$(BUILD)/simgpu -lcudart -lcuda
 
 ALL_TARGETS += $(BUILD)/train_sim
 
 # threads_sim: many threads, each with its own stream and buffer, checked word by word.
-$(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/libcuda.so.1
+$(BUILD)/threads_sim: $(BUILD)/tests/workloads/threads_sim.o $(BUILD)/simgpu/libcuda.so.1 \
+                      tests/workloads/module.mk
 	$(CC) $(LDFLAGS_ALL) -o $@ $< $(SIMGPU_RUNPATH) -L$(BUILD)/simgpu -lcuda -lpthread
 
 ALL_TARGETS += $(BUILD)/threads_sim
@@ -28,7 +31,7 @@ REPLAY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/rep
 $(REPLAY_OBJS): tests_workloads_CFLAGS += -Iplanner
 
 $(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcudart.so \
-                 $(BUILD)/simgpu/libcuda.so.1
+                 $(BUILD)/simgpu/libcuda.so.1 tests/workloads/module.mk
 	$(CC) $(LDFLAGS_ALL) -o $@ $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(SIMGPU_RUNPATH) \
 		-L$(BUILD)/simgpu -lcudart -lcuda -lm
 
