@@ -48,7 +48,7 @@ sys.exit(0 if not j["feasible"] and j["step_us"] is None and j["stall_us"] is No
 fits() { grep -q '^answer: fits in .* at 1.00x native' "$1" && grep -q '^step_us: 200.000' "$1"; }
 
 n_shared=0
-[ -d "$traces" ] && n_shared=14
+[ -d "$traces" ] && n_shared=13
 plan $((5 + n_shared))
 check "a Kineto trace without memory events: no what-if, exit 1, names what to record" nomem_refused
 check "infeasible budget: 'cannot fit', the least it needs, no step time" infeasible "$tmp/small.out"
