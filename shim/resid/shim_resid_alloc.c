@@ -206,6 +206,14 @@ static bool machinery_failed(const struct resid_ctx *r, uint64_t before)
     return (r->oom.driver_failed || resid_driver_failures() != before) && !r->sticky;
 }
 
+/* Whether the budget lacks room for an allocation of bytes only as far as libshim's own failures
+   set chunks aside (never reused, still counted): some chunks were set aside, and the allocation
+   alone would fit in the budget. Out of memory then would be libshim's doing. Lock held. */
+static bool short_by_set_aside(const struct resid_ctx *r, uint64_t bytes)
+{
+    return r->aside_bytes > 0 && managed_need(r, bytes) <= r->budget;
+}
+
 /* An allocation of bytes goes to the driver outside the budget because residency's own calls
    failed: says so once with the cause, and steps aside for good when the failures persist
    (ASIDE_FOR_GOOD allocations in a row; not for the driver's out of memory, which says the
@@ -270,10 +278,13 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
         r->aside_streak = 0;
     } else if (r->sticky) { /* the program must see the device's error, not a fresh one */
         *rc = r->sticky;
-    } else if (got == 1 && !machinery_failed(r, before) && !r->stepped_aside) {
+    } else if (got == 1 && !machinery_failed(r, before) && !r->stepped_aside &&
+               !short_by_set_aside(r, bytes)) {
         explain_oom(r, bytes, 0);
         *rc = CUDA_ERROR_OUT_OF_MEMORY;
-    } else { /* stepped aside meanwhile by another thread's search (with the lock dropped) too */
+    } else { /* stepped aside meanwhile by another thread's search (with the lock dropped) too;
+                or the budget is short only by chunks libshim's own failures set aside: out of
+                memory would be libshim's doing, not the program's */
         step_aside(r, bytes, before);
         v = SHIM_RESID_ASIDE;
     }
@@ -415,7 +426,8 @@ enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
             resid_plan_advance(r, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed));
         uint64_t before = resid_driver_failures();
         if (resid_room_for_unmanaged(r, visible_bytes(r, bytes)) != 0) {
-            if (machinery_failed(r, before) || r->stepped_aside) {
+            if (machinery_failed(r, before) || r->stepped_aside ||
+                short_by_set_aside(r, visible_bytes(r, bytes))) {
                 step_aside(r, bytes, before);
                 v = SHIM_RESID_ASIDE;
             } else {

@@ -804,6 +804,34 @@ static void test_oversized_allocation_is_out_of_memory(void **state)
 
 /* ---- stepping aside, and waiting for what is transient ---- */
 
+/* A budget short because libshim's own failures set chunks aside (a copy whose end could not be
+   known: its chunks are never reused, yet still counted): an allocation that then finds no room
+   steps aside to the driver rather than return out of memory, which would be libshim's doing
+   (the fault loop saw it with cuEventSynchronize failing for good). Two granules of the
+   four-granule budget are taken as set aside; one larger than the whole budget is still out of
+   memory (the budget's answer, whatever was set aside). */
+static void test_budget_short_by_set_aside_chunks_steps_aside(void **state)
+{
+    (void)state;
+    budget_chunks(2);
+    pthread_mutex_lock(&r->lock);
+    uint64_t aside = r->aside_bytes;
+    r->dev_bytes += 2 * MiB, r->aside_bytes += 2 * MiB;
+    pthread_mutex_unlock(&r->lock);
+    CUdeviceptr p = 0;
+    CUresult rc = CUDA_ERROR_UNKNOWN, big_rc = CUDA_SUCCESS;
+    enum shim_resid_verdict v = shim_resid_alloc(&p, 3 * MiB, STREAM, false, false, &rc);
+    enum shim_resid_verdict big = shim_resid_alloc(&p, 5 * MiB, STREAM, false, false, &big_rc);
+    pthread_mutex_lock(&r->lock);
+    r->dev_bytes -= 2 * MiB, r->aside_bytes = aside;
+    r->aside_streak = 0;
+    pthread_mutex_unlock(&r->lock);
+    assert_int_equal(v, SHIM_RESID_ASIDE);
+    assert_false(r->stepped_aside);
+    assert_int_equal(big, SHIM_RESID_DONE);
+    assert_int_equal(big_rc, CUDA_ERROR_OUT_OF_MEMORY);
+}
+
 /* The issue's case: one failed reservation of libshim's own (here the arena's, the second
    reserve of a one-granule allocation after the unit's range) is a transient failure: tried
    again, never out of memory (which it was: the failed arena left the search nothing to try). */
@@ -1227,6 +1255,7 @@ int main(void)
         cmocka_unit_test_setup(test_cancelled_slab_copy_fences_every_member, setup),
         cmocka_unit_test_setup(test_small_allocations_fit_a_tight_budget, setup),
         cmocka_unit_test_setup(test_oversized_allocation_is_out_of_memory, setup),
+        cmocka_unit_test_setup(test_budget_short_by_set_aside_chunks_steps_aside, setup),
         cmocka_unit_test_setup(test_single_failed_reservation_is_tried_again, setup),
         cmocka_unit_test_setup(test_persistent_failure_steps_aside, setup),
         cmocka_unit_test_setup(test_allocation_waits_for_submissions_in_progress, setup),
