@@ -45,7 +45,10 @@ static int is_hook(void *fn, const char *want)
     Dl_info info;
     if (!fn || !dladdr(fn, &info) || !info.dli_fname || !info.dli_sname)
         return 0;
-    return strstr(info.dli_fname, "libshim") && strcmp(info.dli_sname, want) == 0;
+    /* By the file's own name: the checkout's folder is often called libshim too. */
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    return strncmp(base, "libshim", 7) == 0 && strcmp(info.dli_sname, want) == 0;
 }
 
 /* One body per door, so that each door's launches have their own function and name. */

@@ -70,7 +70,7 @@ shim_run_one() {
     local rc=$?
     cat "$tmp/err"
     [ $rc -eq 2 ] && [ ! -e "$tmp/ran" ] &&
-        grep -qF 'SHIM_BUDGET: error: 1 is out of range (1MiB to 1PiB)' "$tmp/err"
+        grep -qF '(SHIM_BUDGET): 1 is out of range (1MiB to 1PiB)' "$tmp/err"
 }
 # unmanaged_named: min_managed_bytes = 1GiB and a 16 MiB budget: train_sim's first allocation
 # larger than the budget is refused, and the message calls it unmanaged, with the option.

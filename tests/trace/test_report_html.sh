@@ -16,10 +16,10 @@
 # print "skip - ..." when chromium is not installed.
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
-# 22 checks without a browser; with one, 284 of the pages as rendered (each page's checker
+# 22 checks without a browser; with one, 328 of the pages as rendered (each page's checker
 # items included); without one, a skip line for them.
 BROWSER=${CHROMIUM-$(command -v chromium || true)}
-plan $((22 + $([ -n "$BROWSER" ] && echo 284 || echo 1)))
+plan $((22 + $([ -n "$BROWSER" ] && echo 328 || echo 1)))
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 CHECK="$root/tests/trace/check_report_html.py"
