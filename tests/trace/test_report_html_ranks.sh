@@ -16,7 +16,7 @@ source "$root/tests/check.sh" # plan; check is this file's
 # 7 checks without a browser; with one, 106 of the page as rendered (the checker's items
 # included); without one, a skip line for them.
 BROWSER=${CHROMIUM-$(command -v chromium || true)}
-plan $((7 + $([ -n "$BROWSER" ] && echo 106 || echo 1)))
+plan $((7 + $([ -n "$BROWSER" ] && echo 108 || echo 1)))
 B="$root/${BUILD:-build}"
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"

@@ -9,7 +9,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 source "$root/tests/trace/report_checks.sh"
-plan 47
+plan 54
 CHECKER="$root/tests/trace/chrome_trace_check.py"
 
 # json FILE PYTHON-EXPRESSION over d (the parsed file) and ev (its events): true when it is.
