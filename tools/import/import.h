@@ -110,6 +110,15 @@ void import_note(const import_opts *o, const char *fmt, ...) __attribute__((form
  * go to stderr. Errors as above; m is then left for plan_model_free. */
 int import_kineto(const char *path, const import_opts *o, plan_model *m, char *msg, size_t cap);
 
+/* An operator moves at least its operands' bytes through the GPU's memory, so bytes over the
+ * fastest memory of a GPU this tool plans for bound its time from below: 4.8 TB/s, the H200's
+ * HBM3e (NVIDIA's H200 product page). Under-estimating compute hides fewer moves behind it, so
+ * slowdowns predicted from such times are the worse case (IMPORT.md). An integer in GB/s, so
+ * that messages can quote it (IMPORT_STR). */
+#define IMPORT_ET_HBM_GBPS 4800
+#define IMPORT_STR_(x)     #x
+#define IMPORT_STR(x)      IMPORT_STR_(x)
+
 /* Builds into m the step of the execution trace et_path joined with the Kineto trace
  * kineto_path of the same job: operations and durations from the kernels, touches from the
  * operands of the ET operators that launched them; o->join_map, when set, gets which ET node

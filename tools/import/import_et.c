@@ -267,12 +267,8 @@ static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, 
 
 /* ---- An execution trace alone: its operators are the operations --------------------------- */
 
-/* An execution trace holds no times. An operator moves at least its operands' bytes through
- * the GPU's memory, so bytes over the fastest memory of a GPU this tool plans for bound its
- * time from below: 4.8 TB/s, the H200's HBM3e (NVIDIA's H200 product page). Under-estimating
- * compute hides fewer moves behind it, so slowdowns predicted from these times are the worse
- * case, as IMPORT.md says. */
-#define ET_ALONE_HBM_GBPS 4800.0
+/* An execution trace holds no times: each operator is timed at IMPORT_ET_HBM_GBPS (import.h). */
+#define ET_ALONE_HBM_GBPS ((double)IMPORT_ET_HBM_GBPS)
 
 /* Operators that launch no kernel: they make views, allocate, or read metadata. A leaf operator
  * with GPU operands that is none of these (and not an autograd node, whose own work is in the

@@ -518,11 +518,13 @@ static int import_file(const options *o)
     }
     if (!rc && (o->out || (!o->budget && !o->proposals)))
         rc = write_model(o, &m);
-    const char *times = o->kineto || strcmp(o->import, "et")
-                            ? "measured: the Kineto trace's kernel durations"
-                            : "not in an execution trace: each operation is its operands' bytes "
-                              "at 4800 GB/s (a lower bound), so slowdowns are the worse case; "
-                              "import with --kineto for measured times";
+    const char *times =
+        o->kineto || strcmp(o->import, "et")
+            ? "measured: the Kineto trace's kernel durations"
+            : "not in an execution trace: each operation is its operands' bytes "
+              "at " IMPORT_STR(IMPORT_ET_HBM_GBPS) " GB/s (a lower bound), so slowdowns are "
+                                                   "the worse case; "
+                                                   "import with --kineto for measured times";
     if (!rc && (o->budget || o->proposals))
         rc = plan_print(o, &m, times);
     plan_model_free(&m);
