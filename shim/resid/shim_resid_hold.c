@@ -117,9 +117,7 @@ static int settle(struct resid_ctx *r, struct resid_unit *u)
 {
     if (!resid_wait_remap(r, u))
         return -1;
-    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
-        u->stuck = false;
-    if (u->stuck)
+    if (!resid_unstick(r, u))
         return -1;
     if (u->state == SHIM_RS_EVICTING && u->move)
         resid_cancel_eviction(r, u, NULL);

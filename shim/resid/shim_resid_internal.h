@@ -509,6 +509,11 @@ bool resid_wait_remap(struct resid_ctx *r, struct resid_unit *u);
 /* Remaps restoring u's range onto its device chunks before its copy ends, if its move wants
    that (m->want_order) and no one did it yet; the lock is dropped during the driver calls. */
 void resid_order_restore(struct resid_ctx *r, struct resid_move *m);
+/* Maps u's range again onto its backing if a failed move left it unmapped (u->stuck); true if
+   the range is usable on return. If the driver still refuses, says once (an error) that
+   operations on the range fail with the driver's error: no memory can appear at the
+   program's address without a mapping, and reading nothing is worse than failing. */
+bool resid_unstick(struct resid_ctx *r, struct resid_unit *u);
 /* Waits until the oldest move in flight is over (room may come); false if none. */
 bool resid_wait_oldest(struct resid_ctx *r);
 /* Completes m if its copy is known done, gives it up after repeated errors; true if m is

@@ -317,6 +317,19 @@ static int remap(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m
     return -1;
 }
 
+bool resid_unstick(struct resid_ctx *r, struct resid_unit *u)
+{
+    if (!u->stuck)
+        return true;
+    if (resid_map(r, u->va, u->backing, u->n) == 0) {
+        u->stuck = false;
+        return true;
+    }
+    SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range cannot be mapped again (the driver refuses): "
+                                  "operations on it fail with the driver's error");
+    return false;
+}
+
 /* Remaps restoring u onto its device chunks before m's copy ends (ORDERED): every user of u
    waits for the copy in stream order (u->ready), and the host chunks, which the copy reads at
    their own addresses, stay with m until it ends. Only for a unit no queued work touches

@@ -44,13 +44,8 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
 {
     if (!resid_wait_remap(r, u)) /* another thread is remapping it: only that wait */
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
-    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0)
-        u->stuck = false;
-    if (u->stuck) {
-        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "a managed range cannot be mapped again (the driver "
-                                      "refuses): operations on it fail with the driver's error");
+    if (!resid_unstick(r, u))
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
-    }
     if (u->plan_out && u->state != SHIM_RS_DEVICE)
         resid_plan_departed(r, u);
     if (u->state == SHIM_RS_EVICTING && u->move)
@@ -206,9 +201,7 @@ static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream st
     }
     if (u->state == SHIM_RS_RESTORING)
         resid_wait_move(r, u, SHIM_REASON_DEMAND);
-    if (u->stuck && resid_map(r, u->va, u->backing, u->n) == 0) /* the restore's remap failed */
-        u->stuck = false;
-    if (u->stuck)
+    if (!resid_unstick(r, u)) /* the restore's remap failed */
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     if (u->state == SHIM_RS_HOST && r->unmapped) { /* its restore failed: nothing is mapped */
         SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back (its "

@@ -29,9 +29,13 @@
 # which the native run would see too if its call failed: such a run may end as a clean failure
 # of the program (exit 1 with its "... failed" line, no wrong result, no illegal access, no
 # unmap hazard; train_sim's checksum, if it printed one, the native one), counted as
-# "surfaced". The same for a sticky failure in the unmapped workload that leaves an evicted
-# range unmapped for good (its restore needs the failing call; there is no host mapping to read
-# it through): the operation on it fails, as the log says, rather than read wrong data.
+# "surfaced". The same for a sticky failure that leaves a range unmapped for good: in the
+# unmapped workload an evicted range (its restore needs the failing call; there is no host
+# mapping to read it through), in any workload a range whose move failed half way (unmapped,
+# and neither mapping can be made again: a sticky cuMemMap or cuMemSetAccess from the last
+# move on). No memory can appear at the program's address without a mapping; the operation on
+# it fails, as the log says, rather than read wrong data. A single failure never may: the next
+# touch maps the range again.
 # Never a hang, never a wrong result. Single runs take every N (in the spread
 # order below), sticky runs N = 1, the middle and the last call of each entry.
 #
@@ -337,8 +341,9 @@ def judge(w, kind, may, base):
     # Only the program's own call may fail it: the native run would see that one too. And, as
     # correctness comes first, an evicted range left unmapped (no host VMM) whose restore the
     # sticky failure makes impossible: the operation on it fails rather than read nothing.
-    stranded = "an evicted range left unmapped could not come back" in err
-    may_surface = may == "program" or (w == "unmapped" and kind == "sticky" and stranded)
+    stranded = ("an evicted range left unmapped could not come back" in err
+                or "a managed range cannot be mapped again (the driver refuses)" in err)
+    may_surface = may == "program" or (kind == "sticky" and stranded)
     if rc == "1" and told and safe and not wrong and may_surface:
         return "surfaced", ""
     why = ("hung" if rc in ("124", "137") else f"exit {rc or 'none'}") + f", {result}, " \

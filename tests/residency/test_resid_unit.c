@@ -466,6 +466,31 @@ static void test_failed_remap_rolls_back(void **state)
     release(c, false);
 }
 
+/* A move whose remap fails both ways (the driver refuses every map from then on) leaves its
+   range unmapped: an operation on it is refused with the driver's error rather than run on
+   nothing; once the driver maps again, the next touch maps the range again, data intact. */
+static void test_half_failed_move_maps_again_at_next_touch(void **state)
+{
+    (void)state;
+    budget_chunks(8);
+    CUdeviceptr a = alloc(3 * MiB);
+    fill(a, 3 * MiB, 21);
+    fake_fail("map", 1, true, CUDA_ERROR_UNKNOWN); /* the new mapping, then the old one */
+    evict_by_hand(a);
+    settle();
+    assert_true(unit_of(a)->stuck);
+    uint64_t ids[1] = {id_of(a)};
+    CUresult refuse = CUDA_SUCCESS;
+    assert_true(shim_resid_enter(ids, 1, STREAM, false, true, &refuse));
+    assert_int_equal(refuse, CUDA_ERROR_UNKNOWN);
+    shim_resid_leave(ids, 1);
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    touch(a);
+    assert_false(unit_of(a)->stuck);
+    assert_true(holds(a, 3 * MiB, 21));
+    release(a, false);
+}
+
 static void test_single_failures_never_reach_the_program(void **state)
 {
     (void)state;
@@ -1244,6 +1269,7 @@ int main(void)
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),
         cmocka_unit_test_setup(test_failed_remap_rolls_back, setup),
+        cmocka_unit_test_setup(test_half_failed_move_maps_again_at_next_touch, setup),
         cmocka_unit_test_setup(test_single_failures_never_reach_the_program, setup),
         cmocka_unit_test_setup(test_cancel_keeps_device_copy, setup),
         cmocka_unit_test_setup(test_cancelled_copy_fences_freed_chunks, setup),
