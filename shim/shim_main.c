@@ -262,6 +262,11 @@ static void exit_line(void)
                      (unsigned long long)t.remaps, (unsigned long long)t.remaps_by_mover,
                      (unsigned long long)t.handles_created, (unsigned long long)t.handles_released);
         n = (int)strlen(moves);
+        if (t.host_births && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; %llu allocations made on the host (the budget held by work in progress)",
+                     (unsigned long long)t.host_births);
+        n = (int)strlen(moves);
         if (t.foreign_allocs && (size_t)n < sizeof moves)
             snprintf(moves + n, sizeof moves - (size_t)n,
                      "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "

@@ -155,6 +155,8 @@ struct shim_resid_totals {
     uint64_t foreign_allocs, foreign_bytes;     /* allocations on other devices, left alone */
     uint64_t remaps, remaps_by_mover;           /* moves' remaps, and those the mover made */
     uint64_t handles_created, handles_released; /* physical allocations for chunks */
+    uint64_t host_births; /* allocations made in host memory: the budget was held by work in
+                             progress (each read through the link until restored) */
     uint64_t outside_allocs, outside_bytes;     /* allocations stepped aside (SHIM_RESID_ASIDE) */
     bool stepped_aside;                         /* for good: nothing new is managed */
 };

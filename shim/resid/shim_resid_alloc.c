@@ -95,20 +95,53 @@ static void explain_oom(struct resid_ctx *r, uint64_t bytes, uint64_t asked)
                       (unsigned long long)o->graph, (unsigned long long)o->held);
 }
 
-/* Backs u's range with device chunks (lock held); 0, 1 (out of memory), or -1 (a driver
-   call failed: try again). */
-static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered)
+bool resid_may_place_on_host(const struct resid_ctx *r, uint64_t bytes)
 {
-    bool reused = false;
-    if (resid_take_device(r, u->backing, u->n, stream, ordered, &reused) != 0)
-        return r->oom.driver_failed ? -1 : 1;
+    return r->can_evict && !r->unmapped && !r->sticky && !r->stepped_aside &&
+           !r->oom.driver_failed && (r->oom.pinned || r->oom.moving) &&
+           managed_need(r, bytes) + r->slack <= r->budget;
+}
+
+int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u)
+{
+    if (resid_take_host(r, u->backing, u->n) != 0)
+        return 1;
     if (resid_map(r, u->va, u->backing, u->n) != 0) {
         resid_give_back(r, u->backing, u->n);
         return -1;
     }
-    if (reused) /* chunks still in use by that stream's earlier work: fence on it too */
-        u->streams[u->nstreams++] = stream;
-    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
+    r->host_births++;
+    SHIM_LOG_ONCE(SHIM_LOG_INFO,
+                  "an allocation found the budget held by submissions or moves in progress for "
+                  "a second: it is made in host memory, read through the link until it can come "
+                  "to the device (counted as 'made on the host' at exit)");
+    return 0;
+}
+
+/* Backs u's range with device chunks, or with host chunks if the budget stays held by work in
+   progress (resid_may_place_on_host; lock held); 0, 1 (out of memory), or -1 (a driver call
+   failed: try again). */
+static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered)
+{
+    bool reused = false;
+    if (resid_take_device(r, u->backing, u->n, stream, ordered, &reused) != 0) {
+        if (r->oom.driver_failed)
+            return -1;
+        if (!resid_may_place_on_host(r, u->size))
+            return 1;
+        int got = resid_back_on_host(r, u);
+        if (got != 0)
+            return got;
+        resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
+    } else {
+        if (resid_map(r, u->va, u->backing, u->n) != 0) {
+            resid_give_back(r, u->backing, u->n);
+            return -1;
+        }
+        if (reused) /* chunks still in use by that stream's earlier work: fence on it too */
+            u->streams[u->nstreams++] = stream;
+        resid_fsm(r, u, SHIM_EV_CREATE, NULL);
+    }
     u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->birth = u->last_use;
     u->ready = resid_take_fences(r, u->backing, u->n);
@@ -263,6 +296,8 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
     /* A failed driver call may be transient: try again before stepping aside (an allocation
        left to the driver can never move, and crowds out everything else). Out of memory with
        nothing failed is the budget's answer, after the search's bounded waits. */
+    resid_search_host_fallback(r->can_evict && !r->unmapped &&
+                               r->host_bytes + managed_need(r, bytes) <= r->host_budget);
     for (int attempt = 0; attempt < ALLOC_TRIES && got != 0 && !r->sticky && !r->stepped_aside;
          attempt++) {
         r->oom.driver_failed = false;
@@ -272,6 +307,7 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
         if (got == 1 && !machinery_failed(r, before))
             break;
     }
+    resid_search_host_fallback(false);
     enum shim_resid_verdict v = SHIM_RESID_DONE;
     *rc = CUDA_SUCCESS;
     if (got == 0) {

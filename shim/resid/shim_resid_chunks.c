@@ -37,11 +37,23 @@
    is transient, so a search reports out of memory only after it; a program whose threads wait
    on each other through it gets its answer after this long. */
 #define PIN_WAIT_MAX_NS (30ull * 1000000000ull)
+/* The same wait, for a new managed allocation that may be placed on the host instead
+   (resid_place_on_host): after this long of waiting the budget is contended, not briefly held
+   (on a real driver a pin lasts a submission, microseconds; a move a copy, milliseconds), and
+   the allocation goes to host memory rather than keep its thread waiting. */
+#define PIN_WAIT_HOST_NS (1ull * 1000000000ull)
 
 /* The calling thread's search for room: when it began waiting for pins or moves (0: not yet),
-   and its next pause. Per thread: several threads search at once, each with the lock dropped
-   while it pauses. */
+   and its next pause; whether the allocation it searches for may be placed on the host (the
+   shorter wait). Per thread: several threads search at once, each with the lock dropped while
+   it pauses. */
 static __thread uint64_t wait_since_ns, pause_ns;
+static __thread bool host_fallback;
+
+void resid_search_host_fallback(bool on)
+{
+    host_fallback = on;
+}
 
 /* Begins a search for room (lock held): its out-of-memory facts and its waits start afresh. */
 static void search_begin(struct resid_ctx *r)
@@ -420,7 +432,7 @@ static bool make_progress(struct resid_ctx *r)
     uint64_t now = resid_now_ns();
     if (!wait_since_ns)
         wait_since_ns = now;
-    if (now - wait_since_ns >= PIN_WAIT_MAX_NS)
+    if (now - wait_since_ns >= (host_fallback ? PIN_WAIT_HOST_NS : PIN_WAIT_MAX_NS))
         return false;
     uint64_t ns = pause_ns < PIN_PAUSE_NS ? PIN_PAUSE_NS : pause_ns;
     ns = ns > PIN_PAUSE_MAX_NS ? PIN_PAUSE_MAX_NS : ns;

@@ -22,6 +22,9 @@ struct resid_transition {
 
 static const struct resid_transition table[] = {
     {SHIM_RS_NONE, SHIM_EV_CREATE, SHIM_RS_DEVICE, "range mapped onto device chunks"},
+    {SHIM_RS_NONE, SHIM_EV_CREATE_HOST, SHIM_RS_HOST,
+     "range mapped onto host chunks (the budget held by work in progress): read through the "
+     "link until a restore brings it to the device"},
     {SHIM_RS_DEVICE, SHIM_EV_EVICT, SHIM_RS_EVICTING,
      "fence every stream that touched it; copy to host chunks on the D2H stream"},
     {SHIM_RS_EVICTING, SHIM_EV_COPY_DONE, SHIM_RS_HOST,
@@ -60,14 +63,16 @@ const char *resid_state_name(enum shim_resid_state s)
 const char *resid_event_name(enum shim_resid_event ev)
 {
     static const char *const names[] = {"?",     "evict", "restore", "copy-done", "cancel",
-                                        "error", "free",  "create",  "ordered"};
+                                        "error", "free",  "create",  "ordered",
+                                        "create-host"};
     return (unsigned)ev < sizeof names / sizeof names[0] ? names[ev] : "?";
 }
 
 /* The bytes a transition's copy moves. */
 static uint64_t moved_bytes(const struct resid_unit *u, enum shim_resid_event ev)
 {
-    return ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE ? u->size : 0;
+    return ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE || ev == SHIM_EV_CREATE_HOST ? u->size
+                                                                                     : 0;
 }
 
 static void trace(struct resid_ctx *r, const struct resid_unit *u, enum shim_resid_state from,

@@ -218,6 +218,7 @@ struct resid_ctx {
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;             /* granules in the free pools */
     uint64_t handles_created, handles_released; /* physical allocations, for the exit log */
+    uint64_t host_births; /* allocations made in host memory (resid_back_on_host) */
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */
     uint64_t empty_slabs;                   /* slabs kept_empty */
@@ -445,6 +446,20 @@ int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint3
    reused at once (*reused is set then). Returns 0, or -1 (nothing taken; r->oom says why). */
 int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
                       bool ordered, bool *reused);
+/* Whether a new managed allocation of bytes whose search for room failed may be made in host
+   memory instead (lock held): the search found units in use by submissions in progress or
+   moving (the budget is held for now, not full for good), host memory can be mapped where the
+   program reads it (host VMM; not unmapped eviction), nothing failed or stepped aside, and the
+   allocation alone fits the budget (it can come to the device later). */
+bool resid_may_place_on_host(const struct resid_ctx *r, uint64_t bytes);
+/* Backs new unit u's range with host chunks mapped at its address (lock held): 0, 1 (the host
+   budget is spent), or -1 (a driver call failed; nothing taken). Counts it and says so once;
+   the caller records the SHIM_EV_CREATE_HOST transition. */
+int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u);
+/* Whether the calling thread's searches for room (resid_take_device) are for a new managed
+   allocation that may be placed on the host if no room comes (resid_place_on_host): they then
+   wait for submissions and moves in progress for about a second, not the full bound. */
+void resid_search_host_fallback(bool on);
 /* Takes host chunks covering n granules within the host budget, as resid_take_device; 0, or
    -1 (nothing taken). */
 int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n);

@@ -96,7 +96,9 @@ static struct resid_unit *slab_record(struct resid_ctx *r)
     return u;
 }
 
-/* Makes a slab on the device (lock held); 0, 1 (out of memory), or -1 (a driver call failed). */
+/* Makes a slab on the device, or in host memory if the budget stays held by work in progress
+   (resid_may_place_on_host: it then takes no other member until restored); lock held. 0, 1 (out
+   of memory), or -1 (a driver call failed). */
 static int slab_new(struct resid_ctx *r, struct resid_unit **out)
 {
     struct resid_unit *u = slab_record(r);
@@ -105,6 +107,11 @@ static int slab_new(struct resid_ctx *r, struct resid_unit **out)
     int got = resid_take_device(r, u->backing, 1, NULL, false, NULL) != 0 ? 1
               : resid_map(r, u->va, u->backing, 1) != 0                   ? -1
                                                                           : 0;
+    bool on_host = false;
+    if (got == 1 && !r->oom.driver_failed && resid_may_place_on_host(r, r->gran)) {
+        got = resid_back_on_host(r, u);
+        on_host = got == 0;
+    }
     if (got == 0 && (resid_insert(r, u) != 0 ||
                      !(u->slab->map = shim_registry_add_slab(u->va, u->mapped, u->id)))) {
         resid_erase(r, u);
@@ -119,12 +126,12 @@ static int slab_new(struct resid_ctx *r, struct resid_unit **out)
         resid_unit_free(r, u);
         return got;
     }
-    resid_fsm(r, u, SHIM_EV_CREATE, NULL);
     u->birth = u->last_use = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     u->ready = resid_take_fences(r, u->backing, 1);
     link_slab(r, u);
-    if (shim.record & CONF_RECORD_MOVES)
+    if (shim.record & CONF_RECORD_MOVES) /* before its first transition (made on the host) */
         shim_trace_slab(u->id, u->va, u->mapped, (uint32_t)r->device);
+    resid_fsm(r, u, on_host ? SHIM_EV_CREATE_HOST : SHIM_EV_CREATE, NULL);
     *out = u;
     return 0;
 }

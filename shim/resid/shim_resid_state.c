@@ -459,6 +459,7 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
         .remaps = r->remaps_unlocked,
         .remaps_by_mover = r->remaps_by_mover,
         .handles_created = r->handles_created,
+        .host_births = r->host_births,
         .handles_released = r->handles_released,
         .outside_allocs = r->outside_allocs,
         .outside_bytes = r->outside_bytes,

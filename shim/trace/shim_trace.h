@@ -100,6 +100,8 @@ enum shim_resid_event {
                               never written to a trace (the allocation or slab record says it) */
     SHIM_EV_ORDERED = 8,   /* a restore's range was remapped before its copy ended: its users
                               wait for the copy in stream order (RESTORING -> DEVICE) */
+    SHIM_EV_CREATE_HOST = 9, /* it was made in host memory (NONE -> HOST): the budget was held by
+                                submissions or moves in progress (1.10; bytes: its size) */
 };
 
 /* One residency transition of unit unit_id (an allocation id, or a slab id from

@@ -907,7 +907,7 @@ static void test_persistent_failure_steps_aside(void **state)
    search used to wait in all, so the test does not depend on the machine's speed. */
 struct pin_holder {
     CUdeviceptr p;
-    _Atomic bool pinned, done;
+    _Atomic bool pinned, done, released; /* released: it let go (after the long pause) */
 };
 
 static void *hold_pin(void *arg)
@@ -925,6 +925,7 @@ static void *hold_pin(void *arg)
             break;
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     }
+    atomic_store(&h->released, true);
     shim_resid_leave(ids, 1);
     return NULL;
 }
@@ -933,6 +934,8 @@ static void test_allocation_waits_for_submissions_in_progress(void **state)
 {
     (void)state;
     budget_chunks(2);
+    uint64_t host_budget = r->host_budget;
+    r->host_budget = r->host_bytes; /* no host memory to place it in: it must wait */
     CUdeviceptr a = alloc(4 * MiB);
     fill(a, 4 * MiB, 17);
     struct pin_holder h = {.p = a};
@@ -948,8 +951,51 @@ static void test_allocation_waits_for_submissions_in_progress(void **state)
     pthread_join(t, NULL);
     assert_int_equal(v, SHIM_RESID_DONE);
     assert_int_equal(rc, CUDA_SUCCESS); /* not out of memory: the pin was transient */
+    assert_int_equal(unit_of(b)->state, SHIM_RS_DEVICE); /* it waited for the device */
     settle();
     assert_true(holds(a, 4 * MiB, 17));
+    assert_true(r->dev_bytes <= r->budget);
+    release(a, false);
+    release(b, false);
+    r->host_budget = host_budget;
+}
+
+/* The same contention where host memory can hold it: the allocation waits about a second, then
+   is made in host memory (read through the link) rather than keep waiting or fail; the budget
+   holds throughout, and once the pin is gone the next touch brings it to the device with what
+   was written through the host mapping. */
+static void test_contended_allocation_is_made_on_the_host(void **state)
+{
+    (void)state;
+    budget_chunks(2);
+    uint64_t births = r->host_births;
+    CUdeviceptr a = alloc(4 * MiB);
+    fill(a, 4 * MiB, 23);
+    struct pin_holder h = {.p = a};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_pin, &h), 0);
+    while (!atomic_load(&h.pinned))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    CUdeviceptr b = 0;
+    CUresult rc = CUDA_ERROR_UNKNOWN;
+    tick();
+    enum shim_resid_verdict v = shim_resid_alloc(&b, 4 * MiB, STREAM, false, false, &rc);
+    bool held = !atomic_load(&h.released); /* placed while the pin was still held */
+    assert_int_equal(v, SHIM_RESID_DONE);
+    assert_int_equal(rc, CUDA_SUCCESS);
+    assert_true(held);
+    assert_int_equal(unit_of(b)->state, SHIM_RS_HOST);
+    assert_int_equal(r->host_births, births + 1);
+    assert_true(fake_on_host(b));
+    assert_true(r->dev_bytes <= r->budget);
+    fill(b, 4 * MiB, 29); /* written through the host mapping */
+    atomic_store(&h.done, true);
+    pthread_join(t, NULL);
+    touch(b);
+    settle();
+    assert_int_equal(unit_of(b)->state, SHIM_RS_DEVICE);
+    assert_true(holds(b, 4 * MiB, 29));
+    assert_true(holds(a, 4 * MiB, 23));
     assert_true(r->dev_bytes <= r->budget);
     release(a, false);
     release(b, false);
@@ -1285,6 +1331,7 @@ int main(void)
         cmocka_unit_test_setup(test_single_failed_reservation_is_tried_again, setup),
         cmocka_unit_test_setup(test_persistent_failure_steps_aside, setup),
         cmocka_unit_test_setup(test_allocation_waits_for_submissions_in_progress, setup),
+        cmocka_unit_test_setup(test_contended_allocation_is_made_on_the_host, setup),
         cmocka_unit_test_setup(test_freed_range_is_reused_without_vmm_calls, setup),
         cmocka_unit_test_setup(test_spares_give_room_before_anything_moves, setup),
         cmocka_unit_test_setup(test_pending_free_range_reused_in_stream_order, setup),
