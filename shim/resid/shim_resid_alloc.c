@@ -119,9 +119,11 @@ int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u)
 }
 
 /* Backs u's range with device chunks, or with host chunks if the budget stays held by work in
-   progress (resid_may_place_on_host; lock held); 0, 1 (out of memory), or -1 (a driver call
+   progress (resid_may_place_on_host: *on_host set, u left in state NONE for the caller to record
+   SHIM_EV_CREATE_HOST once u has its id); lock held. 0, 1 (out of memory), or -1 (a driver call
    failed: try again). */
-static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered)
+static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered,
+                bool *on_host)
 {
     bool reused = false;
     if (resid_take_device(r, u->backing, u->n, stream, ordered, &reused) != 0) {
@@ -132,7 +134,7 @@ static int back(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool
         int got = resid_back_on_host(r, u);
         if (got != 0)
             return got;
-        resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
+        *on_host = true;
     } else {
         if (resid_map(r, u->va, u->backing, u->n) != 0) {
             resid_give_back(r, u->backing, u->n);
@@ -169,7 +171,7 @@ static bool from_spare(struct resid_ctx *r, struct resid_unit *u, CUstream strea
 static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstream stream,
                     bool per_thread, bool async)
 {
-    bool ordered = async && nameable(stream, per_thread);
+    bool ordered = async && nameable(stream, per_thread), on_host = false;
     struct resid_unit *u = resid_unit_new(r, bytes);
     if (!u)
         return -1;
@@ -177,7 +179,7 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
         resid_unit_free(r, u);
         if (!(u = resid_unit_reserve(r, bytes)))
             return -1;
-        int got = back(r, u, stream, ordered);
+        int got = back(r, u, stream, ordered, &on_host);
         if (got != 0) {
             r->drv->address_free(u->va, u->mapped);
             resid_unit_free(r, u);
@@ -187,6 +189,8 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
     /* The registry takes its own lock after ours: never the other way round. */
     u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread),
                               r->plan != NULL);
+    if (on_host) /* traced after the allocation record, under its id */
+        resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
     if (u->id && resid_insert(r, u) == 0) {
         if (r->plan) /* shim_record_alloc counted it */
             resid_plan_bind(r, u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),

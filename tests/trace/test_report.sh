@@ -8,7 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
-plan 155
+plan 158
 build="$root/${BUILD:-build}"
 
 "$GEN" synthetic "$work/syn.trace"
@@ -186,6 +186,17 @@ check "moves --json: every move has the documented keys" json "$work/mv.json" \
     "all(sorted(m) == sorted(['unit_id','unit','name','slab','allocations','device','direction','event','bytes', \
       'reason','outcome','stream','seq','start_us','end_us','duration_us','end_event', \
       'end_reason','end_seq','score','next_use']) for m in $mv)"
+# an allocation made on the host (format 1.10): its create_host transition is listed (none to
+# host, with its size), and its restore is a move from the host like any other
+"$GEN" hostmade "$work/hm.trace"
+"$REPORT" moves --json "$work/hm.trace" >"$work/hm.json"
+check "moves --json, made on the host: exit 0" [ $? -eq 0 ]
+check "moves --json, made on the host: the create_host transition, none to host" json "$work/hm.json" \
+    "[(x['event'],x['unit_id'],x['from'],x['to'],x['seq'],x['move']) for x in d['transitions']] \
+      == [('create_host',3,'none','host',5,None),('free',3,'device','none',7,None)]"
+check "moves --json, made on the host: one restore on demand, done" json "$work/hm.json" \
+    "[(m['unit_id'],m['direction'],m['reason'],m['outcome'],m['bytes']) for m in d['moves']] \
+      == [(3,'to device','demand','done',2097152)]"
 # traces before format 1.2 have no transitions: an empty table, and exit 0
 for seed in synthetic:1.0 residency:1.1; do
     old=${seed%:*} version=${seed#*:}

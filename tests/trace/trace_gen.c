@@ -12,6 +12,7 @@
  *                              allocations and a slab with every outcome, completions recorded
  *                              by a second thread as the mover does, transitions that end no
  *                              move, and slab members that come and go (see test_report.sh)
+ *   trace_gen hostmade PATH    an allocation made on the host (1.10), restored on demand, freed
  *   trace_gen plan PATH        the in-process plan (format 1.3): 4 steps of 2 launches, each
  *                              at least 2 ms long; a plan installed at the boundary that
  *                              closes step 1 and a plan_step record at the boundaries that
@@ -270,6 +271,20 @@ static void moves(void)
        0);
 }
 
+/* An allocation made on the host (format 1.10: the budget was held by work in progress), then
+   restored on demand (100 us) and freed. */
+static void host_made(void)
+{
+    enum { DEV = SHIM_RS_DEVICE, HOST = SHIM_RS_HOST, RES = SHIM_RS_RESTORING };
+    shim_trace_alloc(3, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    tr((tr_t){3, 2 * MIB, 0, 5, 0, UNKNOWN, SHIM_RS_NONE, HOST, SHIM_EV_CREATE_HOST, 0, 0}, 0);
+    tr((tr_t){3, 2 * MIB, S_MAIN, 6, 0, 6, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0}, 100);
+    on_mover((tr_t){3, 0, 0, 6, 0, 6, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0});
+    tr((tr_t){3, 0, S_MAIN, 7, 0, UNKNOWN, DEV, SHIM_RS_NONE, SHIM_EV_FREE, SHIM_REASON_FREED, 0},
+       0);
+    shim_trace_free(3, S_MAIN);
+}
+
 /* ---- lanes: overlapping moves and kernels back to back ---- */
 
 static void lanes(void)
@@ -497,8 +512,8 @@ int main(int argc, char **argv)
 {
     int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
     if (argc != 3 && !(is_steps && argc <= 5)) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|memviz|plan|threads|devices|lanes|empty\n"
-                        "                 PATH\n"
+        fprintf(stderr, "usage: trace_gen synthetic|moves|hostmade|memviz|plan|threads|devices|lanes|\n"
+                        "                 empty PATH\n"
                         "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
@@ -526,6 +541,8 @@ int main(int argc, char **argv)
         synthetic();
     else if (strcmp(argv[1], "moves") == 0)
         moves();
+    else if (strcmp(argv[1], "hostmade") == 0)
+        host_made();
     else if (strcmp(argv[1], "plan") == 0)
         plan_scenario();
     else if (strcmp(argv[1], "memviz") == 0)
