@@ -157,8 +157,8 @@ struct shim_resid_totals {
     uint64_t handles_created, handles_released; /* physical allocations for chunks */
     uint64_t host_births; /* allocations made in host memory: the budget was held by work in
                              progress (each read through the link until restored) */
-    uint64_t outside_allocs, outside_bytes;     /* allocations stepped aside (SHIM_RESID_ASIDE) */
-    bool stepped_aside;                         /* for good: nothing new is managed */
+    uint64_t outside_allocs, outside_bytes; /* allocations stepped aside (SHIM_RESID_ASIDE) */
+    bool stepped_aside;                     /* for good: nothing new is managed */
 };
 /* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
    the plan serves); false (t zeroed) when there is no k-th. */

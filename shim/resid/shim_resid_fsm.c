@@ -63,16 +63,14 @@ const char *resid_state_name(enum shim_resid_state s)
 const char *resid_event_name(enum shim_resid_event ev)
 {
     static const char *const names[] = {"?",     "evict", "restore", "copy-done", "cancel",
-                                        "error", "free",  "create",  "ordered",
-                                        "create-host"};
+                                        "error", "free",  "create",  "ordered",   "create-host"};
     return (unsigned)ev < sizeof names / sizeof names[0] ? names[ev] : "?";
 }
 
 /* The bytes a transition's copy moves. */
 static uint64_t moved_bytes(const struct resid_unit *u, enum shim_resid_event ev)
 {
-    return ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE || ev == SHIM_EV_CREATE_HOST ? u->size
-                                                                                     : 0;
+    return ev == SHIM_EV_EVICT || ev == SHIM_EV_RESTORE || ev == SHIM_EV_CREATE_HOST ? u->size : 0;
 }
 
 static void trace(struct resid_ctx *r, const struct resid_unit *u, enum shim_resid_state from,

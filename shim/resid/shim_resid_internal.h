@@ -218,7 +218,7 @@ struct resid_ctx {
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;             /* granules in the free pools */
     uint64_t handles_created, handles_released; /* physical allocations, for the exit log */
-    uint64_t host_births; /* allocations made in host memory (resid_back_on_host) */
+    uint64_t host_births;       /* allocations made in host memory (resid_back_on_host) */
     struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */
     uint64_t empty_slabs;                   /* slabs kept_empty */

@@ -90,16 +90,16 @@ enum shim_resid_state {
 
 /* What happened to it. */
 enum shim_resid_event {
-    SHIM_EV_EVICT = 1,     /* an eviction's copy was submitted (DEVICE -> EVICTING) */
-    SHIM_EV_RESTORE = 2,   /* a restore's copy was submitted (HOST -> RESTORING) */
-    SHIM_EV_COPY_DONE = 3, /* the copy completed and the range was remapped (-> HOST or DEVICE) */
-    SHIM_EV_CANCEL = 4,    /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
-    SHIM_EV_ERROR = 5,     /* a driver call failed: the step was undone (state restored) */
-    SHIM_EV_FREE = 6,      /* the program freed it (-> NONE) */
-    SHIM_EV_CREATE = 7,    /* it was made (NONE -> DEVICE): the residency manager's own event,
-                              never written to a trace (the allocation or slab record says it) */
-    SHIM_EV_ORDERED = 8,   /* a restore's range was remapped before its copy ended: its users
-                              wait for the copy in stream order (RESTORING -> DEVICE) */
+    SHIM_EV_EVICT = 1,       /* an eviction's copy was submitted (DEVICE -> EVICTING) */
+    SHIM_EV_RESTORE = 2,     /* a restore's copy was submitted (HOST -> RESTORING) */
+    SHIM_EV_COPY_DONE = 3,   /* the copy completed and the range was remapped (-> HOST or DEVICE) */
+    SHIM_EV_CANCEL = 4,      /* a touch cancelled an eviction in flight (EVICTING -> DEVICE) */
+    SHIM_EV_ERROR = 5,       /* a driver call failed: the step was undone (state restored) */
+    SHIM_EV_FREE = 6,        /* the program freed it (-> NONE) */
+    SHIM_EV_CREATE = 7,      /* it was made (NONE -> DEVICE): the residency manager's own event,
+                                never written to a trace (the allocation or slab record says it) */
+    SHIM_EV_ORDERED = 8,     /* a restore's range was remapped before its copy ended: its users
+                                wait for the copy in stream order (RESTORING -> DEVICE) */
     SHIM_EV_CREATE_HOST = 9, /* it was made in host memory (NONE -> HOST): the budget was held by
                                 submissions or moves in progress (1.10; bytes: its size) */
 };

@@ -20,7 +20,7 @@
 
 #define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR 10 /* a reader accepts any minor; 1.10: transitions made on the host */
+#define SHIM_TRACE_MINOR         10 /* a reader accepts any minor; 1.10: transitions made on the host */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */

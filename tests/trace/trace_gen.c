@@ -512,9 +512,10 @@ int main(int argc, char **argv)
 {
     int is_steps = argc >= 3 && strcmp(argv[1], "steps") == 0;
     if (argc != 3 && !(is_steps && argc <= 5)) {
-        fprintf(stderr, "usage: trace_gen synthetic|moves|hostmade|memviz|plan|threads|devices|lanes|\n"
-                        "                 empty PATH\n"
-                        "       trace_gen steps PATH [N [MAX_BYTES]]\n");
+        fprintf(stderr,
+                "usage: trace_gen synthetic|moves|hostmade|memviz|plan|threads|devices|lanes|\n"
+                "                 empty PATH\n"
+                "       trace_gen steps PATH [N [MAX_BYTES]]\n");
         return 2;
     }
     struct shim_trace_info info = {4242, 3,   "trace_gen --synthetic", "budget = \"1GiB\"\n", 0,

@@ -57,8 +57,7 @@ const char *report_resid_state_name(uint32_t state)
 const char *report_resid_event_name(uint32_t event)
 {
     static const char *names[] = {"?",     "evict", "restore", "copy_done", "cancel",
-                                  "error", "free",  "create",  "ordered",
-                                  "create_host"};
+                                  "error", "free",  "create",  "ordered",   "create_host"};
     return event < sizeof names / sizeof names[0] ? names[event] : "?";
 }
 
