@@ -36,7 +36,7 @@ SIMGPU_TESTS := $(patsubst tests/simgpu/%.c,$(BUILD)/tests/simgpu/%,$(wildcard t
 $(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_test.h $(SIMGPU_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)
-TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh tests/simgpu/test_old_driver.sh tests/simgpu/test_link_shared.sh tests/simgpu/test_link_both.sh \
+TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh tests/simgpu/test_sim_old_driver.sh tests/simgpu/test_link_shared.sh tests/simgpu/test_link_both.sh \
 	tests/simgpu/test_vmm_parallel.sh
 
 # test_sim_caller calls the driver from a shared library of its own as well as directly
