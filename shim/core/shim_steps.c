@@ -7,7 +7,8 @@
  * segments. Steps start at the first launch after the synchronisation that
  * ends the previous step (the loss read in a typical loop). A step boundary is
  * written when the whole step has been seen (so only complete steps are
- * counted); the first detection writes the two steps it compared. After
+ * counted); the first detection writes the two steps it compared (the earlier one only if it
+ * starts after every step already written: steps never go back). After
  * detection the next profile.iterations steps are profiled (kernel times).
  * A segment that breaks the pattern ends the steady state; detection restarts. The break is
  * said (logged, and told to the listener's changed) only when the program closes another
@@ -51,6 +52,7 @@ static uint64_t break_at;
 static uint64_t boundary_ns;         /* the last steady boundary's time; 0: none */
 static uint64_t step_ns[STEP_TIMES]; /* the latest steady steps' wall times, a ring */
 static unsigned nstep_ns;            /* how many were kept (all time) */
+static uint64_t closed_end; /* the launch after the last step written: none starts before */
 
 static uint64_t mix(uint64_t x)
 {
@@ -199,7 +201,7 @@ static void close_segment(const struct segment *s)
             time_boundary(true);
             step_done(step_first);
             phase = 0;
-            step_first = s->start + s->count;
+            step_first = closed_end = s->start + s->count;
         }
         return;
     }
@@ -208,9 +210,14 @@ static void close_segment(const struct segment *s)
         return;
     period = p;
     phase = 0;
-    step_done(back(2 * p - 1)->start);
-    step_done(back(p - 1)->start);
-    step_first = s->start + s->count;
+    /* The two steps compared, but not one that would start inside a step already written (a
+       pattern found again after a break may reach back over it): steps never go back, and the
+       segments between the last step written and the next one stay in the last. */
+    if (back(2 * p - 1)->start >= closed_end)
+        step_done(back(2 * p - 1)->start);
+    if (back(p - 1)->start >= closed_end)
+        step_done(back(p - 1)->start);
+    step_first = closed_end = s->start + s->count;
     time_boundary(false);
     atomic_store(&step_len, s->start + s->count - back(p - 1)->start);
     start_profiling();

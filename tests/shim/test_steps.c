@@ -233,7 +233,9 @@ static void job_loss_every_second_micro_batch(void)
 
 /* The first two segments are equal ([mb mb] twice) and look like a step of one segment until
    the optimizer's segment breaks it; the step of two segments is found at the fifth segment
-   and kept to the end: five more steps, back to back, each beginning with [mb mb]. */
+   and kept to the end. Of the two steps compared then, the first (from the second segment)
+   began inside step 1, already written: only the second is (steps never go back). Six steps
+   after the first two, back to back, each beginning with [mb mb]. */
 static void test_loss_read_every_second_micro_batch(void **state)
 {
     (void)state;
@@ -243,10 +245,12 @@ static void test_loss_read_every_second_micro_batch(void **state)
     assert_int_equal(got->unsteady, 1);
     assert_numbered(got);
     assert_int_equal(got->length, step);
-    assert_int_equal(got->nsteps, 9);
-    for (int i = 4; i < 9; i++) /* step i begins with segment 2(i-2)+1, at pair + (i-2) * step */
-        assert_int_equal(got->first[i], pair + (uint64_t)(i - 2) * step);
-    assert_int_equal(got->at[8], pair + 7 * step); /* closed at the last read */
+    assert_int_equal(got->nsteps, 8);
+    assert_int_equal(got->first[1], pair);
+    for (int i = 2; i < 8; i++) /* step i begins with segment 2i, at pair + (i - 1) * step */
+        assert_int_equal(got->first[i], pair + (uint64_t)(i - 1) * step);
+    assert_int_equal(got->at[2], pair + 2 * step); /* written when found, at the fifth read */
+    assert_int_equal(got->at[7], pair + 7 * step); /* closed at the last read */
 }
 
 static void job_accumulate_four(void)
@@ -257,7 +261,10 @@ static void job_accumulate_four(void)
 /* Accumulation over four micro-batches with the loss read after each: three equal segments,
    then one with the optimizer. The equal neighbours look like a step of one segment until the
    optimizer's segment breaks it (twice); the step of four is found at the ninth segment and
-   then kept: the last four steps closed are whole steps of four segments, back to back. */
+   then kept. Both steps compared then began inside steps already written (the one-segment
+   steps of the equal neighbours): neither is written again (steps never go back), and the
+   segments since the last one written stay in it. The last three steps closed are whole steps
+   of four segments, back to back, after the six one-segment steps. */
 static void test_accumulation_with_equal_micro_batches(void **state)
 {
     (void)state;
@@ -267,10 +274,14 @@ static void test_accumulation_with_equal_micro_batches(void **state)
     assert_int_equal(got->length, step);
     assert_int_equal(got->steady, 3);
     assert_int_equal(got->unsteady, 2);
-    assert_int_equal(got->nsteps, 11);
-    for (int i = 7; i < 11; i++) /* steps 7..10 begin at the second A of cycles 1..4 */
-        assert_int_equal(got->first[i], (uint64_t)(i - 6) * step + a);
-    assert_int_equal(got->at[10], 5 * step + a); /* closed at the end of cycle 5's first A */
+    assert_int_equal(got->nsteps, 9);
+    const uint64_t one[6] = {0,    a,        2 * a,
+                             step, step + a, step + 2 * a}; /* the A's of cycles 0, 1 */
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(got->first[i], one[i]);
+    for (int i = 6; i < 9; i++) /* steps 6..8 begin at the second A of cycles 2..4 */
+        assert_int_equal(got->first[i], (uint64_t)(i - 4) * step + a);
+    assert_int_equal(got->at[8], 5 * step + a); /* closed at the end of cycle 5's first A */
 }
 
 /* ---- a step that changes length ---- */
@@ -298,6 +309,34 @@ static void test_step_changes_length(void **state)
         assert_int_equal(got->first[i], want[i]);
     assert_int_equal(got->at[5], 5 * a + 2 * c); /* found again after two of the new steps */
     assert_int_equal(got->length, c);
+}
+
+static void job_step_grows_a_segment(void)
+{
+    segments("A", 3);
+    segments("BA", 4); /* the step becomes B A: found again with a step before it */
+}
+
+/* A A A, then B A repeated: the new step of two segments is found when B A has repeated once
+   (A B A B is in the history too). Steps never go back: the first step compared at the new
+   detection (from the third A, already written as a step of its own) is not written again; every
+   step starts after the one before it. */
+static void test_steps_never_start_before_a_closed_step(void **state)
+{
+    (void)state;
+    const struct heard *got = run(job_step_grows_a_segment);
+    uint64_t a = seg_len('A'), b = seg_len('B');
+    assert_int_equal(got->steady, 2);
+    assert_numbered(got);
+    for (int i = 1; i < got->nsteps; i++)
+        assert_true(got->first[i] > got->first[i - 1]);
+    /* A, A, A at 0, a, 2a; then the steps of B A that start after the third A's step */
+    assert_true(got->nsteps >= 5);
+    assert_int_equal(got->first[0], 0);
+    assert_int_equal(got->first[1], a);
+    assert_int_equal(got->first[2], 2 * a);
+    assert_true(got->first[3] >= 3 * a);
+    assert_int_equal(got->length, a + b);
 }
 
 static void job_changes_functions(void)
@@ -394,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_accumulation_with_equal_micro_batches),
         cmocka_unit_test(test_step_changes_length),
         cmocka_unit_test(test_step_changes_functions_not_length),
+        cmocka_unit_test(test_steps_never_start_before_a_closed_step),
         cmocka_unit_test(test_no_step_in_segments_that_never_repeat),
         cmocka_unit_test(test_no_step_longer_than_eight_segments),
         cmocka_unit_test(test_no_step_without_synchronisations),
