@@ -8,8 +8,11 @@ source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
 TRAIN="$B/train_sim"
 THREADS="$B/threads_sim"
 # A run that hangs is a failure, not a stuck suite; sanitizer builds run several times slower.
+# The longest plain run here (test_multidev's two devices) takes about 14 s on 2 idle cores and
+# more than 30 s with a CPU hog beside it (2026-11-28): 60 s, so that a loaded machine is not
+# taken for a hang.
 case "${SAN:-}" in
-'') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-30} ;;
+'') RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-60} ;;
 *) RUN_TIMEOUT=${RESIDENCY_RUN_TIMEOUT:-180} ;;
 esac
 # plan N: the number of checks the script made, as TAP's "1..N" (tests/check.sh's, where the

@@ -13,19 +13,18 @@
 # CUDA error", no illegal access, no unmap hazard, within the time limit. Out of memory is a
 # failure here: the device has room, only the budget is contended.
 #
-#   RESIDENCY_LOADED_RUNS=N  runs with the hog (default 0 in `make test`; `make threads-loaded`:
-#                            200). Not in `make test`: under heavy load the campaign still sees
-#                            out of memory after the bounded wait (11 of 200 at a load average
-#                            of 30-45 on 2 cores, 2026-11-28: a thread can lose the race for
-#                            the one chunk for 30 s; an open problem of issue 26), and a suite
-#                            that fails by chance tells nothing.
+#   RESIDENCY_LOADED_RUNS=N  runs with the hog (default 6 in `make test`, about 40 s;
+#                            `make threads-loaded`: 200). Before allocations held up by work in
+#                            progress were made on the host, 11 of 200 saw out of memory after
+#                            the 30 s wait (2026-11-28, a load average of 30-45 on 2 cores);
+#                            since, 0 of 200 (tests/bench/RESULTS-residency.md).
 #   RESIDENCY_IDLE_RUNS=N    runs without it, first (default 4; `make threads-loaded`: 20)
 #   RESIDENCY_JOBS=J         runs at a time (default and at most: the number of cores)
 set -u
 source "$(dirname "$0")/resid_env.sh"
 # A run of 64 threads on a loaded machine takes several times an idle one's wall time.
 [ -n "${RESIDENCY_RUN_TIMEOUT:-}" ] || RUN_TIMEOUT=$((RUN_TIMEOUT * 4))
-loaded=${RESIDENCY_LOADED_RUNS:-0}
+loaded=${RESIDENCY_LOADED_RUNS:-6}
 idle=${RESIDENCY_IDLE_RUNS:-4}
 jobs=${RESIDENCY_JOBS:-$(nproc)}
 [ "$jobs" -gt "$(nproc)" ] && jobs=$(nproc)
