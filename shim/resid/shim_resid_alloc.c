@@ -236,8 +236,9 @@ static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUst
 }
 
 /* Whether the search that just ended failed for the driver's sake (a failed call, a failed
-   eviction, any call of libshim's own that failed on this thread since `before` failures),
-   not because the budget is full of what cannot move (lock held). */
+   eviction, any call of libshim's own that failed on any thread since `before` failures: the
+   mover's failed remap undoes the eviction this search waited for), not because the budget is
+   full of what cannot move (lock held). */
 static bool machinery_failed(const struct resid_ctx *r, uint64_t before)
 {
     return (r->oom.driver_failed || resid_driver_failures() != before) && !r->sticky;
@@ -254,13 +255,13 @@ static bool short_by_set_aside(const struct resid_ctx *r, uint64_t bytes)
 /* An allocation of bytes goes to the driver outside the budget because residency's own calls
    failed: says so once with the cause, and steps aside for good when the failures persist
    (ASIDE_FOR_GOOD allocations in a row; not for the driver's out of memory, which says the
-   device is full, not that libshim's machinery is broken). before: the calling thread's
-   failed calls (resid_driver_failures) when the search began. Lock held. */
+   device is full, not that libshim's machinery is broken). before: libshim's failed calls
+   (resid_driver_failures) when the search began. Lock held. */
 static void step_aside(struct resid_ctx *r, uint64_t bytes, uint64_t before)
 {
     CUresult rc;
     const char *call = resid_driver_failed_call(&rc);
-    if (!call || resid_driver_failures() == before) { /* no call of the real seam failed here */
+    if (!call || resid_driver_failures() == before) { /* no call of the real seam failed since */
         call = NULL;
         rc = r->last_error;
     }

@@ -5,30 +5,32 @@
  * driver (SHIM_RESID_NEEDS in shim_hooks.h, checked when the driver is resolved). */
 #include "shim_resid_internal.h"
 
-/* The entry point of the calling thread's latest failed call, and how many failed on it. */
-static __thread const char *failed_call;
-static __thread CUresult failed_rc;
-static __thread uint64_t failed_calls;
+/* The latest failed call's entry point and error, and how many failed, on every thread (a
+   failure on the mover's thread may be what kept an allocation's room). The name and error are
+   for the log: read together without a lock, they may come from two failures at once. */
+static _Atomic(const char *) failed_call;
+static _Atomic CUresult failed_rc;
+static _Atomic uint64_t failed_calls;
 
 static CUresult noted(const char *name, CUresult rc)
 {
     if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_READY) {
-        failed_call = name;
-        failed_rc = rc;
-        failed_calls++;
+        atomic_store_explicit(&failed_call, name, memory_order_relaxed);
+        atomic_store_explicit(&failed_rc, rc, memory_order_relaxed);
+        atomic_fetch_add_explicit(&failed_calls, 1, memory_order_relaxed);
     }
     return rc;
 }
 
 const char *resid_driver_failed_call(CUresult *rc)
 {
-    *rc = failed_rc;
-    return failed_call;
+    *rc = atomic_load_explicit(&failed_rc, memory_order_relaxed);
+    return atomic_load_explicit(&failed_call, memory_order_relaxed);
 }
 
 uint64_t resid_driver_failures(void)
 {
-    return failed_calls;
+    return atomic_load_explicit(&failed_calls, memory_order_relaxed);
 }
 
 /* Calls shim.real.fn with the arguments, or answers NOT_SUPPORTED when it is absent (not a

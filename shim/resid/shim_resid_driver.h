@@ -44,11 +44,13 @@ struct resid_driver {
 
 /* The real driver's seam (shim.real); entries the driver lacks answer NOT_SUPPORTED. */
 const struct resid_driver *resid_driver_real(void);
-/* The name of the real driver's entry point whose call through the real seam last failed on
-   the calling thread (any error but CUDA_ERROR_NOT_READY), its error in *rc; NULL if none did
-   (*rc then CUDA_SUCCESS). For the log. */
+/* The name of the real driver's entry point whose call through the real seam last failed, on
+   any thread (any error but CUDA_ERROR_NOT_READY), its error in *rc; NULL if none did (*rc then
+   CUDA_SUCCESS). For the log. */
 const char *resid_driver_failed_call(CUresult *rc);
-/* How many calls through the real seam failed on the calling thread so far (as above). */
+/* How many calls through the real seam failed so far, on every thread (as above): a search for
+   room that saw this count change may have lost its room to libshim's own failure, whichever
+   thread made the call (the mover's remap, another allocation's eviction). */
 uint64_t resid_driver_failures(void);
 /* Whether rc is a sticky device error: the context is unusable and every later call fails. */
 bool resid_sticky_error(CUresult rc);

@@ -903,6 +903,40 @@ static void test_persistent_failure_steps_aside(void **state)
     release(a, false);
 }
 
+/* The real seam counts libshim's failed driver calls on every thread: an allocation's search
+   that waited for an eviction whose remap failed on the mover's thread must see the failure
+   (and step aside rather than report out of memory: the fault loop's sticky cuMemUnmap in
+   threads_sim). Fails with a count per thread. */
+static CUresult unmap_fails(CUdeviceptr va, size_t size)
+{
+    (void)va;
+    (void)size;
+    return CUDA_ERROR_UNKNOWN;
+}
+
+static void *fail_one_unmap(void *arg)
+{
+    (void)arg;
+    resid_driver_real()->unmap(0, 0);
+    return NULL;
+}
+
+static void test_failures_on_other_threads_are_counted(void **state)
+{
+    (void)state;
+    shim_fn_cuMemUnmap saved = shim.real.cuMemUnmap;
+    shim.real.cuMemUnmap = unmap_fails;
+    uint64_t before = resid_driver_failures();
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, fail_one_unmap, NULL), 0);
+    pthread_join(t, NULL);
+    shim.real.cuMemUnmap = saved;
+    assert_int_equal(resid_driver_failures(), before + 1);
+    CUresult rc = CUDA_SUCCESS;
+    assert_string_equal(resid_driver_failed_call(&rc), "cuMemUnmap");
+    assert_int_equal(rc, CUDA_ERROR_UNKNOWN);
+}
+
 /* An allocation that finds the whole budget pinned by another thread's submission in progress
    waits for it, however long it takes within the bound (30 s), rather than report out of
    memory: the holder lets go only once the allocation has paused longer than the 2 s the
@@ -1332,6 +1366,7 @@ int main(void)
         cmocka_unit_test_setup(test_budget_short_by_set_aside_chunks_steps_aside, setup),
         cmocka_unit_test_setup(test_single_failed_reservation_is_tried_again, setup),
         cmocka_unit_test_setup(test_persistent_failure_steps_aside, setup),
+        cmocka_unit_test_setup(test_failures_on_other_threads_are_counted, setup),
         cmocka_unit_test_setup(test_allocation_waits_for_submissions_in_progress, setup),
         cmocka_unit_test_setup(test_contended_allocation_is_made_on_the_host, setup),
         cmocka_unit_test_setup(test_freed_range_is_reused_without_vmm_calls, setup),
