@@ -8,10 +8,12 @@
  *   shim-plan --import et ET [--kineto TRACE] [--step N] [--join-map FILE] [-o FILE] [--budget ...]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
- * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
- * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
- * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
- * (tools/import/import.h, tools/import/IMPORT.md): written to FILE (-o), planned (--budget,
+ * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage in (0%, 100%] (75%) of
+ * the model's native peak as libshim holds it, read exactly as shim-report plan and libshim's
+ * budget option read theirs (conf_budget_parse). The model is planned as libshim holds its
+ * memory (planner/plan_build.h, plan_model_hold; --min-managed, --slab-max, --as-given). --import
+ * builds the model of one step of a PyTorch trace (tools/import/import.h, tools/import/IMPORT.md):
+ * written to FILE (-o), planned (--budget,
  * --proposals), or, with neither, written to standard output; --join-map writes which ET node
  * launched each operation (a debugging and test aid). --remap US replaces the model's REMAP_US
  * (read, imported or generated): the host time libshim's mover spends on each move, not link
@@ -56,7 +58,8 @@ static void usage(FILE *f)
           "                 [-o FILE] [--budget SIZE ...]\n"
           "       shim-plan --import et ET.json[.gz] [--kineto TRACE.json[.gz]] [--step N]\n"
           "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
-          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
+          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak\n"
+          "  as libshim holds it.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
           "--import: the model of one step of a PyTorch profiler trace (tools/import/IMPORT.md);\n"
           "  --step N: ProfilerStep#N (default: the last step another follows);\n"
@@ -380,17 +383,17 @@ static double gib(uint64_t b)
 /* The answer in one line, before the figures: fits or not, at what cost. */
 static void print_answer(const result *r)
 {
-    double share = r->native ? 100.0 * (double)r->budget / (double)r->native : 0;
+    double share = r->held ? 100.0 * (double)r->budget / (double)r->held : 0;
     if (!r->st.feasible) {
         printf("answer: cannot fit in %.2f GiB (%.0f%% of its peak): the least this job can run "
                "in is %.2f GiB (%.1f%% of its %.2f GiB peak)\n",
                gib(r->budget), share, gib(r->floor),
-               r->native ? 100.0 * (double)r->floor / (double)r->native : 0, gib(r->native));
+               r->held ? 100.0 * (double)r->floor / (double)r->held : 0, gib(r->held));
         return;
     }
     printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
            "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s\n",
-           gib(r->budget), share, gib(r->native),
+           gib(r->budget), share, gib(r->held),
            r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
            r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device),
            r->times ? " (times estimated: see 'times')" : "");
@@ -529,8 +532,8 @@ static void print_json(const result *r, bool entries)
     printf("}\n");
 }
 
-/* Plans m, the model given as libshim holds it (or given itself), for o's budget, a share of
-   given's native peak. */
+/* Plans m, the model given as libshim holds it (or given itself), for o's budget; a share is of
+   m's peak, as shim-report plan's shares are of the peak of a model libshim recorded. */
 static plan_err run_planner(const options *o, const plan_model *given, const plan_model *m,
                             result *r)
 {
@@ -540,7 +543,7 @@ static plan_err run_planner(const options *o, const plan_model *given, const pla
         e = plan_peaks(m, &r->held, &r->floor);
     if (e)
         return e;
-    r->budget = r->native;
+    r->budget = r->held;
     conf_size budget;
     char err[CONF_ERR_LEN];
     if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
@@ -548,7 +551,7 @@ static plan_err run_planner(const options *o, const plan_model *given, const pla
         return PLAN_ERR_PARSE;
     }
     if (o->budget)
-        r->budget = conf_size_resolve(&budget, r->native, r->native);
+        r->budget = conf_size_resolve(&budget, r->held, r->held);
     if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
         (e = plan_lower_bound(m, r->budget, &r->lb)))
         return e;
