@@ -190,8 +190,9 @@ typedef struct plan_hold_info {
 
 /* m as libshim holds it into the initialised empty model *out: each allocation's bytes taken
  * as a request of that size, given the kind plan_build_kind says, held as plan_build_held_bytes
- * says, and pinned (plan_model_pin) unless plan_build_movable; operations, touches, copies and
- * the link as in m. Describes the allocations in *info (may be NULL). PLAN_ERR_INVALID for rules
+ * says, its moves copying its own bytes (plan_alloc's moved: m's, at most what it holds), and
+ * pinned (plan_model_pin) unless plan_build_movable; operations, touches, copies and the link as
+ * in m. Describes the allocations in *info (may be NULL). PLAN_ERR_INVALID for rules
  * whose granule or page is not a power of two or whose page exceeds the granule; PLAN_ERR_NOMEM
  * or a limit of plan_model_add_alloc. */
 plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_model *out,

@@ -175,6 +175,7 @@ plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n)
         const plan_bmem *a = &b->mems[i];
         life[i] = (plan_blife){.id = a->id,
                                .bytes = plan_build_held(b, a->kind, a->bytes),
+                               .moved = a->kind == PLAN_MEM_MANAGED ? a->bytes : 0,
                                .alloc_seq = a->seq,
                                .free_seq = UINT64_MAX,
                                .order = a->order};

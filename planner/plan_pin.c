@@ -5,9 +5,10 @@
 
 #include <stdlib.h>
 
-/* m into out with allocation i of bytes[i] (NULL: m's own) and pinned unless movable[i]. */
+/* m into out with allocation i of bytes[i] whose moves copy moved[i] (NULL: m's own), pinned
+   unless movable[i]. */
 static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_t *bytes,
-                         plan_model *out)
+                         const uint64_t *moved, plan_model *out)
 {
     out->hw = m->hw;
     int32_t *all = malloc(m->nops * sizeof *all + 1);
@@ -22,6 +23,8 @@ static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_
         if (movable[i]) {
             e = plan_model_add_alloc(out, b, a->birth, a->death, m->touches + a->touch_first,
                                      a->ntouch);
+            if (!e)
+                e = plan_model_set_moved(out, out->nallocs - 1, moved ? moved[i] : a->moved);
             continue;
         }
         int32_t lo = a->birth == PLAN_NO_OP ? 0 : a->birth;
@@ -39,7 +42,7 @@ static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_
 /* Contract in plan.h. */
 plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out)
 {
-    return pin_into(m, movable, NULL, out);
+    return pin_into(m, movable, NULL, NULL, out);
 }
 
 static bool power_of_two(uint64_t v)
@@ -72,17 +75,19 @@ plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_mod
     info = info ? info : &none;
     *info = (plan_hold_info){0};
     bool *movable = malloc(m->nallocs * sizeof *movable + 1);
-    uint64_t *bytes = malloc(m->nallocs * sizeof *bytes + 1);
+    uint64_t *bytes = malloc(2 * m->nallocs * sizeof *bytes + 1), *moved = bytes + m->nallocs;
     plan_err e = movable && bytes ? PLAN_OK : PLAN_ERR_NOMEM;
     for (size_t i = 0; i < m->nallocs && !e; i++) {
         uint64_t asked = m->allocs[i].bytes;
         plan_mem_kind kind = plan_build_kind(asked, r->min_managed);
         movable[i] = plan_build_movable(kind, asked, r->slab_max);
         bytes[i] = plan_build_held_bytes(kind, asked, r);
+        /* libshim copies the allocation's own bytes, not the granules that hold it */
+        moved[i] = m->allocs[i].moved < bytes[i] ? m->allocs[i].moved : bytes[i];
         count(info, kind, movable[i], bytes[i]);
     }
     if (!e)
-        e = pin_into(m, movable, bytes, out);
+        e = pin_into(m, movable, bytes, moved, out);
     free(movable);
     free(bytes);
     return e;
