@@ -116,7 +116,7 @@ json_check "as libshim holds it: peak and floor 4,751,360 B, the native peak as 
 json_check "as libshim holds it: the small allocations pinned, 3,100,000 B cannot fit" \
     "j['feasible'] is False and j['bytes_to_host'] == 0 and j['step_us'] is None"
 "$shimplan" "$tmp/small.model" --budget 3100000 >"$tmp/text"
-check "text says what it assumed" grep -qx 'held: as libshim holds it (min_managed_bytes 64KiB, slab max 1MiB, 2MiB granules): 1 allocations left to the driver (0.00 GiB, never moved), 1 in slabs (0.00 GiB, moved only with their slab), 1 units of their own (0.00 GiB, movable); peak 0.00 GiB' "$tmp/text"
+check "text says what it assumed" grep -qx 'held: as libshim holds it (min_managed_bytes 64KiB, slab max 1MiB, 2MiB granules): 1 allocations left to the driver (32.00 KiB, never moved), 1 in slabs (512.00 KiB, moved only with their slab), 1 units of their own (4.00 MiB, movable); peak 4.53 MiB' "$tmp/text"
 "$shimplan" "$tmp/small.model" --budget 4300000 --slab-max 0 --json >"$tmp/json"
 json_check "--slab-max 0: 512KiB a 2 MiB unit, evicted while big lives, copying its own 512KiB" \
     "j['held']['units'] == 2 and j['held']['unit_bytes'] == 6 << 20 and j['feasible'] is True and j['bytes_to_host'] == j['bytes_to_device'] == 512 << 10"

@@ -392,10 +392,12 @@ static void print_answer(const result *r)
         return;
     }
     printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
-           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s\n",
+           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step; the least "
+           "it can run in is %.2f GiB (%.1f%%)%s\n",
            gib(r->budget), share, gib(r->held),
            r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
            r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device),
+           gib(r->floor), r->held ? 100.0 * (double)r->floor / (double)r->held : 0,
            r->times ? " (times estimated: see 'times')" : "");
 }
 
@@ -407,6 +409,15 @@ static const char *size_text(uint64_t bytes, char *buf, size_t n)
     return buf;
 }
 
+/* bytes for a person: GiB from 1 GiB on, MiB from 1 MiB, else KiB, two decimals. */
+static const char *human(uint64_t bytes, char *buf, size_t n)
+{
+    double b = (double)bytes;
+    const char *unit = b >= 0x1p30 ? "GiB" : b >= 0x1p20 ? "MiB" : "KiB";
+    snprintf(buf, n, "%.2f %s", b / (b >= 0x1p30 ? 0x1p30 : b >= 0x1p20 ? 0x1p20 : 0x1p10), unit);
+    return buf;
+}
+
 /* What the plan assumed of how libshim holds the model's memory, in one line. */
 static void print_held(const result *r)
 {
@@ -414,15 +425,17 @@ static void print_held(const result *r)
         printf("held: as given (--as-given): every allocation movable, its bytes unrounded\n");
         return;
     }
-    char mm[32], sm[32], gr[32];
+    char mm[32], sm[32], gr[32], un[32], me[32], ut[32], pk[32];
     const plan_hold_info *h = &r->hold;
     printf("held: as libshim holds it (min_managed_bytes %s, slab max %s, %s granules): %zu "
-           "allocations left to the driver (%.2f GiB, never moved), %zu in slabs (%.2f GiB, moved "
-           "only with their slab), %zu units of their own (%.2f GiB, movable); peak %.2f GiB\n",
+           "allocations left to the driver (%s, never moved), %zu in slabs (%s, moved only with "
+           "their slab), %zu units of their own (%s, movable); peak %s\n",
            size_text(r->rules->min_managed, mm, sizeof mm),
            size_text(r->rules->slab_max, sm, sizeof sm),
-           size_text(r->rules->granule, gr, sizeof gr), h->unmanaged, gib(h->unmanaged_bytes),
-           h->members, gib(h->member_bytes), h->units, gib(h->unit_bytes), gib(r->held));
+           size_text(r->rules->granule, gr, sizeof gr), h->unmanaged,
+           human(h->unmanaged_bytes, un, sizeof un), h->members,
+           human(h->member_bytes, me, sizeof me), h->units, human(h->unit_bytes, ut, sizeof ut),
+           human(r->held, pk, sizeof pk));
 }
 
 static void print_text(const result *r, bool entries)
