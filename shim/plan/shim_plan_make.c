@@ -221,11 +221,15 @@ static struct shim_resid_plan *make(struct job *j, char *msg, size_t cap)
         /* A plan over the budget times a step that cannot run, and moving what it picked every
            step cost far more than the reactive policy alone (tests/bench/RESULTS-real.md: DLRM
            at 100% of its peak, 415 ms a step under such a plan against 8.4 ms without it). */
-        snprintf(msg, cap,
-                 "no plan holds the %llu MiB budget: the step needs %llu MiB on the device at "
-                 "least",
-                 (unsigned long long)(sp->budget >> 20),
-                 (unsigned long long)((sp->floor + (1u << 20) - 1) >> 20));
+        if (sp->floor > sp->budget)
+            snprintf(msg, cap,
+                     "no plan holds the %llu MiB budget: the step needs %llu MiB on the device "
+                     "at least",
+                     (unsigned long long)(sp->budget >> 20),
+                     (unsigned long long)((sp->floor + (1u << 20) - 1) >> 20));
+        else
+            snprintf(msg, cap, "the scheduled planner found no plan within the %llu MiB budget",
+                     (unsigned long long)(sp->budget >> 20));
         e = PLAN_ERR_INVALID;
     }
     bool ok = sp && sp->keys && sp->act && e == PLAN_OK && pinned_touches <= MAX_PINNED_TOUCHES;
