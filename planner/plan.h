@@ -68,7 +68,10 @@ typedef struct plan_op {
  * with both is cyclic (weights, optimizer state): its last idle gap wraps into the next step.
  * Its touches are model->touches[touch_first .. touch_first + ntouch), sorted, distinct. */
 typedef struct plan_alloc {
-    uint64_t bytes;
+    uint64_t bytes; /* what the device holds for it while it is there */
+    uint64_t moved; /* what a move of it copies, in [1, bytes]: bytes unless plan_model_set_moved
+                       says less (libshim copies an allocation's own bytes, and holds it in
+                       whole granules) */
     int32_t birth;
     int32_t death;
     uint32_t touch_first;
@@ -111,6 +114,10 @@ plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream);
  * PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
 plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
                               const int32_t *touch, size_t n);
+
+/* Allocation i's moves copy moved bytes, not all it holds (plan_alloc). PLAN_ERR_INVALID for
+ * an i out of range or moved outside [1, its bytes]. */
+plan_err plan_model_set_moved(plan_model *m, size_t i, uint64_t moved);
 
 /* Appends a copy of the program's after operation `after` (its range is checked by
  * plan_model_check). PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond PLAN_MAX_OPS copies. */
@@ -194,7 +201,7 @@ typedef struct plan_stats {
     double step_us;           /* step time: compute plus stalls */
     double compute_us;        /* sum of operation durations */
     double stall_us;          /* time the compute stream waited for copies */
-    uint64_t bytes_to_host;   /* per step */
+    uint64_t bytes_to_host;   /* per step: what the moves copy (plan_alloc's moved) */
     uint64_t bytes_to_device; /* per step */
     int feasible;             /* peak_bytes <= budget */
     unsigned steps;           /* steps simulated to reach the steady state */

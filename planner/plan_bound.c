@@ -69,6 +69,10 @@
  * and ⌈(X_p - dying bytes)^+ / M'_p⌉ copies back (M'_p: the largest covering gap that comes back)
  * are moves of every step, so S >= (their number) remap - compute - the program's copies (the
  * most they can take, as in claim 7).
+ * Claim 9 (bytes held and bytes copied). An allocation's move copies `moved` of the `bytes` it
+ * holds (plan_alloc: libshim copies the allocation's own bytes of its whole granules), at least
+ * moved_share (the least moved / bytes of the model) of them; so every copy time above, counted
+ * in bytes freed, is counted at that share of them, and stays a lower bound.
  * The bound is the largest of these, over the operations examined (all of them for small
  * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
 #include "plan_internal.h"
@@ -208,6 +212,12 @@ static double remaps_us(const plan_ctx *c, uint64_t bytes, uint64_t most)
     return (double)(bytes / most + (bytes % most != 0)) * c->m->hw.remap_us;
 }
 
+/* The least copy time of moves that free bytes of device memory, at us_per_byte (claim 9). */
+static double copy_us(uint64_t bytes, double us_per_byte, const plan_ctx *c)
+{
+    return (double)bytes * c->moved_share * us_per_byte;
+}
+
 /* Claim 2's terms: evictions that must finish by the start of p, one per distinct last-touch
  * time (at the first position with that time, which makes the window the widest), positive
  * ones only, into out; returns how many. mx: k items of scratch. */
@@ -223,7 +233,7 @@ static size_t evict_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, do
         uint64_t grp = 0;
         for (j = i; j < k && cs[j].t_a == cs[i].t_a; j++)
             grp += cs[j].bytes;
-        double need = PLAN_MAX((double)(x - before) * c->d2h_us_per_byte + c->m->hw.remap_us,
+        double need = PLAN_MAX(copy_us(x - before, c->d2h_us_per_byte, c) + c->m->hw.remap_us,
                                remaps_us(c, x - before, mx[i]));
         double v = need - (start_p - cs[i].t_a);
         if (v > 0)
@@ -251,7 +261,7 @@ static size_t restore_terms(const plan_ctx *c, bcand *cs, size_t k, uint64_t x, 
         if (!cs[j - 1].back)
             continue; /* dying on host: sorted last, nothing comes back */
         double need =
-            PLAN_MAX((double)(x - after) * c->h2d_us_per_byte, remaps_us(c, x - after, mx[j - 1]));
+            PLAN_MAX(copy_us(x - after, c->h2d_us_per_byte, c), remaps_us(c, x - after, mx[j - 1]));
         double v = need - (cs[j - 1].t_b - end_p);
         if (v > 0)
             out[nt++] = (bterm){cs[j - 1].pos_b, v};
@@ -320,7 +330,7 @@ static double traffic_bound(const plan_ctx *c, uint64_t budget, const uint64_t *
         d = PLAN_MAX(d, x);
         h = PLAN_MAX(h, x > dying_of[p] ? x - dying_of[p] : 0);
     }
-    double td = (double)d * c->d2h_us_per_byte, th = (double)h * c->h2d_us_per_byte;
+    double td = copy_us(d, c->d2h_us_per_byte, c), th = copy_us(h, c->h2d_us_per_byte, c);
     /* the program's copies keep their engines busy too, at least at the full rate */
     double od = 0, oh = 0, own = 0;
     for (size_t k = 0; k < c->m->ncopies; k++) {

@@ -35,6 +35,37 @@ typedef enum plan_mem_kind {
 /* Block size of the shim's slabs (small managed allocations). */
 #define PLAN_BUILD_SLAB_BLOCK ((uint64_t)512)
 
+/* The largest managed allocation that shares a slab: half the granule (shim/resid's try_member,
+ * shim_resid_slab_max). */
+#define PLAN_BUILD_SLAB_MAX (PLAN_BUILD_GRANULE / 2)
+
+/* libshim's rules for how it holds a device allocation the program asks for: the one
+ * description the shim's in-process planner, shim-report plan and shim-plan model it by
+ * (shim/resid/shim_resid_alloc.c carries them out). A request smaller than min_managed goes to
+ * the driver (unmanaged: rounded as a plain allocation, never moved); a managed one of at most
+ * slab_max is a slab member (its 512-byte blocks; moved only with its slab); a larger one is a
+ * unit of its own, rounded up to the granule, the only kind a plan moves. */
+typedef struct plan_hold_rules {
+    uint64_t granule;     /* a power of two (PLAN_BUILD_GRANULE) */
+    uint64_t page;        /* smaller plain allocations round to it; a power of two <= granule */
+    uint64_t min_managed; /* residency's min_managed_bytes (conf/conf.h; default 64KiB) */
+    uint64_t slab_max;    /* residency's slab maximum (PLAN_BUILD_SLAB_MAX) */
+} plan_hold_rules;
+
+/* The kind libshim gives a device allocation of bytes the program asks for with cuMemAlloc or
+ * cuMemAllocAsync: PLAN_MEM_MANAGED from min_managed bytes on, PLAN_MEM_PLAIN below. */
+static inline plan_mem_kind plan_build_kind(uint64_t bytes, uint64_t min_managed)
+{
+    return bytes >= min_managed ? PLAN_MEM_MANAGED : PLAN_MEM_PLAIN;
+}
+
+/* The bytes the device holds for an allocation of kind and bytes under rules r (the rule is
+ * planner/MODEL-FORMAT.md's "Bytes: what the device holds"): plain and stream-ordered round up to
+ * the granule from the granule on, to the page below; managed round up to the granule above
+ * r->slab_max, to 512-byte blocks at most it; pinned host memory holds none; a VMM mapping or an
+ * unknown kind as given. r->min_managed is not read. Cannot fail. */
+uint64_t plan_build_held_bytes(plan_mem_kind kind, uint64_t bytes, const plan_hold_rules *r);
+
 /* The one rule of which device allocations libshim's residency manager can move on their own:
  * managed ones with a unit of their own, i.e. larger than the largest that shares a slab
  * (slab_max, the shim's residency.slab_max_bytes). Everything else (unmanaged memory, slab
@@ -150,5 +181,21 @@ plan_err plan_build_model(const plan_builder *b, int64_t step, plan_model *out,
  * again (the shim's plan executor). Same errors. */
 plan_err plan_build_model_ids(const plan_builder *b, int64_t step, plan_model *out,
                               plan_build_info *info, uint64_t **ids, char *msg, size_t cap);
+
+/* What plan_model_hold found, for the caller to report: allocations and their bytes as held. */
+typedef struct plan_hold_info {
+    size_t unmanaged, members, units; /* allocations left to the driver, in slabs, units */
+    uint64_t unmanaged_bytes, member_bytes, unit_bytes; /* their bytes as held, summed */
+} plan_hold_info;
+
+/* m as libshim holds it into the initialised empty model *out: each allocation's bytes taken
+ * as a request of that size, given the kind plan_build_kind says, held as plan_build_held_bytes
+ * says, its moves copying its own bytes (plan_alloc's moved: m's, at most what it holds), and
+ * pinned (plan_model_pin) unless plan_build_movable; operations, touches, copies and the link as
+ * in m. Describes the allocations in *info (may be NULL). PLAN_ERR_INVALID for rules
+ * whose granule or page is not a power of two or whose page exceeds the granule; PLAN_ERR_NOMEM
+ * or a limit of plan_model_add_alloc. */
+plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_model *out,
+                         plan_hold_info *info);
 
 #endif

@@ -27,20 +27,27 @@ static uint64_t round_up(uint64_t v, uint64_t to)
     return r == 0 || v > UINT64_MAX - (to - r) ? v : v + (to - r);
 }
 
-/* Contract in plan_internal.h. */
-uint64_t plan_build_held(const plan_builder *b, uint32_t kind, uint64_t bytes)
+/* Contract in plan_build.h. */
+uint64_t plan_build_held_bytes(plan_mem_kind kind, uint64_t bytes, const plan_hold_rules *r)
 {
     switch (kind) {
     case PLAN_MEM_PLAIN:
     case PLAN_MEM_ASYNC:
-        return round_up(bytes, bytes >= b->granule ? b->granule : b->page);
+        return round_up(bytes, bytes >= r->granule ? r->granule : r->page);
     case PLAN_MEM_MANAGED:
-        return round_up(bytes, bytes > b->granule / 2 ? b->granule : PLAN_BUILD_SLAB_BLOCK);
+        return round_up(bytes, bytes > r->slab_max ? r->granule : PLAN_BUILD_SLAB_BLOCK);
     case PLAN_MEM_HOST:
         return 0;
     default: /* a VMM mapping, or a kind this builder does not know: as recorded */
         return bytes;
     }
+}
+
+/* Contract in plan_internal.h. */
+uint64_t plan_build_held(const plan_builder *b, uint32_t kind, uint64_t bytes)
+{
+    plan_hold_rules r = {.granule = b->granule, .page = b->page, .slab_max = b->granule / 2};
+    return plan_build_held_bytes((plan_mem_kind)kind, bytes, &r);
 }
 
 /* An allocation's place when looking it up by id: ordered by id, then by the order it came. */
@@ -168,6 +175,7 @@ plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n)
         const plan_bmem *a = &b->mems[i];
         life[i] = (plan_blife){.id = a->id,
                                .bytes = plan_build_held(b, a->kind, a->bytes),
+                               .moved = a->kind == PLAN_MEM_MANAGED ? a->bytes : 0,
                                .alloc_seq = a->seq,
                                .free_seq = UINT64_MAX,
                                .order = a->order};

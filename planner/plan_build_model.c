@@ -218,6 +218,8 @@ static plan_err add_allocs(plan_model *m, const plan_blife *life, size_t n, cons
             e = PLAN_ERR_LIMIT;
         else
             e = plan_model_add_alloc(m, l->bytes, birth, death, ops, k);
+        if (!e && l->moved && l->moved < l->bytes) /* libshim copies a unit's own bytes */
+            e = plan_model_set_moved(m, m->nallocs - 1, l->moved);
         if (!e && ids)
             ids[m->nallocs - 1] = l->id;
         info->cyclic += birth == PLAN_NO_OP && death == PLAN_NO_OP;

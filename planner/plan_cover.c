@@ -45,9 +45,10 @@ static plan_span span_of(const plan_ctx *c, const plan_gap *g, double off, doubl
     return sp;
 }
 
+/* The bytes gap g's moves copy (its timing: what it frees is the allocation's bytes). */
 static uint64_t gap_bytes(const plan_ctx *c, size_t g)
 {
-    return c->m->allocs[c->gaps[g].alloc].bytes;
+    return c->m->allocs[c->gaps[g].alloc].moved;
 }
 
 /* Need time of a gap's copy back, folded into the step. */

@@ -174,6 +174,10 @@ plan_err plan_ctx_init(plan_ctx *c, const plan_model *m, char *msg, size_t cap)
     c->n = m->nops;
     c->d2h_us_per_byte = 1.0 / (m->hw.d2h_gbps * 1e3);
     c->h2d_us_per_byte = 1.0 / (m->hw.h2d_gbps * 1e3);
+    c->moved_share = 1.0;
+    for (size_t i = 0; i < m->nallocs; i++)
+        c->moved_share =
+            PLAN_MIN(c->moved_share, (double)m->allocs[i].moved / (double)m->allocs[i].bytes);
     if ((e = alloc_arrays(c)) || (e = build_gaps(c))) {
         plan_ctx_free(c);
         return e;

@@ -51,6 +51,8 @@ typedef struct plan_ctx {
     uint64_t floor_peak;    /* max floor */
     double d2h_us_per_byte;
     double h2d_us_per_byte;
+    double moved_share; /* the least moved / bytes of any allocation (plan_alloc): a byte freed
+                           costs at least this share of a byte of copy (plan_bound.c) */
 } plan_ctx;
 
 /* Checks m and analyses it into c. PLAN_ERR_INVALID (message), PLAN_ERR_NOMEM. */
@@ -354,9 +356,10 @@ plan_err plan_build_grow(void **arr, size_t *cap, size_t need, size_t elem);
 /* ---- plan_build_mem.c: device bytes and lifetimes of the allocations ------------------------ */
 
 /* One device allocation: the bytes the device holds for it, from launch index alloc_seq to
- * free_seq (UINT64_MAX: never freed); live during launches alloc_seq .. free_seq - 1. */
+ * free_seq (UINT64_MAX: never freed); live during launches alloc_seq .. free_seq - 1. A move of
+ * a managed one copies its own bytes as asked (moved), others what they hold (0: bytes). */
 typedef struct plan_blife {
-    uint64_t id, bytes, alloc_seq, free_seq, order;
+    uint64_t id, bytes, moved, alloc_seq, free_seq, order;
 } plan_blife;
 
 /* Device bytes of an allocation of bytes of this kind under b's rounding (0: not device memory).

@@ -107,11 +107,21 @@ plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int3
         if (k == 0 || t[i] != t[k - 1])
             t[k++] = t[i];
     m->allocs[m->nallocs++] = (plan_alloc){.bytes = bytes,
+                                           .moved = bytes,
                                            .birth = birth,
                                            .death = death,
                                            .touch_first = (uint32_t)m->ntouches,
                                            .ntouch = (uint32_t)k};
     m->ntouches += k;
+    return PLAN_OK;
+}
+
+/* Contract in plan.h. */
+plan_err plan_model_set_moved(plan_model *m, size_t i, uint64_t moved)
+{
+    if (i >= m->nallocs || moved < 1 || moved > m->allocs[i].bytes)
+        return PLAN_ERR_INVALID;
+    m->allocs[i].moved = moved;
     return PLAN_OK;
 }
 
@@ -159,6 +169,10 @@ static bool alloc_ok(const plan_model *m, size_t i, uint64_t *total, char *msg, 
         return false;
     }
     *total += a->bytes;
+    if (a->moved < 1 || a->moved > a->bytes) {
+        plan_msg(msg, cap, "allocation %zu: a move must copy from 1 byte to its bytes", i);
+        return false;
+    }
     if (a->birth < -1 || a->birth >= n || a->death < -1 || a->death >= n) {
         plan_msg(msg, cap,
                  "allocation %zu: birth and death must be -1 or an operation in [0, %lld)", i,

@@ -1,11 +1,14 @@
 /* planner/plan_pin.c — a model with the allocations a plan may not move touched throughout
- * their lives (plan.h, plan_model_pin). */
-#include "plan.h"
+ * their lives (plan.h, plan_model_pin), and a model as libshim holds it (plan_build.h,
+ * plan_model_hold): libshim's rules applied to an imported or generated model. */
+#include "plan_build.h"
 
 #include <stdlib.h>
 
-/* Contract in plan.h. */
-plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out)
+/* m into out with allocation i of bytes[i] whose moves copy moved[i] (NULL: m's own), pinned
+   unless movable[i]. */
+static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_t *bytes,
+                         const uint64_t *moved, plan_model *out)
 {
     out->hw = m->hw;
     int32_t *all = malloc(m->nops * sizeof *all + 1);
@@ -16,19 +19,76 @@ plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *ou
     }
     for (size_t i = 0; i < m->nallocs && !e; i++) {
         const plan_alloc *a = &m->allocs[i];
+        uint64_t b = bytes ? bytes[i] : a->bytes;
         if (movable[i]) {
-            e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, m->touches + a->touch_first,
+            e = plan_model_add_alloc(out, b, a->birth, a->death, m->touches + a->touch_first,
                                      a->ntouch);
+            if (!e)
+                e = plan_model_set_moved(out, out->nallocs - 1, moved ? moved[i] : a->moved);
             continue;
         }
         int32_t lo = a->birth == PLAN_NO_OP ? 0 : a->birth;
         int32_t hi = a->death == PLAN_NO_OP ? (int32_t)m->nops - 1 : a->death;
-        e = plan_model_add_alloc(out, a->bytes, a->birth, a->death, all + lo,
+        e = plan_model_add_alloc(out, b, a->birth, a->death, all + lo,
                                  hi >= lo ? (size_t)(hi - lo + 1) : 0);
     }
     for (size_t i = 0; i < m->ncopies && !e; i++)
         e = plan_model_add_copy(out, m->copies[i].after, m->copies[i].to_device,
                                 m->copies[i].bytes);
     free(all);
+    return e;
+}
+
+/* Contract in plan.h. */
+plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out)
+{
+    return pin_into(m, movable, NULL, NULL, out);
+}
+
+static bool power_of_two(uint64_t v)
+{
+    return v && !(v & (v - 1));
+}
+
+/* Counts allocation i of kind, held bytes and movability into info. */
+static void count(plan_hold_info *info, plan_mem_kind kind, bool movable, uint64_t held)
+{
+    if (kind != PLAN_MEM_MANAGED) {
+        info->unmanaged++;
+        info->unmanaged_bytes += held;
+    } else if (movable) {
+        info->units++;
+        info->unit_bytes += held;
+    } else {
+        info->members++;
+        info->member_bytes += held;
+    }
+}
+
+/* Contract in plan_build.h. */
+plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_model *out,
+                         plan_hold_info *info)
+{
+    if (!power_of_two(r->granule) || !power_of_two(r->page) || r->page > r->granule)
+        return PLAN_ERR_INVALID;
+    plan_hold_info none;
+    info = info ? info : &none;
+    *info = (plan_hold_info){0};
+    bool *movable = malloc(m->nallocs * sizeof *movable + 1);
+    uint64_t *bytes = malloc(2 * m->nallocs * sizeof *bytes + 1), *moved = bytes + m->nallocs;
+    plan_err e = movable && bytes ? PLAN_OK : PLAN_ERR_NOMEM;
+    for (size_t i = 0; i < m->nallocs && !e; i++) {
+        uint64_t asked = m->allocs[i].bytes;
+        plan_mem_kind kind = plan_build_kind(asked, r->min_managed);
+        movable[i] = plan_build_movable(kind, asked, r->slab_max);
+        bytes[i] = plan_build_held_bytes(kind, asked, r);
+        /* libshim copies the allocation's own bytes, not the granules that hold it */
+        moved[i] = m->allocs[i].moved < bytes[i] ? m->allocs[i].moved : bytes[i];
+        count(info, kind, movable[i], bytes[i]);
+    }
+    if (!e)
+        e = pin_into(m, movable, bytes, moved, out);
+    free(movable);
+    free(bytes);
     return e;
 }

@@ -56,7 +56,7 @@ plan_entry plan_place_one(const plan_ctx *c, size_t g, int32_t kmin)
     const plan_gap *gp = &c->gaps[g];
     if (gp->kind == PLAN_GAP_TAIL)
         return plan_ctx_entry(c, g, PLAN_NO_OP, PLAN_NO_OP);
-    uint64_t b = c->m->allocs[gp->alloc].bytes;
+    uint64_t b = c->m->allocs[gp->alloc].moved;
     double st = plan_ctx_start_at(c, gp->b) - plan_ctx_restore_us(c, b);
     int32_t k = last_ready_by(c, gp->a + 1, gp->b, st);
     return plan_ctx_entry(c, g, PLAN_MAX(k, PLAN_MIN(kmin, gp->b)), PLAN_NO_OP);

@@ -198,7 +198,7 @@ static bool option_cost(const repair *r, uint32_t g, int32_t qs, double *cost)
     const plan_ctx *c = r->c;
     const plan_gap *gp = &c->gaps[g];
     int32_t qg = in_gap(c, gp, qs), i = r->entry_of[g];
-    uint64_t bytes = c->m->allocs[gp->alloc].bytes;
+    uint64_t bytes = c->m->allocs[gp->alloc].moved;
     bool restore = gp->kind != PLAN_GAP_TAIL, evict = true;
     double evict_done = end_of(r, gp->a, qg) + plan_ctx_evict_us(c, bytes);
     if (i >= 0) {
@@ -245,7 +245,7 @@ static plan_err add_gap(repair *r, uint32_t g, int32_t qs)
     const plan_gap *gp = &c->gaps[g];
     int32_t qg = in_gap(c, gp, qs);
     plan_entry e = plan_place_one(c, g, qg + 1);
-    double done = end_of(r, gp->a, qg) + plan_ctx_evict_us(c, c->m->allocs[gp->alloc].bytes);
+    double done = end_of(r, gp->a, qg) + plan_ctx_evict_us(c, c->m->allocs[gp->alloc].moved);
     if (done > r->tr.ops[qs].start)
         e.wait_at = qg;
     if (plan_push(r->p, e))

@@ -58,9 +58,9 @@ static void score_gaps(selector *s)
     const plan_ctx *c = s->c;
     for (size_t i = 0; i < c->ngaps; i++) {
         const plan_gap *g = &c->gaps[i];
-        uint64_t b = c->m->allocs[g->alloc].bytes;
+        uint64_t b = c->m->allocs[g->alloc].bytes, mv = c->m->allocs[g->alloc].moved;
         double copy =
-            plan_ctx_evict_us(c, b) + (g->kind == PLAN_GAP_TAIL ? 0 : plan_ctx_restore_us(c, b));
+            plan_ctx_evict_us(c, mv) + (g->kind == PLAN_GAP_TAIL ? 0 : plan_ctx_restore_us(c, mv));
         plan_span sp = plan_cover(c, NULL, i);
         s->cs[i].gap = (uint32_t)i;
         if (sp.lo <= sp.hi) {

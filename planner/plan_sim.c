@@ -213,7 +213,7 @@ static plan_err copy_us(sim *s, uint32_t i, int dir, double st, double *us)
         *us = dir == PLAN_LINK_D2H ? s->d2h_us[i] : s->h2d_us[i];
         return PLAN_OK;
     }
-    return plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].bytes, us);
+    return plan_link_place(&s->link, dir, st, c->m->allocs[s->p->entries[i].alloc].moved, us);
 }
 
 /* When the remap of a move that can start at ready is done. PLAN_ERR_NOMEM. */
@@ -484,9 +484,9 @@ static plan_err sim_prepare(sim *s)
     for (size_t i = 0; i < s->p->n; i++) {
         const plan_entry *e = &s->p->entries[i];
         const plan_gap *g = &c->gaps[s->gap_of[i]];
-        uint64_t b = c->m->allocs[e->alloc].bytes;
-        s->d2h_us[i] = plan_ctx_d2h_us(c, b);
-        s->h2d_us[i] = plan_ctx_h2d_us(c, b);
+        uint64_t b = c->m->allocs[e->alloc].bytes, mv = c->m->allocs[e->alloc].moved;
+        s->d2h_us[i] = plan_ctx_d2h_us(c, mv);
+        s->h2d_us[i] = plan_ctx_h2d_us(c, mv);
         s->evict_done[i] = s->restore_done[i] = -INFINITY;
         if (g->kind == PLAN_GAP_TAIL)
             s->death_adj[g->last] -= (int64_t)b;
@@ -543,7 +543,7 @@ static void fill_stats(const sim *s, const step_sig *sig, unsigned steps, uint64
     st->stall_us = s->stall;
     st->steps = steps;
     for (size_t i = 0; i < s->p->n; i++) {
-        uint64_t b = s->c->m->allocs[s->p->entries[i].alloc].bytes;
+        uint64_t b = s->c->m->allocs[s->p->entries[i].alloc].moved;
         st->bytes_to_host += b;
         if (s->p->entries[i].need != PLAN_NO_OP)
             st->bytes_to_device += b;

@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
 # What a budget costs on any iteration model (not a test: `make bench-real`): each model file is
 # run by replay (tests/workloads/replay_*.c) on the simulated device natively, then under libshim
-# at 75% and 50% of its native device peak. Prints one row per model, allocation mode and budget:
+# at 75% and 50% of its native device peak (REAL_BENCH_BUDGETS). Prints one row per model,
+# allocation mode and budget:
 # native peak and virtual step time, the offline planners' predictions for that budget (shim-plan
-# --planner scheduled / reactive) and the lower bound (compute time plus shim-plan's
-# lower_bound_us), libshim's achieved step time, and whether the checksum is the native one.
+# --planner scheduled / reactive), the prediction of the last plan libshim made in the process
+# (shim-report summary's plans), the lower bound (compute time plus shim-plan's lower_bound_us),
+# libshim's achieved step time, and whether the checksum is the native one.
 #   usage: tests/bench/real_bench.sh [-o RESULTS.md] [MODEL...]
 # Without MODEL, generated models (shim-plan --generate) are used.
 # Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14),
-# REAL_BENCH_STEADY (4: the last steps, run under the in-process plan, are averaged) and
+# REAL_BENCH_STEADY (4: the last steps, run under the in-process plan, are averaged),
 # REAL_BENCH_REPLAY (more replay options for every run, e.g. "--stride 1048576" for models of
-# many GB, which replay samples more sparsely).
+# many GB, which replay samples more sparsely) and REAL_BENCH_BUDGETS ("75 50": percentages of
+# the native peak, and "floor": the least the model can run in as libshim holds it, shim-plan's
+# floor_bytes).
 #
 # Budgets and link, so that the planner and libshim see the same figures:
 #   - the budget is pct% of the device peak replay measured natively with cudaMalloc, which is
 #     the model's native peak with every size rounded as the simulated device holds it
-#     (tests/workloads/test_replay.sh checks that equality); shim-plan plans that rounded model
-#     for pct%, i.e. for the same bytes libshim gets as SHIM_BUDGET. That model also copies
-#     rounded bytes where libshim copies the allocation's own, so on sizes far from multiples of
-#     2 MiB its predictions and bound are pessimistic (RESULTS-real.md);
+#     (tests/workloads/test_replay.sh checks that equality); shim-plan plans the model as
+#     libshim holds it (granules, slabs, min_managed_bytes: planner/plan_build.h) for those
+#     bytes, the SHIM_BUDGET libshim gets. That model copies held bytes (whole granules) where
+#     libshim copies the allocation's own, so on sizes far from multiples of 2 MiB its
+#     predictions and bound are pessimistic (RESULTS-real.md), as libshim's own plan is;
 #   - the simulated link is the model's hw line: SIMGPU_H2D_GBPS / SIMGPU_D2H_GBPS, and for
 #     DUPLEX 0 SIMGPU_LINK_SHARED=1 with SHIM_LINK_DUPLEX=shared (as residency_bench.sh does).
 #     The simulator has no remap cost of the model's REMAP_US: unknown there, so the planner's
@@ -28,7 +33,6 @@
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-source tests/workloads/replay_env.sh
 out=
 if [ "${1:-}" = -o ]; then
     out=$2
@@ -37,6 +41,7 @@ fi
 mallocs=${REAL_BENCH_MALLOC:-async sync}
 steps=${REAL_BENCH_STEPS:-14}
 steady=${REAL_BENCH_STEADY:-4}
+budgets=${REAL_BENCH_BUDGETS:-75 50}
 read -r -a replay_args <<<"${REAL_BENCH_REPLAY:-}"
 make -s build/libshim.so build/replay build/shim-plan build/shim-report
 work=$(mktemp -d)
@@ -73,13 +78,6 @@ for model in "${models[@]}"; do
     else
         export SIMGPU_LINK_SHARED=0 SHIM_LINK_DUPLEX=full
     fi
-    replay_rounded "$model" "$d/rounded.model"
-    for pct in 75 50; do
-        for planner in scheduled reactive; do
-            build/shim-plan "$d/rounded.model" --budget "$pct%" --planner $planner --json \
-                >"$d/plan-$pct-$planner.json"
-        done
-    done
     failed=
     for malloc in $mallocs; do
         SIMGPU_STATS="$d/native-$malloc.json" build/replay "$model" --malloc "$malloc" \
@@ -96,10 +94,23 @@ for model in "${models[@]}"; do
         peak=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \
             "$d/native-sync.json")
     echo "$peak" >"$d/peak"
+    for pct in $budgets; do
+        if [ "$pct" = floor ]; then
+            build/shim-plan "$model" --budget "$peak" --planner none --json >"$d/held.json"
+            python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["floor_bytes"])' \
+                "$d/held.json" >"$d/budget-$pct"
+        else
+            echo $((peak * pct / 100)) >"$d/budget-$pct"
+        fi
+        for planner in scheduled reactive; do
+            build/shim-plan "$model" --budget "$(cat "$d/budget-$pct")" --planner $planner \
+                --json >"$d/plan-$pct-$planner.json"
+        done
+    done
     for malloc in $mallocs; do
-        for pct in 75 50; do
+        for pct in $budgets; do
             name="$d/shim-$malloc-$pct"
-            SHIM_TRACE_PATH="$name.trace" SHIM_LOG_LEVEL=info SHIM_BUDGET=$((peak * pct / 100)) \
+            SHIM_TRACE_PATH="$name.trace" SHIM_LOG_LEVEL=info SHIM_BUDGET="$(cat "$d/budget-$pct")" \
                 SIMGPU_STATS="$name.json" LD_PRELOAD="$root/build/libshim.so" \
                 build/replay "$model" --malloc "$malloc" --steps "$steps" \
                 ${replay_args[@]+"${replay_args[@]}"} >"$name.out" 2>"$name.err" ||
@@ -110,9 +121,9 @@ for model in "${models[@]}"; do
     done
 done
 
-table=$(python3 - "$work" "$i" "$steady" $mallocs <<'PY'
+table=$(python3 - "$work" "$i" "$steady" "$budgets" $mallocs <<'PY'
 import json, os, re, sys
-work, n, steady, mallocs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+work, n, steady, budgets, mallocs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5:]
 def load(path):
     try:
         return json.load(open(path))
@@ -127,9 +138,9 @@ def run(base):
 f = lambda v: "-" if v is None else f"{v:.0f}"
 r = lambda a, b: f"{a / b:.3f}x" if a is not None and b else "-"
 print("| model | ops, allocs | malloc | native peak MiB | native us/step | budget | scheduled predicts "
-      "| reactive predicts | lower bound | libshim us/step | libshim / scheduled | libshim / native "
-      "| moves per step (to host, to device) | same checksum, no hazard |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| libshim's own plan predicted | reactive predicts | lower bound | libshim us/step | libshim / scheduled "
+      "| libshim / native | moves per step (to host, to device) | same checksum, no hazard |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for k in range(1, n + 1):
     d = f"{work}/{k}"
     if not os.path.exists(f"{d}/peak"):
@@ -140,20 +151,24 @@ for k in range(1, n + 1):
         nat_us, _, nat_sum, nat = run(f"{d}/native-{malloc}")
         summ = re.search(r"ops=(\d+) allocs=(\d+)", open(f"{d}/native-{malloc}.out").read())
         size = f"{summ.group(1)}, {summ.group(2)}" if summ else "-"
-        for pct in (75, 50):
+        for pct in budgets:
+            bud = int(open(f"{d}/budget-{pct}").read())
+            label = f"{pct}%" if pct != "floor" else "floor"
             sch = load(f"{d}/plan-{pct}-scheduled.json")
             rea = load(f"{d}/plan-{pct}-reactive.json")
             bound = sch["compute_us"] + sch["lower_bound_us"] if sch.get("lower_bound_us") is not None else None
             feas = lambda p: p.get("step_us") if p.get("feasible") else None
             base = f"{d}/shim-{malloc}-{pct}"
             us, nsteps, s, st = run(base)
+            plans = load(base + ".sum.json").get("plans") or [{}]
+            own = plans[-1].get("predicted_us") if plans[-1].get("feasible") else None
             err = open(base + ".err").read() if os.path.exists(base + ".err") else ""
             m = re.findall(r"(\d+) evictions \((\d+) cancelled\), (\d+) restores", err)
             moves = f"{int(m[-1][0]) / nsteps:.1f}, {int(m[-1][2]) / nsteps:.1f}" if m and nsteps else "-"
             ok = s is not None and s == nat_sum and st.get("unmap_hazards") == 0 and st.get("illegal_accesses") == 0
             ok = "yes" if ok else f"NO (checksum {s} vs {nat_sum}, hazards {st.get('unmap_hazards')}, illegal {st.get('illegal_accesses')})"
-            print(f"| {name} | {size} | {malloc} | {peak / 2**20:.0f} | {f(nat_us)} | {pct}% ({peak * pct // 100 / 2**20:.0f} MiB) "
-                  f"| {f(feas(sch))} | {f(feas(rea))} | {f(bound)} | {f(us)} | {r(us, feas(sch))} | {r(us, nat_us)} "
+            print(f"| {name} | {size} | {malloc} | {peak / 2**20:.0f} | {f(nat_us)} | {label} ({bud / 2**20:.0f} MiB) "
+                  f"| {f(feas(sch))} | {f(own)} | {f(feas(rea))} | {f(bound)} | {f(us)} | {r(us, feas(sch))} | {r(us, nat_us)} "
                   f"| {moves} | {ok} |")
 PY
 )
@@ -163,13 +178,14 @@ if [ -n "$out" ]; then
         echo "# Iteration models replayed under libshim"
         echo
         env_used=
-        for v in REAL_BENCH_MALLOC REAL_BENCH_STEPS REAL_BENCH_STEADY REAL_BENCH_REPLAY; do
+        for v in REAL_BENCH_MALLOC REAL_BENCH_STEPS REAL_BENCH_STEADY REAL_BENCH_REPLAY REAL_BENCH_BUDGETS; do
             [ -n "${!v:-}" ] && env_used="$env_used$v=\"${!v}\" "
         done
         echo "Command: \`${env_used}tests/bench/real_bench.sh\` $what ($(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m);"
         echo "libshim at $(git rev-parse --short HEAD)). $steps steps per run; us/step: the mean of the last $steady"
-        echo "(virtual time); predictions: shim-plan on the model rounded as the device holds it, for the"
-        echo "same budget; lower bound: compute plus shim-plan's lower_bound_us; '-': infeasible or no figure."
+        echo "(virtual time); predictions: shim-plan on the model as libshim holds it, for the same budget"
+        echo "in bytes; libshim's own plan: the prediction of the last plan it made in the process; lower"
+        echo "bound: compute plus shim-plan's lower_bound_us; '-': infeasible or no figure."
         echo
         echo "$table"
         # The analysis written by hand below the marker is kept across runs.

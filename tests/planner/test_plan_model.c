@@ -1,5 +1,6 @@
 /* tests/planner/test_plan_model.c — the iteration model: text reader (values, errors with
- * FILE:LINE), writer round trip, sizes, plan checks, gaps and floor, and the generators. */
+ * FILE:LINE), writer round trip, sizes, plan checks, gaps and floor, the generators, and
+ * libshim's rules applied to a model (plan_model_hold, plan_model_set_moved). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_build.h"
 #include "plan_internal.h"
 #include "size_cases.h"
 
@@ -336,13 +338,72 @@ static void test_generators(void **state)
     }
 }
 
+/* libshim's rules applied to a model (plan_model_hold): below min_managed pinned and rounded to
+ * pages, at most slab_max pinned in 512-byte blocks, larger ones whole granules that a move
+ * copies only the allocation's own bytes of. */
+static void test_hold(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nop 10\nop 10\nop 10\n"
+                       "alloc 1000 -1 -1 0\n"    /* unmanaged: 4096, pinned */
+                       "alloc 300000 -1 -1 0\n"  /* slab member: 300032, pinned */
+                       "alloc 3000000 -1 -1 0\n" /* unit: 4 MiB, copies 3,000,000 */
+                       "alloc 4MiB 1 1 1\n";     /* unit, used where it lives */
+    plan_model m, h;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
+                         .page = PLAN_BUILD_PAGE,
+                         .min_managed = 65536,
+                         .slab_max = PLAN_BUILD_SLAB_MAX};
+    plan_hold_info info;
+    plan_model_init(&h);
+    assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
+    assert_int_equal(h.nallocs, 4);
+    assert_int_equal(h.allocs[0].bytes, 4096);
+    assert_int_equal(h.allocs[1].bytes, 300032);
+    assert_int_equal(h.allocs[2].bytes, 4u << 20);
+    assert_int_equal(h.allocs[2].moved, 3000000);
+    assert_int_equal(h.allocs[0].ntouch, 3); /* pinned: touched at every operation */
+    assert_int_equal(h.allocs[1].ntouch, 3);
+    assert_int_equal(h.allocs[2].ntouch, 1);
+    assert_true(info.unmanaged == 1 && info.members == 1 && info.units == 2);
+    assert_int_equal(info.unit_bytes, 8u << 20);
+    /* the first unit leaves the device for the second: the plan copies its own bytes each way */
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    assert_int_equal(plan_make(&h, PLAN_KIND_SCHEDULED, 4096 + 300032 + (4u << 20), &p, &st),
+                     PLAN_OK);
+    assert_true(st.feasible);
+    assert_int_equal(st.bytes_to_host, 3000000);
+    assert_int_equal(st.bytes_to_device, 3000000);
+    plan_free(&p);
+    /* moved: at least 1, at most what the allocation holds */
+    assert_int_equal(plan_model_set_moved(&h, 2, (4u << 20) + 1), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_moved(&h, 2, 0), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_moved(&h, 4, 1), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_moved(&h, 2, 1), PLAN_OK);
+    assert_int_equal(h.allocs[2].moved, 1);
+    r.page = 3000; /* not a power of two */
+    plan_model_free(&h);
+    assert_int_equal(plan_model_hold(&m, &r, &h, NULL), PLAN_ERR_INVALID);
+    plan_model_free(&h);
+    plan_model_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_values),       cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_parse_embedded_nul), cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_write_round_trip),   cmocka_unit_test(test_gaps_and_floor),
-        cmocka_unit_test(test_plan_check),         cmocka_unit_test(test_generators),
+        cmocka_unit_test(test_parse_values),
+        cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_embedded_nul),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_gaps_and_floor),
+        cmocka_unit_test(test_plan_check),
+        cmocka_unit_test(test_generators),
+        cmocka_unit_test(test_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,10 +8,12 @@
  *   shim-plan --import et ET [--kineto TRACE] [--step N] [--join-map FILE] [-o FILE] [--budget ...]
  *
  * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
- * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage of the model's native
- * peak in (0%, 100%] (75%), read exactly as shim-report plan and libshim's budget option read
- * theirs (conf_budget_parse). --import builds the model of one step of a PyTorch trace
- * (tools/import/import.h, tools/import/IMPORT.md): written to FILE (-o), planned (--budget,
+ * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage in (0%, 100%] (75%) of
+ * the model's native peak as libshim holds it, read exactly as shim-report plan and libshim's
+ * budget option read theirs (conf_budget_parse). The model is planned as libshim holds its
+ * memory (planner/plan_build.h, plan_model_hold; --min-managed, --slab-max, --as-given). --import
+ * builds the model of one step of a PyTorch trace (tools/import/import.h, tools/import/IMPORT.md):
+ * written to FILE (-o), planned (--budget,
  * --proposals), or, with neither, written to standard output; --join-map writes which ET node
  * launched each operation (a debugging and test aid). --remap US replaces the model's REMAP_US
  * (read, imported or generated): the host time libshim's mover spends on each move, not link
@@ -20,6 +22,7 @@
 #include "conf.h"
 #include "import.h"
 #include "plan.h"
+#include "plan_build.h"
 #include "util_file.h"
 
 #include <errno.h>
@@ -41,8 +44,9 @@ typedef struct options {
     import_opts iopts;
     plan_kind kind;
     size_t proposals;
-    double remap; /* --remap in us; -1: the model's */
-    bool json, entries;
+    double remap;         /* --remap in us; -1: the model's */
+    plan_hold_rules hold; /* libshim's, or as --min-managed and --slab-max say */
+    bool json, entries, as_given, hold_set;
 } options;
 
 static void usage(FILE *f)
@@ -54,7 +58,8 @@ static void usage(FILE *f)
           "                 [-o FILE] [--budget SIZE ...]\n"
           "       shim-plan --import et ET.json[.gz] [--kineto TRACE.json[.gz]] [--step N]\n"
           "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
-          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak.\n"
+          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak\n"
+          "  as libshim holds it.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
           "--import: the model of one step of a PyTorch profiler trace (tools/import/IMPORT.md);\n"
           "  --step N: ProfilerStep#N (default: the last step another follows);\n"
@@ -63,7 +68,13 @@ static void usage(FILE *f)
           "    that launched it (-1: none);\n"
           "  without -o, --budget or --proposals the model goes to standard output.\n"
           "--remap US: the host time libshim's mover spends remapping each move's range, in\n"
-          "  microseconds (replaces the model's REMAP_US; the mover runs beside the link).\n",
+          "  microseconds (replaces the model's REMAP_US; the mover runs beside the link).\n"
+          "The model is planned as libshim holds its memory: an allocation smaller than\n"
+          "  min_managed_bytes is left to the driver and never moved, a larger one of at most\n"
+          "  the slab maximum shares a slab (moved only with it), the rest round up to 2 MiB\n"
+          "  granules and are what a plan moves. --min-managed SIZE (default libshim's, 64KiB)\n"
+          "  and --slab-max SIZE (default 1MiB, half a granule) assume other settings;\n"
+          "  --as-given plans every allocation as the model gives it, all movable.\n",
           f);
 }
 
@@ -101,6 +112,44 @@ static bool parse_step(const char *s, int64_t *out)
     return true;
 }
 
+/* libshim's rules for holding memory with its defaults: min_managed_bytes from the option table
+   (conf/conf.h), read as libshim reads it (shim_main.c). */
+static void default_hold(plan_hold_rules *r)
+{
+    const char *def = conf_option_get(CONF_MIN_MANAGED_BYTES)->def;
+    conf_size m = {.kind = CONF_SIZE_BYTES, .bytes = 64 << 10};
+    char err[CONF_ERR_LEN];
+    if (conf_size_parse(def, strlen(def), &m, err, sizeof err))
+        fprintf(stderr, "shim-plan: min_managed_bytes's default '%s': %s\n", def, err);
+    *r = (plan_hold_rules){.granule = PLAN_BUILD_GRANULE,
+                           .page = PLAN_BUILD_PAGE,
+                           .min_managed = conf_size_resolve(&m, 0, 2u << 20),
+                           .slab_max = PLAN_BUILD_SLAB_MAX};
+}
+
+/* --min-managed (bounded as libshim's min_managed_bytes) or --slab-max (at most a granule: a
+   slab is one); 0, or 2 for a bad value. */
+static int hold_option(const char *a, const char *v, options *o)
+{
+    bool mm = !strcmp(a, "--min-managed");
+    char err[CONF_ERR_LEN] = "";
+    conf_size sz = {0};
+    if ((mm && conf_option_check_text(CONF_MIN_MANAGED_BYTES, v, err, sizeof err)) ||
+        conf_size_parse(v, strlen(v), &sz, err, sizeof err))
+        ; /* err says why */
+    else if (sz.kind != CONF_SIZE_BYTES)
+        snprintf(err, sizeof err, "a size in bytes, such as 64KiB, not '%s'", v);
+    else if (!mm && sz.bytes > PLAN_BUILD_GRANULE)
+        snprintf(err, sizeof err, "at most 2MiB (a slab is one granule), not '%s'", v);
+    if (*err) {
+        fprintf(stderr, "shim-plan: bad %s: %s\n", a, err);
+        return 2;
+    }
+    *(mm ? &o->hold.min_managed : &o->hold.slab_max) = sz.bytes;
+    o->hold_set = true;
+    return 0;
+}
+
 /* Option taking a value: stores it; returns 0, or 2 for a usage error. */
 static int value_option(const char *a, const char *v, options *o)
 {
@@ -133,6 +182,8 @@ static int value_option(const char *a, const char *v, options *o)
     } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
         fprintf(stderr, "shim-plan: --proposals takes a count in [1, 100000]\n");
         return 2;
+    } else if (!strcmp(a, "--min-managed") || !strcmp(a, "--slab-max")) {
+        return hold_option(a, v, o);
     } else if (!strcmp(a, "--remap") && !parse_us(v, &o->remap)) {
         fprintf(stderr, "shim-plan: --remap takes a time in microseconds in [0, 1e9]\n");
         return 2;
@@ -145,16 +196,27 @@ static int value_option(const char *a, const char *v, options *o)
 static int parse_args(int argc, char **argv, options *o)
 {
     static const struct option longs[] = {
-        {"budget", required_argument, NULL, 0},   {"generate", required_argument, NULL, 0},
-        {"planner", required_argument, NULL, 0},  {"proposals", required_argument, NULL, 0},
-        {"import", required_argument, NULL, 0},   {"kineto", required_argument, NULL, 0},
-        {"step", required_argument, NULL, 0},     {"touches", required_argument, NULL, 0},
-        {"join-map", required_argument, NULL, 0}, {"remap", required_argument, NULL, 0},
-        {"json", no_argument, NULL, 'j'},         {"entries", no_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"budget", required_argument, NULL, 0},
+        {"generate", required_argument, NULL, 0},
+        {"planner", required_argument, NULL, 0},
+        {"proposals", required_argument, NULL, 0},
+        {"import", required_argument, NULL, 0},
+        {"kineto", required_argument, NULL, 0},
+        {"step", required_argument, NULL, 0},
+        {"touches", required_argument, NULL, 0},
+        {"join-map", required_argument, NULL, 0},
+        {"remap", required_argument, NULL, 0},
+        {"json", no_argument, NULL, 'j'},
+        {"entries", no_argument, NULL, 'e'},
+        {"min-managed", required_argument, NULL, 0},
+        {"slab-max", required_argument, NULL, 0},
+        {"as-given", no_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     o->kind = PLAN_KIND_SCHEDULED;
     o->remap = -1;
+    default_hold(&o->hold);
     o->iopts.step = -1;
     o->iopts.notes = stderr;
     opterr = 0; /* the messages are shim-plan's own */
@@ -170,6 +232,7 @@ static int parse_args(int argc, char **argv, options *o)
         int rc = c == 'h'             ? -1
                  : c == 'j'           ? (o->json = true, 0)
                  : c == 'e'           ? (o->entries = true, 0)
+                 : c == 'g'           ? (o->as_given = true, 0)
                  : c == 'o' || c == 0 ? value_option(name, optarg, o)
                                       : 2;
         if (rc)
@@ -179,6 +242,10 @@ static int parse_args(int argc, char **argv, options *o)
         o->model = argv[optind++];
     if (optind < argc) {
         fprintf(stderr, "shim-plan: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (o->as_given && o->hold_set) {
+        fprintf(stderr, "shim-plan: --as-given takes no --min-managed or --slab-max\n");
         return 2;
     }
     if (o->generate)
@@ -288,6 +355,9 @@ typedef struct result {
     const char *times; /* where the operations' times come from, for an imported model; NULL */
     plan_kind kind;
     uint64_t budget, native, floor;
+    uint64_t held;                /* the native peak of the model as libshim holds it */
+    const plan_hold_rules *rules; /* NULL: planned as given (--as-given) */
+    plan_hold_info hold;
     size_t nops, nallocs;
     plan p;
     plan_stats st;
@@ -313,29 +383,70 @@ static double gib(uint64_t b)
 /* The answer in one line, before the figures: fits or not, at what cost. */
 static void print_answer(const result *r)
 {
-    double share = r->native ? 100.0 * (double)r->budget / (double)r->native : 0;
+    double share = r->held ? 100.0 * (double)r->budget / (double)r->held : 0;
     if (!r->st.feasible) {
         printf("answer: cannot fit in %.2f GiB (%.0f%% of its peak): the least this job can run "
                "in is %.2f GiB (%.1f%% of its %.2f GiB peak)\n",
                gib(r->budget), share, gib(r->floor),
-               r->native ? 100.0 * (double)r->floor / (double)r->native : 0, gib(r->native));
+               r->held ? 100.0 * (double)r->floor / (double)r->held : 0, gib(r->held));
         return;
     }
     printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
-           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s\n",
-           gib(r->budget), share, gib(r->native),
+           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step; the least "
+           "it can run in is %.2f GiB (%.1f%%)%s\n",
+           gib(r->budget), share, gib(r->held),
            r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
            r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device),
+           gib(r->floor), r->held ? 100.0 * (double)r->floor / (double)r->held : 0,
            r->times ? " (times estimated: see 'times')" : "");
+}
+
+/* A size as libshim's options write it (64KiB, 1MiB, or bytes). */
+static const char *size_text(uint64_t bytes, char *buf, size_t n)
+{
+    conf_size sz = {.kind = CONF_SIZE_BYTES, .bytes = bytes};
+    conf_size_format(&sz, buf, n);
+    return buf;
+}
+
+/* bytes for a person: GiB from 1 GiB on, MiB from 1 MiB, else KiB, two decimals. */
+static const char *human(uint64_t bytes, char *buf, size_t n)
+{
+    double b = (double)bytes;
+    const char *unit = b >= 0x1p30 ? "GiB" : b >= 0x1p20 ? "MiB" : "KiB";
+    snprintf(buf, n, "%.2f %s", b / (b >= 0x1p30 ? 0x1p30 : b >= 0x1p20 ? 0x1p20 : 0x1p10), unit);
+    return buf;
+}
+
+/* What the plan assumed of how libshim holds the model's memory, in one line. */
+static void print_held(const result *r)
+{
+    if (!r->rules) {
+        printf("held: as given (--as-given): every allocation movable, its bytes unrounded\n");
+        return;
+    }
+    char mm[32], sm[32], gr[32], un[32], me[32], ut[32], pk[32];
+    const plan_hold_info *h = &r->hold;
+    printf("held: as libshim holds it (min_managed_bytes %s, slab max %s, %s granules): %zu "
+           "allocations left to the driver (%s, never moved), %zu in slabs (%s, moved only with "
+           "their slab), %zu units of their own (%s, movable); peak %s\n",
+           size_text(r->rules->min_managed, mm, sizeof mm),
+           size_text(r->rules->slab_max, sm, sizeof sm),
+           size_text(r->rules->granule, gr, sizeof gr), h->unmanaged,
+           human(h->unmanaged_bytes, un, sizeof un), h->members,
+           human(h->member_bytes, me, sizeof me), h->units, human(h->unit_bytes, ut, sizeof ut),
+           human(r->held, pk, sizeof pk));
 }
 
 static void print_text(const result *r, bool entries)
 {
     print_answer(r);
     printf("model: %s: %zu operations, %zu allocations\n", r->model, r->nops, r->nallocs);
+    print_held(r);
     if (r->times)
         printf("times: %s\n", r->times);
-    printf("native_peak_bytes: %llu\nfloor_bytes: %llu\n", (unsigned long long)r->native,
+    printf("native_peak_bytes: %llu\nheld_peak_bytes: %llu\nfloor_bytes: %llu\n",
+           (unsigned long long)r->native, (unsigned long long)r->held,
            (unsigned long long)r->floor);
     printf("planner: %s\nbudget_bytes: %llu\n", plan_kind_name(r->kind),
            (unsigned long long)r->budget);
@@ -365,6 +476,24 @@ static void print_text(const result *r, bool entries)
     }
 }
 
+/* The "held" object: the rules assumed (null for --as-given) and what they made of the model. */
+static void print_held_json(const result *r)
+{
+    printf(", \"held_peak_bytes\": %llu, \"held\": ", (unsigned long long)r->held);
+    if (!r->rules) {
+        fputs("null", stdout);
+        return;
+    }
+    const plan_hold_info *h = &r->hold;
+    printf("{\"min_managed_bytes\": %llu, \"slab_max_bytes\": %llu, \"granule_bytes\": %llu, "
+           "\"unmanaged\": %zu, \"unmanaged_bytes\": %llu, \"slab_members\": %zu, "
+           "\"slab_member_bytes\": %llu, \"units\": %zu, \"unit_bytes\": %llu}",
+           (unsigned long long)r->rules->min_managed, (unsigned long long)r->rules->slab_max,
+           (unsigned long long)r->rules->granule, h->unmanaged,
+           (unsigned long long)h->unmanaged_bytes, h->members, (unsigned long long)h->member_bytes,
+           h->units, (unsigned long long)h->unit_bytes);
+}
+
 static void print_json(const result *r, bool entries)
 {
     printf("{\"planner\": \"%s\", \"budget_bytes\": %llu, \"native_peak_bytes\": %llu, "
@@ -372,6 +501,7 @@ static void print_json(const result *r, bool entries)
            plan_kind_name(r->kind), (unsigned long long)r->budget, (unsigned long long)r->native,
            (unsigned long long)r->floor, r->st.feasible ? "true" : "false",
            (unsigned long long)r->st.peak_bytes);
+    print_held_json(r);
     /* An infeasible plan's times describe a step that cannot run: null. */
     const char *k[] = {"step_us", "compute_us", "stall_us"};
     double v[] = {r->st.step_us, r->st.compute_us, r->st.stall_us};
@@ -415,12 +545,18 @@ static void print_json(const result *r, bool entries)
     printf("}\n");
 }
 
-static plan_err run_planner(const options *o, const plan_model *m, result *r)
+/* Plans m, the model given as libshim holds it (or given itself), for o's budget; a share is of
+   m's peak, as shim-report plan's shares are of the peak of a model libshim recorded. */
+static plan_err run_planner(const options *o, const plan_model *given, const plan_model *m,
+                            result *r)
 {
-    plan_err e = plan_peaks(m, &r->native, &r->floor);
+    uint64_t floor_given;
+    plan_err e = plan_peaks(given, &r->native, &floor_given);
+    if (!e)
+        e = plan_peaks(m, &r->held, &r->floor);
     if (e)
         return e;
-    r->budget = r->native;
+    r->budget = r->held;
     conf_size budget;
     char err[CONF_ERR_LEN];
     if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
@@ -428,7 +564,7 @@ static plan_err run_planner(const options *o, const plan_model *m, result *r)
         return PLAN_ERR_PARSE;
     }
     if (o->budget)
-        r->budget = conf_size_resolve(&budget, r->native, r->native);
+        r->budget = conf_size_resolve(&budget, r->held, r->held);
     if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
         (e = plan_lower_bound(m, r->budget, &r->lb)))
         return e;
@@ -454,10 +590,18 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
                 o->model);
         return 1;
     }
-    result r = {
-        .model = o->model, .times = times, .kind = o->kind, .nops = m->nops, .nallocs = m->nallocs};
+    result r = {.model = o->model,
+                .times = times,
+                .kind = o->kind,
+                .rules = o->as_given ? NULL : &o->hold,
+                .nops = m->nops,
+                .nallocs = m->nallocs};
     plan_init(&r.p);
-    plan_err e = run_planner(o, m, &r);
+    plan_model held;
+    plan_model_init(&held);
+    plan_err e = o->as_given ? PLAN_OK : plan_model_hold(m, &o->hold, &held, &r.hold);
+    if (!e)
+        e = run_planner(o, m, o->as_given ? m : &held, &r);
     if (e == PLAN_ERR_LIMIT)
         fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
                 plan_kind_name(o->kind));
@@ -468,6 +612,7 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
     else if (!e)
         print_text(&r, o->entries);
     plan_free(&r.p);
+    plan_model_free(&held);
     free(r.props);
     return e ? 1 : 0;
 }
