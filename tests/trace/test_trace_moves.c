@@ -276,7 +276,7 @@ static void build_pairing(mem *x)
     tr(x, 2100, 6, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 300);
     tr(x, 2600, 6, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0);
     tr(x, 3000, 7, SHIM_EV_COPY_DONE, SHIM_REASON_BUDGET, 0);
-    tr(x, 3100, 5, 9, SHIM_REASON_BUDGET, 0);
+    tr(x, 3100, 5, 99, SHIM_REASON_BUDGET, 0); /* an event the format lacks */
     tr(x, 3200, 5, SHIM_EV_EVICT, 77, UINT64_MAX);
     tr(x, 3300, 5, SHIM_EV_FREE, SHIM_REASON_FREED, 0)->sub4 = SHIM_RS_NONE;
     tr(x, 3400, 8, SHIM_EV_ERROR, SHIM_REASON_ERROR, 0);
