@@ -267,9 +267,9 @@ static int run(const struct train_sim_config *c)
         printf("\n");
         printf("checksum=%016" PRIx64 "\n", sum);
     }
-    for (int d = 0; d < c->devices; d++)
+    for (int d = 0; d < c->devices; d++) /* each failure said ("train_sim: ... failed: ...") */
         if (m[d] &&
-            (cudaSetDevice(c->device + d) != cudaSuccess || train_sim_model_free(m[d]) != 0))
+            (TRAIN_SIM_CHECK(cudaSetDevice(c->device + d)) != 0 || train_sim_model_free(m[d]) != 0))
             rc = -1;
     return rc == 0 ? 0 : 1;
 }
