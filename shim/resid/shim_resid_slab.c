@@ -108,7 +108,7 @@ static int slab_new(struct resid_ctx *r, struct resid_unit **out)
               : resid_map(r, u->va, u->backing, 1) != 0                   ? -1
                                                                           : 0;
     bool on_host = false;
-    if (got == 1 && !r->oom.driver_failed && resid_may_place_on_host(r, r->gran)) {
+    if (got == 1 && resid_may_place_on_host(r, r->gran)) { /* nothing failed (it checks) */
         got = resid_back_on_host(r, u);
         on_host = got == 0;
     }

@@ -966,6 +966,16 @@ static void *hold_pin(void *arg)
     return NULL;
 }
 
+/* Starts a thread that pins h->p (hold_pin) and returns once the pin is held. */
+static pthread_t pin_elsewhere(struct pin_holder *h)
+{
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, hold_pin, h), 0);
+    while (!atomic_load(&h->pinned))
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    return t;
+}
+
 static void test_allocation_waits_for_submissions_in_progress(void **state)
 {
     (void)state;
@@ -975,10 +985,7 @@ static void test_allocation_waits_for_submissions_in_progress(void **state)
     CUdeviceptr a = alloc(4 * MiB);
     fill(a, 4 * MiB, 17);
     struct pin_holder h = {.p = a};
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hold_pin, &h), 0);
-    while (!atomic_load(&h.pinned))
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    pthread_t t = pin_elsewhere(&h);
     CUdeviceptr b = 0;
     CUresult rc = CUDA_ERROR_UNKNOWN;
     tick();
@@ -1008,10 +1015,7 @@ static void test_contended_allocation_is_made_on_the_host(void **state)
     CUdeviceptr a = alloc(4 * MiB);
     fill(a, 4 * MiB, 23);
     struct pin_holder h = {.p = a};
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, hold_pin, &h), 0);
-    while (!atomic_load(&h.pinned))
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    pthread_t t = pin_elsewhere(&h);
     CUdeviceptr b = 0;
     CUresult rc = CUDA_ERROR_UNKNOWN;
     tick();
