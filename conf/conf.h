@@ -243,6 +243,10 @@ typedef enum {
     X(MIN_MANAGED_BYTES, "min_managed_bytes", SIZE, "64KiB", 1, CONF_TIB, 0, "", "bytes",          \
       "Allocations smaller than this are left to the driver and never moved; managed ones up to "  \
       "half a chunk share chunks (slabs) and move together")                                       \
+    X(HOST_RESIDENT, "host_resident", SIZES, "", 1, CONF_PIB, 0, "", "bytes",                      \
+      "Allocations of exactly these sizes (comma-separated, up to 16; shim-plan prints them "      \
+      "where it keeps a sparsely read table on the host) are made in host memory and stay "        \
+      "there: kernels read them through the link, nothing moves them")                             \
     X(UNMAPPED_EVICTION, "unmapped_eviction", BOOL, "false", 0, 0, 0, "", "",                      \
       "Evict even where the device cannot map host memory (no host VMM): an evicted range is "     \
       "then unmapped, and an access libshim does not foresee faults")                              \

@@ -86,6 +86,15 @@ plan_err plan_build_alloc(plan_builder *b, uint64_t id, uint64_t bytes, plan_mem
     return PLAN_OK;
 }
 
+void plan_build_on_host(plan_builder *b, uint64_t id)
+{
+    for (size_t i = b->nmems; i-- > 0;)
+        if (b->mems[i].id == id) {
+            b->mems[i].kind = (uint32_t)PLAN_MEM_HOST;
+            return;
+        }
+}
+
 plan_err plan_build_free_alloc(plan_builder *b, uint64_t id, uint64_t stream, uint64_t seq)
 {
     if (PUSH(b, frees, nfrees, cap_frees))

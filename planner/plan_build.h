@@ -120,6 +120,12 @@ plan_err plan_build_rounding(plan_builder *b, uint64_t granule, uint64_t page);
 plan_err plan_build_alloc(plan_builder *b, uint64_t id, uint64_t bytes, plan_mem_kind kind,
                           uint64_t addr, uint64_t stream, uint64_t seq);
 
+/* Allocation id, the latest handed over under that id, is held in host memory for good (libshim's
+ * host_resident: made on the host, read there through the link, never moved): it is taken as
+ * pinned host memory, which holds no device bytes and is left out of models. An id the builder
+ * does not hold is ignored. Cannot fail. */
+void plan_build_on_host(plan_builder *b, uint64_t id);
+
 /* The end of allocation id, at seq, on stream for stream-ordered frees (0 otherwise). A free of
  * an id the builder does not hold is ignored when the model is built. PLAN_ERR_NOMEM. */
 plan_err plan_build_free_alloc(plan_builder *b, uint64_t id, uint64_t stream, uint64_t seq);

@@ -74,7 +74,19 @@ static void add_config_line(void *ctx, const char *line)
 /* budgets, link_both_gbps, link_remap: typed and checked by conf/ (a bad value is a warning
    there, and the option is at its default: every device takes budget; the link both at full
    speed at once; measured). */
-_Static_assert(CONF_MAX_SIZES == SHIM_MAX_DEVICE_BUDGETS, "budgets: one entry per device");
+_Static_assert(CONF_MAX_SIZES == SHIM_MAX_DEVICE_BUDGETS,
+               "budgets: one entry per device; host_resident: one a size");
+
+/* host_resident: the sizes whose allocations are kept on the host (plain byte counts; an
+   empty entry is skipped). */
+static void placement_options(const conf_config *cfg)
+{
+    conf_sizes h = conf_get_sizes(cfg, CONF_HOST_RESIDENT);
+    shim.nhost_resident = 0;
+    for (int k = 0; k < CONF_MAX_SIZES; k++)
+        if ((h.given >> k) & 1u)
+            shim.host_resident[shim.nhost_resident++] = h.at[k].bytes;
+}
 
 static void link_options(const conf_config *cfg)
 {
@@ -106,6 +118,7 @@ static void apply(const conf_config *cfg)
     shim.planner = conf_get_choice(cfg, CONF_PLANNER);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
     link_options(cfg);
+    placement_options(cfg);
     snprintf(trace_pattern, sizeof trace_pattern, "%s", conf_get_string(cfg, CONF_TRACE_PATH));
     trace_flush_ms = (unsigned)(conf_get_duration_ns(cfg, CONF_TRACE_FLUSH_INTERVAL) / 1000000);
     conf_size max = conf_get_size(cfg, CONF_TRACE_MAX_BYTES);
@@ -226,6 +239,24 @@ static void verdict(char *buf, size_t n, const struct shim_resid_totals *t, bool
              (double)t->stall_ns / 1e6 / (double)per, steps ? "per step" : "in all");
 }
 
+/* host_resident's sizes that no allocation matched (sizes must match exactly): a warning each,
+   after the exit line, so that a list copied from another job or a rounded size is noticed. */
+static void unmatched_placements(bool managed)
+{
+    if (!managed || !shim.nhost_resident)
+        return;
+    uint32_t seen = 0;
+    struct shim_resid_totals o;
+    for (uint32_t k = 0; shim_resid_totals(k, &o); k++)
+        seen |= o.placed_sizes_seen;
+    for (uint32_t k = 0; k < shim.nhost_resident; k++)
+        if (!((seen >> k) & 1u))
+            shim_log(SHIM_LOG_WARN,
+                     "host_resident: no managed allocation of exactly %llu bytes was made (entry "
+                     "%u; the sizes are the program's own, as shim-plan prints them)",
+                     (unsigned long long)shim.host_resident[k], k + 1);
+}
+
 /* The one line at exit: the verdict first, then steps, what residency moved and what the plan
    did. */
 static void exit_line(void)
@@ -267,6 +298,11 @@ static void exit_line(void)
                      "; %llu allocations made on the host (the budget held by work in progress)",
                      (unsigned long long)t.host_births);
         n = (int)strlen(moves);
+        if (t.placed && (size_t)n < sizeof moves)
+            snprintf(moves + n, sizeof moves - (size_t)n,
+                     "; %llu allocations kept on the host (host_resident, %.1f MiB)",
+                     (unsigned long long)t.placed, mib(t.placed_bytes));
+        n = (int)strlen(moves);
         if (t.foreign_allocs && (size_t)n < sizeof moves)
             snprintf(moves + n, sizeof moves - (size_t)n,
                      "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "
@@ -299,6 +335,7 @@ static void exit_line(void)
     verdict(head, sizeof head, &t, managed, steps);
     shim_log(SHIM_LOG_INFO, "exit: %s; %llu step%s; %s", head, (unsigned long long)steps,
              steps == 1 ? "" : "s", moves);
+    unmatched_placements(managed);
 }
 
 static void at_exit(void)

@@ -54,6 +54,8 @@ struct shim_ctx {
     /* Where budget and budgets were set ("SHIM_BUDGET", "FILE:LINE", "default"), for the
        messages about a budget that cannot be kept (shim_resid_state.c). */
     char budget_source[256], device_budget_source[256];
+    uint64_t host_resident[SHIM_MAX_DEVICE_BUDGETS]; /* host_resident: sizes kept on the host */
+    uint32_t nhost_resident;
     bool unmapped_eviction;      /* evict without host VMM (ranges left unmapped) */
     int planner;                 /* CONF_PLANNER_* */
     bool link_shared;            /* link_duplex = "shared": the planner's link is half duplex */
@@ -376,6 +378,10 @@ void shim_step_recording_set(bool on);
    applied, so the allocation's ordinal is counted even when the step is not recorded. */
 uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
                            uint64_t stream, bool plan_on);
+/* Registers and records a managed allocation kept in host memory for good (host_resident):
+   registry and trace as a managed allocation; the step recorder never sees it and its ordinal
+   is not counted (no step model holds it, no plan binds it). Its id, or 0 if untracked. */
+uint64_t shim_record_alloc_kept_on_host(uint64_t addr, uint64_t bytes, uint64_t stream);
 /* Counts allocation id's ordinal at the current launch index (shim_steps_count_alloc) and hands
    it to the listener while the step is recorded: for an allocation registered otherwise (a
    small allocation inside a slab). */

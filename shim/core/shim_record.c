@@ -39,6 +39,14 @@ uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind k
     return id;
 }
 
+uint64_t shim_record_alloc_kept_on_host(uint64_t addr, uint64_t bytes, uint64_t stream)
+{
+    uint64_t id = shim_registry_add(addr, bytes, SHIM_ALLOC_MANAGED);
+    if (id && (shim.record & CONF_RECORD_ALLOCS))
+        shim_trace_alloc_on(id, addr, bytes, SHIM_ALLOC_MANAGED, stream, shim_current_device());
+    return id;
+}
+
 void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
                       CUstream stream, bool per_thread)
 {

@@ -123,6 +123,8 @@ static void add_live(void)
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     for (size_t i = 0; i < s.n && !s.failed; i++) {
         const struct shim_alloc *a = &s.a[i];
+        if (a->kind == SHIM_ALLOC_MANAGED && shim_resid_kept_on_host(a->id))
+            continue; /* host memory for good: no model holds it */
         check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
         note_alloc(a->id, movable(a->size, a->kind), true, 0);
     }

@@ -157,9 +157,14 @@ struct shim_resid_totals {
     uint64_t handles_created, handles_released; /* physical allocations for chunks */
     uint64_t host_births; /* allocations made in host memory: the budget was held by work in
                              progress (each read through the link until restored) */
+    uint64_t placed, placed_bytes;          /* allocations kept on the host (host_resident) */
+    uint32_t placed_sizes_seen;             /* bit k: host_resident's entry k was matched */
     uint64_t outside_allocs, outside_bytes; /* allocations stepped aside (SHIM_RESID_ASIDE) */
     bool stepped_aside;                     /* for good: nothing new is managed */
 };
+/* Whether allocation id is kept in host memory for good (host_resident): a model of the step
+   leaves it out. Lock-free (any thread, any lock held). */
+bool shim_resid_kept_on_host(uint64_t id);
 /* Fills t with the k-th device manager's totals (in start order: 0 is the primary one, which
    the plan serves); false (t zeroed) when there is no k-th. */
 bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t);

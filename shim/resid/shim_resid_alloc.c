@@ -172,10 +172,20 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
                     bool per_thread, bool async)
 {
     bool ordered = async && nameable(stream, per_thread), on_host = false;
-    struct resid_unit *u = resid_unit_new(r, bytes);
+    int entry = resid_placement_of(r, bytes);
+    struct resid_unit *u = entry >= 0 ? resid_unit_reserve(r, bytes) : resid_unit_new(r, bytes);
     if (!u)
         return -1;
-    if (!from_spare(r, u, stream, ordered)) {
+    if (entry >= 0) { /* kept on the host (host_resident), else made on the device as any */
+        int got = resid_place_on_host(r, u, entry);
+        if (got == 1)
+            got = back(r, u, stream, ordered, &on_host);
+        if (got != 0) {
+            r->drv->address_free(u->va, u->mapped);
+            resid_unit_free(r, u);
+            return got;
+        }
+    } else if (!from_spare(r, u, stream, ordered)) {
         resid_unit_free(r, u);
         if (!(u = resid_unit_reserve(r, bytes)))
             return -1;
@@ -187,12 +197,18 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
         }
     }
     /* The registry takes its own lock after ours: never the other way round. */
-    u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED, shim_stream_id(stream, per_thread),
-                              r->plan != NULL);
-    if (on_host) /* traced after the allocation record, under its id */
-        resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
+    if (u->stays_on_host) { /* no step model holds it: it is host memory */
+        u->id = shim_record_alloc_kept_on_host(u->va, bytes, shim_stream_id(stream, per_thread));
+        if (u->id)
+            resid_placed_born(r, u);
+    } else {
+        u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED,
+                                  shim_stream_id(stream, per_thread), r->plan != NULL);
+        if (on_host && u->id) /* traced after the allocation record, under its id */
+            resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
+    }
     if (u->id && resid_insert(r, u) == 0) {
-        if (r->plan) /* shim_record_alloc counted it */
+        if (r->plan && !u->stays_on_host) /* shim_record_alloc counted it */
             resid_plan_bind(r, u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
                             shim_steps_last_ordinal());
         *dptr = u->va;

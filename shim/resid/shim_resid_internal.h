@@ -131,6 +131,8 @@ struct resid_unit {
                                  (resident on the host): until they are submitted, no fence
                                  covers them, so nothing may restore (remap) it */
     bool graph;               /* touched while capturing: stays on the device */
+    bool stays_on_host;       /* kept on the host for good (host_resident): touches read it
+                                 through the link, nothing restores it (shim_resid_place.c) */
     uint32_t held;            /* holds by exports and raw-range users (shim_resid_hold.c):
                                  while nonzero it stays on the device, for good once a hold
                                  succeeded */
@@ -218,8 +220,10 @@ struct resid_ctx {
     struct resid_chunk *free_dev, *free_host;
     uint64_t nfree_dev, nfree_host;             /* granules in the free pools */
     uint64_t handles_created, handles_released; /* physical allocations, for the exit log */
-    uint64_t host_births;       /* allocations made in host memory (resid_back_on_host) */
-    struct resid_spare *spares; /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
+    uint64_t host_births;          /* allocations made in host memory (resid_back_on_host) */
+    uint64_t placed, placed_bytes; /* allocations kept on the host (host_resident) */
+    uint32_t placed_sizes_seen;    /* bit k: host_resident's entry k matched an allocation */
+    struct resid_spare *spares;    /* freed ranges kept mapped, oldest first (shim_resid_spare.c) */
     uint64_t nspares, nspare_chunks;        /* how many, and their chunks (counted in dev_bytes) */
     uint64_t empty_slabs;                   /* slabs kept_empty */
     uint32_t remap_us[RESID_REMAP_SAMPLES]; /* host time of the first remaps (shim_resid_move.c) */
@@ -456,6 +460,19 @@ bool resid_may_place_on_host(const struct resid_ctx *r, uint64_t bytes);
    budget is spent), or -1 (a driver call failed; nothing taken). Counts it and says so once;
    the caller records the SHIM_EV_CREATE_HOST transition. */
 int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u);
+/* shim_resid_place.c — allocations kept on the host for good (host_resident) */
+/* The entry of host_resident that names an allocation of bytes (its index), or -1. */
+int resid_placement_of(const struct resid_ctx *r, uint64_t bytes);
+/* Backs new unit u's reserved range with host chunks mapped at its address, for good (lock
+   held): 0 (u->stays_on_host set, counted under entry), 1 (this device cannot map host memory
+   for kernels, libshim stepped aside, or the host budget has no room: said once; the caller
+   makes it on the device), or -1 (a driver call failed; nothing taken). */
+int resid_place_on_host(struct resid_ctx *r, struct resid_unit *u, int entry);
+/* After u (kept on the host by resid_place_on_host) has its id: notes the id for
+   shim_resid_kept_on_host and records its SHIM_EV_CREATE_HOST transition, reason placement. */
+void resid_placed_born(struct resid_ctx *r, struct resid_unit *u);
+/* Forgets id in the set shim_resid_kept_on_host reads (the unit is freed); no-op if absent. */
+void resid_placed_forget(uint64_t id);
 /* Whether the calling thread's searches for room (resid_take_device) are for a new managed
    allocation that may be placed on the host if no room comes (resid_place_on_host): they then
    wait for submissions and moves in progress for about a second, not the full bound. */

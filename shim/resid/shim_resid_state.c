@@ -343,6 +343,8 @@ struct resid_unit *resid_unit_reserve(struct resid_ctx *r, uint64_t bytes)
 
 void resid_unit_free(struct resid_ctx *r, struct resid_unit *u)
 {
+    if (u->stays_on_host)
+        resid_placed_forget(u->id);
     resid_plan_unbind(r, u);
     resid_fence_drop(r, u->ready);
     resid_fence_drop(r, u->reading);
@@ -460,6 +462,9 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
         .remaps_by_mover = r->remaps_by_mover,
         .handles_created = r->handles_created,
         .host_births = r->host_births,
+        .placed = r->placed,
+        .placed_bytes = r->placed_bytes,
+        .placed_sizes_seen = r->placed_sizes_seen,
         .handles_released = r->handles_released,
         .outside_allocs = r->outside_allocs,
         .outside_bytes = r->outside_bytes,

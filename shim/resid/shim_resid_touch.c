@@ -46,6 +46,8 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
     if (!resid_unstick(r, u))
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
+    if (u->stays_on_host && u->state == SHIM_RS_HOST)
+        return CUDA_SUCCESS; /* kept on the host (host_resident): read through its host mapping */
     if (u->plan_out && u->state != SHIM_RS_DEVICE)
         resid_plan_departed(r, u);
     if (u->state == SHIM_RS_EVICTING && u->move)

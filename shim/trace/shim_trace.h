@@ -65,6 +65,8 @@ enum shim_move_reason {
     SHIM_REASON_PLANNED_EVICT = 5, /* a plan evicted it after its last use before a gap */
     SHIM_REASON_ERROR = 6,         /* rolled back after a failed driver call */
     SHIM_REASON_FREED = 7,         /* the program freed it */
+    SHIM_REASON_PLACEMENT = 8,     /* (transitions, 1.11) made on the host to stay there: its size
+                                      is one of host_resident's */
 };
 
 /* Why an allocation was pinned on the device for good (the pin record, since 1.5): the entry

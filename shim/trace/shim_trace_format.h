@@ -18,9 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SHIM_TRACE_MAGIC         "SHIMTRAC" /* 8 bytes, no terminator in the file */
-#define SHIM_TRACE_MAJOR         1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR         10 /* a reader accepts any minor; 1.10: transitions made on the host */
+#define SHIM_TRACE_MAGIC "SHIMTRAC" /* 8 bytes, no terminator in the file */
+#define SHIM_TRACE_MAJOR 1          /* a reader rejects another major version */
+#define SHIM_TRACE_MINOR                                                                           \
+    11 /* a reader accepts any minor; 1.10: transitions made on the host;                          \
+          1.11: reason 8, placement (host_resident) */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */

@@ -51,6 +51,10 @@ static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r
     }
     case SHIM_TRACE_STEP:
         return plan_build_step(b, r->a, r->b);
+    case SHIM_TRACE_TRANSITION: /* kept on the host for good (host_resident): not in a model */
+        if (r->sub == SHIM_EV_CREATE_HOST && r->sub2 == SHIM_REASON_PLACEMENT)
+            plan_build_on_host(b, r->a);
+        return PLAN_OK;
     case SHIM_TRACE_LINK_TIME:
         return plan_build_move(b, r->sub == SHIM_MOVE_TO_DEVICE, r->b, r->usec);
     case SHIM_TRACE_MOVE: /* a cancelled eviction's time is not a copy's */

@@ -41,8 +41,8 @@ const char *report_move_dir_name(uint32_t dir)
 /* Contract in report.h. */
 const char *report_move_reason_name(uint32_t reason)
 {
-    static const char *names[] = {"?",         "budget",  "demand", "prefetch",
-                                  "cancelled", "planned", "error",  "freed"};
+    static const char *names[] = {"?",       "budget", "demand", "prefetch", "cancelled",
+                                  "planned", "error",  "freed",  "placement"};
     return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
 }
 
