@@ -16,7 +16,7 @@ shim_room_inc = $(foreach r,$(wordlist $(1),5,$(SHIM_ROOMS)),-Ishim/$(r))
 SHIM_INC_ALL := $(call shim_room_inc,1)
 shim_hooks_CFLAGS := $(CUDA_INC) $(call shim_room_inc,1) -Iconf -fvisibility=hidden
 shim_plan_CFLAGS := $(CUDA_INC) $(call shim_room_inc,2) -Iconf -Iplanner -fvisibility=hidden
-shim_resid_CFLAGS := $(CUDA_INC) $(call shim_room_inc,3) -Iconf -fvisibility=hidden
+shim_resid_CFLAGS := $(CUDA_INC) $(call shim_room_inc,3) -Iconf -Iplanner -fvisibility=hidden
 shim_core_CFLAGS := $(CUDA_INC) $(call shim_room_inc,4) -Iconf -fvisibility=hidden
 shim_trace_CFLAGS := $(call shim_room_inc,5) -fvisibility=hidden
 shim_CFLAGS := $(CUDA_INC) $(SHIM_INC_ALL) -Iconf -Iplanner -fvisibility=hidden

@@ -300,8 +300,10 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
                                          bool per_thread, bool async, CUresult *rc)
 {
     struct resid_ctx *r;
-    if (bytes < shim.min_managed_bytes || !(r = resid_start_current()) ||
-        shim_capture_active(stream, per_thread))
+    /* Which requests are managed, and which share a slab, is planner/plan_build.h's one rule
+       (plan_build_kind, plan_build_movable), which every model of libshim's memory follows. */
+    if (plan_build_kind(bytes, shim.min_managed_bytes) != PLAN_MEM_MANAGED ||
+        !(r = resid_start_current()) || shim_capture_active(stream, per_thread))
         return SHIM_RESID_DRIVER;
     pthread_mutex_lock(&r->lock);
     if (r->stepped_aside) {
@@ -323,8 +325,9 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
          attempt++) {
         r->oom.driver_failed = false;
         before = resid_driver_failures();
-        got = bytes <= r->gran / 2 ? try_member(r, dptr, bytes, stream, per_thread)
-                                   : try_unit(r, dptr, bytes, stream, per_thread, async);
+        got = !plan_build_movable(PLAN_MEM_MANAGED, bytes, resid_slab_max(r))
+                  ? try_member(r, dptr, bytes, stream, per_thread)
+                  : try_unit(r, dptr, bytes, stream, per_thread, async);
         if (got == 1 && !machinery_failed(r, before))
             break;
     }

@@ -26,6 +26,7 @@
 #ifndef SHIM_RESID_INTERNAL_H
 #define SHIM_RESID_INTERNAL_H
 
+#include "plan_build.h"
 #include "shim_resid.h"
 #include "shim_resid_driver.h"
 
@@ -105,6 +106,9 @@ struct resid_move {
 
 /* A slab's bookkeeping: which 512-byte blocks of its chunk are taken. */
 #define RESID_SLAB_BLOCK 512u
+/* The block is the one the planner models slabs by (planner/plan_build.h: libshim's rules of how
+   it holds memory, one description for the shim and the planner). */
+_Static_assert(RESID_SLAB_BLOCK == PLAN_BUILD_SLAB_BLOCK, "slab block differs from the planner's");
 struct resid_slab {
     uint64_t *used;            /* bitmap, one bit per block */
     uint32_t nblocks;          /* blocks in the chunk */
@@ -450,6 +454,11 @@ int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint3
    reused at once (*reused is set then). Returns 0, or -1 (nothing taken; r->oom says why). */
 int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
                       bool ordered, bool *reused);
+/* The largest managed allocation that shares a slab: half a chunk (plan_build.h's slab_max). */
+static inline uint64_t resid_slab_max(const struct resid_ctx *r)
+{
+    return r->gran / 2;
+}
 /* Whether a new managed allocation of bytes whose search for room failed may be made in host
    memory instead (lock held): the search found units in use by submissions in progress or
    moving (the budget is held for now, not full for good), host memory can be mapped where the

@@ -364,7 +364,7 @@ uint64_t shim_resid_plan_budget(void)
 uint64_t shim_resid_slab_max(void)
 {
     const struct resid_ctx *c = resid_primary();
-    return c ? c->gran / 2 : 0;
+    return c ? resid_slab_max(c) : 0;
 }
 
 uint64_t shim_resid_granularity(void)
