@@ -96,6 +96,11 @@ typedef struct plan_model {
     size_t nallocs, cap_allocs;
     int32_t *touches;
     size_t ntouches, cap_touches;
+    /* Bytes each touch reads of its allocation, parallel to touches (same indices, same
+       capacity): 0 means the whole allocation (its moved bytes), a value in [1, its bytes] a
+       sparse read (an embedding lookup). NULL when no touch of the model gives bytes, which
+       reads as all zeros (plan_touch_read). */
+    uint64_t *touch_reads;
     plan_copy *copies; /* in the order they were added; several may follow one operation */
     size_t ncopies, cap_copies;
 } plan_model;
@@ -110,10 +115,25 @@ void plan_model_free(plan_model *m);
 plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream);
 
 /* Appends an allocation whose touches are touch[0..n) in any order (sorted and de-duplicated
- * here). Ranges are checked by plan_model_check, since operations may be added later.
- * PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
+ * here), each reading the whole allocation. Ranges are checked by plan_model_check, since
+ * operations may be added later. PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
 plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
                               const int32_t *touch, size_t n);
+
+/* plan_model_add_alloc where touch[k] reads reads[k] bytes of the allocation (0: the whole;
+ * reads NULL: every touch reads the whole). Duplicate touches merge into one that reads the
+ * sum of their bytes, or the whole when any of them reads the whole or the sum reaches bytes.
+ * Read bytes above bytes are found by plan_model_check. PLAN_ERR_NOMEM, PLAN_ERR_LIMIT. */
+plan_err plan_model_add_alloc_reads(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                                    const int32_t *touch, const uint64_t *reads, size_t n);
+
+/* Bytes touch k of m (an index into m->touches) reads of allocation a, which it belongs to:
+ * its read bytes, or a->moved when it reads the whole (plan_model.touch_reads). */
+uint64_t plan_touch_read(const plan_model *m, const plan_alloc *a, size_t k);
+
+/* Whether allocation i of m is read sparsely: at least one of its touches reads fewer bytes than
+ * a->moved. Only such allocations may stay on the host (plan.host). */
+bool plan_alloc_sparse(const plan_model *m, size_t i);
 
 /* Allocation i's moves copy moved bytes, not all it holds (plan_alloc). PLAN_ERR_INVALID for
  * an i out of range or moved outside [1, its bytes]. */
@@ -131,7 +151,8 @@ plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *ou
 
 /* Checks a complete model: at least one operation, hardware figures positive and finite,
  * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
- * birth <= death, every index in range, every touch inside [birth, death], every copy after an
+ * birth <= death, every index in range, every touch inside [birth, death], every touch's read
+ * bytes at most its allocation's bytes, every copy after an
  * operation of the model with bytes in [1, PLAN_MAX_BYTES]. PLAN_ERR_INVALID with a message;
  * *bad_alloc (when not NULL) is the offending allocation or SIZE_MAX (also for a bad copy). */
 plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, size_t cap);
