@@ -23,7 +23,7 @@ code:
   the CppNode itself (or, for an ET alone, any under it) touches their cyclic allocations; found
   none, it touches every cyclic allocation;
 - lives: any other allocation lives from its first to its last touching operation; one that no
-  operation touches (or of 0 bytes) is left out.
+  operation touches (or of 0 bytes) is left out, unless it is cyclic (held all step, untouched).
 
 The native peak is the largest sum, over operations, of the bytes live there: model bytes as
 they are, as the planner counts them (it does not round a model's sizes).
@@ -210,6 +210,11 @@ def native_peak(et_path, map_path, step=None):
             lo, hi = 0, len(ops) - 1
         live[lo] += size[key]
         live[hi + 1] -= size[key]
+    for key in cyclic:
+        if key not in span and size[key]:
+            kept += 1
+            live[0] += size[key]
+            live[len(ops)] -= size[key]
     peak = total = 0
     for delta in live[:-1]:
         total += delta

@@ -329,11 +329,11 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
     size_t left_out = 0;
     for (size_t i = 0; i < c->npc; i++) {
         piece *p = &c->pc[i];
-        if (!p->touch.n || !p->bytes) {
+        if ((!p->touch.n && !p->cyclic) || !p->bytes) {
             left_out++;
             continue;
         }
-        int32_t lo = p->touch.v[0], hi = lo;
+        int32_t lo = p->touch.n ? p->touch.v[0] : 0, hi = lo;
         for (size_t k = 0; k < p->touch.n; k++) {
             lo = p->touch.v[k] < lo ? p->touch.v[k] : lo;
             hi = p->touch.v[k] > hi ? p->touch.v[k] : hi;
@@ -349,7 +349,8 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
             return -1;
     }
     import_note(o,
-                "shim-plan: %s: %zu storages (%zu allocations), %zu used by no kernel left out\n",
+                "shim-plan: %s: %zu storages (%zu allocations), %zu made in the step and used by no "
+                "kernel left out\n",
                 c->e->path, c->nst, c->npc, left_out);
     return 0;
 }
