@@ -5,16 +5,18 @@
  * (the time their touches' reads add, plan_host_read_us, over the bytes they hold), capped at
  * HOST_CANDIDATES of them. Each candidate set is verified by planning the rest with the same
  * planner and simulating it (plan_host_plan), judged by plan_stats_cmp, whose stall counts the
- * reads: first every prefix of that order, then one pass that adds or removes each candidate
- * from the best set found. The plan without host residency is the first one judged, so the
- * result is never worse than it; 2 * HOST_CANDIDATES plannings at most, in a fixed order. */
+ * reads: first every prefix of that order, then rounds of local moves from the best set found
+ * (add or remove one candidate; swap one in for one out) until a round improves nothing. The
+ * plan without host residency is the first one judged, so the result is never worse than it;
+ * HOST_TRIALS plannings at most, in a fixed order (deterministic, bounded on any model). */
 #include "plan_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define HOST_CANDIDATES 12
+#define HOST_CANDIDATES 12 /* allocations considered */
+#define HOST_TRIALS     64 /* plannings at most */
 
 /* Time allocation x's touches spend reading it from the host per step. */
 static double alloc_read_us(const plan_model *m, size_t x)
@@ -55,7 +57,7 @@ static plan_err candidates(const plan_ctx *c, cand **out, size_t *n)
     return PLAN_OK;
 }
 
-/* Search state: the best plan and its set, and a scratch plan for each trial. */
+/* Search state: the best plan and its set, a scratch plan for each trial, trials left. */
 typedef struct pick {
     const plan_ctx *c;
     plan_kind kind;
@@ -64,12 +66,14 @@ typedef struct pick {
     plan_stats *bst;
     uint8_t *best_set, *trial_set;
     plan trial;
+    unsigned left;
 } pick;
 
-/* Plans with trial_set on the host; keeps it when better than the best. */
-static plan_err try_set(pick *s)
+/* Plans with trial_set on the host; keeps it when better than the best (*better). */
+static plan_err try_set(pick *s, bool *better)
 {
     plan_stats st;
+    s->left--;
     plan_err e = plan_host_plan(s->c, s->kind, s->budget, s->trial_set, &s->trial, &st);
     if (e || plan_stats_cmp(&st, s->bst) >= 0)
         return e;
@@ -78,7 +82,36 @@ static plan_err try_set(pick *s)
     s->trial = swap;
     *s->bst = st;
     memcpy(s->best_set, s->trial_set, s->c->m->nallocs);
+    *better = true;
     return PLAN_OK;
+}
+
+/* The best set with candidate x flipped, and with y flipped too unless y is UINT32_MAX. */
+static plan_err try_flip(pick *s, uint32_t x, uint32_t y, bool *better)
+{
+    memcpy(s->trial_set, s->best_set, s->c->m->nallocs);
+    s->trial_set[x] ^= 1;
+    if (y != UINT32_MAX)
+        s->trial_set[y] ^= 1;
+    return try_set(s, better);
+}
+
+/* Rounds of local moves from the best set: each candidate added or removed, then each pair of
+   one in the set and one out swapped; until a round improves nothing or the trials run out. */
+static plan_err local_moves(pick *s, const cand *cs, size_t n)
+{
+    bool better = true;
+    plan_err e = PLAN_OK;
+    while (better && s->left && !e) {
+        better = false;
+        for (size_t j = 0; j < n && s->left && !e; j++)
+            e = try_flip(s, cs[j].x, UINT32_MAX, &better);
+        for (size_t i = 0; i < n && !better && !e; i++)
+            for (size_t j = 0; j < n && s->left && !better && !e; j++)
+                if (s->best_set[cs[i].x] && !s->best_set[cs[j].x])
+                    e = try_flip(s, cs[i].x, cs[j].x, &better);
+    }
+    return e;
 }
 
 /* Improves *best (the plan without host residency, *bst its outcome) by keeping candidates on
@@ -95,19 +128,18 @@ static plan_err choose(const plan_ctx *c, plan_kind kind, uint64_t budget, plan 
     pick s = {.c = c, .kind = kind, .budget = budget, .best = best, .bst = bst};
     s.best_set = calloc(na, 1);
     s.trial_set = calloc(na, 1);
+    s.left = HOST_TRIALS;
     plan_init(&s.trial);
     if (!e && (!s.best_set || !s.trial_set))
         e = PLAN_ERR_NOMEM;
     n = PLAN_MIN(n, HOST_CANDIDATES);
+    bool better = false;
     for (size_t j = 0; j < n && !e; j++) { /* every prefix of the cheapest-first order */
         s.trial_set[cs[j].x] = 1;
-        e = try_set(&s);
+        e = try_set(&s, &better);
     }
-    for (size_t j = 0; j < n && !e; j++) { /* one toggle of each from the best set */
-        memcpy(s.trial_set, s.best_set, c->m->nallocs);
-        s.trial_set[cs[j].x] ^= 1;
-        e = try_set(&s);
-    }
+    if (!e)
+        e = local_moves(&s, cs, n);
     plan_free(&s.trial);
     free(s.best_set);
     free(s.trial_set);
