@@ -350,7 +350,16 @@ void plan_init(plan *p)
 void plan_free(plan *p)
 {
     free(p->entries);
+    free(p->host);
     plan_init(p);
+}
+
+plan_err plan_push_host(plan *p, uint32_t alloc)
+{
+    if (grow((void **)&p->host, &p->cap_host, p->nhost + 1, sizeof(alloc)))
+        return PLAN_ERR_NOMEM;
+    p->host[p->nhost++] = alloc;
+    return PLAN_OK;
 }
 
 plan_err plan_push(plan *p, plan_entry e)
