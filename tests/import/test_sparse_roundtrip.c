@@ -58,8 +58,8 @@ static void test_dlrm_round_trip(void **state)
     size_t sparse = 0;
     for (size_t i = 0; i < m.nallocs; i++)
         if (m.allocs[i].bytes == 2562598592u && plan_alloc_sparse(&m, i))
-            sparse++, assert_int_equal(plan_touch_read(&m, &m.allocs[i], m.allocs[i].touch_first),
-                                       49152);
+            sparse++,
+                assert_int_equal(plan_touch_read(&m, &m.allocs[i], m.allocs[i].touch_first), 49152);
     assert_int_equal(sparse, 2);
     char *text = NULL, *again = NULL;
     size_t len = 0, len2 = 0;

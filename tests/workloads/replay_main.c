@@ -208,9 +208,12 @@ static int run(const struct replay_config *c, const plan_model *m)
 
 int main(int argc, char **argv)
 {
-    struct replay_config c = {
-        .steps = 3, .async = true, .stride = 64 * 1024, .lose_step = -1, .lose_op = -1,
-        .host_alloc = -1};
+    struct replay_config c = {.steps = 3,
+                              .async = true,
+                              .stride = 64 * 1024,
+                              .lose_step = -1,
+                              .lose_op = -1,
+                              .host_alloc = -1};
     plan_model m;
     int rc = parse_args(argc, argv, &c);
 

@@ -141,7 +141,8 @@ static int touch_refs(ctx *c, long n, int32_t op, int cyclic_only)
     const ie_node *nd = &c->e->node[n];
     for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++) {
         const ie_ref *rf = &c->e->ref[r];
-        if ((!cyclic_only || c->pc[rf->piece].cyclic) && touch_piece(&c->pc[rf->piece], op, rf->read))
+        if ((!cyclic_only || c->pc[rf->piece].cyclic) &&
+            touch_piece(&c->pc[rf->piece], op, rf->read))
             return -1;
     }
     return 0;
@@ -237,7 +238,7 @@ static int touch_op(ctx *c, long n, int32_t op)
                     return -1;
             }
         if (strstr(e->node[n].name, "CppNode<") ? touch_custom(c, n, d, op)
-                                                 : !forward && touch_cyclic(c, op))
+                                                : !forward && touch_cyclic(c, op))
             return -1;
     }
     return 0;
@@ -348,10 +349,11 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
         if (plan_model_add_alloc_reads(m, p->bytes, lo, hi, p->touch.v, p->reads, p->touch.n))
             return -1;
     }
-    import_note(o,
-                "shim-plan: %s: %zu storages (%zu allocations), %zu made in the step and used by no "
-                "kernel left out\n",
-                c->e->path, c->nst, c->npc, left_out);
+    import_note(
+        o,
+        "shim-plan: %s: %zu storages (%zu allocations), %zu made in the step and used by no "
+        "kernel left out\n",
+        c->e->path, c->nst, c->npc, left_out);
     return 0;
 }
 

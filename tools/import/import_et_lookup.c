@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#define MAX_ARGS 64
+#define MAX_ARGS     64
 #define NAME_MAX_LEN 48
 
 /* The argument names of a schema "ns::op(Type a, Type? b=1, *, Type c) -> Ret": names[i] is the
