@@ -96,6 +96,11 @@ typedef struct plan_model {
     size_t nallocs, cap_allocs;
     int32_t *touches;
     size_t ntouches, cap_touches;
+    /* Bytes each touch reads of its allocation, parallel to touches (same indices, same
+       capacity): 0 means the whole allocation (its moved bytes), a value in [1, its bytes] a
+       sparse read (an embedding lookup). NULL when no touch of the model gives bytes, which
+       reads as all zeros (plan_touch_read). */
+    uint64_t *touch_reads;
     plan_copy *copies; /* in the order they were added; several may follow one operation */
     size_t ncopies, cap_copies;
 } plan_model;
@@ -110,10 +115,25 @@ void plan_model_free(plan_model *m);
 plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream);
 
 /* Appends an allocation whose touches are touch[0..n) in any order (sorted and de-duplicated
- * here). Ranges are checked by plan_model_check, since operations may be added later.
- * PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
+ * here), each reading the whole allocation. Ranges are checked by plan_model_check, since
+ * operations may be added later. PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond the size limits. */
 plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
                               const int32_t *touch, size_t n);
+
+/* plan_model_add_alloc where touch[k] reads reads[k] bytes of the allocation (0: the whole;
+ * reads NULL: every touch reads the whole). Duplicate touches merge into one that reads the
+ * sum of their bytes, or the whole when any of them reads the whole or the sum reaches bytes.
+ * Read bytes above bytes are found by plan_model_check. PLAN_ERR_NOMEM, PLAN_ERR_LIMIT. */
+plan_err plan_model_add_alloc_reads(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                                    const int32_t *touch, const uint64_t *reads, size_t n);
+
+/* Bytes touch k of m (an index into m->touches) reads of allocation a, which it belongs to:
+ * its read bytes, or a->moved when it reads the whole (plan_model.touch_reads). */
+uint64_t plan_touch_read(const plan_model *m, const plan_alloc *a, size_t k);
+
+/* Whether allocation i of m is read sparsely: at least one of its touches reads fewer bytes than
+ * a->moved. Only such allocations may stay on the host (plan.host). */
+bool plan_alloc_sparse(const plan_model *m, size_t i);
 
 /* Allocation i's moves copy moved bytes, not all it holds (plan_alloc). PLAN_ERR_INVALID for
  * an i out of range or moved outside [1, its bytes]. */
@@ -131,7 +151,8 @@ plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *ou
 
 /* Checks a complete model: at least one operation, hardware figures positive and finite,
  * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
- * birth <= death, every index in range, every touch inside [birth, death], every copy after an
+ * birth <= death, every index in range, every touch inside [birth, death], every touch's read
+ * bytes at most its allocation's bytes, every copy after an
  * operation of the model with bytes in [1, PLAN_MAX_BYTES]. PLAN_ERR_INVALID with a message;
  * *bad_alloc (when not NULL) is the offending allocation or SIZE_MAX (also for a bad copy). */
 plan_err plan_model_check(const plan_model *m, size_t *bad_alloc, char *msg, size_t cap);
@@ -172,25 +193,35 @@ typedef struct plan_entry {
     int32_t need;
 } plan_entry;
 
+/* A plan: moved gaps (entries), and the allocations that stay on the host for the whole step
+ * (host: never on the device; each is made in host memory at its birth, freed there at its
+ * death, never copied, and every operation touching it reads what it reads through the link:
+ * MODEL-FORMAT.md, "Placements"). Planners fill host only when asked (plan_opts). */
 typedef struct plan {
     plan_entry *entries;
     size_t n, cap;
+    uint32_t *host; /* allocation numbers, in the order pushed */
+    size_t nhost, cap_host;
 } plan;
 
 /* Empty plan. Cannot fail. */
 void plan_init(plan *p);
 
-/* Frees the entries and re-initialises p. */
+/* Frees the entries and the host list and re-initialises p. */
 void plan_free(plan *p);
 
 /* Appends an entry (not checked here). PLAN_ERR_NOMEM. */
 plan_err plan_push(plan *p, plan_entry e);
 
+/* Appends allocation alloc to p's host-resident list (not checked here). PLAN_ERR_NOMEM. */
+plan_err plan_push_host(plan *p, uint32_t alloc);
+
 /* Checks p against m: each entry lies inside one idle gap of its allocation (between two
  * consecutive touches, or from the last touch to the death within the step, or the wrapping
  * gap of a cyclic allocation), need is that gap's next touch, evict_after < prefetch_at <= need,
- * evict_after < wait_at <= need (or the death), and at most one entry per gap.
- * PLAN_ERR_INVALID with a message naming the entry. */
+ * evict_after < wait_at <= need (or the death), and at most one entry per gap; every
+ * host-resident allocation is in range, listed once, read sparsely (plan_alloc_sparse) and has
+ * no entry. PLAN_ERR_INVALID with a message naming the entry or allocation. */
 plan_err plan_check(const plan_model *m, const plan *p, char *msg, size_t cap);
 
 /* ---- Simulation --------------------------------------------------------------------------- */
@@ -205,6 +236,13 @@ typedef struct plan_stats {
     uint64_t bytes_to_device; /* per step */
     int feasible;             /* peak_bytes <= budget */
     unsigned steps;           /* steps simulated to reach the steady state */
+    /* Host-resident allocations (plan.host): what they hold, and what the operations touching
+       them read through the link per step and the time it adds to them, which stall_us counts
+       (compute_us stays the model's own durations). All 0 for a plan without them. */
+    uint64_t host_bytes;
+    size_t nhost;
+    uint64_t bytes_read;
+    double read_us;
 } plan_stats;
 
 /* Replays m and p on a timeline with one compute stream, two copy engines (one per direction,
@@ -243,6 +281,33 @@ plan_err plan_lower_bound(const plan_model *m, uint64_t budget, double *lb_us);
  * PLAN_ERR_INVALID, PLAN_ERR_NOMEM. */
 plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out, plan_stats *st);
 
+/* Options of the planners; a zeroed struct (or NULL) is today's planners exactly.
+ *   host  also choose, per allocation read sparsely (plan_alloc_sparse), to keep it on the host
+ *         for the whole step (plan.host), when that makes a better plan (plan_stats_cmp);
+ *         scheduled and reactive only (exact and none ignore it). The floor and the lower bound
+ *         then cover such plans too (plan_peaks_opts, plan_lower_bound_opts). */
+typedef struct plan_opts {
+    bool host;
+} plan_opts;
+
+/* Time an operation that reads bytes of a host-resident allocation through the link spends on
+ * it, in microseconds: the 4 KiB pages it touches at the host-to-device rate (what the simulated
+ * device charges a kernel for host-located memory). */
+double plan_host_read_us(const plan_hw *hw, uint64_t bytes);
+
+/* plan_make with options o (NULL: plan_make). Same errors. */
+plan_err plan_make_opts(const plan_model *m, plan_kind kind, uint64_t budget, const plan_opts *o,
+                        plan *out, plan_stats *st);
+
+/* plan_peaks with options o: with o->host the floor no longer counts allocations read sparsely
+ * (they can stay on the host). Same errors. */
+plan_err plan_peaks_opts(const plan_model *m, const plan_opts *o, uint64_t *native, uint64_t *floor);
+
+/* plan_lower_bound over the plans o allows (with o->host, also those keeping allocations on the
+ * host, whose reads count as stall). Same errors. */
+plan_err plan_lower_bound_opts(const plan_model *m, uint64_t budget, const plan_opts *o,
+                               double *lb_us);
+
 /* One point of the memory-time curve. */
 typedef struct plan_proposal {
     uint64_t budget_bytes;
@@ -254,6 +319,11 @@ typedef struct plan_proposal {
  * native peak), each planned with kind, into out[0..n). PLAN_ERR_INVALID (n == 0), and the
  * errors of plan_make. */
 plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_proposal *out);
+
+/* plan_proposals with options o: budgets from the native peak down to plan_peaks_opts's floor,
+ * each planned with plan_make_opts and bounded with plan_lower_bound_opts. Same errors. */
+plan_err plan_proposals_opts(const plan_model *m, plan_kind kind, size_t n, const plan_opts *o,
+                             plan_proposal *out);
 
 /* ---- Model generators ----------------------------------------------------------------------- */
 

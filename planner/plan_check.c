@@ -38,16 +38,47 @@ static bool entry_ok(const plan_gap *g, const plan_entry *e, char *msg, size_t c
     return true;
 }
 
+/* The host-resident list of p: each allocation in range, listed once, read sparsely; marks them
+   in on_host (c->m->nallocs items, zeroed). */
+static plan_err host_ok(const plan_ctx *c, const plan *p, uint8_t *on_host, char *msg, size_t cap)
+{
+    for (size_t i = 0; i < p->nhost; i++) {
+        uint32_t x = p->host[i];
+        if (x >= c->m->nallocs || on_host[x]) {
+            plan_msg(msg, cap, "host %zu: allocation %u %s", i, x,
+                     x >= c->m->nallocs ? "out of range" : "listed twice");
+            return PLAN_ERR_INVALID;
+        }
+        if (!plan_alloc_sparse(c->m, x)) {
+            plan_msg(msg, cap,
+                     "host %zu: allocation %u is not read sparsely (no touch reads less than "
+                     "its whole): it cannot stay on the host",
+                     i, x);
+            return PLAN_ERR_INVALID;
+        }
+        on_host[x] = 1;
+    }
+    return PLAN_OK;
+}
+
 plan_err plan_check_ctx(const plan_ctx *c, const plan *p, uint32_t *gap_of, char *msg, size_t cap)
 {
     uint8_t *used = calloc(c->ngaps ? c->ngaps : 1, 1);
-    if (!used)
+    uint8_t *on_host = calloc(c->m->nallocs + 1, 1);
+    if (!used || !on_host) {
+        free(used);
+        free(on_host);
         return PLAN_ERR_NOMEM;
-    plan_err err = PLAN_OK;
+    }
+    plan_err err = host_ok(c, p, on_host, msg, cap);
     for (size_t i = 0; i < p->n && !err; i++) {
         const plan_entry *e = &p->entries[i];
         size_t g = plan_ctx_find_gap(c, e->alloc, e->evict_after);
-        if (g == SIZE_MAX) {
+        if (e->alloc < c->m->nallocs && on_host[e->alloc]) {
+            plan_msg(msg, cap, "entry %zu: allocation %u stays on the host: it has no entries", i,
+                     e->alloc);
+            err = PLAN_ERR_INVALID;
+        } else if (g == SIZE_MAX) {
             plan_msg(msg, cap, "entry %zu: evict_after %d is not in an idle gap of allocation %u",
                      i, e->evict_after, e->alloc);
             err = PLAN_ERR_INVALID;
@@ -64,6 +95,7 @@ plan_err plan_check_ctx(const plan_ctx *c, const plan *p, uint32_t *gap_of, char
         }
     }
     free(used);
+    free(on_host);
     return err;
 }
 

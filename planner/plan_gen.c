@@ -15,7 +15,9 @@
  *                group; one optimizer op per tensor touching it, its gradient and `optim` state
  *                tensors of the same size: optimizer state dominates memory.
  *   random       `ops` ops of 1..us us, `allocs` allocations of 1..maxbytes bytes, `cyclic` % of
- *                them cyclic, the others with random birth and death, 1..touches touches each. */
+ *                them cyclic, the others with random birth and death, 1..touches touches each;
+ *                `sparse` % of the touches read 1 byte to a quarter of their allocation (drawn
+ *                only when sparse > 0, so that sparse=0 gives the models of before). */
 #include "plan_internal.h"
 
 #include <stdlib.h>
@@ -61,6 +63,7 @@ static const gparam random_p[] = {{"ops", 8, 1, 1e7, false},
                                   {"cyclic", 30, 0, 100, false},
                                   {"touches", 3, 1, 64, false},
                                   {"us", 10, 1, 1e9, false},
+                                  {"sparse", 0, 0, 100, false},
                                   {"seed", 1, 0, 4e9, false},
                                   {"h2d", 0.1, 1e-6, 1e6, false},
                                   {"d2h", 0.1, 1e-6, 1e6, false},
@@ -280,6 +283,22 @@ out:
 /* ---- random -----------------------------------------------------------------------------------
  */
 
+/* alloc, with sparse % of the touches reading 1 byte to a quarter of the bytes (at least 4). */
+static void alloc_sparse(gen *g, uint64_t bytes, int32_t birth, int32_t death)
+{
+    uint64_t *reads = malloc((g->ntb + 1) * sizeof(*reads));
+    if (!reads && !g->err)
+        g->err = PLAN_ERR_NOMEM;
+    for (size_t i = 0; reads && i < g->ntb; i++)
+        reads[i] = bytes >= 4 && unit(g) * 100 < P(g, "sparse")
+                       ? (uint64_t)rint_in(g, 1, (int64_t)(bytes / 4))
+                       : 0;
+    if (!g->err)
+        g->err = plan_model_add_alloc_reads(g->m, bytes, birth, death, g->tb, reads, g->ntb);
+    g->ntb = 0;
+    free(reads);
+}
+
 static void gen_random(gen *g)
 {
     int32_t n = (int32_t)P(g, "ops"), na = (int32_t)P(g, "allocs"), nt = (int32_t)P(g, "touches");
@@ -297,7 +316,11 @@ static void gen_random(gen *g)
         int32_t k = (int32_t)rint_in(g, 1, nt);
         for (int32_t i = 0; i < k; i++)
             touch(g, (int32_t)rint_in(g, lo, hi));
-        alloc(g, (double)rint_in(g, 1, (int64_t)P(g, "maxbytes")), birth, death);
+        uint64_t b = (uint64_t)rint_in(g, 1, (int64_t)P(g, "maxbytes"));
+        if (P(g, "sparse") > 0)
+            alloc_sparse(g, b, birth, death);
+        else
+            alloc(g, (double)b, birth, death);
     }
 }
 

@@ -268,6 +268,37 @@ plan_err plan_bound_ctx(const plan_ctx *c, uint64_t budget, double *lb_us);
  * budget). Used to cut the exact search. PLAN_ERR_NOMEM. */
 plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *skip, double *lb_us);
 
+/* ---- plan_host.c: host-resident allocations (plan.host) ---------------------------------------
+ */
+
+/* The model the rest of a plan runs on when the allocations with on_host[x] stay on the host:
+ * theirs removed, each operation's duration raised by the reads of theirs it touches
+ * (plan_host_read_us). idx[x] is allocation x's number in *out, UINT32_MAX for one on the host;
+ * *read_us and *bytes_read total the reads per step (out must be initialised and empty).
+ * PLAN_ERR_NOMEM, PLAN_ERR_LIMIT. */
+plan_err plan_host_model(const plan_model *m, const uint8_t *on_host, plan_model *out,
+                         uint32_t *idx, double *read_us, uint64_t *bytes_read);
+
+/* Simulates p, which keeps p->host on the host (already checked against c), on the model of the
+ * rest and fills *st as plan_simulate does (plan_stats: the reads counted as stall).
+ * PLAN_ERR_NOMEM. */
+plan_err plan_host_sim(const plan_ctx *c, const plan *p, uint64_t budget, plan_stats *st);
+
+/* Plans, on analysed c, the allocations other than those with on_host[x] with kind for budget,
+ * into out (entries numbered as in c's model, out->host the others) and *st. PLAN_ERR_NOMEM,
+ * PLAN_ERR_LIMIT. */
+plan_err plan_host_plan(const plan_ctx *c, plan_kind kind, uint64_t budget,
+                        const uint8_t *on_host, plan *out, plan_stats *st);
+
+/* ---- plan_host_pick.c: the host placement chosen, its floor and bound ------------------------ */
+
+/* plan_make_opts, plan_peaks_opts's floor and plan_lower_bound_opts on an analysed model (o may
+ * be NULL: today's figures). Same errors. */
+plan_err plan_make_ctx_opts(const plan_ctx *c, plan_kind kind, uint64_t budget, const plan_opts *o,
+                            plan *out, plan_stats *st);
+plan_err plan_floor_ctx_opts(const plan_ctx *c, const plan_opts *o, uint64_t *floor);
+plan_err plan_bound_ctx_opts(const plan_ctx *c, uint64_t budget, const plan_opts *o, double *lb_us);
+
 /* ---- plan_make.c ------------------------------------------------------------------------------
  */
 

@@ -59,6 +59,7 @@ void plan_model_free(plan_model *m)
     free(m->ops);
     free(m->allocs);
     free(m->touches);
+    free(m->touch_reads);
     free(m->copies);
     plan_model_init(m);
 }
@@ -84,28 +85,99 @@ plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64
     return PLAN_OK;
 }
 
-static int cmp_i32(const void *a, const void *b)
+/* A touch and the bytes it reads, sorted together. */
+typedef struct touch_read {
+    int32_t op;
+    uint64_t read;
+} touch_read;
+
+static int cmp_touch(const void *a, const void *b)
 {
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int32_t x = ((const touch_read *)a)->op, y = ((const touch_read *)b)->op;
     return (x > y) - (x < y);
 }
 
-plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
-                              const int32_t *touch, size_t n)
+/* Grows m's touch arrays to hold need touches, and creates touch_reads (zeroed: whole reads)
+   when with_reads. On failure the capacity stays what both arrays hold. */
+static plan_err grow_touches(plan_model *m, size_t need, bool with_reads)
+{
+    if (need > m->cap_touches) {
+        size_t ncap = m->cap_touches ? m->cap_touches : 16;
+        while (ncap < need)
+            ncap *= 2;
+        int32_t *t = realloc(m->touches, ncap * sizeof(*t));
+        if (!t)
+            return PLAN_ERR_NOMEM;
+        m->touches = t;
+        if (m->touch_reads) {
+            uint64_t *r = realloc(m->touch_reads, ncap * sizeof(*r));
+            if (!r)
+                return PLAN_ERR_NOMEM;
+            m->touch_reads = r;
+        }
+        m->cap_touches = ncap;
+    }
+    if (with_reads && !m->touch_reads) {
+        m->touch_reads = calloc(m->cap_touches ? m->cap_touches : 1, sizeof(*m->touch_reads));
+        if (!m->touch_reads)
+            return PLAN_ERR_NOMEM;
+    }
+    return PLAN_OK;
+}
+
+/* Whether reads[0..n) gives bytes for any touch. */
+static bool any_read(const uint64_t *reads, size_t n)
+{
+    for (size_t i = 0; reads && i < n; i++)
+        if (reads[i])
+            return true;
+    return false;
+}
+
+/* Sorts the n pairs of tr by operation and merges duplicates (plan.h: the sum of their bytes,
+   or 0, the whole, when one reads the whole or the sum reaches bytes); returns how many remain. */
+static size_t merge_touches(touch_read *tr, size_t n, uint64_t bytes)
+{
+    qsort(tr, n, sizeof(*tr), cmp_touch);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k == 0 || tr[i].op != tr[k - 1].op) {
+            tr[k++] = tr[i];
+            continue;
+        }
+        uint64_t x = tr[k - 1].read, y = tr[i].read;
+        if (x == 0 || y == 0)
+            tr[k - 1].read = 0;
+        else if (x > bytes || y > bytes) /* invalid: kept for plan_model_check to name */
+            tr[k - 1].read = PLAN_MAX(x, y);
+        else
+            tr[k - 1].read = y >= bytes - x ? 0 : x + y;
+    }
+    return k;
+}
+
+plan_err plan_model_add_alloc_reads(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                                    const int32_t *touch, const uint64_t *reads, size_t n)
 {
     if (m->nallocs >= PLAN_MAX_ALLOCS || n > PLAN_MAX_TOUCHES - m->ntouches)
         return PLAN_ERR_LIMIT;
-    if (grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
-        grow((void **)&m->touches, &m->cap_touches, m->ntouches + n, sizeof(*m->touches)))
+    bool with_reads = any_read(reads, n);
+    touch_read *tr = malloc(n * sizeof(*tr) + 1);
+    if (!tr ||
+        grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
+        grow_touches(m, m->ntouches + n, with_reads)) {
+        free(tr);
         return PLAN_ERR_NOMEM;
-    int32_t *t = m->touches + m->ntouches;
-    if (n)
-        memcpy(t, touch, n * sizeof(*t));
-    qsort(t, n, sizeof(*t), cmp_i32);
-    size_t k = 0;
+    }
     for (size_t i = 0; i < n; i++)
-        if (k == 0 || t[i] != t[k - 1])
-            t[k++] = t[i];
+        tr[i] = (touch_read){.op = touch[i], .read = reads ? reads[i] : 0};
+    size_t k = merge_touches(tr, n, bytes);
+    for (size_t i = 0; i < k; i++) {
+        m->touches[m->ntouches + i] = tr[i].op;
+        if (m->touch_reads)
+            m->touch_reads[m->ntouches + i] = tr[i].read;
+    }
+    free(tr);
     m->allocs[m->nallocs++] = (plan_alloc){.bytes = bytes,
                                            .moved = bytes,
                                            .birth = birth,
@@ -114,6 +186,31 @@ plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int3
                                            .ntouch = (uint32_t)k};
     m->ntouches += k;
     return PLAN_OK;
+}
+
+plan_err plan_model_add_alloc(plan_model *m, uint64_t bytes, int32_t birth, int32_t death,
+                              const int32_t *touch, size_t n)
+{
+    return plan_model_add_alloc_reads(m, bytes, birth, death, touch, NULL, n);
+}
+
+/* Contract in plan.h. */
+uint64_t plan_touch_read(const plan_model *m, const plan_alloc *a, size_t k)
+{
+    uint64_t r = m->touch_reads ? m->touch_reads[k] : 0;
+    return r ? r : a->moved;
+}
+
+/* Contract in plan.h. */
+bool plan_alloc_sparse(const plan_model *m, size_t i)
+{
+    const plan_alloc *a = &m->allocs[i];
+    for (uint32_t k = 0; m->touch_reads && k < a->ntouch; k++) {
+        uint64_t r = m->touch_reads[a->touch_first + k];
+        if (r && r < a->moved)
+            return true;
+    }
+    return false;
 }
 
 /* Contract in plan.h. */
@@ -199,6 +296,12 @@ static bool alloc_ok(const plan_model *m, size_t i, uint64_t *total, char *msg, 
             plan_msg(msg, cap, "allocation %zu: touches not sorted and distinct", i);
             return false;
         }
+        uint64_t r = m->touch_reads ? m->touch_reads[a->touch_first + k] : 0;
+        if (r > a->bytes) {
+            plan_msg(msg, cap, "allocation %zu: touch %d reads %llu bytes, more than its %llu", i,
+                     t[k], (unsigned long long)r, (unsigned long long)a->bytes);
+            return false;
+        }
     }
     return true;
 }
@@ -247,7 +350,16 @@ void plan_init(plan *p)
 void plan_free(plan *p)
 {
     free(p->entries);
+    free(p->host);
     plan_init(p);
+}
+
+plan_err plan_push_host(plan *p, uint32_t alloc)
+{
+    if (grow((void **)&p->host, &p->cap_host, p->nhost + 1, sizeof(alloc)))
+        return PLAN_ERR_NOMEM;
+    p->host[p->nhost++] = alloc;
+    return PLAN_OK;
 }
 
 plan_err plan_push(plan *p, plan_entry e)

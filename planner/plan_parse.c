@@ -121,8 +121,10 @@ typedef struct reader {
     size_t nline, cline;
     size_t *copy_line; /* line of each copy */
     size_t ncopy_line, ccopy_line;
-    int32_t *tbuf; /* touches of the current line */
+    int32_t *tbuf;  /* touches of the current line */
+    uint64_t *rbuf; /* their read bytes (0: the whole allocation) */
     size_t tcap;
+    bool any_read; /* a touch of the current line gives bytes */
 } reader;
 
 static plan_err rerr(reader *r, size_t line, const char *fmt, ...)
@@ -302,40 +304,73 @@ static plan_err remember_line(reader *r)
     return PLAN_OK;
 }
 
+/* One TOUCH token, OP or OP@SIZE, of an allocation of bytes live in [birth, death], into
+   r->tbuf[nt] and r->rbuf[nt] (0 when no SIZE is given). */
+static plan_err touch_arg(reader *r, tok t, uint64_t bytes, int64_t birth, int64_t death, size_t nt)
+{
+    const char *at = memchr(t.s, '@', t.len);
+    tok op = {t.s, at ? (size_t)(at - t.s) : t.len};
+    int64_t v;
+    plan_err e;
+    if ((e = int_arg(r, op, birth < 0 ? 0 : birth, death < 0 ? PLAN_MAX_OPS - 1 : death, "TOUCH",
+                     &v)))
+        return e;
+    uint64_t read = 0;
+    if (at) {
+        char b[40];
+        tok sz = {at + 1, t.len - op.len - 1};
+        if (plan_parse_size_n(sz.s, sz.len, &read) || read < 1 || read > bytes)
+            return rerr(r, r->line,
+                        "TOUCH@SIZE: SIZE must be a size in [1, %llu] (the allocation's bytes), "
+                        "got '%s'",
+                        (unsigned long long)bytes, show(t, b));
+        r->any_read = true;
+    }
+    r->tbuf[nt] = (int32_t)v;
+    r->rbuf[nt] = read;
+    return PLAN_OK;
+}
+
+/* Room for one more touch in r->tbuf and r->rbuf, which hold nt. */
+static plan_err touch_room(reader *r, size_t nt)
+{
+    if (nt < r->tcap)
+        return PLAN_OK;
+    size_t nc = r->tcap * 2;
+    int32_t *p = realloc(r->tbuf, nc * sizeof(*p));
+    if (!p)
+        return PLAN_ERR_NOMEM;
+    r->tbuf = p;
+    uint64_t *q = realloc(r->rbuf, nc * sizeof(*q));
+    if (!q)
+        return PLAN_ERR_NOMEM;
+    r->rbuf = q, r->tcap = nc;
+    return PLAN_OK;
+}
+
 /* alloc BYTES BIRTH DEATH TOUCH...: the touches follow the three first tokens on the line. */
 static plan_err read_alloc(reader *r, const tok *a, size_t na, const char *rest, const char *end)
 {
     if (na < 3)
         return rerr(r, r->line, "'alloc' takes BYTES BIRTH DEATH TOUCH...");
     uint64_t bytes;
-    int64_t birth, death, t;
+    int64_t birth, death;
     plan_err e;
     if ((e = alloc_head(r, a, &bytes, &birth, &death)))
         return e;
     size_t nt = 0;
-    for (size_t i = 3; i < na; i++) {
-        if ((e = int_arg(r, a[i], birth < 0 ? 0 : birth, death < 0 ? PLAN_MAX_OPS - 1 : death,
-                         "TOUCH", &t)))
+    r->any_read = false;
+    for (size_t i = 3; i < na; i++)
+        if ((e = touch_arg(r, a[i], bytes, birth, death, nt++)))
             return e;
-        r->tbuf[nt++] = (int32_t)t;
-    }
     tok x;
-    while (next_tok(&rest, end, &x)) {
-        if (nt == r->tcap) {
-            size_t nc = r->tcap * 2;
-            int32_t *p = realloc(r->tbuf, nc * sizeof(*p));
-            if (!p)
-                return PLAN_ERR_NOMEM;
-            r->tbuf = p, r->tcap = nc;
-        }
-        if ((e = int_arg(r, x, birth < 0 ? 0 : birth, death < 0 ? PLAN_MAX_OPS - 1 : death, "TOUCH",
-                         &t)))
+    while (next_tok(&rest, end, &x))
+        if ((e = touch_room(r, nt)) || (e = touch_arg(r, x, bytes, birth, death, nt++)))
             return e;
-        r->tbuf[nt++] = (int32_t)t;
-    }
     if ((e = remember_line(r)))
         return e;
-    e = plan_model_add_alloc(r->m, bytes, (int32_t)birth, (int32_t)death, r->tbuf, nt);
+    e = plan_model_add_alloc_reads(r->m, bytes, (int32_t)birth, (int32_t)death, r->tbuf,
+                                   r->any_read ? r->rbuf : NULL, nt);
     if (e == PLAN_ERR_LIMIT)
         return rerr(r, r->line, "too many allocations or touches");
     return e;
@@ -402,7 +437,8 @@ plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_m
     reader r = {.fname = fname, .msg = msg, .cap = cap, .m = m, .tcap = LINE_TOKS};
     plan_msg(msg, cap, "%s", "");
     r.tbuf = malloc(r.tcap * sizeof(*r.tbuf));
-    plan_err e = r.tbuf ? PLAN_OK : PLAN_ERR_NOMEM;
+    r.rbuf = malloc(r.tcap * sizeof(*r.rbuf));
+    plan_err e = r.tbuf && r.rbuf ? PLAN_OK : PLAN_ERR_NOMEM;
     const char *p = buf, *end = buf + len;
     while (e == PLAN_OK && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -416,6 +452,7 @@ plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_m
     if (e == PLAN_ERR_NOMEM)
         plan_msg(msg, cap, "%s: error: out of memory", fname ? fname : "<model>");
     free(r.tbuf);
+    free(r.rbuf);
     free(r.alloc_line);
     free(r.copy_line);
     if (e != PLAN_OK) {

@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 /* m into out with allocation i of bytes[i] whose moves copy moved[i] (NULL: m's own), pinned
-   unless movable[i]. */
+   unless movable[i]; a movable allocation keeps its touches' read bytes, a pinned one reads the
+   whole at every operation of its life (it cannot stay on the host either). */
 static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_t *bytes,
                          const uint64_t *moved, plan_model *out)
 {
@@ -21,8 +22,9 @@ static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_
         const plan_alloc *a = &m->allocs[i];
         uint64_t b = bytes ? bytes[i] : a->bytes;
         if (movable[i]) {
-            e = plan_model_add_alloc(out, b, a->birth, a->death, m->touches + a->touch_first,
-                                     a->ntouch);
+            const uint64_t *reads = m->touch_reads ? m->touch_reads + a->touch_first : NULL;
+            e = plan_model_add_alloc_reads(out, b, a->birth, a->death,
+                                           m->touches + a->touch_first, reads, a->ntouch);
             if (!e)
                 e = plan_model_set_moved(out, out->nallocs - 1, moved ? moved[i] : a->moved);
             continue;

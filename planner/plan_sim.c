@@ -593,6 +593,10 @@ plan_err plan_sim_run(const plan_ctx *c, const plan *p, uint64_t budget, plan_st
     if (!gap_of)
         return PLAN_ERR_NOMEM;
     plan_err e = plan_check_ctx(c, p, gap_of, NULL, 0);
+    if (!e && p->nhost) { /* host-resident allocations: the rest replayed on its own model */
+        free(gap_of);
+        return tr ? PLAN_ERR_INVALID : plan_host_sim(c, p, budget, st);
+    }
     s.gap_of = gap_of;
     if (!e && tr)
         for (size_t i = 0; i < p->n; i++)

@@ -82,8 +82,11 @@ static void put_model(wbuf *w, const plan_model *m)
     for (size_t i = 0; i < m->nallocs && !w->failed; i++) {
         const plan_alloc *a = &m->allocs[i];
         put(w, "alloc %llu %d %d", (unsigned long long)a->bytes, a->birth, a->death);
-        for (uint32_t k = 0; k < a->ntouch; k++)
+        for (uint32_t k = 0; k < a->ntouch; k++) {
             put(w, " %d", m->touches[a->touch_first + k]);
+            if (m->touch_reads && m->touch_reads[a->touch_first + k])
+                put(w, "@%llu", (unsigned long long)m->touch_reads[a->touch_first + k]);
+        }
         put(w, "\n");
     }
     for (size_t i = 0; i < m->ncopies && !w->failed; i++)

@@ -73,7 +73,7 @@ IMPORT_LIBS := -ljson-c -lz
 SHIMPLAN := $(BUILD)/shim-plan
 tools_import_CFLAGS = -Itools/util -Iplanner -Iconf
 
-$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(IMPORT_OBJS) $(UTIL_OBJS) $(PLANNER_LIB) \
+$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o $(IMPORT_OBJS) $(UTIL_OBJS) $(PLANNER_LIB) \
              $(CONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(IMPORT_LIBS) -lm

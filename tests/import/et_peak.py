@@ -15,10 +15,15 @@ code:
   its first allocation is cyclic, live at every operation;
 - touches: an operation touches the allocations of the operands of its node, of every enclosing
   node, and, for each of those that is a backward node (fw_parent > 0) with a sequence number,
-  of the forward nodes (fw_parent 0) with that seq_id; a CppNode<...> backward node, or one with
-  a sequence number that no forward node carries, touches every cyclic allocation;
+  of the forward nodes (fw_parent 0) with that seq_id; a backward node with a sequence number
+  that no forward node carries touches every cyclic allocation; a CppNode<...> backward node with
+  sequence number s has as forward the operators (a "::" in the name, with GPU operands, seq_id
+  -1, not inside a node carrying s) that follow, on the thread of the last forward node carrying
+  s, that node and precede the next forward node with a larger seq_id: an operation launched by
+  the CppNode itself (or, for an ET alone, any under it) touches their cyclic allocations; found
+  none, it touches every cyclic allocation;
 - lives: any other allocation lives from its first to its last touching operation; one that no
-  operation touches (or of 0 bytes) is left out.
+  operation touches (or of 0 bytes) is left out, unless it is cyclic (held all step, untouched).
 
 The native peak is the largest sum, over operations, of the bytes live there: model bytes as
 they are, as the planner counts them (it does not round a model's sizes).
@@ -121,17 +126,39 @@ def allocations(nodes, by_id):
     return of_node, size, cyclic
 
 
-def touched(node, by_id, of_node, forward, cyclic):
+def custom_forward(nodes, by_id, node):
+    """The forward operators of custom autograd node `node` (CppNode<...>)."""
+    s = node["seq_id"]
+    carrying = [n for n in nodes if n["fw_parent"] <= 0 and n["seq_id"] == s]
+    if not carrying:
+        return []
+    last = max(carrying, key=lambda n: n["rf_id"])
+    later = [n["rf_id"] for n in nodes if n["fw_parent"] <= 0 and n["tid"] == last["tid"]
+             and n["seq_id"] > s and n["rf_id"] > last["rf_id"]]
+    end = min(later) if later else float("inf")
+    return [n for n in nodes if n["tid"] == last["tid"] and last["rf_id"] < n["rf_id"] < end
+            and n["seq_id"] < 0 and "::" in n["name"] and n["uses"]
+            and not any(a["seq_id"] == s for a in enclosing(by_id, n))]
+
+
+def touched(node, by_id, of_node, forward, cyclic, custom, alone):
     """The allocations an operation launched by node touches."""
     out = set()
-    for a in enclosing(by_id, node):
+    for depth, a in enumerate(enclosing(by_id, node)):
         out.update(of_node[a["id"]])
         if a["fw_parent"] <= 0 or a["seq_id"] < 0:
             continue
         fws = forward.get(a["seq_id"], [])
         for f in fws:
             out.update(of_node[f["id"]])
-        if not fws or "CppNode<" in a["name"]:
+        if "CppNode<" in a["name"]:
+            fw = custom(a)
+            if not fw:
+                out.update(cyclic)
+            elif depth == 0 or alone:
+                for f in fw:
+                    out.update(k for k in of_node[f["id"]] if k in cyclic)
+        elif not fws:
             out.update(cyclic)
     return out
 
@@ -156,6 +183,13 @@ def native_peak(et_path, map_path, step=None):
     for n in nodes:
         if n["fw_parent"] <= 0:
             forward.setdefault(n["seq_id"], []).append(n)
+    memo = {}
+
+    def custom(n):
+        if n["id"] not in memo:
+            memo[n["id"]] = custom_forward(nodes, by_id, n)
+        return memo[n["id"]]
+
     with open(map_path) as f:
         ops = [tuple(map(int, line.split())) for line in f if line.strip()]
     assert [op for op, _ in ops] == list(range(len(ops))), "join map: ops not 0, 1, 2, ..."
@@ -163,7 +197,7 @@ def native_peak(et_path, map_path, step=None):
     for op, node_id in ops:
         if node_id < 0:
             continue
-        for key in touched(by_id[node_id], by_id, of_node, forward, cyclic):
+        for key in touched(by_id[node_id], by_id, of_node, forward, cyclic, custom, bool(step)):
             lo, hi = span.get(key, (op, op))
             span[key] = (min(lo, op), max(hi, op))
     live = [0] * (len(ops) + 1)
@@ -176,6 +210,11 @@ def native_peak(et_path, map_path, step=None):
             lo, hi = 0, len(ops) - 1
         live[lo] += size[key]
         live[hi + 1] -= size[key]
+    for key in cyclic:
+        if key not in span and size[key]:
+            kept += 1
+            live[0] += size[key]
+            live[len(ops)] -= size[key]
     peak = total = 0
     for delta in live[:-1]:
         total += delta

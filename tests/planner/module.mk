@@ -6,7 +6,7 @@ PLANNER_TEST_NAMES := $(basename $(notdir $(wildcard tests/planner/test_plan_*.c
 PLANNER_TESTS := $(PLANNER_TEST_NAMES:%=$(BUILD)/tests/planner/%)
 
 ALL_TARGETS += $(PLANNER_TESTS)
-TESTS += $(PLANNER_TESTS) tests/planner/test_shimplan.sh
+TESTS += $(PLANNER_TESTS) tests/planner/test_shimplan.sh tests/planner/test_shimplan_host.sh
 
 $(BUILD)/tests/planner/test_plan_%: $(BUILD)/tests/planner/test_plan_%.o $(PLANNER_LIB)
 	@mkdir -p $(dir $@)

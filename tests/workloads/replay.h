@@ -8,6 +8,13 @@
  * the CPU). What a kernel writes depends on the operation, the step and every sampled byte it
  * read, so a lost or stale byte changes the final checksum.
  *
+ * A touch that reads fewer bytes than its allocation (OP@BYTES in the model: an embedding
+ * lookup) of a cyclic allocation reads and writes 16 bytes in every 4 KiB page of one contiguous
+ * run of BYTES bytes, not sampled by the stride, at a page-aligned offset chosen per step and
+ * allocation (replay_kernel.c), so that a host-located table costs the link what the lookup
+ * reads. Partial touches of allocations made in the step are replayed whole: bytes of theirs that
+ * no touch of the step wrote would be whatever the allocator's memory held.
+ *
  * Error contract: int functions return 0, or -1 after printing one line
  * "replay: <what> failed: <message>" on stderr. */
 #ifndef REPLAY_H
@@ -30,6 +37,7 @@ struct replay_config {
     uint64_t stride;        /* sampling stride in bytes */
     int lose_step, lose_op; /* --lose STEP:OP: that launch reads but writes nothing (-1: none) */
     bool print_waits;       /* --waits: print the schedule's cross-stream waits first */
+    int host_alloc; /* --host A: cyclic allocation A lives in host-located memory (-1: none) */
 };
 
 /* Compressed lists indexed by operation: items[first[q] .. first[q + 1]). */
@@ -47,6 +55,7 @@ struct replay_sched {
     uint32_t *op_stream;                     /* per op */
     struct replay_list touch;                /* allocations each op touches, by number */
     uint8_t *fresh; /* per touch item: the allocation's first touch of the step */
+    uint64_t *read; /* per touch item: the bytes of its run (a partial touch), 0: the whole */
     struct replay_list births, deaths;    /* allocations made before / freed after each op */
     struct replay_list waits;             /* producer ops on other streams each op waits for */
     uint8_t *record_after;                /* per op: some later op on another stream waits for it */
@@ -67,6 +76,10 @@ bool replay_sched_cyclic(const struct replay_sched *s, uint32_t a);
 /* replay_kernel.c */
 /* Registers the kernels for schedule s (ops touching up to s->max_touch allocations) and
    sampling stride. Returns 0, or -1 (an op touches more than the kernels take). */
+/* Where the run of a partial touch of `bytes` bytes of allocation a (n bytes) starts in step
+   `step`: a multiple of 4 KiB at most n - bytes, the same for every touch of that size of the
+   allocation in the step (a lookup's backward updates the rows its forward read). */
+uint64_t replay_kernel_run_offset(uint32_t a, uint32_t step, uint64_t bytes, uint64_t n);
 int replay_kernel_setup(const struct replay_sched *s, uint64_t stride);
 /* Launches op q of step `step` on stream st over the device pointers of its touched allocations
    (ptr[i] for s->touch item i of q), costing the op's duration; lose: write nothing. */
@@ -88,6 +101,13 @@ void replay_kernel_free(void);
    are more). Returns 0, or -1 after a failed CUDA call. */
 int replay_run(const struct replay_sched *s, const struct replay_config *c, uint64_t *checksum,
                double *mean_us);
+
+/* replay_host.c */
+/* Makes `bytes` of host-located memory mapped for the device (the cyclic allocation of --host)
+   at *p. The context must exist (the run's streams are made first). Returns 0, or -1. */
+int replay_host_alloc(uint64_t bytes, void **p);
+/* Frees it if p is that allocation (returns 0 otherwise, doing nothing). Returns 0, or -1. */
+int replay_host_free(void *p);
 
 /* replay_main.c */
 /* Prints "replay: <what> failed: <message> (<name>)" and returns -1 if e is an error, else 0. */

@@ -88,9 +88,80 @@ static void emit(unsigned char *p, uint64_t n, uint32_t acc, bool fresh)
     }
 }
 
+/* ---- Partial touches: every page of a contiguous run ---------------------------------------- */
+
+uint64_t replay_kernel_run_offset(uint32_t a, uint32_t step, uint64_t bytes, uint64_t n)
+{
+    uint64_t pages = (n - bytes) / PAGE_BYTES + 1; /* where a page-aligned run fits */
+    return workload_mix64((uint64_t)step << 32 ^ workload_mix32(a) ^ bytes) % pages * PAGE_BYTES;
+}
+
+/* First byte of the sample in page k of the run [off, off + bytes): a page-dependent place in
+   the page, clamped inside the run (the last sample may then straddle two of its pages). */
+static uint64_t run_base(uint64_t k, uint64_t off, uint64_t bytes)
+{
+    uint64_t len = bytes < SAMPLE_BYTES ? bytes : SAMPLE_BYTES;
+    uint64_t base = off + k * PAGE_BYTES +
+                    workload_mix32((uint32_t)(off / PAGE_BYTES + k)) % (PAGE_BYTES - SAMPLE_BYTES);
+    return base + len > off + bytes ? off + bytes - len : base;
+}
+
+/* fold over the run of `bytes` bytes at off: one sample in each of its pages. */
+static uint32_t fold_run(uint32_t acc, const unsigned char *p, uint64_t off, uint64_t bytes)
+{
+    uint64_t pages = (bytes + PAGE_BYTES - 1) / PAGE_BYTES,
+             len = bytes < SAMPLE_BYTES ? bytes : SAMPLE_BYTES;
+    uint32_t w[4];
+
+    for (uint64_t k = 0; k < pages; k++) {
+        load(w, p + run_base(k, off, bytes), len);
+        for (int i = 0; i < 4; i++)
+            acc = workload_mix32(acc ^ w[i]) + (uint32_t)k;
+    }
+    return acc;
+}
+
+/* emit over the run: each sample becomes f(acc, sample) plus its old value (cyclic memory). */
+static void emit_run(unsigned char *p, uint64_t off, uint64_t bytes, uint32_t acc)
+{
+    uint64_t pages = (bytes + PAGE_BYTES - 1) / PAGE_BYTES,
+             len = bytes < SAMPLE_BYTES ? bytes : SAMPLE_BYTES;
+    uint32_t w[4];
+
+    for (uint64_t k = 0; k < pages; k++) {
+        unsigned char *s = p + run_base(k, off, bytes);
+        load(w, s, len);
+        for (int i = 0; i < 4; i++)
+            w[i] = workload_mix32(acc + (uint32_t)(k * 4 + (uint64_t)i)) + w[i];
+        memcpy(s, w, len);
+    }
+}
+
 static unsigned char *ptr_at(void **params, uint32_t block, uint32_t i)
 {
     return ((unsigned char **)params[1 + i / block])[i % block];
+}
+
+/* Reads what touch item t (the i-th pointer of the launch) covers into acc. */
+static uint32_t read_item(uint32_t acc, const struct replay_args *a, uint32_t t, unsigned char *p)
+{
+    uint32_t al = sched->touch.items[t];
+    uint64_t n = sched->m->allocs[al].bytes, r = sched->read[t];
+
+    if (r)
+        return fold_run(acc, p, replay_kernel_run_offset(al, a->step, r, n), r);
+    return sched->fresh[t] ? acc : fold(acc, p, n);
+}
+
+static void write_item(uint32_t acc, const struct replay_args *a, uint32_t t, unsigned char *p)
+{
+    uint32_t al = sched->touch.items[t];
+    uint64_t n = sched->m->allocs[al].bytes, r = sched->read[t];
+
+    if (r)
+        emit_run(p, replay_kernel_run_offset(al, a->step, r, n), r, acc);
+    else
+        emit(p, n, acc, sched->fresh[t]);
 }
 
 static void run(void **params, uint32_t block)
@@ -99,13 +170,10 @@ static void run(void **params, uint32_t block)
     uint32_t first = sched->touch.first[a->op], acc = workload_mix32(a->op * 0x9e3779b9U ^ a->step);
 
     for (uint32_t i = 0; i < a->n; i++)
-        if (!sched->fresh[first + i])
-            acc = fold(acc, ptr_at(params, block, i),
-                       sched->m->allocs[sched->touch.items[first + i]].bytes);
+        acc = read_item(acc, a, first + i, ptr_at(params, block, i));
     digests[a->op] = workload_mix64(digests[a->op] ^ acc);
     for (uint32_t i = 0; i < a->n && !a->lose; i++)
-        emit(ptr_at(params, block, i), sched->m->allocs[sched->touch.items[first + i]].bytes,
-             acc ^ workload_mix32(i + 1), sched->fresh[first + i]);
+        write_item(acc ^ workload_mix32(i + 1), a, first + i, ptr_at(params, block, i));
 }
 
 static void k_ptrs4(void **params)

@@ -2,7 +2,7 @@
  * model format, planner/MODEL-FORMAT.md) as a program on the simulated device.
  *
  *   replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]
- *                [--lose STEP:OP] [--waits]
+ *                [--lose STEP:OP] [--waits] [--host ALLOC]
  *
  * --malloc: cudaMallocAsync / cudaFreeAsync on the streams (default), or cudaMalloc / cudaFree.
  * --streams: every op on its model stream (0: the legacy stream); without it, every op on the
@@ -10,6 +10,9 @@
  * 64 KiB). --lose is a test instrument: op OP of step STEP reads but writes nothing, as a lost
  * write would; the checksum must then differ. --waits prints the cross-stream waits first, one
  * "wait OP PRODUCER" line each (op OP waits for op PRODUCER of the same step), for tests.
+ * --host ALLOC is a test instrument too: cyclic allocation ALLOC is made in host-located memory
+ * mapped for the device (replay_host.c), so that the simulator counts the pages kernels read of
+ * it (zero_copy_pages); the checksum is the device-located run's.
  *
  * Prints one line per step, "step K device_us=T peak_bytes=P" (virtual time of the step, the
  * simulator's device peak during it), then "summary ..." (with native_peak_bytes, the device
@@ -40,13 +43,14 @@ int replay_check(cudaError_t e, const char *what)
 
 static const char usage_text[] =
     "usage: replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]\n"
-    "              [--lose STEP:OP] [--waits]\n"
+    "              [--lose STEP:OP] [--waits] [--host ALLOC]\n"
     "defaults: --steps 3 --malloc async --stride 65536\n"
     "  --malloc  async: cudaMallocAsync/cudaFreeAsync; sync: cudaMalloc/cudaFree\n"
     "  --streams each op on its model stream (else all on the legacy stream)\n"
     "  --stride  bytes between sampled 4 KiB pages (4 KiB multiple, at most 1 MiB)\n"
     "  --lose    test instrument: op OP of step STEP writes nothing\n"
-    "  --waits   print the cross-stream waits (\"wait OP PRODUCER\") before running\n";
+    "  --waits   print the cross-stream waits (\"wait OP PRODUCER\") before running\n"
+    "  --host    test instrument: cyclic allocation ALLOC lives in host-located memory\n";
 
 static int usage(const char *msg)
 {
@@ -87,6 +91,8 @@ static int parse_flag(const char *flag, const char *val, struct replay_config *c
         c->async = strcmp(val, "async") == 0;
         return 2;
     }
+    if (strcmp(flag, "--host") == 0)
+        return workload_parse_int(val, 0, PLAN_MAX_ALLOCS, &c->host_alloc) == 0 ? 2 : -1;
     if (strcmp(flag, "--lose") == 0)
         return parse_lose(val, c) == 0 ? 2 : -1;
     if (strcmp(flag, "--stride") == 0 && workload_parse_int(val, 4096, 1 << 20, &stride) == 0 &&
@@ -202,8 +208,12 @@ static int run(const struct replay_config *c, const plan_model *m)
 
 int main(int argc, char **argv)
 {
-    struct replay_config c = {
-        .steps = 3, .async = true, .stride = 64 * 1024, .lose_step = -1, .lose_op = -1};
+    struct replay_config c = {.steps = 3,
+                              .async = true,
+                              .stride = 64 * 1024,
+                              .lose_step = -1,
+                              .lose_op = -1,
+                              .host_alloc = -1};
     plan_model m;
     int rc = parse_args(argc, argv, &c);
 
@@ -217,6 +227,13 @@ int main(int argc, char **argv)
     if (c.lose_op >= 0 && (size_t)c.lose_op >= m.nops) {
         fprintf(stderr, "replay: --lose %d:%d: the model has %zu ops\n", c.lose_step, c.lose_op,
                 m.nops);
+        plan_model_free(&m);
+        return 2;
+    }
+    if (c.host_alloc >= 0 &&
+        ((size_t)c.host_alloc >= m.nallocs || m.allocs[c.host_alloc].birth != PLAN_NO_OP ||
+         m.allocs[c.host_alloc].death != PLAN_NO_OP)) {
+        fprintf(stderr, "replay: --host %d: not a cyclic allocation of the model\n", c.host_alloc);
         plan_model_free(&m);
         return 2;
     }

@@ -25,6 +25,8 @@ static int alloc(struct run *r, uint32_t a)
     uint64_t bytes = r->s->m->allocs[a].bytes;
     char what[96];
 
+    if ((int)a == r->c->host_alloc)
+        return replay_host_alloc(bytes, &r->ptr[a]);
     if (r->c->async) {
         snprintf(what, sizeof what, "cudaMallocAsync(allocation %u, %" PRIu64 " bytes)", a, bytes);
         return replay_check(cudaMallocAsync(&r->ptr[a], bytes, r->streams[r->s->alloc_stream[a]]),
@@ -41,6 +43,8 @@ static int release(struct run *r, uint32_t a)
     r->ptr[a] = NULL;
     if (!p)
         return 0;
+    if ((int)a == r->c->host_alloc)
+        return REPLAY_CHECK(cudaDeviceSynchronize()) || replay_host_free(p) ? -1 : 0;
     if (r->c->async)
         return REPLAY_CHECK(cudaFreeAsync(p, r->streams[r->s->free_stream[a]]));
     return REPLAY_CHECK(cudaFree(p));

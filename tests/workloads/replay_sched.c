@@ -93,6 +93,13 @@ static uint32_t death_op(const plan_alloc *x, size_t nops)
     return x->death == PLAN_NO_OP ? (uint32_t)(nops - 1) : (uint32_t)x->death;
 }
 
+/* The bytes touch k (of allocation x) reads when it reads fewer than x holds, else 0. */
+static uint64_t partial_read(const plan_model *m, const plan_alloc *x, size_t k)
+{
+    uint64_t r = m->touch_reads ? m->touch_reads[k] : 0;
+    return r < x->bytes ? r : 0;
+}
+
 static int build_touches(struct replay_sched *s, uint32_t *counts)
 {
     const plan_model *m = s->m;
@@ -101,7 +108,8 @@ static int build_touches(struct replay_sched *s, uint32_t *counts)
     for (size_t t = 0; t < m->ntouches; t++)
         counts[m->touches[t]]++;
     if (list_alloc(&s->touch, s->nops, counts, "touches") != 0 ||
-        !(s->fresh = calloc(m->ntouches ? m->ntouches : 1, 1)))
+        !(s->fresh = calloc(m->ntouches ? m->ntouches : 1, 1)) ||
+        !(s->read = calloc(m->ntouches ? m->ntouches : 1, sizeof *s->read)))
         return oom("touches");
     for (size_t q = 0; q < s->nops; q++) {
         counts[q] = s->touch.first[q]; /* fill cursor */
@@ -115,6 +123,7 @@ static int build_touches(struct replay_sched *s, uint32_t *counts)
             uint32_t item = counts[m->touches[x->touch_first + k]]++;
             s->touch.items[item] = a;
             s->fresh[item] = k == 0 && !replay_sched_cyclic(s, a);
+            s->read[item] = replay_sched_cyclic(s, a) ? partial_read(m, x, x->touch_first + k) : 0;
         }
     }
     return 0;
@@ -238,6 +247,7 @@ void replay_sched_free(struct replay_sched *s)
         free(lists[i]->items);
     }
     free(s->fresh);
+    free(s->read);
     free(s->op_stream);
     free(s->record_after);
     free(s->alloc_stream);

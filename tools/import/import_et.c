@@ -22,10 +22,13 @@ typedef struct bump {
     int64_t rf;
 } bump;
 
+/* reads parallels touch.v: the bytes each touch reads (0: the whole allocation). */
 typedef struct piece {
     uint64_t bytes;
     int cyclic;
     import_ivec touch;
+    uint64_t *reads;
+    size_t cap_reads;
 } piece;
 
 typedef struct ctx {
@@ -37,6 +40,7 @@ typedef struct ctx {
     size_t nbp, cap_bp;
     piece *pc;
     size_t npc;
+    int alone; /* no Kineto trace: operations are leaf operators (build_alone) */
 } ctx;
 
 static int cmp_stor(const void *a, const void *b)
@@ -120,16 +124,36 @@ static void assign_pieces(ctx *c)
     }
 }
 
+/* Operation op touches piece p, reading `read` bytes of it (0, or all it holds: the whole). */
+static int touch_piece(piece *p, int32_t op, uint64_t read)
+{
+    if (util_array_grow((void **)&p->reads, &p->cap_reads, p->touch.n + 1, sizeof *p->reads) ||
+        import_ivec_push(&p->touch, op))
+        return -1;
+    p->reads[p->touch.n - 1] = read >= p->bytes ? 0 : read;
+    return 0;
+}
+
+/* Operation op touches every piece that node n uses (only the cyclic ones with cyclic_only),
+ * reading what an embedding lookup reads of it (import_et_lookup.c) or the whole. */
+static int touch_refs(ctx *c, long n, int32_t op, int cyclic_only)
+{
+    const ie_node *nd = &c->e->node[n];
+    for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++) {
+        const ie_ref *rf = &c->e->ref[r];
+        if ((!cyclic_only || c->pc[rf->piece].cyclic) &&
+            touch_piece(&c->pc[rf->piece], op, rf->read))
+            return -1;
+    }
+    return 0;
+}
+
 /* Operation op touches every piece that its ET node, the node's ancestors, and for a backward
  * node the forward nodes of the same sequence number use (a backward may update what its forward
  * read in place without listing it: the embedding tables' fused update does). */
 static int touch_node(ctx *c, long n, int32_t op)
 {
-    const ie_node *nd = &c->e->node[n];
-    for (size_t r = nd->ref_first; r < nd->ref_first + nd->nref; r++)
-        if (import_ivec_push(&c->pc[c->e->ref[r].piece].touch, op))
-            return -1;
-    return 0;
+    return touch_refs(c, n, op, 0);
 }
 
 /* A custom autograd function's C++ backward node (CppNode<...>: the embedding tables' fused
@@ -139,9 +163,63 @@ static int touch_node(ctx *c, long n, int32_t op)
 static int touch_cyclic(ctx *c, int32_t op)
 {
     for (size_t i = 0; i < c->npc; i++)
-        if (c->pc[i].cyclic && import_ivec_push(&c->pc[i].touch, op))
+        if (c->pc[i].cyclic && touch_piece(&c->pc[i], op, 0))
             return -1;
     return 0;
+}
+
+static int has_seq_ancestor(const ie_trace *e, long n, int64_t seq)
+{
+    for (int d = 0; n >= 0 && d < 256; d++, n = e->node[n].parent_ix)
+        if (e->node[n].seq == seq)
+            return 1;
+    return 0;
+}
+
+/* The forward operator of custom autograd node b (CppNode<...>, sequence number s), as
+ * torch::autograd::Function::apply runs it: the node takes s when it is made, just before
+ * forward() runs with grad mode off, so forward()'s operators carry no sequence number (-1) and
+ * come, on the forward thread, after the last operator carrying s and before the first carrying
+ * a later one. Calls touch_refs(cyclic only) for each operator with a namespace there (not
+ * inside an operator carrying s) and returns how many there were (0: none found), or -1. */
+static long touch_forward(ctx *c, long b, int32_t op, int apply)
+{
+    const ie_trace *e = c->e;
+    int64_t s = e->node[b].seq, r0 = -1, r1 = INT64_MAX, tid = 0;
+    for (size_t f = 0; f < e->nnode; f++)
+        if (e->node[f].fw_parent <= 0 && e->node[f].seq == s && e->node[f].rf > r0)
+            r0 = e->node[f].rf, tid = e->node[f].tid;
+    for (size_t f = 0; r0 >= 0 && f < e->nnode; f++)
+        if (e->node[f].fw_parent <= 0 && e->node[f].tid == tid && e->node[f].seq > s &&
+            e->node[f].rf > r0 && e->node[f].rf < r1)
+            r1 = e->node[f].rf;
+    long found = 0;
+    for (size_t f = 0; r0 >= 0 && f < e->nnode; f++) {
+        const ie_node *nd = &e->node[f];
+        if (nd->tid != tid || nd->rf <= r0 || nd->rf >= r1 || nd->seq >= 0 || !nd->nref ||
+            !strstr(nd->name, "::") || has_seq_ancestor(e, (long)f, s))
+            continue;
+        found++;
+        if (apply && touch_refs(c, (long)f, op, 1))
+            return -1;
+    }
+    return found;
+}
+
+/* A custom autograd node's own kernels touch what its forward operator listed that was made
+ * before the step (the tables and optimizer state its fused update writes in place), reading
+ * what that forward reads of them; the kernels of operators under it (zeros_like, fill_: their
+ * own operands are listed) do not. Without a Kineto trace the node has no kernels of its own and
+ * the operators under it stand in. A node whose forward is not found touches every cyclic piece
+ * (tools/import/IMPORT.md). */
+static int touch_custom(ctx *c, long n, int depth, int32_t op)
+{
+    long found = touch_forward(c, n, op, 0);
+    if (found < 0)
+        return -1;
+    if (!found)
+        return touch_cyclic(c, op);
+    return depth == 0 || c->alone ? (int)(touch_forward(c, n, op, 1) < 0 ? -1 : 0) : 0;
 }
 
 static int touch_op(ctx *c, long n, int32_t op)
@@ -159,7 +237,8 @@ static int touch_op(ctx *c, long n, int32_t op)
                 if (touch_node(c, (long)f, op))
                     return -1;
             }
-        if ((!forward || strstr(e->node[n].name, "CppNode<")) && touch_cyclic(c, op))
+        if (strstr(e->node[n].name, "CppNode<") ? touch_custom(c, n, d, op)
+                                                : !forward && touch_cyclic(c, op))
             return -1;
     }
     return 0;
@@ -192,16 +271,70 @@ static int sub_step(const ctx *c, const ik_step *s, ik_step *sub)
     return 0;
 }
 
+/* One operation reaching a piece through several operands, or through an operator and its
+ * ancestors, reads it once: the duplicates of an operation merge into one touch that reads the
+ * most any of them reads (the whole when one reads the whole). Sorts the touches by operation. */
+static void merge_touches(piece *p)
+{
+    size_t n = p->touch.n, k = 0;
+    for (size_t i = 1; i < n; i++) { /* insertion sort: the lists are short and nearly sorted */
+        int32_t t = p->touch.v[i];
+        uint64_t r = p->reads[i];
+        size_t j = i;
+        for (; j > 0 && p->touch.v[j - 1] > t; j--)
+            p->touch.v[j] = p->touch.v[j - 1], p->reads[j] = p->reads[j - 1];
+        p->touch.v[j] = t, p->reads[j] = r;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (k && p->touch.v[k - 1] == p->touch.v[i]) {
+            uint64_t *r = &p->reads[k - 1];
+            *r = !*r || !p->reads[i] ? 0 : *r > p->reads[i] ? *r : p->reads[i];
+            continue;
+        }
+        p->touch.v[k] = p->touch.v[i], p->reads[k++] = p->reads[i];
+    }
+    p->touch.n = k;
+}
+
+/* Says which lookups read rows rather than tables, where a row width is an upper bound, and
+ * how many custom autograd nodes were linked to their forward operator. */
+static void note_lookups(ctx *c, const import_opts *o)
+{
+    size_t lookups = 0, guessed = 0, custom = 0, linked = 0;
+    for (size_t n = 0; n < c->e->nnode; n++) {
+        lookups += c->e->node[n].lookup != IE_LOOKUP_NONE;
+        guessed += c->e->node[n].lookup == IE_LOOKUP_GUESSED;
+        if (c->e->node[n].fw_parent > 0 && c->e->node[n].seq >= 0 &&
+            strstr(c->e->node[n].name, "CppNode<")) {
+            custom++;
+            linked += touch_forward(c, (long)n, 0, 0) > 0;
+        }
+    }
+    if (lookups)
+        import_note(o,
+                    "shim-plan: %s: %zu embedding lookups read the rows their indices name "
+                    "(indices x row width), not their tables; %zu of them with tables of mixed "
+                    "widths, read at the widest row (max_D: an upper bound)\n",
+                    c->e->path, lookups, guessed);
+    if (custom)
+        import_note(o,
+                    "shim-plan: %s: %zu of %zu custom autograd backward nodes (CppNode<...>) "
+                    "linked to their forward operator: their own kernels touch what it listed; "
+                    "the others touch everything made before the step\n",
+                    c->e->path, linked, custom);
+}
+
 static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
 {
+    note_lookups(c, o);
     size_t left_out = 0;
     for (size_t i = 0; i < c->npc; i++) {
         piece *p = &c->pc[i];
-        if (!p->touch.n || !p->bytes) {
+        if ((!p->touch.n && !p->cyclic) || !p->bytes) {
             left_out++;
             continue;
         }
-        int32_t lo = p->touch.v[0], hi = lo;
+        int32_t lo = p->touch.n ? p->touch.v[0] : 0, hi = lo;
         for (size_t k = 0; k < p->touch.n; k++) {
             lo = p->touch.v[k] < lo ? p->touch.v[k] : lo;
             hi = p->touch.v[k] > hi ? p->touch.v[k] : hi;
@@ -210,14 +343,17 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
         if (p->cyclic)
             lo = hi = PLAN_NO_OP;
         for (int32_t k = first; o->all_touches && k <= last; k++)
-            if (import_ivec_push(&p->touch, k))
+            if (touch_piece(p, k, 0))
                 return -1;
-        if (plan_model_add_alloc(m, p->bytes, lo, hi, p->touch.v, p->touch.n))
+        merge_touches(p);
+        if (plan_model_add_alloc_reads(m, p->bytes, lo, hi, p->touch.v, p->reads, p->touch.n))
             return -1;
     }
-    import_note(o,
-                "shim-plan: %s: %zu storages (%zu allocations), %zu used by no kernel left out\n",
-                c->e->path, c->nst, c->npc, left_out);
+    import_note(
+        o,
+        "shim-plan: %s: %zu storages (%zu allocations), %zu made in the step and used by no "
+        "kernel left out\n",
+        c->e->path, c->nst, c->npc, left_out);
     return 0;
 }
 
@@ -373,6 +509,7 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
 {
     ie_trace *e = c->e;
     int64_t lo = 0, hi = 0, which = -1;
+    c->alone = 1;
     int st = et_step(e, o, &lo, &hi, &which);
     if (st < 0) {
         snprintf(msg, cap, "%s: error: no ProfilerStep#%lld in the trace", e->path,
@@ -447,7 +584,7 @@ int import_et(const char *et_path, const char *kineto_path, const import_opts *o
     if (!rc)
         rc = import_check(et_path, m, msg, cap);
     for (size_t i = 0; i < c.npc; i++)
-        free(c.pc[i].touch.v);
+        free(c.pc[i].touch.v), free(c.pc[i].reads);
     free(c.pc);
     free(c.st);
     free(c.bp);

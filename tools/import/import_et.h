@@ -6,12 +6,22 @@
 
 #include "import_kineto.h"
 
+/* What ie_lookup found of one node. */
+typedef enum ie_lookup_kind {
+    IE_LOOKUP_NONE,    /* not an embedding lookup: every operand is read whole */
+    IE_LOOKUP_EXACT,   /* a lookup whose row width the trace gives */
+    IE_LOOKUP_GUESSED, /* a lookup whose row width is an upper bound (tables of mixed widths) */
+} ie_lookup_kind;
+
 /* One GPU tensor operand: its storage, the bytes it reaches into the storage, and whether it is
  * an output of the node. piece is filled by import_et.c (the allocation it is part of). */
 typedef struct ie_ref {
     int64_t storage;
     uint64_t bytes; /* (offset + numel) * itemsize: how far into the storage it reaches */
     uint64_t moved; /* numel * itemsize: what an operator reads or writes through it */
+    uint64_t read;  /* bytes an embedding lookup reads through it (import_et_lookup.c); 0: all */
+    int32_t arg;    /* its input's position in the node's inputs (schema order); -1: an output */
+    int32_t itemsize;
     int out;
     size_t piece;
 } ie_ref;
@@ -24,6 +34,7 @@ typedef struct ie_node {
     char *name;
     size_t ref_first, nref;
     long kineto, parent_ix;
+    ie_lookup_kind lookup;
 } ie_node;
 
 typedef struct ie_trace {
@@ -38,6 +49,20 @@ typedef struct ie_trace {
 /* Reads the execution trace at path into the zeroed e; nodes end sorted by rf_id with parent_ix
  * and sub_end set. Errors as in import.h. */
 int ie_load(const char *path, ie_trace *e, char *msg, size_t cap);
+
+/* The node's field name: at its top level (older layout) or in its `attrs` list (Chakra), or
+ * NULL. */
+json_object *ie_field(json_object *o, const char *name);
+
+/* ---- import_et_lookup.c ---- */
+
+/* If node o (its JSON, named name) is an embedding lookup (FBGEMM's table-batched embedding
+ * operators, aten::embedding_bag, aten::_embedding_bag, aten::embedding's aten::index_select
+ * along dimension 0), sets the read bytes of its tables' operands among ref[0..n) (the node's
+ * refs) to the rows its indices look up: indices x row width x itemsize (tools/import/IMPORT.md),
+ * and of FBGEMM's optimizer state the same share of it. Reads that reach a whole operand stay 0
+ * (whole). Never fails: what it cannot read is not a lookup. */
+ie_lookup_kind ie_lookup(json_object *o, const char *name, ie_ref *ref, size_t n);
 
 /* Keeps of e's nodes those whose rf_id lies in [lo, hi] (one step's window) with their
  * operands, relinked as ie_load leaves them. Returns 0, or -1 when memory runs out (e then

@@ -48,6 +48,14 @@ static int get_int(json_object *o, const char *field, int64_t *out)
     return got ? got : import_int_value(attr(o, field), out);
 }
 
+json_object *ie_field(json_object *o, const char *name)
+{
+    json_object *v = NULL;
+    if (json_object_object_get_ex(o, name, &v) && v)
+        return v;
+    return attr(o, name);
+}
+
 static int need_int(const nv *v, const char *field, int64_t *out, int opt)
 {
     int got = get_int(v->o, field, out);
@@ -69,7 +77,7 @@ static int is_tensor(json_object *a)
     return json_object_is_type(json_object_array_get_idx(a, 5), json_type_string);
 }
 
-static int add_ref(const nv *v, json_object *a, int out)
+static int add_ref(const nv *v, json_object *a, int out, int32_t arg)
 {
     const char *dev = json_object_get_string(json_object_array_get_idx(a, 5));
     int64_t f[5];
@@ -88,19 +96,24 @@ static int add_ref(const nv *v, json_object *a, int out)
     ie_trace *e = v->e;
     if (util_array_grow((void **)&e->ref, &e->cap_ref, e->nref + 1, sizeof(ie_ref)))
         return import_fail(v->msg, v->cap, v->loc, "", 0, "out of memory");
-    e->ref[e->nref++] = (ie_ref){f[1], (uint64_t)(f[2] + f[3]) * (uint64_t)f[4],
-                                 (uint64_t)f[3] * (uint64_t)f[4], out, 0};
+    e->ref[e->nref++] = (ie_ref){.storage = f[1],
+                                 .bytes = (uint64_t)(f[2] + f[3]) * (uint64_t)f[4],
+                                 .moved = (uint64_t)f[3] * (uint64_t)f[4],
+                                 .arg = out ? -1 : arg,
+                                 .itemsize = (int32_t)f[4],
+                                 .out = out};
     return 0;
 }
 
-static int scan(const nv *v, json_object *a, int out, int depth)
+/* arg: the operand's position in the node's list (depth 1), -1 above it. */
+static int scan(const nv *v, json_object *a, int out, int depth, int32_t arg)
 {
     if (is_tensor(a))
-        return add_ref(v, a, out);
+        return add_ref(v, a, out, arg);
     if (!json_object_is_type(a, json_type_array) || depth >= 4)
         return 0;
     for (size_t i = 0; i < json_object_array_length(a); i++)
-        if (scan(v, json_object_array_get_idx(a, i), out, depth + 1))
+        if (scan(v, json_object_array_get_idx(a, i), out, depth + 1, depth ? arg : (int32_t)i))
             return -1;
     return 0;
 }
@@ -119,7 +132,7 @@ static int operands(const nv *v, const char *field, int out)
     if (!json_object_is_type(a, json_type_array))
         return import_fail(v->msg, v->cap, v->loc, "nodes", v->index,
                            "'%s' must be an array (or an object with a 'values' array)", field);
-    return scan(v, a, out, 0);
+    return scan(v, a, out, 0, -1);
 }
 
 static int node(nv *v)
@@ -140,6 +153,7 @@ static int node(nv *v)
     if (operands(v, "inputs", 0) || operands(v, "outputs", 1))
         return -1;
     n.nref = e->nref - n.ref_first;
+    n.lookup = ie_lookup(v->o, name, e->ref + n.ref_first, n.nref);
     if (util_array_grow((void **)&e->node, &e->cap_node, e->nnode + 1, sizeof(ie_node)) ||
         !(n.name = strdup(name)))
         return import_fail(v->msg, v->cap, v->loc, "", 0, "out of memory");

@@ -23,6 +23,7 @@
 #include "import.h"
 #include "plan.h"
 #include "plan_build.h"
+#include "shimplan_place.h"
 #include "util_file.h"
 
 #include <errno.h>
@@ -47,12 +48,14 @@ typedef struct options {
     double remap;         /* --remap in us; -1: the model's */
     plan_hold_rules hold; /* libshim's, or as --min-managed and --slab-max say */
     bool json, entries, as_given, hold_set;
+    bool no_host; /* --no-host-placement */
 } options;
 
 static void usage(FILE *f)
 {
     fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
           "                 [--proposals N] [--remap US] [--json] [--entries]\n"
+          "                 [--no-host-placement]\n"
           "       shim-plan --generate SPEC [-o FILE]\n"
           "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
           "                 [-o FILE] [--budget SIZE ...]\n"
@@ -74,7 +77,10 @@ static void usage(FILE *f)
           "  the slab maximum shares a slab (moved only with it), the rest round up to 2 MiB\n"
           "  granules and are what a plan moves. --min-managed SIZE (default libshim's, 64KiB)\n"
           "  and --slab-max SIZE (default 1MiB, half a granule) assume other settings;\n"
-          "  --as-given plans every allocation as the model gives it, all movable.\n",
+          "  --as-given plans every allocation as the model gives it, all movable.\n"
+          "When the model gives bytes read per touch (OP@SIZE), an allocation read sparsely may\n"
+          "  also stay on the host, read in place through the link (planner/MODEL-FORMAT.md,\n"
+          "  \"Placements\"); --no-host-placement plans without that third placement.\n",
           f);
 }
 
@@ -211,6 +217,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"min-managed", required_argument, NULL, 0},
         {"slab-max", required_argument, NULL, 0},
         {"as-given", no_argument, NULL, 'g'},
+        {"no-host-placement", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -233,6 +240,7 @@ static int parse_args(int argc, char **argv, options *o)
                  : c == 'j'           ? (o->json = true, 0)
                  : c == 'e'           ? (o->entries = true, 0)
                  : c == 'g'           ? (o->as_given = true, 0)
+                 : c == 'n'           ? (o->no_host = true, 0)
                  : c == 'o' || c == 0 ? value_option(name, optarg, o)
                                       : 2;
         if (rc)
@@ -359,6 +367,8 @@ typedef struct result {
     const plan_hold_rules *rules; /* NULL: planned as given (--as-given) */
     plan_hold_info hold;
     size_t nops, nallocs;
+    const plan_model *planned; /* the model planned */
+    bool host;                 /* host placement allowed: the placement lines are printed */
     plan p;
     plan_stats st;
     double lb;
@@ -460,6 +470,8 @@ static void print_text(const result *r, bool entries)
            (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
     put_us(r->lb, false);
     printf("\nentries: %zu\n", r->p.n);
+    if (r->host)
+        shimplan_place_print(r->planned, &r->p, &r->st, r->held, false);
     for (size_t i = 0; entries && i < r->p.n; i++) {
         const plan_entry *e = &r->p.entries[i];
         printf("entry %u %d %d %d %d\n", e->alloc, e->evict_after, e->prefetch_at, e->wait_at,
@@ -474,6 +486,10 @@ static void print_text(const result *r, bool entries)
         put_us(pp->lower_bound_us, false);
         printf(" %s\n", pp->stats.feasible ? "yes" : "no");
     }
+    if (r->nprops && r->host)
+        shimplan_place_proposals_head();
+    for (size_t i = 0; r->host && i < r->nprops; i++)
+        shimplan_place_proposal(&r->props[i], false);
 }
 
 /* The "held" object: the rules assumed (null for --as-given) and what they made of the model. */
@@ -518,6 +534,8 @@ static void print_json(const result *r, bool entries)
     printf(", \"lower_bound_us\": ");
     put_us(r->lb, true);
     printf(", \"nentries\": %zu", r->p.n);
+    if (r->host)
+        shimplan_place_print(r->planned, &r->p, &r->st, r->held, true);
     if (entries) {
         printf(", \"entries\": [");
         for (size_t i = 0; i < r->p.n; i++) {
@@ -538,6 +556,8 @@ static void print_json(const result *r, bool entries)
                    (unsigned long long)pp->stats.peak_bytes, pp->stats.stall_us,
                    pp->stats.feasible ? "true" : "false");
             put_us(pp->lower_bound_us, true);
+            if (r->host)
+                shimplan_place_proposal(pp, true);
             printf("}");
         }
         printf("]");
@@ -551,9 +571,15 @@ static plan_err run_planner(const options *o, const plan_model *given, const pla
                             result *r)
 {
     uint64_t floor_given;
+    bool sparse = false;
+    for (size_t x = 0; !o->no_host && x < m->nallocs; x++)
+        sparse = sparse || plan_alloc_sparse(m, x);
+    const plan_opts po = {.host = sparse};
+    r->host = sparse;
+    r->planned = m;
     plan_err e = plan_peaks(given, &r->native, &floor_given);
     if (!e)
-        e = plan_peaks(m, &r->held, &r->floor);
+        e = plan_peaks_opts(m, &po, &r->held, &r->floor);
     if (e)
         return e;
     r->budget = r->held;
@@ -565,15 +591,15 @@ static plan_err run_planner(const options *o, const plan_model *given, const pla
     }
     if (o->budget)
         r->budget = conf_size_resolve(&budget, r->held, r->held);
-    if ((e = plan_make(m, o->kind, r->budget, &r->p, &r->st)) ||
-        (e = plan_lower_bound(m, r->budget, &r->lb)))
+    if ((e = plan_make_opts(m, o->kind, r->budget, &po, &r->p, &r->st)) ||
+        (e = plan_lower_bound_opts(m, r->budget, &po, &r->lb)))
         return e;
     if (o->proposals) {
         r->props = calloc(o->proposals, sizeof(*r->props));
         if (!r->props)
             return PLAN_ERR_NOMEM;
         r->nprops = o->proposals;
-        e = plan_proposals(m, o->kind, o->proposals, r->props);
+        e = plan_proposals_opts(m, o->kind, o->proposals, &po, r->props);
     }
     return e;
 }

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/planner/test_shimplan_host.sh — shim-plan and the third placement (issue 24): a model with
+# bytes read per touch is planned with host placement allowed and says what each placement holds
+# (text, JSON, proposals); --no-host-placement, and any model without read bytes, print exactly
+# what they printed before.
+# Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
+set -u
+BUILD=${BUILD:-build}
+shimplan=$BUILD/shim-plan
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../check.sh"
+
+json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
+    check "$1" python3 -c "import json,sys; j=json.load(open('$tmp/json')); sys.exit(0 if ($2) else 1)"
+}
+
+SPECS=("transformer:layers=3" "random:ops=12,allocs=8,maxbytes=64MiB,us=1000,h2d=1,seed=4")
+plan $((11 + 2 * ${#SPECS[@]}))
+
+# A weight touched whole everywhere, a 1 MB table read 4 KiB at operation 0, an activation at 2-3
+# (tests/planner/test_plan_host.c): at 1 GB/s the table stays on the host, its read 4.096 us.
+table() { # GBPS: the model at that link speed, with or without @4KiB
+    printf 'hw %s %s 1 0\nop 100\nop 100\nop 100\nop 100\nop 100\n' "$1" "$1"
+    printf 'alloc 100000 -1 -1 0 1 2 3 4\nalloc 1000000 -1 -1 0%s\nalloc 500000 2 3 2 3\n' "$2"
+}
+table 1 @4KiB >"$tmp/m.model"
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given >"$tmp/text"
+check "host placement exits 0" test $? -eq 0
+check "the table stays on the host" all grep -qx 'host_resident_allocs: 1' "$tmp/text" '&&' \
+    grep -qx 'host_resident_bytes: 1000000' "$tmp/text" '&&' grep -qx 'entries: 0' "$tmp/text"
+check "its read costs 4.096 us a step" all grep -qx 'step_us: 504.096' "$tmp/text" '&&' \
+    grep -qx 'host_read_bytes_per_step: 4096' "$tmp/text" '&&' grep -qx 'device_resident_bytes: 600000' "$tmp/text"
+check "placement line with the share of the peak" grep -q '^placement: .*host-resident 1 allocations, 0.00 GiB (62.5% of the peak)' "$tmp/text"
+check "floor without the table" grep -qx 'floor_bytes: 600000' "$tmp/text"
+
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given --json --proposals 3 >"$tmp/json"
+json_check "json keeps the placement fields" \
+    "j['host_placement'] is True and j['host_resident_allocs'] == 1 and j['moved_allocs'] == 0 and j['host_read_bytes_per_step'] == 4096 and abs(j['host_resident_share'] - 0.625) < 1e-9"
+json_check "proposals say where the host placement enters" \
+    "[p['host_resident_allocs'] for p in j['proposals']] == [0, 1, 1] and j['proposals'][2]['budget_bytes'] == 600000"
+
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given --proposals 3 >"$tmp/text"
+check "proposals placement table" all grep -qx 'proposal_placement 1600000 0 0 0 0' "$tmp/text" '&&' \
+    grep -qx 'proposal_placement 600000 1000000 1 0 4096' "$tmp/text"
+
+# --no-host-placement: the same output as the model without read bytes (which has no placement
+# lines: the output of before).
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given --proposals 3 --no-host-placement >"$tmp/off"
+table 1 '' >"$tmp/m.model"
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given --proposals 3 >"$tmp/plain"
+check "--no-host-placement prints what a model without reads prints" cmp "$tmp/off" "$tmp/plain"
+check "no placement lines without reads" bash -c "! grep -q 'placement' '$tmp/plain'"
+
+table 1000 @4KiB >"$tmp/m.model"
+"$shimplan" "$tmp/m.model" --budget 1100000 --as-given --entries >"$tmp/text"
+check "at 1000 GB/s the table is moved on a schedule" all grep -qx 'moved_allocs: 1' "$tmp/text" '&&' \
+    grep -qx 'entry 1 0 4 -1 5' "$tmp/text" '&&' grep -qx 'step_us: 500.000' "$tmp/text"
+
+# Generated models without read bytes: the output with the option's default and with it off is
+# byte-identical, text and JSON.
+for spec in "${SPECS[@]}"; do
+    "$shimplan" --generate "$spec" -o "$tmp/g.model"
+    "$shimplan" "$tmp/g.model" --budget 70% --proposals 4 --entries >"$tmp/a"
+    "$shimplan" "$tmp/g.model" --budget 70% --proposals 4 --entries --no-host-placement >"$tmp/b"
+    check "$spec: text unchanged" cmp "$tmp/a" "$tmp/b"
+    "$shimplan" "$tmp/g.model" --budget 70% --proposals 4 --json >"$tmp/a"
+    "$shimplan" "$tmp/g.model" --budget 70% --proposals 4 --json --no-host-placement >"$tmp/b"
+    check "$spec: json unchanged" cmp "$tmp/a" "$tmp/b"
+done
+
+exit $((fails > 0))
