@@ -301,7 +301,8 @@ plan_err plan_make_opts(const plan_model *m, plan_kind kind, uint64_t budget, co
 
 /* plan_peaks with options o: with o->host the floor no longer counts allocations read sparsely
  * (they can stay on the host). Same errors. */
-plan_err plan_peaks_opts(const plan_model *m, const plan_opts *o, uint64_t *native, uint64_t *floor);
+plan_err plan_peaks_opts(const plan_model *m, const plan_opts *o, uint64_t *native,
+                         uint64_t *floor);
 
 /* plan_lower_bound over the plans o allows (with o->host, also those keeping allocations on the
  * host, whose reads count as stall). Same errors. */

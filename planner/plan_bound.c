@@ -74,7 +74,16 @@
  * moved_share (the least moved / bytes of the model) of them; so every copy time above, counted
  * in bytes freed, is counted at that share of them, and stays a lower bound.
  * The bound is the largest of these, over the operations examined (all of them for small
- * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound). */
+ * models; the largest excesses up to a work limit otherwise: any subset gives a valid bound).
+ * Claim 10 (host residency, plan_opts.host: plan_bound_ctx_opts in plan_host_pick.c). A plan may
+ * also keep a set K of allocations read sparsely on the host for the whole step. If K is empty it
+ * is one of the plans above and their bound L holds. Otherwise each operation lasts its duration
+ * plus the reads of K it makes (plan_host_read_us), which stall counts, and the rest of the plan
+ * stalls >= 0 more; every allocation read sparsely is touched at least once per step, so
+ * S >= r(K) >= r_min, the least read time per step of one such allocation. Hence S >= min(L,
+ * r_min), and S = +infinity below the floor of the model without any of them (the most bytes
+ * the host can take). Weaker than L (the reads of one allocation), never wrong; plain
+ * plan_lower_bound and plan_bound_ctx are unchanged. */
 #include "plan_internal.h"
 
 #include <math.h>

@@ -57,20 +57,12 @@ static const gparam optim_p[] = {
     {"weights", 16 * MiB, 1, 1e15, true}, {"optim", 3, 0, 8, false},
     {"us", 500, 0, 1e9, false},           GCOMMON};
 
-static const gparam random_p[] = {{"ops", 8, 1, 1e7, false},
-                                  {"allocs", 4, 0, 1e7, false},
-                                  {"maxbytes", 1000, 1, 1e15, true},
-                                  {"cyclic", 30, 0, 100, false},
-                                  {"touches", 3, 1, 64, false},
-                                  {"us", 10, 1, 1e9, false},
-                                  {"sparse", 0, 0, 100, false},
-                                  {"seed", 1, 0, 4e9, false},
-                                  {"h2d", 0.1, 1e-6, 1e6, false},
-                                  {"d2h", 0.1, 1e-6, 1e6, false},
-                                  {"duplex", 1, 0, 1, false},
-                                  {"remap", 0, 0, 1e9, false},
-                                  {"jitter", 0, 0, 90, false},
-                                  {NULL, 0, 0, 0, false}};
+static const gparam random_p[] = {
+    {"ops", 8, 1, 1e7, false},      {"allocs", 4, 0, 1e7, false}, {"maxbytes", 1000, 1, 1e15, true},
+    {"cyclic", 30, 0, 100, false},  {"touches", 3, 1, 64, false}, {"us", 10, 1, 1e9, false},
+    {"sparse", 0, 0, 100, false},   {"seed", 1, 0, 4e9, false},   {"h2d", 0.1, 1e-6, 1e6, false},
+    {"d2h", 0.1, 1e-6, 1e6, false}, {"duplex", 1, 0, 1, false},   {"remap", 0, 0, 1e9, false},
+    {"jitter", 0, 0, 90, false},    {NULL, 0, 0, 0, false}};
 
 #define GMAX_PARAMS 16
 

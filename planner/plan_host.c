@@ -138,8 +138,8 @@ plan_err plan_host_sim(const plan_ctx *c, const plan *p, uint64_t budget, plan_s
     return e;
 }
 
-plan_err plan_host_plan(const plan_ctx *c, plan_kind kind, uint64_t budget,
-                        const uint8_t *on_host, plan *out, plan_stats *st)
+plan_err plan_host_plan(const plan_ctx *c, plan_kind kind, uint64_t budget, const uint8_t *on_host,
+                        plan *out, plan_stats *st)
 {
     rest r;
     plan_err e = rest_init(&r, c, on_host);

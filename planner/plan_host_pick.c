@@ -51,8 +51,7 @@ static plan_err candidates(const plan_ctx *c, cand **out, size_t *n)
         return PLAN_ERR_NOMEM;
     for (size_t x = 0; x < m->nallocs; x++)
         if (plan_alloc_sparse(m, x))
-            (*out)[(*n)++] =
-                (cand){(uint32_t)x, alloc_read_us(m, x) / (double)m->allocs[x].bytes};
+            (*out)[(*n)++] = (cand){(uint32_t)x, alloc_read_us(m, x) / (double)m->allocs[x].bytes};
     qsort(*out, *n, sizeof(**out), by_cost);
     return PLAN_OK;
 }

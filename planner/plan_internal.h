@@ -287,8 +287,8 @@ plan_err plan_host_sim(const plan_ctx *c, const plan *p, uint64_t budget, plan_s
 /* Plans, on analysed c, the allocations other than those with on_host[x] with kind for budget,
  * into out (entries numbered as in c's model, out->host the others) and *st. PLAN_ERR_NOMEM,
  * PLAN_ERR_LIMIT. */
-plan_err plan_host_plan(const plan_ctx *c, plan_kind kind, uint64_t budget,
-                        const uint8_t *on_host, plan *out, plan_stats *st);
+plan_err plan_host_plan(const plan_ctx *c, plan_kind kind, uint64_t budget, const uint8_t *on_host,
+                        plan *out, plan_stats *st);
 
 /* ---- plan_host_pick.c: the host placement chosen, its floor and bound ------------------------ */
 

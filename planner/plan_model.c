@@ -163,8 +163,7 @@ plan_err plan_model_add_alloc_reads(plan_model *m, uint64_t bytes, int32_t birth
         return PLAN_ERR_LIMIT;
     bool with_reads = any_read(reads, n);
     touch_read *tr = malloc(n * sizeof(*tr) + 1);
-    if (!tr ||
-        grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
+    if (!tr || grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
         grow_touches(m, m->ntouches + n, with_reads)) {
         free(tr);
         return PLAN_ERR_NOMEM;

@@ -23,8 +23,8 @@ static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_
         uint64_t b = bytes ? bytes[i] : a->bytes;
         if (movable[i]) {
             const uint64_t *reads = m->touch_reads ? m->touch_reads + a->touch_first : NULL;
-            e = plan_model_add_alloc_reads(out, b, a->birth, a->death,
-                                           m->touches + a->touch_first, reads, a->ntouch);
+            e = plan_model_add_alloc_reads(out, b, a->birth, a->death, m->touches + a->touch_first,
+                                           reads, a->ntouch);
             if (!e)
                 e = plan_model_set_moved(out, out->nallocs - 1, moved ? moved[i] : a->moved);
             continue;

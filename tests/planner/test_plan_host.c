@@ -128,8 +128,8 @@ static void assert_choice(plan_kind kind, double gbps, uint64_t budget, enum pla
     plan_init(&p);
     assert_int_equal(plan_make_opts(&m, kind, budget, &o, &p, &st), PLAN_OK);
     if (placement_of(&p, TABLE) != want)
-        fail_msg("%s at %g GB/s, budget %llu: table placed %d, want %d", plan_kind_name(kind),
-                 gbps, (unsigned long long)budget, placement_of(&p, TABLE), want);
+        fail_msg("%s at %g GB/s, budget %llu: table placed %d, want %d", plan_kind_name(kind), gbps,
+                 (unsigned long long)budget, placement_of(&p, TABLE), want);
     assert_true(st.feasible);
     assert_near(st.step_us, step_us);
     assert_int_equal(plan_check(&m, &p, NULL, 0), PLAN_OK);
@@ -229,8 +229,7 @@ static bf_result brute_force(unsigned seed, plan_kind kind)
     if (best.feasible && !chosen.feasible)
         fail_msg("seed %u: the best holds the budget, the choice does not", seed);
     if (best.feasible && chosen.step_us > best.step_us * (1 + TOLERANCE))
-        fail_msg("seed %u: chose %.3f us, the best is %.3f us", seed, chosen.step_us,
-                 best.step_us);
+        fail_msg("seed %u: chose %.3f us, the best is %.3f us", seed, chosen.step_us, best.step_us);
     bf_result r = {.exact = plan_stats_cmp(&chosen, &best) <= 0, .any_sparse = ns > 0};
     plan_free(&p);
     plan_ctx_free(&c);
@@ -311,8 +310,8 @@ static void test_option_off(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sim_charge),  cmocka_unit_test(test_check),
-        cmocka_unit_test(test_placement),   cmocka_unit_test(test_brute_force),
+        cmocka_unit_test(test_sim_charge), cmocka_unit_test(test_check),
+        cmocka_unit_test(test_placement),  cmocka_unit_test(test_brute_force),
         cmocka_unit_test(test_option_off),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

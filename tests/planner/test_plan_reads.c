@@ -105,7 +105,8 @@ static const struct {
     {"hw 1 1 1 0\nop 1\nalloc 1KiB 0 0 0@1025\n",
      "m.txt:3: error: TOUCH@SIZE: SIZE must be a size in [1, 1024] (the allocation's bytes), got "
      "'0@1025'"},
-    {"hw 1 1 1 0\nop 1\nalloc 8 0 0 @4\n", "m.txt:3: error: TOUCH must be an integer in [0, 0], got ''"},
+    {"hw 1 1 1 0\nop 1\nalloc 8 0 0 @4\n",
+     "m.txt:3: error: TOUCH must be an integer in [0, 0], got ''"},
     {"hw 1 1 1 0\nop 1\nop 1\nalloc 8 0 0 1@4\n",
      "m.txt:4: error: TOUCH must be an integer in [0, 0], got '1'"},
     {"hw 1 1 1 0\nop 1\nalloc 8 0 0 0@4@4\n",

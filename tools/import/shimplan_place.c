@@ -84,7 +84,7 @@ void shimplan_place_proposal(const plan_proposal *pp, bool json)
                (unsigned long long)s->host_bytes, s->nhost, moved,
                (unsigned long long)s->bytes_read);
     else
-        printf("proposal_placement %llu %llu %zu %llu %llu\n",
-               (unsigned long long)pp->budget_bytes, (unsigned long long)s->host_bytes, s->nhost,
-               moved, (unsigned long long)s->bytes_read);
+        printf("proposal_placement %llu %llu %zu %llu %llu\n", (unsigned long long)pp->budget_bytes,
+               (unsigned long long)s->host_bytes, s->nhost, moved,
+               (unsigned long long)s->bytes_read);
 }
