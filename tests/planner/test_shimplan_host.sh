@@ -16,7 +16,7 @@ json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
 }
 
 SPECS=("transformer:layers=3" "random:ops=12,allocs=8,maxbytes=64MiB,us=1000,h2d=1,seed=4")
-plan $((11 + 2 * ${#SPECS[@]}))
+plan $((13 + 2 * ${#SPECS[@]}))
 
 # A weight touched whole everywhere, a 1 MB table read 4 KiB at operation 0, an activation at 2-3
 # (tests/planner/test_plan_host.c): at 1 GB/s the table stays on the host, its read 4.096 us.
@@ -31,12 +31,17 @@ check "the table stays on the host" all grep -qx 'host_resident_allocs: 1' "$tmp
     grep -qx 'host_resident_bytes: 1000000' "$tmp/text" '&&' grep -qx 'entries: 0' "$tmp/text"
 check "its read costs 4.096 us a step" all grep -qx 'step_us: 504.096' "$tmp/text" '&&' \
     grep -qx 'host_read_bytes_per_step: 4096' "$tmp/text" '&&' grep -qx 'device_resident_bytes: 600000' "$tmp/text"
+check "the line that carries it out under libshim names the table's size" grep -qx \
+    'libshim: host_resident = "1000000" (or SHIM_HOST_RESIDENT) keeps allocations of these sizes on the host: 1 in this model' \
+    "$tmp/text"
 check "placement line with the share of the peak" grep -q '^placement: .*host-resident 1 allocations, 0.00 GiB (62.5% of the peak)' "$tmp/text"
 check "floor without the table" grep -qx 'floor_bytes: 600000' "$tmp/text"
 
 "$shimplan" "$tmp/m.model" --budget 1100000 --as-given --json --proposals 3 >"$tmp/json"
 json_check "json keeps the placement fields" \
     "j['host_placement'] is True and j['host_resident_allocs'] == 1 and j['moved_allocs'] == 0 and j['host_read_bytes_per_step'] == 4096 and abs(j['host_resident_share'] - 0.625) < 1e-9"
+json_check "json: the sizes for host_resident and how many allocations they match" \
+    "j['host_resident_sizes'] == [1000000] and j['host_resident_size_matches'] == 1"
 json_check "proposals say where the host placement enters" \
     "[p['host_resident_allocs'] for p in j['proposals']] == [0, 1, 1] and j['proposals'][2]['budget_bytes'] == 600000"
 

@@ -41,6 +41,63 @@ static placed count(const plan_model *m, const plan *p, const plan_stats *st)
     return r;
 }
 
+/* libshim's host_resident holds at most this many sizes (conf/conf.h, CONF_MAX_SIZES). */
+#define LIBSHIM_SIZES 16
+
+/* The distinct sizes (each allocation's own bytes, as the program asks for it: plan_alloc's
+   moved) of p's host-resident allocations into sizes[0..*n) (at most LIBSHIM_SIZES; *more set when
+   there are others), and how many of m's allocations have one of them: libshim keeps every
+   allocation of a listed size on the host, which may be more than the plan keeps there. */
+static size_t host_sizes(const plan_model *m, const plan *p, uint64_t *sizes, size_t *n, bool *more)
+{
+    *n = 0;
+    *more = false;
+    for (size_t i = 0; i < p->nhost; i++) {
+        uint64_t s = m->allocs[p->host[i]].moved;
+        size_t k = 0;
+        while (k < *n && sizes[k] != s)
+            k++;
+        if (k == *n && *n < LIBSHIM_SIZES)
+            sizes[(*n)++] = s;
+        else if (k == *n)
+            *more = true;
+    }
+    size_t matches = 0;
+    for (size_t x = 0; x < m->nallocs; x++)
+        for (size_t k = 0; k < *n; k++)
+            if (m->allocs[x].moved == sizes[k]) {
+                matches++;
+                break;
+            }
+    return matches;
+}
+
+/* The line that carries the plan's host placement out under libshim (host_resident), or nothing
+   when the plan keeps nothing on the host. */
+static void libshim_line(const plan_model *m, const plan *p, bool json)
+{
+    uint64_t sizes[LIBSHIM_SIZES];
+    size_t n;
+    bool more;
+    size_t matches = host_sizes(m, p, sizes, &n, &more);
+    if (json) {
+        printf(", \"host_resident_sizes\": [");
+        for (size_t k = 0; k < n; k++)
+            printf("%s%llu", k ? ", " : "", (unsigned long long)sizes[k]);
+        printf("], \"host_resident_size_matches\": %zu", matches);
+        return;
+    }
+    if (!n)
+        return;
+    printf("libshim: host_resident = \"");
+    for (size_t k = 0; k < n; k++)
+        printf("%s%llu", k ? "," : "", (unsigned long long)sizes[k]);
+    printf("\" (or SHIM_HOST_RESIDENT) keeps allocations of these sizes on the host: %zu in this "
+           "model%s%s\n",
+           matches, matches > p->nhost ? ", more than the plan keeps there" : "",
+           more ? "; more sizes than libshim's 16 (the rest move or stay on the device)" : "");
+}
+
 void shimplan_place_print(const plan_model *m, const plan *p, const plan_stats *st, uint64_t peak,
                           bool json)
 {
@@ -54,6 +111,7 @@ void shimplan_place_print(const plan_model *m, const plan *p, const plan_stats *
                (unsigned long long)r.device_bytes, r.moved, (unsigned long long)r.moved_bytes,
                r.host, (unsigned long long)r.host_bytes, share / 100.0,
                (unsigned long long)r.read_bytes, r.read_us);
+        libshim_line(m, p, json);
         return;
     }
     printf("placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
@@ -66,6 +124,7 @@ void shimplan_place_print(const plan_model *m, const plan *p, const plan_stats *
            "%llu\nhost_read_us: %.3f\n",
            (unsigned long long)r.device_bytes, r.moved, (unsigned long long)r.moved_bytes, r.host,
            (unsigned long long)r.host_bytes, (unsigned long long)r.read_bytes, r.read_us);
+    libshim_line(m, p, json);
 }
 
 void shimplan_place_proposals_head(void)
