@@ -6,7 +6,9 @@
 # native peak and virtual step time, the offline planners' predictions for that budget (shim-plan
 # --planner scheduled / reactive), the prediction of the last plan libshim made in the process
 # (shim-report summary's plans), the lower bound (compute time plus shim-plan's lower_bound_us),
-# libshim's achieved step time, and whether the checksum is the native one.
+# libshim's achieved step time, and whether the checksum is the native one. Where the scheduled
+# plan keeps allocations on the host (a model with bytes read per touch), the libshim run gets
+# the sizes shim-plan prints for it (SHIM_HOST_RESIDENT), as a user would carry the plan out.
 #   usage: tests/bench/real_bench.sh [-o RESULTS.md] [MODEL...]
 # Without MODEL, generated models (shim-plan --generate) are used.
 # Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14),
@@ -110,7 +112,13 @@ for model in "${models[@]}"; do
     for malloc in $mallocs; do
         for pct in $budgets; do
             name="$d/shim-$malloc-$pct"
-            SHIM_TRACE_PATH="$name.trace" SHIM_LOG_LEVEL=info SHIM_BUDGET="$(cat "$d/budget-$pct")" \
+            # What the scheduled plan keeps on the host, carried out as a user would: the sizes
+            # shim-plan prints for host_resident.
+            hr=$(python3 -c 'import json, sys
+print(",".join(str(s) for s in json.load(open(sys.argv[1])).get("host_resident_sizes", [])))' \
+                "$d/plan-$pct-scheduled.json" 2>/dev/null || true)
+            SHIM_HOST_RESIDENT="$hr" \
+                SHIM_TRACE_PATH="$name.trace" SHIM_LOG_LEVEL=info SHIM_BUDGET="$(cat "$d/budget-$pct")" \
                 SIMGPU_STATS="$name.json" LD_PRELOAD="$root/build/libshim.so" \
                 build/replay "$model" --malloc "$malloc" --steps "$steps" \
                 ${replay_args[@]+"${replay_args[@]}"} >"$name.out" 2>"$name.err" ||
@@ -139,8 +147,9 @@ f = lambda v: "-" if v is None else f"{v:.0f}"
 r = lambda a, b: f"{a / b:.3f}x" if a is not None and b else "-"
 print("| model | ops, allocs | malloc | native peak MiB | native us/step | budget | scheduled predicts "
       "| libshim's own plan predicted | reactive predicts | lower bound | libshim us/step | libshim / scheduled "
-      "| libshim / native | moves per step (to host, to device) | same checksum, no hazard |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| libshim / native | moves per step (to host, to device) | kept on the host (plan, libshim) "
+      "| same checksum, no hazard |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for k in range(1, n + 1):
     d = f"{work}/{k}"
     if not os.path.exists(f"{d}/peak"):
@@ -165,11 +174,13 @@ for k in range(1, n + 1):
             err = open(base + ".err").read() if os.path.exists(base + ".err") else ""
             m = re.findall(r"(\d+) evictions \((\d+) cancelled\), (\d+) restores", err)
             moves = f"{int(m[-1][0]) / nsteps:.1f}, {int(m[-1][2]) / nsteps:.1f}" if m and nsteps else "-"
+            kept = re.findall(r"(\d+) allocations kept on the host", err)
+            host = f"{sch.get('host_resident_allocs', 0)}, {kept[-1] if kept else 0}"
             ok = s is not None and s == nat_sum and st.get("unmap_hazards") == 0 and st.get("illegal_accesses") == 0
             ok = "yes" if ok else f"NO (checksum {s} vs {nat_sum}, hazards {st.get('unmap_hazards')}, illegal {st.get('illegal_accesses')})"
             print(f"| {name} | {size} | {malloc} | {peak / 2**20:.0f} | {f(nat_us)} | {label} ({bud / 2**20:.0f} MiB) "
                   f"| {f(feas(sch))} | {f(own)} | {f(feas(rea))} | {f(bound)} | {f(us)} | {r(us, feas(sch))} | {r(us, nat_us)} "
-                  f"| {moves} | {ok} |")
+                  f"| {moves} | {host} | {ok} |")
 PY
 )
 echo "$table"
