@@ -16,7 +16,7 @@ json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
 }
 
 SPECS=("transformer:layers=3" "random:ops=12,allocs=8,maxbytes=64MiB,us=1000,h2d=1,seed=4")
-plan $((13 + 2 * ${#SPECS[@]}))
+plan $((14 + 2 * ${#SPECS[@]}))
 
 # A weight touched whole everywhere, a 1 MB table read 4 KiB at operation 0, an activation at 2-3
 # (tests/planner/test_plan_host.c): at 1 GB/s the table stays on the host, its read 4.096 us.
@@ -33,6 +33,9 @@ check "its read costs 4.096 us a step" all grep -qx 'step_us: 504.096' "$tmp/tex
     grep -qx 'host_read_bytes_per_step: 4096' "$tmp/text" '&&' grep -qx 'device_resident_bytes: 600000' "$tmp/text"
 check "the line that carries it out under libshim names the table's size" grep -qx \
     'libshim: host_resident = "1000000" (or SHIM_HOST_RESIDENT) keeps allocations of these sizes on the host: 1 in this model' \
+    "$tmp/text"
+check "the answer line says what stays on the host and what it reads" grep -q \
+    '^answer: fits in .*, 1 allocation (0.00 GiB) kept on the host and read in place (0.00 MiB a step); the least' \
     "$tmp/text"
 check "placement line with the share of the peak" grep -q '^placement: .*host-resident 1 allocations, 0.00 GiB (62.5% of the peak)' "$tmp/text"
 check "floor without the table" grep -qx 'floor_bytes: 600000' "$tmp/text"

@@ -401,12 +401,19 @@ static void print_answer(const result *r)
                r->held ? 100.0 * (double)r->floor / (double)r->held : 0, gib(r->held));
         return;
     }
+    char host[160] = "";
+    if (r->st.nhost)
+        snprintf(host, sizeof host,
+                 ", %zu allocation%s (%.2f GiB) kept on the host and read in place (%.2f MiB a "
+                 "step)",
+                 r->st.nhost, r->st.nhost == 1 ? "" : "s", gib(r->st.host_bytes),
+                 (double)r->st.bytes_read / (1024.0 * 1024.0));
     printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
-           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step; the least "
-           "it can run in is %.2f GiB (%.1f%%)%s\n",
+           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s; the "
+           "least it can run in is %.2f GiB (%.1f%%)%s\n",
            gib(r->budget), share, gib(r->held),
            r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
-           r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device),
+           r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device), host,
            gib(r->floor), r->held ? 100.0 * (double)r->floor / (double)r->held : 0,
            r->times ? " (times estimated: see 'times')" : "");
 }
