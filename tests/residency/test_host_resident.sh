@@ -9,6 +9,9 @@
 #     kernels read it through the link (zero-copy pages), the trace's create_host transition says
 #     "placement", and the step model shim-report builds from the trace leaves it out;
 #   - a listed size no allocation has: a warning naming it at exit;
+#   - threads_sim's 8 threads, with random stream timing (jitter), each of its 4 MiB buffers kept
+#     on the host (12 over three rounds) while the 16 KiB ones live in slabs under a 12 MiB
+#     budget: every thread's result right, no CUDA error;
 #   - on a device without host VMM (unmapped eviction): said once, the table is made on the
 #     device, and the job still ends with the native checksum (budget 40 MiB).
 set -u
@@ -28,7 +31,7 @@ traced() {
         2>"$work/$name.err"
     echo $? >"$work/$name.rc"
 }
-plan $((10 + SAN_CHECKS))
+plan $((11 + SAN_CHECKS))
 run_native native "$REPLAY" "$model" --steps 12 --malloc sync
 want=$(checksum native)
 check "native replay: exit 0, checksum ${want:-none}" test "$(rc native)" = 0 -a -n "$want"
@@ -69,5 +72,12 @@ SIMGPU_HOST_VMM=0 SHIM_UNMAPPED_EVICTION=true SHIM_BUDGET=40MiB SHIM_HOST_RESIDE
 check "no host VMM: said once, made on the device, native checksum (exit $(rc novmm))" \
     all test "$(rc novmm)" = 0 -a "$(checksum novmm)" = "$want" '&&' \
     test "$(grep -c 'warning: host_resident: this device cannot map host memory' "$work/novmm.err")" = 1
+SIMGPU_JITTER=7 SHIM_MIN_MANAGED_BYTES=4KiB SHIM_BUDGET=12MiB SHIM_HOST_RESIDENT=4MiB \
+    run_shimmed threads "$THREADS" --threads 8 --large-every 2 --large 4MiB --small 16KiB \
+    --launches 8 --rounds 3
+check "8 threads with jitter, their 4 MiB buffers kept on the host: 0 wrong (exit $(rc threads))" \
+    all test "$(rc threads)" = 0 '&&' grep -qx 'threads_sim: 0 wrong of 8, 0 with a CUDA error' \
+    "$work/threads.out" "$work/threads.err" '&&' \
+    grep -q '; 12 allocations kept on the host (host_resident, 48.0 MiB)' "$work/threads.err"
 check_sanitizers 2>/dev/null || true
 [ "$failures" -eq 0 ]
