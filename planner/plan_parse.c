@@ -276,12 +276,24 @@ static plan_err read_copy(reader *r, const tok *a, size_t na)
     return e;
 }
 
-static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, int64_t *birth, int64_t *death)
+/* BYTES or BYTES/MOVED (what the device holds, and what a move copies when less). */
+static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, uint64_t *moved,
+                           int64_t *birth, int64_t *death)
 {
     char b[40];
     plan_err e;
-    if (plan_parse_size_n(a[0].s, a[0].len, bytes) || *bytes < 1 || *bytes > PLAN_MAX_BYTES)
-        return rerr(r, r->line, "BYTES must be a size in [1, 2^60], got '%s'", show(a[0], b));
+    const char *slash = memchr(a[0].s, '/', a[0].len);
+    tok held = {a[0].s, slash ? (size_t)(slash - a[0].s) : a[0].len};
+    if (plan_parse_size_n(held.s, held.len, bytes) || *bytes < 1 || *bytes > PLAN_MAX_BYTES)
+        return rerr(r, r->line, "BYTES must be a size in [1, 2^60], got '%s'", show(held, b));
+    *moved = *bytes;
+    if (slash) {
+        tok mv = {slash + 1, a[0].len - held.len - 1};
+        if (plan_parse_size_n(mv.s, mv.len, moved) || *moved < 1 || *moved > *bytes)
+            return rerr(r, r->line,
+                        "BYTES/MOVED: MOVED must be a size in [1, %llu] (BYTES), got '%s'",
+                        (unsigned long long)*bytes, show(a[0], b));
+    }
     if ((e = int_arg(r, a[1], -1, PLAN_MAX_OPS - 1, "BIRTH", birth)) ||
         (e = int_arg(r, a[2], -1, PLAN_MAX_OPS - 1, "DEATH", death)))
         return e;
@@ -353,10 +365,10 @@ static plan_err read_alloc(reader *r, const tok *a, size_t na, const char *rest,
 {
     if (na < 3)
         return rerr(r, r->line, "'alloc' takes BYTES BIRTH DEATH TOUCH...");
-    uint64_t bytes;
+    uint64_t bytes, moved;
     int64_t birth, death;
     plan_err e;
-    if ((e = alloc_head(r, a, &bytes, &birth, &death)))
+    if ((e = alloc_head(r, a, &bytes, &moved, &birth, &death)))
         return e;
     size_t nt = 0;
     r->any_read = false;
@@ -373,6 +385,8 @@ static plan_err read_alloc(reader *r, const tok *a, size_t na, const char *rest,
                                    r->any_read ? r->rbuf : NULL, nt);
     if (e == PLAN_ERR_LIMIT)
         return rerr(r, r->line, "too many allocations or touches");
+    if (!e && moved != bytes)
+        e = plan_model_set_moved(r->m, r->m->nallocs - 1, moved);
     return e;
 }
 

@@ -81,7 +81,10 @@ static void put_model(wbuf *w, const plan_model *m)
     }
     for (size_t i = 0; i < m->nallocs && !w->failed; i++) {
         const plan_alloc *a = &m->allocs[i];
-        put(w, "alloc %llu %d %d", (unsigned long long)a->bytes, a->birth, a->death);
+        put(w, "alloc %llu", (unsigned long long)a->bytes);
+        if (a->moved != a->bytes)
+            put(w, "/%llu", (unsigned long long)a->moved);
+        put(w, " %d %d", a->birth, a->death);
         for (uint32_t k = 0; k < a->ntouch; k++) {
             put(w, " %d", m->touches[a->touch_first + k]);
             if (m->touch_reads && m->touch_reads[a->touch_first + k])

@@ -20,9 +20,8 @@
 
 #define SHIM_TRACE_MAGIC "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR 1          /* a reader rejects another major version */
-#define SHIM_TRACE_MINOR                                                                           \
-    11 /* a reader accepts any minor; 1.10: transitions made on the host;                          \
-          1.11: reason 8, placement (host_resident) */
+/* Minor versions: 1.10 transitions made on the host; 1.11 reason 8, placement (host_resident). */
+#define SHIM_TRACE_MINOR         11 /* a reader accepts any minor */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */

@@ -106,6 +106,45 @@ static const struct {
      "m.txt:2: error: AFTER 1 is beyond the last operation (0)"},
 };
 
+/* BYTES/MOVED: held and copied bytes apart (libshim's units hold whole granules and copy their
+   own size); the writer writes /MOVED only where they differ. */
+static void test_parse_moved(void **state)
+{
+    (void)state;
+    plan_model m;
+    char msg[256], *text;
+    size_t len;
+    assert_int_equal(parse("hw 1 1 1 0\nop 1\nalloc 4MiB/3000000 -1 -1 0\nalloc 2MiB -1 -1 0\n", &m,
+                           msg, sizeof(msg)),
+                     PLAN_OK);
+    assert_int_equal(m.allocs[0].bytes, 4194304);
+    assert_int_equal(m.allocs[0].moved, 3000000);
+    assert_int_equal(m.allocs[1].moved, 2097152);
+    assert_int_equal(plan_model_write(&m, &text, &len), PLAN_OK);
+    assert_non_null(strstr(text, "\nalloc 4194304/3000000 -1 -1 0\n"));
+    assert_non_null(strstr(text, "\nalloc 2097152 -1 -1 0\n"));
+    free(text);
+    plan_model_free(&m);
+    static const struct {
+        const char *text, *msg;
+    } bad_moved[] = {
+        {"hw 1 1 1 0\nop 1\nalloc 4MiB/0 -1 -1 0\n",
+         "m.txt:3: error: BYTES/MOVED: MOVED must be a size in [1, 4194304] (BYTES), got '4MiB/0'"},
+        {"hw 1 1 1 0\nop 1\nalloc 4MiB/5MiB -1 -1 0\n",
+         "m.txt:3: error: BYTES/MOVED: MOVED must be a size in [1, 4194304] (BYTES), got "
+         "'4MiB/5MiB'"},
+        {"hw 1 1 1 0\nop 1\nalloc 4MiB/ -1 -1 0\n",
+         "m.txt:3: error: BYTES/MOVED: MOVED must be a size in [1, 4194304] (BYTES), got '4MiB/'"},
+        {"hw 1 1 1 0\nop 1\nalloc /5 -1 -1 0\n",
+         "m.txt:3: error: BYTES must be a size in [1, 2^60], got ''"},
+    };
+    for (size_t i = 0; i < sizeof(bad_moved) / sizeof(bad_moved[0]); i++) {
+        assert_int_equal(parse(bad_moved[i].text, &m, msg, sizeof(msg)), PLAN_ERR_PARSE);
+        if (strcmp(msg, bad_moved[i].msg) != 0)
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, msg, bad_moved[i].msg);
+    }
+}
+
 static void test_parse_errors(void **state)
 {
     (void)state;
@@ -186,6 +225,8 @@ static void test_write_round_trip(void **state)
         m.ops[1].dur_us = 0.1; /* not exact in binary: needs 17 digits */
         assert_int_equal(plan_model_add_copy(&m, 1, 0, 4), PLAN_OK); /* kept in their order */
         assert_int_equal(plan_model_add_copy(&m, 0, 1, 28672), PLAN_OK);
+        /* a move that copies less than the allocation holds (BYTES/MOVED) is kept */
+        assert_int_equal(plan_model_set_moved(&m, 0, m.allocs[0].bytes / 2 + 1), PLAN_OK);
         if (i % 2) { /* link_both is written and read back; absent stays absent */
             m.hw.both_h2d_gbps = m.hw.h2d_gbps * 0.44;
             m.hw.both_d2h_gbps = m.hw.d2h_gbps;
@@ -397,6 +438,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_values),
         cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_moved),
         cmocka_unit_test(test_parse_embedded_nul),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_write_round_trip),
