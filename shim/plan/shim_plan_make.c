@@ -214,6 +214,7 @@ static struct shim_resid_plan *make(struct job *j, char *msg, size_t cap)
             sp->bytes_to_host = st.bytes_to_host;
             sp->bytes_to_device = st.bytes_to_device;
             sp->feasible = st.feasible;
+            sp->remap_us = m.hw.remap_us;
             snprintf(sp->link, sizeof sp->link,
                      "link %.3f GB/s to the device%s, %.3f GB/s to the host%s, %s", m.hw.h2d_gbps,
                      info.measured_h2d ? " measured" : " assumed", m.hw.d2h_gbps,

@@ -67,6 +67,7 @@ struct shim_resid_plan {
     uint64_t bytes_to_host, bytes_to_device;
     uint32_t evictions, prefetches; /* per step */
     bool feasible;
+    double remap_us; /* the mover's host time per move the plan was made with */
     /* The link it was planned for, for the log: "link X GB/s to the device measured, Y GB/s to
        the host assumed, both at once". */
     char link[224];

@@ -178,6 +178,7 @@ static void trace_plan(const struct shim_resid_plan *p)
         .prefetches = p->prefetches,
         .feasible = p->feasible,
         .slab_max_bytes = shim_resid_slab_max(),
+        .remap_us = p->remap_us,
     };
     shim_trace_plan(&rec);
 }

@@ -136,6 +136,8 @@ struct shim_trace_plan {
     uint32_t evictions, prefetches;
     bool feasible;
     uint64_t slab_max_bytes;
+    double remap_us; /* 1.12: the mover's host time per move the plan was made with (measured, or
+                        link_remap's), so that a reader's model of the step is the plan's */
 };
 
 /* What a plan achieved in one step (the plan_step record): step `step` began at launch

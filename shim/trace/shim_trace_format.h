@@ -20,8 +20,9 @@
 
 #define SHIM_TRACE_MAGIC "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR 1          /* a reader rejects another major version */
-/* Minor versions: 1.10 transitions made on the host; 1.11 reason 8, placement (host_resident). */
-#define SHIM_TRACE_MINOR         11 /* a reader accepts any minor */
+/* Minor versions: 1.10 transitions made on the host; 1.11 reason 8, placement (host_resident);
+   1.12 the plan record's remap_us. */
+#define SHIM_TRACE_MINOR         12 /* a reader accepts any minor */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -115,7 +116,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_STALL, "stall", 24)                                                               \
     X(SHIM_TRACE_TRANSITION, "transition", 56)                                                     \
     X(SHIM_TRACE_SLAB, "slab", 32)                                                                 \
-    X(SHIM_TRACE_PLAN, "plan", 136)                                                                \
+    X(SHIM_TRACE_PLAN, "plan", 144)                                                                \
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
     X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
     X(SHIM_TRACE_PIN, "pin", 40)                                                                   \
@@ -203,6 +204,7 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PLAN, "prefetches", SHIM_TRACE_U32, 116)                                          \
     X(SHIM_TRACE_PLAN, "feasible", SHIM_TRACE_U8, 120)                                             \
     X(SHIM_TRACE_PLAN, "slab_max_bytes", SHIM_TRACE_U64, 128)                                      \
+    X(SHIM_TRACE_PLAN, "remap_us", SHIM_TRACE_F64, 136)                                            \
     X(SHIM_TRACE_PLAN_STEP, "step", SHIM_TRACE_U64, 0)                                             \
     X(SHIM_TRACE_PLAN_STEP, "first_seq", SHIM_TRACE_U64, 8)                                        \
     X(SHIM_TRACE_PLAN_STEP, "evictions", SHIM_TRACE_U64, 16)                                       \
@@ -317,6 +319,7 @@ struct shim_trace_body_plan {
     uint32_t evictions, prefetches;
     uint8_t feasible, zero[7];
     uint64_t slab_max_bytes; /* 1.9 */
+    double remap_us;         /* 1.12 */
 };
 struct shim_trace_body_plan_step {
     uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;

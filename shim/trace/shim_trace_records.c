@@ -33,7 +33,7 @@ _Static_assert(offsetof(struct shim_trace_body_transition, device) == 52, "trans
 _Static_assert(sizeof(struct shim_trace_body_slab) == 32, "slab body");
 _Static_assert(offsetof(struct shim_trace_body_slab, device) == 24, "slab device offset");
 _Static_assert(sizeof(struct shim_trace_body_pin) == 40, "pin body");
-_Static_assert(sizeof(struct shim_trace_body_plan) == 136, "plan body");
+_Static_assert(sizeof(struct shim_trace_body_plan) == 144, "plan body");
 _Static_assert(offsetof(struct shim_trace_body_plan, native_us) == 64, "native_us offset");
 _Static_assert(offsetof(struct shim_trace_body_plan, bytes_to_host) == 96, "plan bytes offset");
 _Static_assert(offsetof(struct shim_trace_body_plan, evictions) == 112, "evictions offset");
@@ -253,7 +253,8 @@ void shim_trace_plan(const struct shim_trace_plan *p)
                                         .evictions = p->evictions,
                                         .prefetches = p->prefetches,
                                         .feasible = p->feasible ? 1 : 0,
-                                        .slab_max_bytes = p->slab_max_bytes};
+                                        .slab_max_bytes = p->slab_max_bytes,
+                                        .remap_us = p->remap_us};
     put_fixed(SHIM_TRACE_PLAN, &body, sizeof body);
 }
 

@@ -13,7 +13,7 @@
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
-plan 41
+plan 43
 REPORT="$B/shim-report"
 ARGS=(--layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
 
@@ -114,6 +114,15 @@ if [ -n "$P" ]; then
     SHIM_PLANNER=reactive SHIM_BUDGET=$((P * 75 / 100)) traced reactive --mode async "${ARGS[@]}"
     check "async 75%, planner = reactive: moves recorded, no plan, no plan step" \
         js reactive "d['evictions'] > 0 and plans == [] and steps == []"
+    # link_remap = "measured" (its default; shim_env.sh fixes 10us for the other runs): the plan
+    # is made with the median of libshim's own remaps, which the plan record carries (1.12), so
+    # that shim-report plan's model of the step is the plan's.
+    SHIM_LINK_REMAP=measured SHIM_BUDGET=$((P * 75 / 100)) traced measured --mode async "${ARGS[@]}"
+    check "async 75%, remap measured: the plan record's remap_us is not the 10 us default" \
+        js measured "len(plans) >= 1 and plans[0]['remap_us'] is not None and \
+            abs(plans[0]['remap_us'] - 10) > 1e-6"
+    check "async 75%, remap measured: shim-report plan gives the in-process prediction" \
+        same_as_in_process measured
     SHIM_TRACE_RECORD=none SHIM_BUDGET=$((P * 75 / 100)) traced none --mode async "${ARGS[@]}"
     check "async 75%, trace.record = none: no moves recorded, the plan and its steps are" \
         js none "d['evictions'] == 0 and len(plans) == 1 and len(steps) >= 3"

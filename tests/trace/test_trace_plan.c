@@ -74,7 +74,7 @@ static void put_f64(buf *b, double v)
     put64(b, bits);
 }
 
-/* A plan body as this version lays it out (136 bytes). */
+/* A plan body as this version lays it out (144 bytes). */
 static void plan_body(buf *p, const struct shim_trace_plan *v)
 {
     uint64_t head[] = {v->first_seq,         v->model_step,   v->model_first_seq,
@@ -92,11 +92,12 @@ static void plan_body(buf *p, const struct shim_trace_plan *v)
     put32(p, v->prefetches);
     put64(p, v->feasible); /* and 7 zero bytes */
     put64(p, v->slab_max_bytes);
+    put_f64(p, v->remap_us);
 }
 
 static void rec_plan(buf *p, const struct shim_trace_plan *v, uint64_t t)
 {
-    rec(p, SHIM_TRACE_PLAN, 136, t);
+    rec(p, SHIM_TRACE_PLAN, 144, t);
     plan_body(p, v);
 }
 
@@ -137,6 +138,7 @@ static const struct shim_trace_plan big = {
     .prefetches = UINT32_MAX - 1,
     .feasible = true,
     .slab_max_bytes = UINT64_MAX - 4,
+    .remap_us = 1536.25,
 };
 static const struct shim_trace_plan_step big_step = {
     UINT64_MAX, UINT64_MAX - 1, 3, 4, 5, 6, 7, UINT64_MAX - 2, 9, UINT64_MAX - 3};
@@ -161,6 +163,7 @@ static void check_plan(const report_plan *r, const struct shim_trace_plan *w)
     assert_int_equal(r->prefetches, w->prefetches);
     assert_int_equal(r->feasible, w->feasible);
     assert_int_equal(r->slab_max_bytes, w->slab_max_bytes);
+    assert_memory_equal(&r->remap_us, &w->remap_us, 8);
 }
 
 static void check_plan_step(const report_plan_step *r, const struct shim_trace_plan_step *w)
@@ -300,7 +303,7 @@ static void newer_layout(void **state)
 {
     (void)state;
     buf k = {0};
-    uint16_t fixed = plan_entry(&k, SHIM_TRACE_PLAN, "plan", 136, 8, NULL, NULL, 0);
+    uint16_t fixed = plan_entry(&k, SHIM_TRACE_PLAN, "plan", 144, 8, NULL, NULL, 0);
     uint16_t fixed_step = plan_entry(&k, SHIM_TRACE_PLAN_STEP, "plan_step", 80, 8, NULL, NULL, 0);
     buf b = with_schema(&k, 2), p = {0};
     rec(&p, SHIM_TRACE_PLAN, fixed, 5);
@@ -354,7 +357,7 @@ static void bad_schemas(void **state)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         buf k = {0};
-        plan_entry(&k, cases[i].id, cases[i].name, cases[i].id == SHIM_TRACE_PLAN ? 136 : 80, 0,
+        plan_entry(&k, cases[i].id, cases[i].name, cases[i].id == SHIM_TRACE_PLAN ? 144 : 80, 0,
                    cases[i].skip, cases[i].retype, cases[i].type);
         buf b = with_schema(&k, 1);
         expect_error(&b, cases[i].want);
@@ -385,10 +388,11 @@ static void bad_schemas(void **state)
    such step) at 6100, under plan 1. */
 static buf plan_trace(void)
 {
-    struct shim_trace_plan p0 = {2,    0,    0,    2,    1000, 900, 1200, 800,  1.5,
-                                 2.25, 0.75, 1.75, 4096, 8192, 3,   4,    true, 4096};
-    struct shim_trace_plan p1 = {6,    2,  4,        2,       2000,    2100, 1200, 800,   1.5,
-                                 30.5, 29, INFINITY, 1 << 20, 1 << 21, 1,    2,    false, 4096};
+    struct shim_trace_plan p0 = {2,    0,    0,    2,    1000, 900, 1200, 800,  1.5, 2.25,
+                                 0.75, 1.75, 4096, 8192, 3,    4,   true, 4096, 10};
+    struct shim_trace_plan p1 = {6,   2,   4,     2,    2000,     2100,    1200,
+                                 800, 1.5, 30.5,  29,   INFINITY, 1 << 20, 1 << 21,
+                                 1,   2,   false, 4096, 123.5};
     buf p = {0};
     rec_sync(&p, 100);
     rec_launch(&p, 0, 200);

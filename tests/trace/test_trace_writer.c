@@ -100,10 +100,10 @@ static void *record_all(void *arg)
         shim_trace_transition(&tr);
         shim_trace_slab(V(k, i, 31), V(k, i, 32), V(k, i, 33), (uint32_t)(k + i) % 13);
         struct shim_trace_plan plan = {
-            V(k, i, 34),       V(k, i, 35), V(k, i, 36), V(k, i, 37),     V(k, i, 38),
-            V(k, i, 39),       V(k, i, 40), V(k, i, 41), (double)i + 0.5, (double)i + 0.25,
-            -(double)i,        (double)k,   V(k, i, 42), V(k, i, 43),     (uint32_t)(k * 1000 + i),
-            (uint32_t)(i + 7), i % 2 == 0,  V(k, i, 44)};
+            V(k, i, 34),       V(k, i, 35), V(k, i, 36), V(k, i, 37),      V(k, i, 38),
+            V(k, i, 39),       V(k, i, 40), V(k, i, 41), (double)i + 0.5,  (double)i + 0.25,
+            -(double)i,        (double)k,   V(k, i, 42), V(k, i, 43),      (uint32_t)(k * 1000 + i),
+            (uint32_t)(i + 7), i % 2 == 0,  V(k, i, 44), (double)k + 0.125};
         shim_trace_plan(&plan);
         struct shim_trace_plan_step ps = {V(k, i, 50), V(k, i, 51), V(k, i, 52), V(k, i, 53),
                                           V(k, i, 54), V(k, i, 55), V(k, i, 56), V(k, i, 57),

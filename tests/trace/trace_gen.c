@@ -358,9 +358,9 @@ static void plan_boundary(uint64_t i, uint64_t first)
         shim_trace_plan_step(&ps);
     }
     if (i == 1) {
-        struct shim_trace_plan p = {seq,      1,       3,     2,      12 * MIB, 11 * MIB,
-                                    16 * MIB, 9 * MIB, 210.5, 380.25, 150.75,   300.0,
-                                    2 * MIB,  3 * MIB, 3,     4,      true,     4096};
+        struct shim_trace_plan p = {seq,     1,     3,      2,      12 * MIB, 11 * MIB, 16 * MIB,
+                                    9 * MIB, 210.5, 380.25, 150.75, 300.0,    2 * MIB,  3 * MIB,
+                                    3,       4,     true,   4096,   37.5};
         shim_trace_plan(&p);
     }
 }

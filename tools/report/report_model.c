@@ -105,6 +105,21 @@ static uint64_t slab_max_of(const report_trace *t)
     return 0;
 }
 
+/* The mover's remap cost the trace's in-process plan of step `step` was made with (1.12): that
+   plan's, else the latest plan's, so that the model's remap cost is libshim's (its measured
+   median when link_remap is "measured"); 0 when no plan record says (older traces). */
+static double remap_of_plans(const report_trace *t, uint64_t step)
+{
+    double any = 0;
+    for (size_t i = 0; i < t->nplans; i++) {
+        if (t->plans[i].remap_us > 0 && t->plans[i].model_step == step)
+            return t->plans[i].remap_us;
+        if (t->plans[i].remap_us > 0)
+            any = t->plans[i].remap_us;
+    }
+    return any;
+}
+
 /* m with what libshim could not move pinned, as its in-process planner pins it
    (plan_build_movable over each allocation's kind and bytes in the trace): into *m, replacing it.
    Without the slab limit in the trace (no plan record, or one older than 1.9), m is kept as it
@@ -163,6 +178,9 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
         snprintf(err, errlen, "%s: %s", t->name, msg);
         return 1;
     }
+    double remap = remap_of_plans(t, info ? info->step : UINT64_MAX);
+    if (remap > 0 && remap <= 1e9)
+        m->hw.remap_us = remap; /* --remap, below, still decides */
     override_link(m, o);
     if (plan_model_check(m, NULL, msg, sizeof msg) != PLAN_OK) {
         snprintf(err, errlen, "%s: the link given: %s", t->name, msg);

@@ -146,9 +146,14 @@ static void json_plan(FILE *out, const report_plan *p)
     }
     fprintf(out,
             "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"evictions\": %llu, "
-            "\"prefetches\": %llu, \"feasible\": %s}",
+            "\"prefetches\": %llu, \"feasible\": %s, \"remap_us\": ",
             U(p->bytes_to_host), U(p->bytes_to_device), U(p->evictions), U(p->prefetches),
             p->feasible ? "true" : "false");
+    if (p->remap_us > 0) /* 1.12: the mover's cost per move the plan was made with */
+        report_json_double(out, p->remap_us);
+    else
+        fprintf(out, "null");
+    fprintf(out, "}");
 }
 
 static void json_row(FILE *out, const report_trace *t, const row *r)

@@ -67,6 +67,7 @@ typedef struct report_plan {
     double native_us, predicted_us, stall_us, bound_us;
     uint64_t bytes_to_host, bytes_to_device, evictions, prefetches, feasible;
     uint64_t slab_max_bytes; /* 1.9; 0 in older traces */
+    double remap_us;         /* 1.12; 0 in older traces */
 } report_plan;
 
 /* A plan_step record (since format 1.3): what the plan in force did in step `step`, which

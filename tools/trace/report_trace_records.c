@@ -152,6 +152,7 @@ static const struct want {
              PLAN(prefetches, U32),
              PLAN(feasible, U8),
              PLAN(slab_max_bytes, U64), /* 1.9: added_later */
+             PLAN(remap_us, F64),       /* 1.12: added_later */
              PLAN_STEP(step),
              PLAN_STEP(first_seq),
              PLAN_STEP(evictions),
@@ -167,10 +168,12 @@ static const struct want {
 /* A field a later minor version added to a kind: an older file's schema lacks it, and its
    records read it as 0 (alloc's device, 1.6: device 0; budget's, move's and stall's device,
    1.7, and transition's and slab's, 1.8: report_record_device then names the primary device;
-   plan's slab_max_bytes, 1.9: unknown, and a reader's model then pins nothing). */
+   plan's slab_max_bytes, 1.9: unknown, and a reader's model then pins nothing; plan's remap_us,
+   1.12: unknown, and a reader's model keeps the builder's remap cost). */
 static bool added_later(const struct want *w)
 {
-    if (w->kind == SHIM_TRACE_PLAN && strcmp(w->field, "slab_max_bytes") == 0)
+    if (w->kind == SHIM_TRACE_PLAN &&
+        (strcmp(w->field, "slab_max_bytes") == 0 || strcmp(w->field, "remap_us") == 0))
         return true;
     return strcmp(w->field, "device") == 0 &&
            (w->kind == SHIM_TRACE_ALLOC || w->kind == SHIM_TRACE_BUDGET ||
