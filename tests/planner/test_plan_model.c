@@ -436,16 +436,11 @@ static void test_hold(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_values),
-        cmocka_unit_test(test_parse_errors),
-        cmocka_unit_test(test_parse_moved),
-        cmocka_unit_test(test_parse_embedded_nul),
-        cmocka_unit_test(test_sizes),
-        cmocka_unit_test(test_write_round_trip),
-        cmocka_unit_test(test_gaps_and_floor),
-        cmocka_unit_test(test_plan_check),
-        cmocka_unit_test(test_generators),
-        cmocka_unit_test(test_hold),
+        cmocka_unit_test(test_parse_values),   cmocka_unit_test(test_parse_errors),
+        cmocka_unit_test(test_parse_moved),    cmocka_unit_test(test_parse_embedded_nul),
+        cmocka_unit_test(test_sizes),          cmocka_unit_test(test_write_round_trip),
+        cmocka_unit_test(test_gaps_and_floor), cmocka_unit_test(test_plan_check),
+        cmocka_unit_test(test_generators),     cmocka_unit_test(test_hold),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
