@@ -17,6 +17,7 @@
 
 #include "plan_build.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -348,10 +349,13 @@ static void applied_line(const struct shim_resid_plan *p, uint64_t step, char *t
     duration(pred, sizeof pred, p->predicted_us);
     duration(native, sizeof native, p->native_us);
     duration(stall, sizeof stall, p->stall_us);
-    char slowdown[64] = "no native time to compare with";
-    if (p->native_us > 0)
+    char slowdown[80] = "no native time to compare with";
+    if (p->native_us > 0 && isfinite(p->bound_us))
         snprintf(slowdown, sizeof slowdown, "%+.1f%%, at least %+.1f%% for any plan",
                  100.0 * (p->predicted_us / p->native_us - 1), 100.0 * p->bound_us / p->native_us);
+    else if (p->native_us > 0) /* the budget is below the floor: no bound, no plan keeps it */
+        snprintf(slowdown, sizeof slowdown, "%+.1f%%; no plan keeps this budget",
+                 100.0 * (p->predicted_us / p->native_us - 1));
     snprintf(text, n,
              "planner: plan applied from step %llu: predicted %s per step against %s native (%s), "
              "%s stalled, budget %llu MiB, peak %llu MiB%s, %u evictions and %u prefetches per "

@@ -21,7 +21,7 @@ planned() {
 }
 MODES=(exact async segments)
 # Per mode: native 1, 2 budgets x 2 timings, reactive 1; then the link runs: 8.
-plan $((${#MODES[@]} * 6 + 8 + SAN_CHECKS))
+plan $((${#MODES[@]} * 6 + 10 + SAN_CHECKS))
 for mode in "${MODES[@]}"; do
     native "native-$mode" --mode "$mode" "${ARGS[@]}"
     want=$(checksum "native-$mode")
@@ -107,5 +107,12 @@ check "link_both_gbps = \"5\": reported and ignored, the plan's link both at onc
     test "$(rc bothbad)" = 0 -a -n "$want" -a "$(checksum bothbad)" = "$want" \
     -a "$(grep -c 'link_both_gbps = "5": want H2D,D2H' "$work/bothbad.err")" -ge 1 \
     -a "$(grep -c 'both busy' "$work/bothbad.err")" -eq 0
+# A plan over the budget (segments at 50%: below what any plan reaches, yet it lowers the peak
+# most of the way) has no lower bound: its line says so, never "+inf%".
+check "no 'plan applied' line prints an infinite bound" \
+    bash -c "! grep -h 'planner: plan applied' $work/plan-*.err | grep -q 'inf%'"
+check "segments 50%: the plan over the budget says no plan keeps it" \
+    grep -q 'planner: plan applied from step [0-9]*: predicted .* native ([+-][0-9.]*%; no plan keeps this budget)' \
+    "$work/plan-segments-50-0.err"
 check_sanitizers 2>/dev/null || true
 [ "$failures" -eq 0 ]
