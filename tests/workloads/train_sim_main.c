@@ -267,10 +267,15 @@ static int run(const struct train_sim_config *c)
         printf("\n");
         printf("checksum=%016" PRIx64 "\n", sum);
     }
-    for (int d = 0; d < c->devices; d++) /* each failure said ("train_sim: ... failed: ...") */
-        if (m[d] &&
-            (TRAIN_SIM_CHECK(cudaSetDevice(c->device + d)) != 0 || train_sim_model_free(m[d]) != 0))
+    /* Each failure said ("train_sim: ... failed: ..."); the model is freed even when its device
+       cannot be made current (its host memory, at least, is given back). */
+    for (int d = 0; d < c->devices; d++) {
+        if (!m[d])
+            continue;
+        int set = TRAIN_SIM_CHECK(cudaSetDevice(c->device + d));
+        if (train_sim_model_free(m[d]) != 0 || set != 0)
             rc = -1;
+    }
     return rc == 0 ? 0 : 1;
 }
 
