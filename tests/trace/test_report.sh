@@ -291,7 +291,7 @@ check "plan --json: the plan's fields" json "$work/plan.json" \
       'budget_bytes': 12582912, 'predicted_peak_bytes': 11534336, 'native_peak_bytes': 16777216, \
       'floor_bytes': 9437184, 'native_us': 210.5, 'predicted_us': 380.25, 'stall_us': 150.75, \
       'bound_us': 300.0, 'bytes_to_host': 2097152, 'bytes_to_device': 3145728, 'evictions': 3, \
-      'prefetches': 4, 'feasible': True}]"
+      'prefetches': 4, 'feasible': True, 'remap_us': 37.5}]"
 check "plan --json: steps 2 and 3 under plan 0, with their counts and bytes" json "$work/plan.json" \
     "[(s['step'],s['first_seq'],s['plan'],s['evictions'],s['prefetches'],s['missing'], \
        s['departures'],s['reactive_evictions'],s['bytes_to_host'],s['bytes_to_device'], \

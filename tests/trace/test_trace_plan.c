@@ -492,9 +492,10 @@ static void summary_json(void **state)
               "\"native_peak_bytes\": 1200, \"floor_bytes\": 800, \"native_us\": 1.500, "
               "\"predicted_us\": 2.250, \"stall_us\": 0.750, \"bound_us\": 1.750, "
               "\"bytes_to_host\": 4096, \"bytes_to_device\": 8192, \"evictions\": 3, "
-              "\"prefetches\": 4, \"feasible\": true}, {\"first_seq\": 6, ");
+              "\"prefetches\": 4, \"feasible\": true, \"remap_us\": 10.000}, {\"first_seq\": 6, ");
     has(text, "\"bound_us\": null, \"bytes_to_host\": 1048576, \"bytes_to_device\": 2097152, "
-              "\"evictions\": 1, \"prefetches\": 2, \"feasible\": false}], ");
+              "\"evictions\": 1, \"prefetches\": 2, \"feasible\": false, \"remap_us\": "
+              "123.500}], ");
     has(text, "\"plan_steps\": [{\"step\": 0, \"first_seq\": 0, \"plan\": null, \"wall_us\": "
               "0.900, \"evictions\": 1, \"prefetches\": 1, \"missing\": 0, \"departures\": 0, "
               "\"reactive_evictions\": 9, \"bytes_to_host\": 100, \"bytes_to_device\": 200, "
