@@ -450,11 +450,5 @@ plan_err plan_bound_fixed(const plan_ctx *c, uint64_t budget, const uint8_t *ski
 
 plan_err plan_lower_bound(const plan_model *m, uint64_t budget, double *lb_us)
 {
-    plan_ctx c;
-    plan_err e = plan_ctx_init(&c, m, NULL, 0);
-    if (e)
-        return e;
-    e = plan_bound_ctx(&c, budget, lb_us);
-    plan_ctx_free(&c);
-    return e;
+    return plan_lower_bound_opts(m, budget, NULL, lb_us); /* no host placement */
 }

@@ -245,12 +245,5 @@ plan_entry plan_ctx_entry(const plan_ctx *c, size_t g, int32_t prefetch_at, int3
 
 plan_err plan_peaks(const plan_model *m, uint64_t *native, uint64_t *floor)
 {
-    plan_ctx c;
-    plan_err e = plan_ctx_init(&c, m, NULL, 0);
-    if (e)
-        return e;
-    *native = c.native_peak;
-    *floor = c.floor_peak;
-    plan_ctx_free(&c);
-    return PLAN_OK;
+    return plan_peaks_opts(m, NULL, native, floor); /* no host placement: the moving floor */
 }
