@@ -135,8 +135,10 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
                       CUresult *refuse);
 /* After the operation was submitted: unpins (lock-free) and restores ids. */
 void shim_resid_leave(uint64_t *ids, uint32_t n);
-/* At exit: ends the mover thread (it must not call the driver while the process and the
-   driver tear down); moves still in flight are abandoned. */
+/* At exit: lets the moves in flight complete (at most about a second, so that each has its
+   move record and the exit line's totals are the trace's), then ends the mover thread (it must
+   not call the driver while the process and the driver tear down); moves still in flight
+   after that are abandoned. */
 void shim_resid_stop(void);
 /* Residency's totals since it started, for the exit line. */
 struct shim_resid_totals {

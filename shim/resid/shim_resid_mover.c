@@ -121,22 +121,42 @@ static void *mover_main(void *arg)
     return NULL;
 }
 
-/* Stops r's mover (at most about a second). */
+/* Waits on r's condition for about 10 ms (lock held). */
+static void nap(struct resid_ctx *r)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 10000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&r->wake, &r->lock, &until);
+}
+
+/* Lets the moves still in flight complete (at most about a second): each then has its move
+   record, its chunks go back, and the totals at exit count only moves the trace also holds
+   (an eviction a launch cancelled stays queued until its copy ends, after the program's last
+   free). Without a mover, this thread completes them. */
+static void drain(struct resid_ctx *r)
+{
+    for (int i = 0; r->queue && i < 100; i++) {
+        if (!r->mover_running)
+            resid_complete_done(r);
+        if (r->queue)
+            nap(r);
+    }
+}
+
+/* Stops r's mover once its moves are over (each step at most about a second). */
 static void stop_one(struct resid_ctx *r)
 {
     pthread_mutex_lock(&r->lock);
+    drain(r);
     r->stopping = true;
     pthread_cond_broadcast(&r->wake);
-    for (int i = 0; r->mover_running && i < 100; i++) { /* at most about a second */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 10000000L;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
-        pthread_cond_timedwait(&r->wake, &r->lock, &until);
-    }
+    for (int i = 0; r->mover_running && i < 100; i++) /* at most about a second */
+        nap(r);
     pthread_mutex_unlock(&r->lock);
 }
 
