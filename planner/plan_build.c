@@ -91,6 +91,7 @@ void plan_build_on_host(plan_builder *b, uint64_t id)
     for (size_t i = b->nmems; i-- > 0;)
         if (b->mems[i].id == id) {
             b->mems[i].kind = (uint32_t)PLAN_MEM_HOST;
+            b->mems[i].placed = true;
             return;
         }
 }

@@ -97,6 +97,9 @@ typedef struct plan_build_info {
     size_t cyclic;        /* of which exist before and after the step */
     size_t skipped;       /* device allocations of the step live during none of its launches */
     size_t stray_touches; /* touches of an id that is not live at that launch: left out */
+    size_t placed;        /* allocations live in the step that libshim kept on the host
+                             (plan_build_on_host): left out of the model */
+    uint64_t placed_bytes; /* their bytes, as the program asked for them */
     int measured_h2d;     /* the bandwidth each way came from plan_build_move figures */
     int measured_d2h;
     size_t steps;        /* steps known to the builder */

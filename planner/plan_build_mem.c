@@ -178,7 +178,8 @@ plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n)
                                .moved = a->kind == PLAN_MEM_MANAGED ? a->bytes : 0,
                                .alloc_seq = a->seq,
                                .free_seq = UINT64_MAX,
-                               .order = a->order};
+                               .order = a->order,
+                               .placed = a->placed ? a->bytes : 0};
         k[i] = (key){.id = a->id, .order = a->order, .at = i};
         end[i] = (ending){.order = UINT64_MAX};
     }
@@ -194,7 +195,7 @@ plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n)
     }
     size_t kept = 0;
     for (size_t i = 0; i < m; i++)
-        if (life[i].bytes)
+        if (life[i].bytes || life[i].placed)
             life[kept++] = life[i];
     *out = life;
     *n = kept;

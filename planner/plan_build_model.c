@@ -182,13 +182,21 @@ static bool live_in(const plan_blife *l, uint64_t first, uint64_t end)
 }
 
 /* Numbers the allocations live in the step (model[i], SIZE_MAX for the others) and counts the
- * step's allocations that live during none of its launches. */
+ * step's allocations that live during none of its launches, and those libshim kept on the host
+ * that live during some (not in the model). */
 static size_t number_lives(const plan_blife *life, size_t n, uint64_t first, uint64_t end,
                            size_t *model, plan_build_info *info)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        model[i] = live_in(&life[i], first, end) ? k++ : SIZE_MAX;
+        bool live = live_in(&life[i], first, end);
+        if (life[i].placed) {
+            model[i] = SIZE_MAX;
+            info->placed += live;
+            info->placed_bytes += live ? life[i].placed : 0;
+            continue;
+        }
+        model[i] = live ? k++ : SIZE_MAX;
         info->skipped += life[i].alloc_seq == life[i].free_seq && life[i].alloc_seq >= first &&
                          life[i].alloc_seq < end;
     }
@@ -244,10 +252,14 @@ static plan_err build_allocs(const plan_builder *b, plan_model *m, uint64_t firs
         e = PLAN_ERR_NOMEM;
     if (!e && number_lives(life, n, first, end, model, info) > PLAN_MAX_ALLOCS)
         e = PLAN_ERR_LIMIT;
+    t.nkeys = 0; /* an allocation kept on the host is no device allocation: its touches are not
+                    stray */
     for (size_t i = 0; i < n && !e; i++)
-        t.keys[i] = (id_key){life[i].id, life[i].alloc_seq, life[i].free_seq, model[i]};
+        if (!life[i].placed)
+            t.keys[t.nkeys++] =
+                (id_key){life[i].id, life[i].alloc_seq, life[i].free_seq, model[i]};
     if (!e) {
-        qsort(t.keys, n, sizeof(*t.keys), by_id);
+        qsort(t.keys, t.nkeys, sizeof(*t.keys), by_id);
         e = collect_touches(b, &t, first, end, launch_of, info);
     }
     if (!e && ids && !(*ids = malloc((n + 1) * sizeof(**ids))))

@@ -329,6 +329,7 @@ plan_err plan_parse_size_n(const char *s, size_t len, uint64_t *out);
 typedef struct plan_bmem {
     uint64_t id, bytes, addr, stream, seq, order;
     uint32_t kind;
+    bool placed; /* kept on the host by libshim (plan_build_on_host) */
 } plan_bmem;
 
 typedef struct plan_bfree {
@@ -391,14 +392,16 @@ plan_err plan_build_grow(void **arr, size_t *cap, size_t need, size_t elem);
  * a managed one copies its own bytes as asked (moved), others what they hold (0: bytes). */
 typedef struct plan_blife {
     uint64_t id, bytes, moved, alloc_seq, free_seq, order;
+    uint64_t placed; /* kept on the host by libshim: the bytes asked for (bytes is then 0) */
 } plan_blife;
 
 /* Device bytes of an allocation of bytes of this kind under b's rounding (0: not device memory).
  * Cannot fail. */
 uint64_t plan_build_held(const plan_builder *b, uint32_t kind, uint64_t bytes);
 
-/* Every device allocation of b with its bytes and lifetime, in the order allocations came, into
- * a new array *out of *n (free() it). PLAN_ERR_NOMEM. */
+/* Every device allocation of b with its bytes and lifetime, and every one libshim kept on the host
+ * (placed, bytes 0), in the order allocations came, into a new array *out of *n (free() it).
+ * PLAN_ERR_NOMEM. */
 plan_err plan_build_lives(const plan_builder *b, plan_blife **out, size_t *n);
 
 /* ---- plan_build_ops.c: the operations of a step ---------------------------------------------- */

@@ -7,7 +7,8 @@
 #   - with the table's size listed: the native checksum, the resident peak without the table
 #     (at most 8 MiB), no move at all (nothing restores the table), the exit line counts it, the
 #     kernels read it through the link (zero-copy pages), the trace's create_host transition says
-#     "placement", and the step model shim-report builds from the trace leaves it out;
+#     "placement", and the step model shim-report builds from the trace leaves it out and says
+#     so, as shim-report plan does (the table host-resident, the rest on the device);
 #   - a listed size no allocation has: a warning naming it at exit;
 #   - threads_sim's 8 threads, with random stream timing (jitter), each of its 4 MiB buffers kept
 #     on the host (12 over three rounds) while the 16 KiB ones live in slabs under a 12 MiB
@@ -31,7 +32,7 @@ traced() {
         2>"$work/$name.err"
     echo $? >"$work/$name.rc"
 }
-plan $((11 + SAN_CHECKS))
+plan $((13 + SAN_CHECKS))
 run_native native "$REPLAY" "$model" --steps 12 --malloc sync
 want=$(checksum native)
 check "native replay: exit 0, checksum ${want:-none}" test "$(rc native)" = 0 -a -n "$want"
@@ -63,6 +64,16 @@ sys.exit(t != [("create_host", "placement", "none", "host", int(sys.argv[2]))] o
 check "shim-report model of the trace: 3 allocations, none of the table's size" \
     all test "$(grep -c '^alloc ' "$work/kept.model")" = 3 '&&' \
     test "$(grep -c "^alloc $TABLE " "$work/kept.model")" = 0
+check "shim-report model says the table was left out, kept on the host (its bytes)" \
+    grep -q "^# 1 allocations of the step ($TABLE bytes) kept on the host by libshim's host_resident left out" \
+    "$work/kept.model"
+"$REPORT" plan "$work/kept.trace" --budget 16MiB --json >"$work/kept.plan.json" 2>&1
+check "shim-report plan: the table host-resident (1, its bytes), the rest on the device (8 MiB)" \
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["host_resident_allocs"] == 1 and d["host_resident_bytes"] == int(sys.argv[2]) and
+              d["device_resident_bytes"] == 8 << 20 and d["moved_allocs"] == 0 and d["feasible"]))' \
+    "$work/kept.plan.json" "$TABLE"
 check "a listed size no allocation has: a warning naming it" \
     grep -q 'warning: host_resident: no managed allocation of exactly 12345 bytes was made (entry 2' \
     "$work/kept.err"

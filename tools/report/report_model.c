@@ -228,6 +228,12 @@ static void describe(FILE *out, const report_trace *t, const plan_build_info *in
             "# %zu allocations: %zu cyclic; %zu of the step's left out (live during no launch); "
             "%zu touches of allocations not live at the launch left out\n",
             info->allocs, info->cyclic, info->skipped, info->stray_touches);
+    if (info->placed)
+        fprintf(out,
+                "# %zu allocations of the step (%llu bytes) kept on the host by libshim's "
+                "host_resident left out: they hold no device memory, and their reads through "
+                "the link are in the measured kernel times\n",
+                info->placed, (unsigned long long)info->placed_bytes);
     fprintf(out, "# link: h2d %s, d2h %s (before command-line figures); hw below as used\n",
             link_source(info->measured_h2d), link_source(info->measured_d2h));
 }

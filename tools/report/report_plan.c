@@ -35,6 +35,47 @@ static void put_us(FILE *out, double v, int json)
         fprintf(out, "%.3f", v);
 }
 
+/* What each placement holds under plan p of m: device-resident bytes (allocations with no
+   entry), the allocations moved on a schedule, and those libshim kept on the host
+   (host_resident), which the model leaves out. */
+typedef struct placed {
+    uint64_t device_bytes;
+    size_t moved;
+} placed;
+
+static placed count_placed(const plan_model *m, const plan *p)
+{
+    placed r = {0};
+    unsigned char *moved = calloc(m->nallocs + 1, 1);
+    for (size_t i = 0; moved && i < p->n; i++)
+        moved[p->entries[i].alloc] = 1;
+    for (size_t x = 0; moved && x < m->nallocs; x++) {
+        r.moved += moved[x];
+        r.device_bytes += moved[x] ? 0 : m->allocs[x].bytes;
+    }
+    free(moved);
+    return r;
+}
+
+static double gib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+static void placement_text(FILE *out, const plan_model *m, const result *r)
+{
+    placed c = count_placed(m, &r->p);
+    fprintf(out,
+            "placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
+            "per step; host-resident %zu allocations, %.2f GiB (kept by libshim's host_resident: "
+            "not in the model, their reads in the measured kernel times)\n",
+            gib(c.device_bytes), c.moved, gib(r->st.bytes_to_host + r->st.bytes_to_device),
+            r->info.placed, gib(r->info.placed_bytes));
+    fprintf(out, "device_resident_bytes: %llu\nmoved_allocs: %zu\nhost_resident_allocs: %zu\n"
+                 "host_resident_bytes: %llu\n",
+            U(c.device_bytes), c.moved, r->info.placed, U(r->info.placed_bytes));
+}
+
 static void print_text(FILE *out, const report_trace *t, const plan_model *m, const result *r)
 {
     const plan_build_info *i = &r->info;
@@ -59,6 +100,7 @@ static void print_text(FILE *out, const report_trace *t, const plan_model *m, co
         fputs("lower_bound_us: ", out);
         put_us(out, r->lb, 0);
         fprintf(out, "\nentries: %zu\n", r->p.n);
+        placement_text(out, m, r);
     }
     if (r->nprops)
         fprintf(out, "proposals: budget_bytes peak_bytes step_us stall_us lower_bound_us "
@@ -107,7 +149,11 @@ static void print_json(FILE *out, const report_trace *t, const plan_model *m, co
         json_stats(out, &r->st);
         fputs(", \"lower_bound_us\": ", out);
         put_us(out, r->lb, 1);
-        fprintf(out, ", \"entries\": %zu", r->p.n);
+        placed c = count_placed(m, &r->p);
+        fprintf(out,
+                ", \"entries\": %zu, \"device_resident_bytes\": %llu, \"moved_allocs\": %zu, "
+                "\"host_resident_allocs\": %zu, \"host_resident_bytes\": %llu",
+                r->p.n, U(c.device_bytes), c.moved, r->info.placed, U(r->info.placed_bytes));
     }
     fputs(", \"proposals\": [", out);
     for (size_t k = 0; k < r->nprops; k++) {
