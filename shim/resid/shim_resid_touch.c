@@ -38,6 +38,13 @@ static void note_stream(struct resid_unit *u, CUstream s, bool per_thread)
         u->streams_unknown = true;
 }
 
+/* Whether u is evicted and unmapped (no host VMM): an operation on it cannot run until it
+   comes back (lock held). */
+static inline bool unmapped_left(const struct resid_ctx *r, const struct resid_unit *u)
+{
+    return r->unmapped && u->state == SHIM_RS_HOST && !u->stays_on_host;
+}
+
 /* Brings u to the device for an operation on stream s (lock held, u pinned); CUDA_SUCCESS, or
    the error the operation must fail with (its range cannot be made usable). */
 static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstream s)
@@ -66,11 +73,7 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
     r->over_budget = true;
     resid_restore(r, u, &why);
     r->over_budget = false;
-    if (u->state != SHIM_RS_HOST)
-        return CUDA_SUCCESS;
-    SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back: the "
-                                  "operation on it fails with out of memory");
-    return CUDA_ERROR_OUT_OF_MEMORY;
+    return u->state != SHIM_RS_HOST ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY; /* tried again */
 }
 
 /* The stream handle that makes the operation's own stream wait: a per-thread entry point's
@@ -205,12 +208,8 @@ static CUresult ready_for(struct resid_ctx *r, struct resid_unit *u, CUstream st
         resid_wait_move(r, u, SHIM_REASON_DEMAND);
     if (!resid_unstick(r, u)) /* the restore's remap failed */
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
-    if (u->state == SHIM_RS_HOST && r->unmapped) { /* its restore failed: nothing is mapped */
-        SHIM_LOG_ONCE(SHIM_LOG_ERROR, "an evicted range left unmapped could not come back (its "
-                                      "restore failed): the operation on it fails with the "
-                                      "driver's error");
+    if (unmapped_left(r, u)) /* its restore failed: nothing is mapped (tried again) */
         return r->last_error ? r->last_error : CUDA_ERROR_UNKNOWN;
-    }
     /* A copy that made its data or chunks, or still reads them: every user waits for it. */
     wait_fence(r, &u->ready, waiter_of(stream, per_thread), capturing);
     wait_fence(r, &u->reading, waiter_of(stream, per_thread), capturing);
@@ -259,8 +258,9 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
-        CUresult rc = make_resident(r, unit_of_handle(ids[i]), waiter);
-        if (rc != CUDA_SUCCESS)
+        struct resid_unit *u = unit_of_handle(ids[i]);
+        CUresult rc = make_resident(r, u, waiter);
+        if (rc != CUDA_SUCCESS && !unmapped_left(r, u)) /* that one: tried again below */
             *refuse = rc;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -268,6 +268,24 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
             continue;
         struct resid_unit *u = unit_of_handle(ids[i]);
         CUresult rc = ready_for(r, u, stream, per_thread, capturing);
+        /* An unmapped range whose restore failed (its copy or its mapping): restored again, as
+           the next touch would, at most RESID_MAX_ERRORS times in all, so that a failure that
+           does not last never reaches the operation; one that lasts does. */
+        int tries = 1;
+        for (; unmapped_left(r, u) && !r->sticky && tries < RESID_MAX_ERRORS; tries++) {
+            rc = make_resident(r, u, waiter);
+            if (rc == CUDA_SUCCESS || unmapped_left(r, u))
+                rc = ready_for(r, u, stream, per_thread, capturing);
+        }
+        if (unmapped_left(r, u))
+            SHIM_LOG_ONCE(SHIM_LOG_ERROR,
+                          "an evicted range left unmapped could not come back (its restore "
+                          "failed %d times): the operation on it fails with %s",
+                          tries, rc == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory"
+                                                                : "the driver's error");
+        else if (tries > 1)
+            SHIM_LOG_ONCE(SHIM_LOG_INFO, "an evicted range left unmapped came back after its "
+                                         "restore failed (made again)");
         if (rc != CUDA_SUCCESS)
             *refuse = rc;
         /* Read through the host mapping: its fence cannot cover this operation until it is
