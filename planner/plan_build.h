@@ -86,21 +86,21 @@ typedef struct plan_builder plan_builder;
 
 /* What plan_build_model made, for the caller to report. */
 typedef struct plan_build_info {
-    uint64_t step;        /* the step modelled (its number in plan_build_step) */
-    uint64_t first_seq;   /* its first launch */
-    uint64_t end_seq;     /* one past its last launch */
-    size_t ops;           /* operations: end_seq - first_seq */
-    size_t timed;         /* operations with their own kernel time */
-    size_t filled;        /* operations whose time was filled in (no kernel time) */
-    size_t unrecorded;    /* launch indices of the step with no launch event (filled too) */
-    size_t allocs;        /* allocations in the model */
-    size_t cyclic;        /* of which exist before and after the step */
-    size_t skipped;       /* device allocations of the step live during none of its launches */
-    size_t stray_touches; /* touches of an id that is not live at that launch: left out */
-    size_t placed;        /* allocations live in the step that libshim kept on the host
-                             (plan_build_on_host): left out of the model */
+    uint64_t step;         /* the step modelled (its number in plan_build_step) */
+    uint64_t first_seq;    /* its first launch */
+    uint64_t end_seq;      /* one past its last launch */
+    size_t ops;            /* operations: end_seq - first_seq */
+    size_t timed;          /* operations with their own kernel time */
+    size_t filled;         /* operations whose time was filled in (no kernel time) */
+    size_t unrecorded;     /* launch indices of the step with no launch event (filled too) */
+    size_t allocs;         /* allocations in the model */
+    size_t cyclic;         /* of which exist before and after the step */
+    size_t skipped;        /* device allocations of the step live during none of its launches */
+    size_t stray_touches;  /* touches of an id that is not live at that launch: left out */
+    size_t placed;         /* allocations live in the step that libshim kept on the host
+                              (plan_build_on_host): left out of the model */
     uint64_t placed_bytes; /* their bytes, as the program asked for them */
-    int measured_h2d;     /* the bandwidth each way came from plan_build_move figures */
+    int measured_h2d;      /* the bandwidth each way came from plan_build_move figures */
     int measured_d2h;
     size_t steps;        /* steps known to the builder */
     uint64_t first_step; /* the smallest and largest step number known (steps > 0) */

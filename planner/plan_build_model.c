@@ -256,8 +256,7 @@ static plan_err build_allocs(const plan_builder *b, plan_model *m, uint64_t firs
                     stray */
     for (size_t i = 0; i < n && !e; i++)
         if (!life[i].placed)
-            t.keys[t.nkeys++] =
-                (id_key){life[i].id, life[i].alloc_seq, life[i].free_seq, model[i]};
+            t.keys[t.nkeys++] = (id_key){life[i].id, life[i].alloc_seq, life[i].free_seq, model[i]};
     if (!e) {
         qsort(t.keys, t.nkeys, sizeof(*t.keys), by_id);
         e = collect_touches(b, &t, first, end, launch_of, info);

@@ -281,8 +281,8 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
             SHIM_LOG_ONCE(SHIM_LOG_ERROR,
                           "an evicted range left unmapped could not come back (its restore "
                           "failed %d times): the operation on it fails with %s",
-                          tries, rc == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory"
-                                                                : "the driver's error");
+                          tries,
+                          rc == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory" : "the driver's error");
         else if (tries > 1)
             SHIM_LOG_ONCE(SHIM_LOG_INFO, "an evicted range left unmapped came back after its "
                                          "restore failed (made again)");

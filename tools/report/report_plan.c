@@ -71,8 +71,9 @@ static void placement_text(FILE *out, const plan_model *m, const result *r)
             "not in the model, their reads in the measured kernel times)\n",
             gib(c.device_bytes), c.moved, gib(r->st.bytes_to_host + r->st.bytes_to_device),
             r->info.placed, gib(r->info.placed_bytes));
-    fprintf(out, "device_resident_bytes: %llu\nmoved_allocs: %zu\nhost_resident_allocs: %zu\n"
-                 "host_resident_bytes: %llu\n",
+    fprintf(out,
+            "device_resident_bytes: %llu\nmoved_allocs: %zu\nhost_resident_allocs: %zu\n"
+            "host_resident_bytes: %llu\n",
             U(c.device_bytes), c.moved, r->info.placed, U(r->info.placed_bytes));
 }
 
