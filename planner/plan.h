@@ -224,6 +224,16 @@ plan_err plan_push_host(plan *p, uint32_t alloc);
  * no entry. PLAN_ERR_INVALID with a message naming the entry or allocation. */
 plan_err plan_check(const plan_model *m, const plan *p, char *msg, size_t cap);
 
+/* What each placement of plan p holds: the allocations moved on a schedule (with at least one
+ * entry), and the device bytes of those neither moved nor kept on the host (plan.host). */
+typedef struct plan_placement {
+    size_t moved;
+    uint64_t device_bytes;
+} plan_placement;
+
+/* Counts p's placements over m into *out. PLAN_ERR_NOMEM (then *out is zero). */
+plan_err plan_placement_count(const plan_model *m, const plan *p, plan_placement *out);
+
 /* ---- Simulation --------------------------------------------------------------------------- */
 
 /* Steady-state figures of one step. */

@@ -23,22 +23,15 @@ typedef struct placed {
 
 static placed count(const plan_model *m, const plan *p, const plan_stats *st)
 {
-    placed r = {.moved_bytes = st->bytes_to_host + st->bytes_to_device,
-                .host = st->nhost,
-                .host_bytes = st->host_bytes,
-                .read_bytes = st->bytes_read,
-                .read_us = st->read_us};
-    unsigned char *where = calloc(m->nallocs + 1, 1); /* 1 moved, 2 on the host */
-    for (size_t i = 0; where && i < p->n; i++)
-        where[p->entries[i].alloc] = 1;
-    for (size_t i = 0; where && i < p->nhost; i++)
-        where[p->host[i]] = 2;
-    for (size_t x = 0; where && x < m->nallocs; x++) {
-        r.moved += where[x] == 1;
-        r.device_bytes += where[x] ? 0 : m->allocs[x].bytes;
-    }
-    free(where);
-    return r;
+    plan_placement c;
+    plan_placement_count(m, p, &c); /* out of memory: zeros, as before */
+    return (placed){.device_bytes = c.device_bytes,
+                    .moved = c.moved,
+                    .moved_bytes = st->bytes_to_host + st->bytes_to_device,
+                    .host = st->nhost,
+                    .host_bytes = st->host_bytes,
+                    .read_bytes = st->bytes_read,
+                    .read_us = st->read_us};
 }
 
 /* libshim's host_resident holds at most this many sizes (conf/conf.h, CONF_MAX_SIZES). */

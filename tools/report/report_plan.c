@@ -35,28 +35,6 @@ static void put_us(FILE *out, double v, int json)
         fprintf(out, "%.3f", v);
 }
 
-/* What each placement holds under plan p of m: device-resident bytes (allocations with no
-   entry), the allocations moved on a schedule, and those libshim kept on the host
-   (host_resident), which the model leaves out. */
-typedef struct placed {
-    uint64_t device_bytes;
-    size_t moved;
-} placed;
-
-static placed count_placed(const plan_model *m, const plan *p)
-{
-    placed r = {0};
-    unsigned char *moved = calloc(m->nallocs + 1, 1);
-    for (size_t i = 0; moved && i < p->n; i++)
-        moved[p->entries[i].alloc] = 1;
-    for (size_t x = 0; moved && x < m->nallocs; x++) {
-        r.moved += moved[x];
-        r.device_bytes += moved[x] ? 0 : m->allocs[x].bytes;
-    }
-    free(moved);
-    return r;
-}
-
 static double gib(uint64_t b)
 {
     return (double)b / (1024.0 * 1024.0 * 1024.0);
@@ -64,7 +42,8 @@ static double gib(uint64_t b)
 
 static void placement_text(FILE *out, const plan_model *m, const result *r)
 {
-    placed c = count_placed(m, &r->p);
+    plan_placement c;
+    plan_placement_count(m, &r->p, &c); /* out of memory: zeros */
     fprintf(out,
             "placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
             "per step; host-resident %zu allocations, %.2f GiB (kept by libshim's host_resident: "
@@ -150,7 +129,8 @@ static void print_json(FILE *out, const report_trace *t, const plan_model *m, co
         json_stats(out, &r->st);
         fputs(", \"lower_bound_us\": ", out);
         put_us(out, r->lb, 1);
-        placed c = count_placed(m, &r->p);
+        plan_placement c;
+        plan_placement_count(m, &r->p, &c); /* out of memory: zeros */
         fprintf(out,
                 ", \"entries\": %zu, \"device_resident_bytes\": %llu, \"moved_allocs\": %zu, "
                 "\"host_resident_allocs\": %zu, \"host_resident_bytes\": %llu",
