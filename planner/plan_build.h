@@ -38,6 +38,31 @@ typedef enum plan_mem_kind {
 /* The largest managed allocation that shares a slab: half the granule (shim/resid's try_member,
  * shim_resid_slab_max). */
 #define PLAN_BUILD_SLAB_MAX (PLAN_BUILD_GRANULE / 2)
+/* Empty slabs libshim keeps mapped for new members, at most (shim/resid/shim_resid_slab.c): a
+ * search for room releases them first, without a copy, so a model does not count them. */
+#define PLAN_BUILD_SLAB_KEEP_EMPTY 8
+
+/* How libshim packs a slab member, the one rule the shim (shim_resid_slab.c) and the planner's
+ * model of it (plan_model_hold) follow: a member of want blocks takes the first run of want free
+ * blocks of the newest slab that has one, else a new slab. This is the search within one slab:
+ * the first block of the first run of want clear bits of used[0 .. nblocks) (a bit per 512-byte
+ * block, set when taken), or -1. Cannot fail. */
+static inline int64_t plan_build_slab_find(const uint64_t *used, uint32_t nblocks, uint32_t want)
+{
+    uint32_t run = 0;
+    for (uint32_t b = 0; b < nblocks; b++) {
+        uint64_t word = used[b / 64];
+        if (word == UINT64_MAX && b % 64 == 0) { /* a full word: skip it */
+            run = 0;
+            b += 63;
+            continue;
+        }
+        run = (word >> (b % 64)) & 1 ? 0 : run + 1;
+        if (run == want)
+            return (int64_t)(b + 1 - want);
+    }
+    return -1;
+}
 
 /* libshim's rules for how it holds a device allocation the program asks for: the one
  * description the shim's in-process planner, shim-report plan and shim-plan model it by
@@ -62,8 +87,9 @@ static inline plan_mem_kind plan_build_kind(uint64_t bytes, uint64_t min_managed
 /* The bytes the device holds for an allocation of kind and bytes under rules r (the rule is
  * planner/MODEL-FORMAT.md's "Bytes: what the device holds"): plain and stream-ordered round up to
  * the granule from the granule on, to the page below; managed round up to the granule above
- * r->slab_max, to 512-byte blocks at most it; pinned host memory holds none; a VMM mapping or an
- * unknown kind as given. r->min_managed is not read. Cannot fail. */
+ * r->slab_max, to 512-byte blocks at most it (the blocks a slab member takes in its slab; a model
+ * counts the member's slab instead: plan_model_hold, the builder); pinned host memory holds none; a
+ * VMM mapping or an unknown kind as given. r->min_managed is not read. Cannot fail. */
 uint64_t plan_build_held_bytes(plan_mem_kind kind, uint64_t bytes, const plan_hold_rules *r);
 
 /* The one rule of which device allocations libshim's residency manager can move on their own:
@@ -194,16 +220,34 @@ plan_err plan_build_model_ids(const plan_builder *b, int64_t step, plan_model *o
 /* What plan_model_hold found, for the caller to report: allocations and their bytes as held. */
 typedef struct plan_hold_info {
     size_t unmanaged, members, units; /* allocations left to the driver, in slabs, units */
-    uint64_t unmanaged_bytes, member_bytes, unit_bytes; /* their bytes as held, summed */
+    uint64_t unmanaged_bytes, member_bytes, unit_bytes; /* their bytes as held (a member's:
+                                                           its blocks), summed */
+    size_t slab_chunks; /* the most slabs holding members at one operation */
+    size_t slab_lives;  /* the slab allocations added (a slab's span of holding members) */
 } plan_hold_info;
+
+/* m into the initialised empty model *out as plan_model_pin does (allocation i pinned unless
+ * movable[i]), with the slab members that member[i] marks holding 1 byte each (the format's
+ * least) and their slabs' chunks, packed as libshim packs them (planner/plan_slab.c), as pinned
+ * allocations of a granule each after m's: out's allocation i is m's for i < m->nallocs. A
+ * member's bytes in m are its size or blocks (rounded up to 512-byte blocks here). For models built
+ * from a trace (the shim's in-process plan, shim-report plan), whose members are counted in
+ * blocks. Counts members and slabs into *info (may be NULL; the unmanaged and unit counts stay 0).
+ * PLAN_ERR_INVALID for a granule that is not a power of two of at least a block; PLAN_ERR_NOMEM or
+ * a limit of plan_model_add_alloc. */
+plan_err plan_model_pin_slabs(const plan_model *m, const bool *movable, const bool *member,
+                              uint64_t granule, plan_model *out, plan_hold_info *info);
 
 /* m as libshim holds it into the initialised empty model *out: each allocation's bytes taken
  * as a request of that size, given the kind plan_build_kind says, held as plan_build_held_bytes
  * says, its moves copying its own bytes (plan_alloc's moved: m's, at most what it holds), and
  * pinned (plan_model_pin) unless plan_build_movable; operations, touches, copies and the link as
- * in m. Describes the allocations in *info (may be NULL). PLAN_ERR_INVALID for rules
- * whose granule or page is not a power of two or whose page exceeds the granule; PLAN_ERR_NOMEM
- * or a limit of plan_model_add_alloc. */
+ * in m. A slab member holds 1 byte (the format's least) and the slabs' chunks are allocations of
+ * a granule each after m's, pinned, one per span of operations a slab holds members as libshim
+ * packs them (planner/plan_slab.c), so out's allocation i is m's for i < m->nallocs. Describes the
+ * allocations in *info (may be NULL). PLAN_ERR_INVALID for rules whose granule or page is not a
+ * power of two or whose page exceeds the granule; PLAN_ERR_NOMEM or a limit of
+ * plan_model_add_alloc. */
 plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_model *out,
                          plan_hold_info *info);
 

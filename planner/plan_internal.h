@@ -423,6 +423,23 @@ size_t plan_build_launches_in(const plan_builder *b, uint64_t first, uint64_t en
 /* Whether any of launches first .. end - 1 has a kernel time. */
 bool plan_build_has_time(const plan_builder *b, uint64_t first, uint64_t end);
 
+/* ---- plan_slab.c: the chunks libshim's slabs hold in a model's step ---------------------------
+ */
+
+/* A span of operations during which one slab holds members: birth and death as an allocation's
+ * (PLAN_NO_OP: from before the step, past its end). */
+typedef struct plan_slab_life {
+    int32_t birth, death;
+} plan_slab_life;
+
+/* The slab lives of m's step, whose allocations member[i] marks as slab members of blocks[i]
+ * 512-byte blocks, in slabs of granule / 512 blocks packed as libshim packs them (plan_slab.c's
+ * top comment: replay's order, the step run twice and the second recorded), into *out (a new
+ * array of *n lives; free() it; NULL when none); *most: the most slabs holding members at one
+ * operation. PLAN_ERR_NOMEM. */
+plan_err plan_slab_lives(const plan_model *m, const bool *member, const uint32_t *blocks,
+                         uint64_t granule, plan_slab_life **out, size_t *n, size_t *most);
+
 /* ---- plan_model.c -----------------------------------------------------------------------------
  */
 

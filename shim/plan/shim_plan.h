@@ -80,6 +80,7 @@ struct shim_plan_rec_alloc {
     uint32_t ordinal; /* allocations made before it at that seq */
     bool movable;
     bool before; /* live when the recording started: found by its id in later steps */
+    bool member; /* a slab member: managed, too small for a unit of its own */
 };
 
 #endif

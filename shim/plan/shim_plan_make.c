@@ -54,16 +54,20 @@ static const struct shim_plan_rec_alloc *find(const struct job *j, uint64_t id)
 }
 
 /* m with every allocation that keys[] marks unmovable touched at each operation it lives
-   through (plan_model_pin), into the empty model *out. */
-static plan_err pin_unmovable(const plan_model *m, const struct shim_resid_plan_key *keys,
-                              plan_model *out)
+   through, and the slab members among them holding their slabs' chunks as libshim packs them
+   (plan_model_pin_slabs), into the empty model *out. */
+static plan_err pin_unmovable(const plan_model *m, const struct job *j, const uint64_t *ids,
+                              const struct shim_resid_plan_key *keys, plan_model *out)
 {
-    bool *movable = malloc(m->nallocs * sizeof *movable + 1);
+    bool *movable = malloc(2 * m->nallocs * sizeof *movable + 1), *member = movable + m->nallocs;
     if (!movable)
         return PLAN_ERR_NOMEM;
-    for (size_t i = 0; i < m->nallocs; i++)
+    for (size_t i = 0; i < m->nallocs; i++) {
+        const struct shim_plan_rec_alloc *a = find(j, ids[i]);
         movable[i] = keys[i].movable;
-    plan_err e = plan_model_pin(m, movable, out);
+        member[i] = a && a->member;
+    }
+    plan_err e = plan_model_pin_slabs(m, movable, member, shim_resid_granularity(), out, NULL);
     free(movable);
     return e;
 }
@@ -113,7 +117,8 @@ static bool compile(struct shim_resid_plan *sp, const plan *p)
     for (int kind = SHIM_RESID_PLAN_EVICT; ok && kind <= SHIM_RESID_PLAN_PREFETCH; kind++) {
         for (size_t i = 0; i < p->n; i++) {
             const plan_entry *e = &p->entries[i];
-            if (!sp->keys[e->alloc].movable || !action_at(e, kind, L, &pos))
+            if (e->alloc >= sp->nallocs || !sp->keys[e->alloc].movable ||
+                !action_at(e, kind, L, &pos)) /* slabs (after the model's) never move */
                 continue;
             sp->act_first[pos + 1]++;
             (*(kind == SHIM_RESID_PLAN_EVICT ? &sp->evictions : &sp->prefetches))++;
@@ -124,7 +129,7 @@ static bool compile(struct shim_resid_plan *sp, const plan *p)
     for (int kind = SHIM_RESID_PLAN_EVICT; ok && kind <= SHIM_RESID_PLAN_PREFETCH; kind++) {
         for (size_t i = 0; i < p->n; i++) {
             const plan_entry *e = &p->entries[i];
-            if (sp->keys[e->alloc].movable && action_at(e, kind, L, &pos))
+            if (e->alloc < sp->nallocs && sp->keys[e->alloc].movable && action_at(e, kind, L, &pos))
                 sp->act[sp->act_first[pos] + fill[pos]++] =
                     (struct shim_resid_plan_act){e->alloc, (uint8_t)kind};
         }
@@ -196,7 +201,7 @@ static struct shim_resid_plan *make(struct job *j, char *msg, size_t cap)
     } else if (pinned_touches > MAX_PINNED_TOUCHES) {
         snprintf(msg, cap, "the step is too large to plan in the process (%llu touches)",
                  (unsigned long long)pinned_touches);
-    } else if ((e = pin_unmovable(&m, sp->keys, &pinned)) != PLAN_OK ||
+    } else if ((e = pin_unmovable(&m, j, ids, sp->keys, &pinned)) != PLAN_OK ||
                (e = plan_peaks(&pinned, &sp->native_peak, &sp->floor)) != PLAN_OK) {
         snprintf(msg, cap, "%s", plan_strerror(e));
     } else {

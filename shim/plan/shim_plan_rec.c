@@ -56,8 +56,15 @@ static void check(plan_err e)
     }
 }
 
+/* Whether a device allocation of bytes and kind is a unit residency can move on its own. */
+static bool movable(uint64_t bytes, int kind)
+{
+    _Static_assert((int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED, "memory kinds differ");
+    return plan_build_movable((plan_mem_kind)kind, bytes, shim_resid_slab_max());
+}
+
 /* Remembers allocation id made now, the ordinal-th at its launch index (lock held). */
-static void note_alloc(uint64_t id, bool movable, bool before, uint32_t ordinal)
+static void note_alloc(uint64_t id, uint64_t bytes, int kind, bool before, uint32_t ordinal)
 {
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     if (rec.nallocs == rec.cap) {
@@ -70,14 +77,9 @@ static void note_alloc(uint64_t id, bool movable, bool before, uint32_t ordinal)
         rec.allocs = v;
         rec.cap = cap;
     }
-    rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){id, seq, ordinal, movable, before};
-}
-
-/* Whether a device allocation of bytes and kind is a unit residency can move on its own. */
-static bool movable(uint64_t bytes, int kind)
-{
-    _Static_assert((int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED, "memory kinds differ");
-    return plan_build_movable((plan_mem_kind)kind, bytes, shim_resid_slab_max());
+    bool unit = movable(bytes, kind);
+    rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){
+        id, seq, ordinal, unit, before, kind == SHIM_ALLOC_MANAGED && !unit};
 }
 
 /* The live device allocations when the recording starts, gathered to be handed over in the
@@ -126,7 +128,7 @@ static void add_live(void)
         if (a->kind == SHIM_ALLOC_MANAGED && shim_resid_kept_on_host(a->id))
             continue; /* host memory for good: no model holds it */
         check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
-        note_alloc(a->id, movable(a->size, a->kind), true, 0);
+        note_alloc(a->id, a->size, a->kind, true, 0);
     }
     free(s.a);
 }
@@ -209,7 +211,7 @@ void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, u
     if (rec.b) {
         check(plan_build_alloc(rec.b, id, bytes, (plan_mem_kind)kind, addr, stream,
                                atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
-        note_alloc(id, movable(bytes, kind), false, ordinal);
+        note_alloc(id, bytes, kind, false, ordinal);
     }
     pthread_mutex_unlock(&lock);
 }

@@ -16,24 +16,14 @@
 
 #include <stdlib.h>
 
-#define SLAB_KEEP_EMPTY 8 /* empty slabs kept mapped at most (a chunk each) */
+#define SLAB_KEEP_EMPTY                                                                            \
+    PLAN_BUILD_SLAB_KEEP_EMPTY /* empty slabs kept mapped at most (a chunk each) */
 
-/* First run of `want` free blocks in s, or -1. */
+/* First run of `want` free blocks in s, or -1: the planner's rule, which its model of the slabs
+   follows too (plan_build_slab_find). */
 static int64_t find_run(const struct resid_slab *s, uint32_t want)
 {
-    uint32_t run = 0;
-    for (uint32_t b = 0; b < s->nblocks; b++) {
-        uint64_t word = s->used[b / 64];
-        if (word == UINT64_MAX && b % 64 == 0) { /* a full word: skip it */
-            run = 0;
-            b += 63;
-            continue;
-        }
-        run = (word >> (b % 64)) & 1 ? 0 : run + 1;
-        if (run == want)
-            return (int64_t)(b + 1 - want);
-    }
-    return -1;
+    return plan_build_slab_find(s->used, s->nblocks, want);
 }
 
 static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool used)

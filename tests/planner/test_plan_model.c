@@ -379,9 +379,22 @@ static void test_generators(void **state)
     }
 }
 
+/* Allocation a of h is a slab's chunk: a granule from op birth to op death, touched at each. */
+static void expect_slab(const plan_model *h, size_t a, int32_t birth, int32_t death)
+{
+    assert_true(a < h->nallocs);
+    assert_int_equal(h->allocs[a].bytes, PLAN_BUILD_GRANULE);
+    assert_int_equal(h->allocs[a].birth, birth);
+    assert_int_equal(h->allocs[a].death, death);
+    int32_t lo = birth == PLAN_NO_OP ? 0 : birth;
+    int32_t hi = death == PLAN_NO_OP ? (int32_t)h->nops - 1 : death;
+    assert_int_equal(h->allocs[a].ntouch, (uint32_t)(hi - lo + 1));
+}
+
 /* libshim's rules applied to a model (plan_model_hold): below min_managed pinned and rounded to
- * pages, at most slab_max pinned in 512-byte blocks, larger ones whole granules that a move
- * copies only the allocation's own bytes of. */
+ * pages, at most slab_max pinned in a slab (the member 1 byte, its slab's chunk a granule after
+ * the model's allocations), larger ones whole granules that a move copies only the allocation's
+ * own bytes of. */
 static void test_hold(void **state)
 {
     (void)state;
@@ -400,22 +413,24 @@ static void test_hold(void **state)
     plan_hold_info info;
     plan_model_init(&h);
     assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
-    assert_int_equal(h.nallocs, 4);
+    assert_int_equal(h.nallocs, 5);
     assert_int_equal(h.allocs[0].bytes, 4096);
-    assert_int_equal(h.allocs[1].bytes, 300032);
+    assert_int_equal(h.allocs[1].bytes, 1);
     assert_int_equal(h.allocs[2].bytes, 4u << 20);
     assert_int_equal(h.allocs[2].moved, 3000000);
-    assert_int_equal(h.allocs[0].ntouch, 3); /* pinned: touched at every operation */
+    expect_slab(&h, 4, PLAN_NO_OP, PLAN_NO_OP); /* the member's slab, cyclic */
+    assert_int_equal(h.allocs[0].ntouch, 3);    /* pinned: touched at every operation */
     assert_int_equal(h.allocs[1].ntouch, 3);
     assert_int_equal(h.allocs[2].ntouch, 1);
     assert_true(info.unmanaged == 1 && info.members == 1 && info.units == 2);
     assert_int_equal(info.unit_bytes, 8u << 20);
+    assert_int_equal(info.member_bytes, 300032);
+    assert_true(info.slab_chunks == 1 && info.slab_lives == 1);
     /* the first unit leaves the device for the second: the plan copies its own bytes each way */
     plan p;
     plan_stats st;
     plan_init(&p);
-    assert_int_equal(plan_make(&h, PLAN_KIND_SCHEDULED, 4096 + 300032 + (4u << 20), &p, &st),
-                     PLAN_OK);
+    assert_int_equal(plan_make(&h, PLAN_KIND_SCHEDULED, 4096 + 1 + (6u << 20), &p, &st), PLAN_OK);
     assert_true(st.feasible);
     assert_int_equal(st.bytes_to_host, 3000000);
     assert_int_equal(st.bytes_to_device, 3000000);
@@ -423,12 +438,101 @@ static void test_hold(void **state)
     /* moved: at least 1, at most what the allocation holds */
     assert_int_equal(plan_model_set_moved(&h, 2, (4u << 20) + 1), PLAN_ERR_INVALID);
     assert_int_equal(plan_model_set_moved(&h, 2, 0), PLAN_ERR_INVALID);
-    assert_int_equal(plan_model_set_moved(&h, 4, 1), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_moved(&h, 5, 1), PLAN_ERR_INVALID);
     assert_int_equal(plan_model_set_moved(&h, 2, 1), PLAN_OK);
     assert_int_equal(h.allocs[2].moved, 1);
     r.page = 3000; /* not a power of two */
     plan_model_free(&h);
     assert_int_equal(plan_model_hold(&m, &r, &h, NULL), PLAN_ERR_INVALID);
+    plan_model_free(&h);
+    plan_model_free(&m);
+}
+
+/* The slab lives of a model whose members' births and deaths are known: libshim's packing
+ * (newest slab with a run of free blocks, else a new one; emptied slabs kept for new members),
+ * the step run twice and the second recorded; a span per stretch a slab holds members. */
+static void test_hold_slabs(void **state)
+{
+    (void)state;
+    /* 768 KiB members (1536 blocks of a slab's 4096): two fit in one slab, not three. The first
+       step: 0 in slab A, 1 beside it, 2 opens B, B emptied after op 2 is kept, 3 goes to B (the
+       newest with room). The second step, recorded: 1 and 2 both go to B, which holds members at
+       ops 0-2 and again at 3-4. */
+    const char *text = "hw 1 1 1 0\nop 10\nop 10\nop 10\nop 10\nop 10\n"
+                       "alloc 768KiB -1 -1 0\n" /* 0: cyclic */
+                       "alloc 768KiB 0 1 0 1\n"
+                       "alloc 768KiB 1 2 1 2\n"
+                       "alloc 768KiB 3 4 3 4\n"
+                       "alloc 100 0 4 0\n"; /* 4: unmanaged (a 4 KiB page), in no slab */
+    plan_model m, h;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
+                         .page = PLAN_BUILD_PAGE,
+                         .min_managed = 65536,
+                         .slab_max = PLAN_BUILD_SLAB_MAX};
+    plan_hold_info info;
+    plan_model_init(&h);
+    assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
+    assert_int_equal(info.members, 4);
+    assert_int_equal(info.slab_chunks, 2); /* A and B */
+    assert_int_equal(info.slab_lives, 3);  /* A throughout; B at ops 0-2 and at 3-4 */
+    assert_int_equal(h.nallocs, 5 + 3);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(h.allocs[i].bytes, 1);
+    assert_int_equal(h.allocs[4].bytes, 4096);
+    int want[3][2] = {{PLAN_NO_OP, PLAN_NO_OP}, {0, 2}, {3, 4}};
+    bool seen[3] = {false, false, false};
+    for (size_t i = 5; i < h.nallocs; i++)
+        for (int k = 0; k < 3; k++)
+            if (h.allocs[i].birth == want[k][0] && h.allocs[i].death == want[k][1]) {
+                expect_slab(&h, i, want[k][0], want[k][1]);
+                seen[k] = true;
+            }
+    assert_true(seen[0] && seen[1] && seen[2]);
+    /* what the device holds at its most: A and B, the unmanaged page, three members' bytes */
+    plan p;
+    plan_stats st;
+    plan_init(&p);
+    assert_int_equal(plan_make(&h, PLAN_KIND_SCHEDULED, (4u << 20) + 4096 + 3, &p, &st), PLAN_OK);
+    assert_true(st.feasible);
+    plan_free(&p);
+    plan_init(&p);
+    assert_int_equal(plan_make(&h, PLAN_KIND_SCHEDULED, (4u << 20) + 4095, &p, &st), PLAN_OK);
+    assert_false(st.feasible);
+    plan_free(&p);
+    plan_model_free(&h);
+    plan_model_free(&m);
+}
+
+/* A model from a trace (members counted in blocks) planned as libshim holds it: the unmovable
+ * pinned, the members 1 byte each, their slab after the model's allocations (all pinned). */
+static void test_pin_slabs(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nop 10\nop 10\nop 10\n"
+                       "alloc 4MiB -1 -1 1\n"  /* a unit */
+                       "alloc 4096 0 1 0\n"    /* unmanaged, pinned */
+                       "alloc 300032 1 2 1\n"; /* a member's blocks */
+    plan_model m, h;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    bool movable[3] = {true, false, false}, member[3] = {false, false, true};
+    plan_hold_info info;
+    plan_model_init(&h);
+    assert_int_equal(plan_model_pin_slabs(&m, movable, member, PLAN_BUILD_GRANULE, &h, &info),
+                     PLAN_OK);
+    assert_int_equal(h.nallocs, 4);
+    assert_int_equal(h.allocs[0].bytes, 4u << 20);
+    assert_int_equal(h.allocs[0].ntouch, 1); /* movable: its own touches */
+    assert_int_equal(h.allocs[1].bytes, 4096);
+    assert_int_equal(h.allocs[1].ntouch, 2); /* pinned over its life */
+    assert_int_equal(h.allocs[2].bytes, 1);
+    expect_slab(&h, 3, 1, 2);
+    assert_true(info.members == 1 && info.member_bytes == 300032 && info.slab_chunks == 1);
+    plan_model_free(&h);
+    assert_int_equal(plan_model_pin_slabs(&m, movable, member, 3 << 20, &h, NULL),
+                     PLAN_ERR_INVALID);
     plan_model_free(&h);
     plan_model_free(&m);
 }
@@ -441,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_sizes),          cmocka_unit_test(test_write_round_trip),
         cmocka_unit_test(test_gaps_and_floor), cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_generators),     cmocka_unit_test(test_hold),
+        cmocka_unit_test(test_hold_slabs),     cmocka_unit_test(test_pin_slabs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,7 +102,8 @@ check "unknown generator exits 1" test $? -eq 1
 # slab, neither moves; a larger one rounds up to 2 MiB granules. Small (32KiB) and slab (512KiB)
 # live through the step, touched at op 0 only; big (3,000,000 B) lives at ops 1-2. As given, a
 # budget of 3,100,000 B is met by evicting slab while big lives; as libshim holds
-# them they stay, and big takes 4 MiB: the floor is the whole held peak.
+# them they stay, slab's slab holds a granule (slab itself 1 byte, the model's least) and big
+# takes 4 MiB: the floor is the whole held peak.
 printf 'hw 25 25 1 10\nop 100\nop 100\nop 100\nop 100\nalloc 32KiB -1 -1 0\nalloc 512KiB -1 -1 0\nalloc 3000000 1 2 1 2\n' \
     >"$tmp/small.model"
 "$shimplan" "$tmp/small.model" --budget 3100000 --as-given --json >"$tmp/json"
@@ -110,13 +111,13 @@ json_check "as given: the 512KiB evicted to fit 3,100,000 B" \
     "j['feasible'] is True and j['bytes_to_host'] == 524288 and j['held'] is None"
 "$shimplan" "$tmp/small.model" --budget 3100000 --json >"$tmp/json"
 json_check "as libshim holds it: 32KiB unmanaged, 512KiB in a slab, 3,000,000 B one 4 MiB unit" \
-    "j['held'] == {'min_managed_bytes': 65536, 'slab_max_bytes': 1048576, 'granule_bytes': 2097152, 'unmanaged': 1, 'unmanaged_bytes': 32768, 'slab_members': 1, 'slab_member_bytes': 524288, 'units': 1, 'unit_bytes': 4194304}"
-json_check "as libshim holds it: peak and floor 4,751,360 B, the native peak as given" \
-    "j['held_peak_bytes'] == j['floor_bytes'] == 32768 + 524288 + 4194304 and j['native_peak_bytes'] == 32768 + 524288 + 3000000"
+    "j['held'] == {'min_managed_bytes': 65536, 'slab_max_bytes': 1048576, 'granule_bytes': 2097152, 'unmanaged': 1, 'unmanaged_bytes': 32768, 'slab_members': 1, 'slab_member_bytes': 524288, 'slabs_at_most': 1, 'units': 1, 'unit_bytes': 4194304}"
+json_check "as libshim holds it: peak and floor 6,324,225 B, the native peak as given" \
+    "j['held_peak_bytes'] == j['floor_bytes'] == 32768 + 1 + 2097152 + 4194304 and j['native_peak_bytes'] == 32768 + 524288 + 3000000"
 json_check "as libshim holds it: the small allocations pinned, 3,100,000 B cannot fit" \
     "j['feasible'] is False and j['bytes_to_host'] == 0 and j['step_us'] is None"
 "$shimplan" "$tmp/small.model" --budget 3100000 >"$tmp/text"
-check "text says what it assumed" grep -qx 'held: as libshim holds it (min_managed_bytes 64KiB, slab max 1MiB, 2MiB granules): 1 allocations left to the driver (32.00 KiB, never moved), 1 in slabs (512.00 KiB, moved only with their slab), 1 units of their own (4.00 MiB, movable); peak 4.53 MiB' "$tmp/text"
+check "text says what it assumed" grep -qx 'held: as libshim holds it (min_managed_bytes 64KiB, slab max 1MiB, 2MiB granules): 1 allocations left to the driver (32.00 KiB, never moved), 1 in slabs (512.00 KiB, packed into at most 1 slabs at once, a granule each, moved only with their slab), 1 units of their own (4.00 MiB, movable); peak 6.03 MiB' "$tmp/text"
 "$shimplan" "$tmp/small.model" --budget 4300000 --slab-max 0 --json >"$tmp/json"
 json_check "--slab-max 0: 512KiB a 2 MiB unit, evicted while big lives, copying its own 512KiB" \
     "j['held']['units'] == 2 and j['held']['unit_bytes'] == 6 << 20 and j['feasible'] is True and j['bytes_to_host'] == j['bytes_to_device'] == 512 << 10"

@@ -445,14 +445,15 @@ static void print_held(const result *r)
     char mm[32], sm[32], gr[32], un[32], me[32], ut[32], pk[32];
     const plan_hold_info *h = &r->hold;
     printf("held: as libshim holds it (min_managed_bytes %s, slab max %s, %s granules): %zu "
-           "allocations left to the driver (%s, never moved), %zu in slabs (%s, moved only with "
-           "their slab), %zu units of their own (%s, movable); peak %s\n",
+           "allocations left to the driver (%s, never moved), %zu in slabs (%s, packed into at "
+           "most %zu slabs at once, a granule each, moved only with their slab), %zu units of "
+           "their own (%s, movable); peak %s\n",
            size_text(r->rules->min_managed, mm, sizeof mm),
            size_text(r->rules->slab_max, sm, sizeof sm),
            size_text(r->rules->granule, gr, sizeof gr), h->unmanaged,
            human(h->unmanaged_bytes, un, sizeof un), h->members,
-           human(h->member_bytes, me, sizeof me), h->units, human(h->unit_bytes, ut, sizeof ut),
-           human(r->held, pk, sizeof pk));
+           human(h->member_bytes, me, sizeof me), h->slab_chunks, h->units,
+           human(h->unit_bytes, ut, sizeof ut), human(r->held, pk, sizeof pk));
 }
 
 static void print_text(const result *r, bool entries)
@@ -510,11 +511,12 @@ static void print_held_json(const result *r)
     const plan_hold_info *h = &r->hold;
     printf("{\"min_managed_bytes\": %llu, \"slab_max_bytes\": %llu, \"granule_bytes\": %llu, "
            "\"unmanaged\": %zu, \"unmanaged_bytes\": %llu, \"slab_members\": %zu, "
-           "\"slab_member_bytes\": %llu, \"units\": %zu, \"unit_bytes\": %llu}",
+           "\"slab_member_bytes\": %llu, \"slabs_at_most\": %zu, \"units\": %zu, "
+           "\"unit_bytes\": %llu}",
            (unsigned long long)r->rules->min_managed, (unsigned long long)r->rules->slab_max,
            (unsigned long long)r->rules->granule, h->unmanaged,
            (unsigned long long)h->unmanaged_bytes, h->members, (unsigned long long)h->member_bytes,
-           h->units, (unsigned long long)h->unit_bytes);
+           h->slab_chunks, h->units, (unsigned long long)h->unit_bytes);
 }
 
 static void print_json(const result *r, bool entries)

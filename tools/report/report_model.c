@@ -121,7 +121,9 @@ static double remap_of_plans(const report_trace *t, uint64_t step)
 }
 
 /* m with what libshim could not move pinned, as its in-process planner pins it
-   (plan_build_movable over each allocation's kind and bytes in the trace): into *m, replacing it.
+   (plan_build_movable over each allocation's kind and bytes in the trace), and the slab members'
+   slabs counted whole as it counts them (plan_model_pin_slabs, granules of PLAN_BUILD_GRANULE, the
+   builder's): into *m, replacing it.
    Without the slab limit in the trace (no plan record, or one older than 1.9), m is kept as it
    is: every allocation movable. */
 static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_model *m)
@@ -131,7 +133,7 @@ static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_
         return PLAN_OK;
     size_t n = 0;
     alloc_key *k = malloc(t->n * sizeof *k + 1);
-    bool *movable = malloc(m->nallocs * sizeof *movable + 1);
+    bool *movable = malloc(2 * m->nallocs * sizeof *movable + 1), *member = movable + m->nallocs;
     plan_err e = k && movable ? PLAN_OK : PLAN_ERR_NOMEM;
     for (size_t i = 0; !e && i < t->n; i++)
         if (t->recs[i].kind == SHIM_TRACE_ALLOC)
@@ -141,10 +143,11 @@ static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_
         for (size_t i = 0; i < m->nallocs; i++) {
             alloc_key q = {.id = ids[i]}, *f = bsearch(&q, k, n, sizeof *k, by_alloc_id);
             movable[i] = f && plan_build_movable((plan_mem_kind)f->kind, f->bytes, slab_max);
+            member[i] = f && f->kind == PLAN_MEM_MANAGED && !movable[i];
         }
         plan_model pinned;
         plan_model_init(&pinned);
-        e = plan_model_pin(m, movable, &pinned);
+        e = plan_model_pin_slabs(m, movable, member, PLAN_BUILD_GRANULE, &pinned, NULL);
         plan_model_free(m);
         *m = pinned;
     }
