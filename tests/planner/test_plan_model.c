@@ -505,6 +505,34 @@ static void test_hold_slabs(void **state)
     plan_model_free(&m);
 }
 
+/* The newest slab full, an older one with room: a member goes to the older one. A holds two
+ * 768 KiB cyclic members (1024 blocks free), B two of 1 MiB (full); a 256 KiB member made at
+ * op 0 fits in A, so no third slab opens. */
+static void test_hold_slabs_older(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nop 10\nop 10\n"
+                       "alloc 768KiB -1 -1 0\nalloc 768KiB -1 -1 0\n"
+                       "alloc 1MiB -1 -1 0\nalloc 1MiB -1 -1 0\n"
+                       "alloc 256KiB 0 1 0 1\n";
+    plan_model m, h;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
+                         .page = PLAN_BUILD_PAGE,
+                         .min_managed = 65536,
+                         .slab_max = PLAN_BUILD_SLAB_MAX};
+    plan_hold_info info;
+    plan_model_init(&h);
+    assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
+    assert_true(info.slab_chunks == 2 && info.slab_lives == 2);
+    assert_int_equal(h.nallocs, 7);
+    expect_slab(&h, 5, PLAN_NO_OP, PLAN_NO_OP);
+    expect_slab(&h, 6, PLAN_NO_OP, PLAN_NO_OP);
+    plan_model_free(&h);
+    plan_model_free(&m);
+}
+
 /* A model from a trace (members counted in blocks) planned as libshim holds it: the unmovable
  * pinned, the members 1 byte each, their slab after the model's allocations (all pinned). */
 static void test_pin_slabs(void **state)
@@ -545,7 +573,8 @@ int main(void)
         cmocka_unit_test(test_sizes),          cmocka_unit_test(test_write_round_trip),
         cmocka_unit_test(test_gaps_and_floor), cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_generators),     cmocka_unit_test(test_hold),
-        cmocka_unit_test(test_hold_slabs),     cmocka_unit_test(test_pin_slabs),
+        cmocka_unit_test(test_hold_slabs),     cmocka_unit_test(test_hold_slabs_older),
+        cmocka_unit_test(test_pin_slabs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
