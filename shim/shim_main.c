@@ -344,6 +344,7 @@ static void at_exit(void)
         shim_timing_collect();
         shim_plan_stop();
         shim_resid_stop();
+        shim_free_later_flush(true); /* the moves are over: the program's kept frees */
         exit_line();
         shim_trace_stop();
     }

@@ -80,6 +80,7 @@ static CUresult alloc_any(const struct alloc_call *c)
 {
     if (!shim_active())
         return call_real(c);
+    shim_free_later_flush(false);
     CUresult rc;
     int dev;
     if (c->dptr && shim_resid_foreign(&dev)) {
@@ -120,6 +121,8 @@ static CUresult alloc_any(const struct alloc_call *c)
     return CUDA_SUCCESS;
 }
 
+static CUresult real_free(CUdeviceptr p, CUstream s, bool per_thread);
+
 /* A free of dptr, whichever entry point made it. */
 static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool async,
                          CUresult (*real)(CUdeviceptr, CUstream, bool))
@@ -133,6 +136,15 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
         if (rc == CUDA_SUCCESS && shim_step_recording())
             shim_plan_rec_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
         return rc;
+    }
+    shim_free_later_flush(false);
+    /* A plain free would wait for libshim's moves in flight (cuMemFree synchronises): kept for
+       later, the program's own work waited for. */
+    if (had && a.kind == SHIM_ALLOC_PLAIN && real == real_free &&
+        !shim_capture_active(NULL, false) && !shim_resid_foreign_has(dptr) &&
+        shim_free_later(dptr, a.size)) {
+        freed(had, &a, CUDA_SUCCESS, 0);
+        return CUDA_SUCCESS;
     }
     CUresult rc = real(dptr, s, per_thread);
     if (had && rc == CUDA_SUCCESS && (a.kind == SHIM_ALLOC_PLAIN || a.kind == SHIM_ALLOC_ASYNC) &&

@@ -20,6 +20,16 @@ SHIM_HOOKS(SHIM_HOOK_DECL)
 #undef SHIM_HOOK_DECL
 #pragma GCC visibility pop
 
+/* shim_hook_free_later.c — frees that would wait for libshim's own copies */
+/* Keeps the program's cuMemFree of p (a driver allocation of bytes, unregistered, counted in the
+   budget) for later when a move of residency's may still run and the free would wait for it:
+   waits for the program's own queued work as cuMemFree does, and returns true (the free is
+   done, for the program). False when it is not kept: the caller frees at once. */
+bool shim_free_later(CUdeviceptr p, uint64_t bytes);
+/* Makes the kept frees when no move of residency's is in flight, or at once with now (they then
+   wait for the moves); each only if its address still holds the allocation kept. */
+void shim_free_later_flush(bool now);
+
 /* shim_hook_table.c — the dispatch both doors use */
 /* The hook whose real function is fn (as shim.real holds it), or NULL. */
 void *shim_hook_for_real(void *fn);

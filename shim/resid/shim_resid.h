@@ -118,6 +118,12 @@ bool shim_resid_foreign(int *dev);
 void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev);
 /* Forgets the allocation at addr on another device; whether it was one. */
 bool shim_resid_foreign_remove(uint64_t addr);
+/* Whether addr is an allocation on another device, or outside the budget (it is kept). */
+bool shim_resid_foreign_has(uint64_t addr);
+/* Whether a move of residency's (a copy on its own streams) may still run on the calling
+   thread's current device: a cuMemFree now would wait for it (the driver synchronises the
+   context). False when residency is off. */
+bool shim_resid_copies_pending(void);
 /* Turns the driver's (free, total) into the budget view. */
 void shim_resid_mem_info(size_t *free_bytes, size_t *total);
 /* Before a launch, copy or memset on stream that touches allocations ids: managed units are

@@ -62,6 +62,19 @@ void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
                   dev, RESID_MAX_DEVICES - 1);
 }
 
+bool shim_resid_foreign_has(uint64_t addr)
+{
+    struct resid_ctx *r = resid_primary();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+        return false;
+    bool found = false;
+    pthread_mutex_lock(&r->lock);
+    for (size_t i = 0; i < r->nforeign && !found; i++)
+        found = r->foreign[i] == addr;
+    pthread_mutex_unlock(&r->lock);
+    return found;
+}
+
 bool shim_resid_foreign_remove(uint64_t addr)
 {
     struct resid_ctx *r = resid_primary();

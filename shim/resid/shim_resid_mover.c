@@ -17,6 +17,22 @@
 
 static void *mover_main(void *arg);
 
+bool shim_resid_copies_pending(void)
+{
+    struct resid_ctx *r = resid_current();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+        return false;
+    /* A move whose copy the driver reports done no longer runs, even before it is completed
+       here; the first one still running answers (the queue is in issue order, so that is
+       usually its head). */
+    pthread_mutex_lock(&r->lock);
+    bool pending = false;
+    for (struct resid_move *m = r->queue; m && !pending; m = m->next)
+        pending = !m->done || r->drv->query(m->done->event) != CUDA_SUCCESS;
+    pthread_mutex_unlock(&r->lock);
+    return pending;
+}
+
 void resid_mover_queue(struct resid_ctx *r, struct resid_move *m)
 {
     m->next = NULL;

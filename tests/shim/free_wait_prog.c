@@ -13,7 +13,13 @@
  *   free_wait_prog legacy      kernel on the legacy NULL stream
  *   free_wait_prog destroyed   kernel on a created stream, destroyed before the free
  *   free_wait_prog own-ptds    kernel on this thread's per-thread stream
- *   free_wait_prog other-ptds  kernel on another thread's per-thread stream */
+ *   free_wait_prog other-ptds  kernel on another thread's per-thread stream
+ *   free_wait_prog small-moving  kernel on a created stream, then the free of a small driver
+ *                              allocation (below min_managed_bytes) while libshim evicts: the
+ *                              free waits for the kernel, not for the eviction, and the real
+ *                              cuMemFree comes later (printed after: later_frees=L, the real
+ *                              frees made by the program's next allocation once the moves end)
+ *   free_wait_prog small-idle  the same with nothing moving: freed at once */
 #include "simgpu.h"
 
 #include <cuda.h>
@@ -65,6 +71,41 @@ static void *other_thread(void *arg)
     return NULL;
 }
 
+/* The small-* cases: with SHIM_BUDGET=64MiB and SHIM_MIN_MANAGED_BYTES=1MiB (the test's run), a
+   managed 32 MiB buffer is filled, evicted to make room for a 28 MiB one (then freed), and
+   restored by the slow kernel, which touches it: the restore's copy runs when the small buffer
+   is freed ("moving"; "idle" has the slow kernel touch `work`, nothing moves). */
+static int small_free(const char *which, CUdeviceptr work, CUevent done)
+{
+    CUdeviceptr big = 0, more, small;
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    if (!strcmp(which, "small-moving")) {
+        CK(cuMemAlloc(&big, (size_t)32 << 20));
+        CK(cuMemsetD8(big, 3, (size_t)32 << 20));
+        CK(cuMemAlloc(&more, (size_t)28 << 20)); /* over the budget: big is evicted */
+        CK(cuMemFree(more));
+    }
+    CK(cuMemAlloc(&small, 4096));
+    CK(launch_slow(s, big ? big : work));
+    CK(cuEventRecord(done, s));
+    unsigned long syncs = simgpu_calls("cuCtxSynchronize");
+    unsigned long frees = simgpu_calls("cuMemFree_v2");
+    CK(cuMemFree(small));
+    int complete = cuEventQuery(done) == CUDA_SUCCESS;
+    printf("%s done=%d ctx_syncs=%lu real_frees=%lu\n", which, complete,
+           simgpu_calls("cuCtxSynchronize") - syncs, simgpu_calls("cuMemFree_v2") - frees);
+    CK(cuCtxSynchronize()); /* the moves end */
+    frees = simgpu_calls("cuMemFree_v2");
+    CK(cuMemAlloc(&small, 4096)); /* the next allocation makes the kept free */
+    printf("%s later_frees=%lu\n", which, simgpu_calls("cuMemFree_v2") - frees);
+    CK(cuMemFree(small));
+    CK(cuStreamDestroy(s));
+    if (big)
+        CK(cuMemFree(big));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
@@ -94,8 +135,11 @@ int main(int argc, char **argv)
         pthread_t t;
         if (pthread_create(&t, NULL, other_thread, &o) != 0 || pthread_join(t, NULL) != 0)
             return 1;
+    } else if (!strcmp(which, "small-moving") || !strcmp(which, "small-idle")) {
+        return small_free(which, work, done);
     } else {
-        fprintf(stderr, "usage: free_wait_prog created|legacy|destroyed|own-ptds|other-ptds\n");
+        fprintf(stderr, "usage: free_wait_prog created|legacy|destroyed|own-ptds|other-ptds|"
+                        "small-moving|small-idle\n");
         return 2;
     }
     unsigned long syncs = simgpu_calls("cuCtxSynchronize");
