@@ -8,7 +8,7 @@
 # program's next allocation once the copy is over; with nothing moving it is freed at once.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-plan 17
+plan 19
 prog="$B/tests/shim/free_wait_prog"
 run() {
     SHIM_MODE=auto SHIM_BUDGET=64MiB SHIM_MIN_MANAGED_BYTES=1MiB SHIM_TRACE_PATH= \
@@ -45,6 +45,15 @@ out=$(run small-idle)
 check "libshim small-idle: nothing moving, freed at once ($out)" \
     grep -q "^small-idle done=1 ctx_syncs=0 real_frees=1$" <<<"$out"
 check "libshim small-idle: nothing kept for later ($out)" grep -q "^small-idle later_frees=0$" <<<"$out"
+# libshim's own calls on this path failing: the buffer id not known (freed at once, as without
+# libshim), and the kept free refused by the driver later (said once; the program goes on).
+out=$(SIMGPU_FAIL_CALLER=libshim SIMGPU_FAIL=cuPointerGetAttribute:1 run small-moving)
+check "libshim small-moving, its buffer-id query failing: freed at once ($out)" \
+    grep -q "^small-moving done=1 ctx_syncs=0 real_frees=1$" <<<"$out"
+out=$(SIMGPU_FAIL_CALLER=libshim SIMGPU_FAIL=cuMemFree_v2:1 run small-moving)
+check "libshim small-moving, the kept free failing later: said, and the program goes on ($out)" \
+    test "$(grep -c -e "failed in the driver: their memory stays allocated" \
+        -e "^small-moving later_frees=1$" <<<"$out")" = 2
 # The simulator's timeline (SIMGPU_TIMELINE) shows the slow kernel on its engine with its cost.
 tl=$(mktemp)
 SIMGPU_TIMELINE="$tl" "$prog" created >/dev/null 2>&1
