@@ -22,7 +22,7 @@
 
 #include <pthread.h>
 
-#define KEEP_MAX   4096           /* frees kept at most */
+#define KEEP_MAX   4096                 /* frees kept at most */
 #define KEEP_BYTES ((uint64_t)64 << 20) /* and their bytes (each below min_managed_bytes) */
 
 struct kept {

@@ -62,20 +62,8 @@ void shim_resid_foreign_add(uint64_t addr, uint64_t bytes, int dev)
                   dev, RESID_MAX_DEVICES - 1);
 }
 
-bool shim_resid_foreign_has(uint64_t addr)
-{
-    struct resid_ctx *r = resid_primary();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
-        return false;
-    bool found = false;
-    pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < r->nforeign && !found; i++)
-        found = r->foreign[i] == addr;
-    pthread_mutex_unlock(&r->lock);
-    return found;
-}
-
-bool shim_resid_foreign_remove(uint64_t addr)
+/* Whether addr is remembered as foreign (or outside the budget); with forget, it is no longer. */
+static bool foreign(uint64_t addr, bool forget)
 {
     struct resid_ctx *r = resid_primary();
     if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
@@ -83,11 +71,20 @@ bool shim_resid_foreign_remove(uint64_t addr)
     bool found = false;
     pthread_mutex_lock(&r->lock);
     for (size_t i = 0; i < r->nforeign && !found; i++) {
-        if (r->foreign[i] == addr) {
+        found = r->foreign[i] == addr;
+        if (found && forget)
             r->foreign[i] = r->foreign[--r->nforeign];
-            found = true;
-        }
     }
     pthread_mutex_unlock(&r->lock);
     return found;
+}
+
+bool shim_resid_foreign_has(uint64_t addr)
+{
+    return foreign(addr, false);
+}
+
+bool shim_resid_foreign_remove(uint64_t addr)
+{
+    return foreign(addr, true);
 }
