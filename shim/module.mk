@@ -16,15 +16,42 @@ shim_room_inc = $(foreach r,$(wordlist $(1),5,$(SHIM_ROOMS)),-Ishim/$(r))
 SHIM_INC_ALL := $(call shim_room_inc,1)
 shim_hooks_CFLAGS := $(CUDA_INC) $(call shim_room_inc,1) -Iconf -fvisibility=hidden
 shim_plan_CFLAGS := $(CUDA_INC) $(call shim_room_inc,2) -Iconf -Iplanner -fvisibility=hidden
-shim_resid_CFLAGS := $(CUDA_INC) $(call shim_room_inc,3) -Iconf -Iplanner -fvisibility=hidden
 shim_core_CFLAGS := $(CUDA_INC) $(call shim_room_inc,4) -Iconf -fvisibility=hidden
 shim_trace_CFLAGS := $(call shim_room_inc,5) -fvisibility=hidden
 shim_CFLAGS := $(CUDA_INC) $(SHIM_INC_ALL) -Iconf -Iplanner -fvisibility=hidden
 
+# The residency room is rooms of its own, one level down (docs/HOUSE.md), each using only those
+# after it in RESID_ROOMS: its entry points (shim/resid/ itself, seam shim_resid.h), then
+# budget/ (making room), moves/ (copies and remaps), pools/ (physical chunks), state/ (the
+# manager's state and the state machine), driver/ (the seam to the driver). Below them all: the
+# core, the trace writer, conf/ and planner/rules/ (the rules of how libshim holds memory).
+# The rooms above residency include only shim/resid/ (its seam).
+RESID_ROOMS := . budget moves pools state driver
+resid_room_inc = $(foreach r,$(wordlist $(1),6,$(RESID_ROOMS)),-Ishim/resid/$(r)) \
+                 $(call shim_room_inc,4) -Iconf -Iplanner
+shim_resid_CFLAGS := $(CUDA_INC) $(call resid_room_inc,1) -fvisibility=hidden
+shim_resid_budget_CFLAGS := $(CUDA_INC) $(call resid_room_inc,2) -fvisibility=hidden
+shim_resid_moves_CFLAGS := $(CUDA_INC) $(call resid_room_inc,3) -fvisibility=hidden
+shim_resid_pools_CFLAGS := $(CUDA_INC) $(call resid_room_inc,4) -fvisibility=hidden
+shim_resid_state_CFLAGS := $(CUDA_INC) $(call resid_room_inc,5) -fvisibility=hidden
+shim_resid_driver_CFLAGS := $(CUDA_INC) $(call resid_room_inc,6) -fvisibility=hidden
+
 shim_room_objs = $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard shim/$(1)/*.c)))
 SHIM_HOOKS_OBJS := $(call shim_room_objs,hooks)
 SHIM_PLAN_OBJS := $(call shim_room_objs,plan)
-SHIM_RESID_OBJS := $(call shim_room_objs,resid)
+# Each residency room's objects, and each with the rooms below it (what a unit test of that room
+# links: tests/residency/module.mk).
+RESID_FRONT_OBJS := $(call shim_room_objs,resid)
+RESID_BUDGET_OBJS := $(call shim_room_objs,resid/budget)
+RESID_MOVES_OBJS := $(call shim_room_objs,resid/moves)
+RESID_POOLS_OBJS := $(call shim_room_objs,resid/pools)
+RESID_STATE_OBJS := $(call shim_room_objs,resid/state)
+RESID_DRIVER_OBJS := $(call shim_room_objs,resid/driver)
+RESID_BELOW_STATE := $(RESID_STATE_OBJS) $(RESID_DRIVER_OBJS)
+RESID_BELOW_POOLS := $(RESID_POOLS_OBJS) $(RESID_BELOW_STATE)
+RESID_BELOW_MOVES := $(RESID_MOVES_OBJS) $(RESID_BELOW_POOLS)
+RESID_BELOW_BUDGET := $(RESID_BUDGET_OBJS) $(RESID_BELOW_MOVES)
+SHIM_RESID_OBJS := $(RESID_FRONT_OBJS) $(RESID_BELOW_BUDGET)
 SHIM_CORE_OBJS := $(call shim_room_objs,core)
 SHIM_TRACE_OBJS := $(call shim_room_objs,trace)
 SHIM_OBJS := $(BUILD)/shim/shim_main.o $(SHIM_HOOKS_OBJS) $(SHIM_PLAN_OBJS) $(SHIM_RESID_OBJS) \

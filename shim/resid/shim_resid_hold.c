@@ -10,7 +10,7 @@
  * no policy, plan or search for room picks it again (resid_unmovable). A hold is taken before
  * the real call and undone if the call fails, so that an export the driver refused leaves the
  * allocation movable. A small allocation's slab is held as a whole (its chunk is what moves). */
-#include "shim_resid_internal.h"
+#include "shim_resid_front.h"
 
 #include <time.h>
 

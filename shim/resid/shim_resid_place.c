@@ -8,52 +8,14 @@
  * device (no host VMM, unmapped eviction), libshim has stepped aside, or the host budget has no
  * room, the allocation is made on the device as any other, and the log says so once.
  *
- * The ids of the units kept on the host are also in a small lock-free set, so that the plan
- * room can leave them out of a step model without the residency lock (it holds its own lock,
- * which ranks after the residency lock). */
-#include "shim_resid_internal.h"
-
-/* At most this many allocations kept on the host are known to the lock-free set; more are
-   still kept on the host, but a step model may count them as device memory (said once). */
-#define PLACED_MAX 256
-
-static _Atomic uint64_t placed_ids[PLACED_MAX];
-static _Atomic uint32_t placed_top; /* slots ever used: the set's scan stops there */
-
-static void placed_note(uint64_t id)
-{
-    for (uint32_t i = 0; i < PLACED_MAX; i++) {
-        uint64_t free_slot = 0;
-        if (atomic_compare_exchange_strong(&placed_ids[i], &free_slot, id)) {
-            uint32_t top = atomic_load(&placed_top);
-            while (top < i + 1 && !atomic_compare_exchange_weak(&placed_top, &top, i + 1))
-                ;
-            return;
-        }
-    }
-    SHIM_LOG_ONCE(SHIM_LOG_WARN,
-                  "host_resident: more than %d allocations kept on the host at "
-                  "once; the in-process plan may count the others as device memory",
-                  PLACED_MAX);
-}
-
-void resid_placed_forget(uint64_t id)
-{
-    uint32_t top = atomic_load(&placed_top);
-    for (uint32_t i = 0; i < top; i++) {
-        uint64_t want = id;
-        if (atomic_compare_exchange_strong(&placed_ids[i], &want, 0))
-            return;
-    }
-}
+ * The ids of the units kept on the host are also in a small lock-free set
+ * (state/shim_resid_ids.c), so that the plan room can leave them out of a step model without the
+ * residency lock. */
+#include "shim_resid_front.h"
 
 bool shim_resid_kept_on_host(uint64_t id)
 {
-    uint32_t top = atomic_load_explicit(&placed_top, memory_order_acquire);
-    for (uint32_t i = 0; i < top && id; i++)
-        if (atomic_load_explicit(&placed_ids[i], memory_order_relaxed) == id)
-            return true;
-    return false;
+    return resid_placed_has(id);
 }
 
 int resid_placement_of(const struct resid_ctx *r, uint64_t bytes)
@@ -105,7 +67,7 @@ int resid_place_on_host(struct resid_ctx *r, struct resid_unit *u, int entry)
 
 void resid_placed_born(struct resid_ctx *r, struct resid_unit *u)
 {
-    placed_note(u->id);
+    resid_placed_note(u->id);
     struct resid_cause why = {SHIM_REASON_PLACEMENT, NULL, 0, UINT64_MAX};
     resid_fsm(r, u, SHIM_EV_CREATE_HOST, &why);
 }

@@ -15,7 +15,7 @@
  * boundary under it, what it achieved in that step (a plan_step record: the differences of the
  * residency totals since the previous boundary). Both are written whatever trace.record says, as
  * its description promises for plans: a few records per step. */
-#include "shim_resid_internal.h"
+#include "shim_resid_front.h"
 
 #include <stdlib.h>
 
@@ -94,13 +94,6 @@ void resid_plan_bind(struct resid_ctx *r, struct resid_unit *u, uint64_t seq, ui
     int64_t a = lookup(r, p, position(seq, shim_steps_first(), p->step_len), ordinal);
     if (a >= 0)
         bind(r, u, a);
-}
-
-void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u)
-{
-    if (r->plan && u->plan_alloc >= 0 && r->plan_units[u->plan_alloc] == u)
-        r->plan_units[u->plan_alloc] = NULL;
-    u->plan_alloc = -1;
 }
 
 void resid_plan_departed(struct resid_ctx *r, struct resid_unit *u)

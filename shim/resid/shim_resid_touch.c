@@ -18,7 +18,7 @@
  * never otherwise; nothing is allocated under it. Unpinning after the
  * submission is one atomic decrement per unit, without the lock: an evictor
  * that sees the pin gone also sees the submission done, so its fence covers it. */
-#include "shim_resid_internal.h"
+#include "shim_resid_front.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -82,42 +82,6 @@ static CUresult make_resident(struct resid_ctx *r, struct resid_unit *u, CUstrea
 static inline CUstream waiter_of(CUstream s, bool per_thread)
 {
     return per_thread && !s ? CU_STREAM_PER_THREAD : s;
-}
-
-/* The operation the calling thread is making resident (its ids hold handles meanwhile). */
-static __thread const uint64_t *my_ids;
-static __thread uint32_t my_n;
-
-/* While an operation is in progress (shim_resid_enter .. shim_resid_leave), each managed entry of
-   its ids[] holds a handle instead of the id: the pinned unit's address with RESID_HANDLE_PINNED,
-   plus RESID_HANDLE_HOST_READ while the operation reads the unit through its host mapping. A
-   handle is never an id: ids count up from 1, and managed ones carry SHIM_MANAGED_ID_TAG (bit 62)
-   and never bit 63; user-space addresses are below 2^47 and a unit is at least 8-aligned, so its
-   address leaves bit 0 free. The handle bits and the id tag are distinct (asserted below). */
-#define RESID_HANDLE_PINNED    ((uint64_t)1 << 63)
-#define RESID_HANDLE_HOST_READ ((uint64_t)1)
-#define RESID_HANDLE_BITS      (RESID_HANDLE_PINNED | RESID_HANDLE_HOST_READ)
-_Static_assert((RESID_HANDLE_BITS & SHIM_MANAGED_ID_TAG) == 0,
-               "a handle's bits must differ from the managed-id tag");
-_Static_assert(_Alignof(struct resid_unit) > RESID_HANDLE_HOST_READ,
-               "a unit's address must leave the host-read bit free");
-
-static inline struct resid_unit *unit_of_handle(uint64_t handle)
-{
-    return (struct resid_unit *)(uintptr_t)(handle & ~RESID_HANDLE_BITS);
-}
-
-int resid_pinned_here(const struct resid_unit *u)
-{
-    int n = 0;
-    for (uint32_t i = 0; i < my_n; i++)
-        n += (my_ids[i] & RESID_HANDLE_PINNED) && unit_of_handle(my_ids[i]) == u;
-    return n;
-}
-
-bool resid_in_operation(void)
-{
-    return my_n > 0;
 }
 
 /* The ids an operation passed in, kept while its ids hold handles (so that leave gives back
@@ -250,15 +214,14 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
         ids[i] = (uint64_t)(uintptr_t)u | RESID_HANDLE_PINNED;
         any = true;
     }
-    my_ids = ids; /* a search for room must not wait for this operation's own pins */
-    my_n = n;
+    resid_op_set(ids, n); /* a search for room must not wait for this operation's own pins */
     /* The plan's moves before this operation: after its pins, so none moves what it uses. */
     if (launch && r->plan)
         resid_plan_advance(r, now);
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
-        struct resid_unit *u = unit_of_handle(ids[i]);
+        struct resid_unit *u = resid_unit_of_handle(ids[i]);
         CUresult rc = make_resident(r, u, waiter);
         if (rc != CUDA_SUCCESS && !unmapped_left(r, u)) /* that one: tried again below */
             *refuse = rc;
@@ -266,7 +229,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
-        struct resid_unit *u = unit_of_handle(ids[i]);
+        struct resid_unit *u = resid_unit_of_handle(ids[i]);
         CUresult rc = ready_for(r, u, stream, per_thread, capturing);
         /* An unmapped range whose restore failed (its copy or its mapping): restored again, as
            the next touch would, at most RESID_MAX_ERRORS times in all, so that a failure that
@@ -296,7 +259,7 @@ bool shim_resid_enter(uint64_t *ids, uint32_t n, CUstream stream, bool per_threa
             atomic_fetch_add_explicit(&u->host_readers, 1, memory_order_relaxed);
         }
     }
-    my_n = 0;
+    resid_op_set(NULL, 0);
     pthread_mutex_unlock(&r->lock);
     return any;
 }
@@ -306,7 +269,7 @@ void shim_resid_leave(uint64_t *ids, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         if (!(ids[i] & RESID_HANDLE_PINNED))
             continue;
-        struct resid_unit *u = unit_of_handle(ids[i]);
+        struct resid_unit *u = resid_unit_of_handle(ids[i]);
         if (ids[i] & RESID_HANDLE_HOST_READ)
             atomic_fetch_sub_explicit(&u->host_readers, 1, memory_order_release);
         ids[i] = saved ? saved[i] : u->id;

@@ -3,7 +3,7 @@
 #ifndef FAKE_DRIVER_H
 #define FAKE_DRIVER_H
 
-#include "shim_resid_internal.h"
+#include "shim_resid_driver.h"
 
 #define FAKE_GRAN ((size_t)2 << 20)
 

@@ -4,6 +4,7 @@
  * the tests that go through them share it and check differences; a test of internals alone
  * makes a manager of its own (resid_ctx_init). */
 #include "fake_driver.h"
+#include "shim_resid_front.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,7 +9,7 @@
  * needs a move over does not wait for the mover: it waits for the copy and
  * completes the move itself (resid_move_poll), so the mover is an accelerator,
  * never a dependency. */
-#include "shim_resid_internal.h"
+#include "shim_resid_moves.h"
 
 #include <time.h>
 
@@ -17,19 +17,14 @@
 
 static void *mover_main(void *arg);
 
-bool shim_resid_copies_pending(void)
+bool resid_copies_pending(struct resid_ctx *r)
 {
-    struct resid_ctx *r = resid_current();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
-        return false;
     /* A move whose copy the driver reports done no longer runs, even before it is completed
        here; the first one still running answers (the queue is in issue order, so that is
        usually its head). */
-    pthread_mutex_lock(&r->lock);
     bool pending = false;
     for (struct resid_move *m = r->queue; m && !pending; m = m->next)
         pending = !m->done || r->drv->query(m->done->event) != CUDA_SUCCESS;
-    pthread_mutex_unlock(&r->lock);
     return pending;
 }
 
@@ -67,7 +62,7 @@ void resid_mover_unqueue(struct resid_ctx *r, struct resid_move *m)
     }
 }
 
-/* Contract in shim_resid.h. A move that completes may be freed and the lock may have been
+/* Contract in shim_resid_moves.h. A move that completes may be freed and the lock may have been
    dropped: the pass then starts again from the head (each restart follows one move off the
    queue, so it ends). A move still queued after a poll is still valid, and so is its
    successor. */
@@ -164,21 +159,11 @@ static void drain(struct resid_ctx *r)
     }
 }
 
-/* Stops r's mover once its moves are over (each step at most about a second). */
-static void stop_one(struct resid_ctx *r)
+void resid_mover_stop(struct resid_ctx *r)
 {
-    pthread_mutex_lock(&r->lock);
     drain(r);
     r->stopping = true;
     pthread_cond_broadcast(&r->wake);
     for (int i = 0; r->mover_running && i < 100; i++) /* at most about a second */
         nap(r);
-    pthread_mutex_unlock(&r->lock);
-}
-
-void shim_resid_stop(void)
-{
-    struct resid_ctx *r;
-    for (uint32_t k = 0; (r = resid_started_at(k)) != NULL; k++)
-        stop_one(r);
 }

@@ -15,7 +15,7 @@
  * as the driver's pool does. Spare chunks count as free in the budget's view (cuMemGetInfo), and
  * a search for room unmaps spares, oldest first, before it waits for a move or evicts anything.
  * The data a spare held is the freed allocation's, as with cuMemAllocAsync reusing memory. */
-#include "shim_resid_internal.h"
+#include "shim_resid_pools.h"
 
 #include <stdlib.h>
 

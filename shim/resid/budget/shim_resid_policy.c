@@ -12,7 +12,7 @@
  * ring (no allocation on the launch path); a unit touched more often than that
  * per step is predicted later than it is used, which orders victims worse but
  * never changes what they hold. All functions run under r->lock. */
-#include "shim_resid_internal.h"
+#include "shim_resid_budget.h"
 
 static void touch(struct resid_unit *u, uint64_t now)
 {

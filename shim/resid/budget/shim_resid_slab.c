@@ -12,7 +12,7 @@
  * manager finds the member's slab: a touch of any member fences and restores
  * the slab. New members go into the newest slab on
  * the device with room: allocations made together tend to die together. */
-#include "shim_resid_internal.h"
+#include "shim_resid_budget.h"
 
 #include <stdlib.h>
 

@@ -11,7 +11,7 @@
  * that hold the data. No wait here is unbounded: a thread that waits for a move
  * synchronises on the copy itself and completes the move, and a move whose copy
  * cannot be waited for RESID_MAX_ERRORS times is given up. */
-#include "shim_resid_internal.h"
+#include "shim_resid_moves.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +40,8 @@ int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream)
     return 0;
 }
 
-static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
-                                   const struct resid_cause *cause)
+struct resid_move *resid_move_new(struct resid_unit *u, enum shim_move_dir dir,
+                                  const struct resid_cause *cause)
 {
     struct resid_move *m = calloc(1, sizeof *m);
     if (!m)
@@ -59,7 +59,7 @@ static struct resid_move *move_new(struct resid_unit *u, enum shim_move_dir dir,
     return m;
 }
 
-static void move_free(struct resid_ctx *r, struct resid_move *m)
+void resid_move_free(struct resid_ctx *r, struct resid_move *m)
 {
     resid_fence_drop(r, m->done);
     free(m->chunks);
@@ -123,7 +123,7 @@ static void abandon(struct resid_ctx *r, struct resid_move *m, CUstream s)
         resid_give_back(r, m->chunks, m->n);
     else
         resid_set_aside(r, m->chunks, m->n);
-    move_free(r, m);
+    resid_move_free(r, m);
 }
 
 static void start(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m,
@@ -151,23 +151,23 @@ int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_ca
     if (!r->can_evict || r->sticky || u->state != SHIM_RS_DEVICE || u->pins || resid_unmovable(u) ||
         (u->move && !u->move->ordered))
         return -1;
-    struct resid_move *m = move_new(u, SHIM_MOVE_TO_HOST, cause);
+    struct resid_move *m = resid_move_new(u, SHIM_MOVE_TO_HOST, cause);
     if (!m)
         return -1;
     if (resid_take_host(r, m->chunks, u->n) != 0) {
-        move_free(r, m);
+        resid_move_free(r, m);
         return -1;
     }
     /* A restore's copy may still be writing u's device chunks: the copy out comes after it. */
     if (u->ready && r->drv->query(u->ready->event) != CUDA_SUCCESS &&
         r->drv->wait_event(r->to_host, u->ready->event) != CUDA_SUCCESS) {
         resid_give_back(r, m->chunks, m->n);
-        move_free(r, m);
+        resid_move_free(r, m);
         return -1;
     }
     if (resid_fence(r, u, r->to_host) != 0) {
         resid_give_back(r, m->chunks, m->n);
-        move_free(r, m);
+        resid_move_free(r, m);
         return -1;
     }
     if (copy_all(r, m, u->backing, r->to_host) != 0) {
@@ -194,16 +194,11 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double shim_resid_remap_us(void)
+double resid_remap_median(struct resid_ctx *r)
 {
     uint32_t v[RESID_REMAP_SAMPLES];
-    struct resid_ctx *c = resid_primary();
-    if (!c)
-        return -1;
-    pthread_mutex_lock(&c->lock);
-    uint32_t n = c->nremap_us;
-    memcpy(v, c->remap_us, n * sizeof *v);
-    pthread_mutex_unlock(&c->lock);
+    uint32_t n = r->nremap_us;
+    memcpy(v, r->remap_us, n * sizeof *v);
     if (!n)
         return -1;
     qsort(v, n, sizeof *v, by_value);
@@ -269,7 +264,7 @@ bool resid_wait_remap(struct resid_ctx *r, struct resid_unit *u)
     m->waiters++;
     bool over = wait_remap(r, m);
     if (--m->waiters == 0 && m->finished)
-        move_free(r, m);
+        resid_move_free(r, m);
     return over;
 }
 
@@ -355,30 +350,14 @@ void resid_order_restore(struct resid_ctx *r, struct resid_move *m)
     resid_fsm(r, u, SHIM_EV_ORDERED, &m->cause);
 }
 
-/* Whether an operation not yet submitted reads u through its host mapping: a fence now
-   would not cover it, and a remap would pull the range from under it. */
-static bool read_through_host(const struct resid_unit *u)
+int resid_restore_start(struct resid_ctx *r, struct resid_unit *u, struct resid_move *m)
 {
-    return atomic_load_explicit(&u->host_readers, memory_order_acquire) > 0;
-}
-
-int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause)
-{
-    if (r->sticky || u->state != SHIM_RS_HOST || u->move || read_through_host(u))
-        return -1;
-    struct resid_move *m = move_new(u, SHIM_MOVE_TO_DEVICE, cause);
-    if (!m)
-        return -1;
-    if (resid_take_device(r, m->chunks, u->n, NULL, false, NULL) != 0) {
-        move_free(r, m);
-        return -1;
-    }
     /* Room may have been made with the lock dropped: someone else may have moved u. */
     bool quiet = !u->nstreams && !u->streams_unknown; /* no touch through the host mapping */
-    if (u->state != SHIM_RS_HOST || u->move || read_through_host(u) ||
+    if (u->state != SHIM_RS_HOST || u->move || resid_read_through_host(u) ||
         resid_fence(r, u, r->to_device) != 0) {
         resid_give_back(r, m->chunks, m->n);
-        move_free(r, m);
+        resid_move_free(r, m);
         return u->state == SHIM_RS_HOST ? -1 : 0;
     }
     struct resid_fence *f = resid_take_fences(r, m->chunks, m->n);
@@ -500,7 +479,7 @@ static void finish(struct resid_ctx *r, struct resid_move *m)
     resid_mover_unqueue(r, m);
     m->finished = true;
     if (!m->waiters)
-        move_free(r, m);
+        resid_move_free(r, m);
 }
 
 /* Whether m is over after waiting for another thread's remap of it, if one is in progress:
@@ -517,7 +496,7 @@ static int after_remap(struct resid_ctx *r, struct resid_move *m, bool wait)
     }
     if (m->finished) {
         if (!m->waiters)
-            move_free(r, m);
+            resid_move_free(r, m);
         return 1;
     }
     return m->remapping ? -1 : 0;
@@ -605,18 +584,4 @@ void resid_release(struct resid_ctx *r, struct resid_unit *u, const struct resid
         resid_give_back(r, u->backing, u->n);
     }
     resid_unit_free(r, u);
-}
-
-bool resid_unmap_range(struct resid_ctx *r, CUdeviceptr va, uint64_t mapped, struct resid_chunk **c,
-                       uint32_t n)
-{
-    if (r->drv->unmap(va, mapped) != CUDA_SUCCESS && r->drv->unmap(va, mapped) != CUDA_SUCCESS) {
-        SHIM_LOG_ONCE(SHIM_LOG_WARN, "a managed range could not be unmapped: its address range is "
-                                     "left reserved and its chunks are not reused");
-        resid_set_aside(r, c, n);
-        return false;
-    }
-    r->drv->address_free(va, mapped);
-    resid_give_back(r, c, n);
-    return true;
 }

@@ -1,11 +1,12 @@
-/* shim_resid_internal.h — the residency manager's internal interface, shared by shim/resid/
- * only (the rooms above see its seam, shim_resid.h).
+/* shim_resid_state.h — the state room of the residency manager (shim/resid/state/): the one
+ * state of each device's manager (struct resid_ctx), the units it moves and their tables by id,
+ * the state machine every change of a unit's state goes through, the pooled events and the
+ * fences built on them, and what the calling thread's operation in progress holds.
  *
  * What moves is a unit: one large managed allocation, or a slab — one chunk whose range packs
- * several small managed allocations (shim_resid_slab.c). A unit owns a virtual range reserved
- * once and mapped onto pooled physical chunks, each one handle as large as the unit it was made
- * for (shim_resid_chunks.c); the program's pointers stay valid for the unit's whole life, only
- * what backs the range changes.
+ * several small managed allocations (budget/shim_resid_slab.c). A unit owns a virtual range
+ * reserved once and mapped onto pooled physical chunks (pools/shim_resid_chunks.c); the
+ * program's pointers stay valid for the unit's whole life, only what backs the range changes.
  *
  * Every state change of a unit goes through resid_fsm() (shim_resid_fsm.c), whose table is the
  * one place that says which event may move a unit from which state to which:
@@ -16,19 +17,22 @@
  *                      +---------------------------COPY_DONE--------------------------+
  *   DEVICE / HOST --FREE--> NONE
  *
- * The driver is reached only through struct resid_driver (shim_resid_driver.c), so the state
- * machine, the pools and the policies run against a fake in unit tests; what to evict and what
- * to bring back early is asked of struct resid_policy (shim_resid_policy.c).
+ * The rooms of residency, from the entry points down (docs/HOUSE.md): shim/resid/ (the entry
+ * points: each finds its manager and takes its lock), budget/ (making room), moves/ (copies and
+ * remaps), pools/ (physical chunks), state/ (this room), driver/ (the seam to the driver). A room
+ * uses the rooms below it only. This room promises: every function works on the manager passed
+ * as r and changes nothing but r's state (and the trace, for transitions); none drops r->lock.
  *
  * Locking: every field below is protected by r->lock unless noted. Calls that wait for the
  * device (event synchronisation) are made without it, and so are a move's remaps (its unit and
- * the move are marked remapping meanwhile: resid_wait_remap). */
-#ifndef SHIM_RESID_INTERNAL_H
-#define SHIM_RESID_INTERNAL_H
+ * the move are marked remapping meanwhile: moves/shim_resid_move.c). */
+#ifndef SHIM_RESID_STATE_H
+#define SHIM_RESID_STATE_H
 
 #include "plan_build.h"
-#include "shim_resid.h"
 #include "shim_resid_driver.h"
+
+struct shim_resid_plan; /* the compiled plan (shim_resid.h), executed by the entry points' room */
 
 #define RESID_MAX_STREAMS 4  /* touched streams remembered per unit */
 #define RESID_MAX_ERRORS  3  /* failed waits on one move before it is given up */
@@ -301,6 +305,40 @@ static inline bool resid_unmovable(const struct resid_unit *u)
     return u->graph || u->held;
 }
 
+/* Whether an operation not yet submitted reads u through its host mapping: a fence now
+   would not cover it, and a remap would pull the range from under it. */
+static inline bool resid_read_through_host(const struct resid_unit *u)
+{
+    return atomic_load_explicit(&u->host_readers, memory_order_acquire) > 0;
+}
+
+/* The device memory a managed allocation of bytes needs when nothing already mapped has room
+   for it: whole granules (a small one shares a slab, whose chunk is one granule). */
+static inline uint64_t resid_managed_need(const struct resid_ctx *r, uint64_t bytes)
+{
+    return (bytes + r->gran - 1) / r->gran * r->gran;
+}
+
+/* Counts bytes more on the device (lock held), and the resident peak with them. */
+static inline void resid_dev_grow(struct resid_ctx *r, uint64_t bytes)
+{
+    r->dev_bytes += bytes;
+    if (r->dev_bytes > r->dev_peak)
+        r->dev_peak = r->dev_bytes;
+}
+
+/* Bytes of chunk c. */
+static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct resid_chunk *c)
+{
+    return (uint64_t)c->grans * r->gran;
+}
+
+/* The largest managed allocation that shares a slab: half a chunk (plan_build.h's slab_max). */
+static inline uint64_t resid_slab_max(const struct resid_ctx *r)
+{
+    return r->gran / 2;
+}
+
 /* One residency manager per device (shim_resid_ctx.c): device D's is resid_ctxs[D], for D below
    RESID_MAX_DEVICES; a device beyond that has none (its allocations are left to the driver).
    Every internal function works on the manager passed as its first parameter, r. Each entry point
@@ -310,9 +348,10 @@ static inline bool resid_unmovable(const struct resid_unit *u)
 #define RESID_MAX_DEVICES 16
 extern struct resid_ctx resid_ctxs[RESID_MAX_DEVICES];
 
-/* shim_resid_ctx.c */
+/* shim_resid_ctx.c — the managers, and which one an entry point works on */
 /* Makes r an idle manager (nothing started) whose victims policy chooses (NULL: the reactive
-   policy): what resid_ctxs[] hold before their start. r must not be in use. */
+   policy, which its start sets): what resid_ctxs[] hold before their start. r must not be in
+   use. */
 void resid_ctx_init(struct resid_ctx *r, const struct resid_policy *policy);
 /* The calling thread's current device as the driver seam drv says it: 0 when drv lacks the call
    or the call fails (as core's shim_current_device). */
@@ -328,56 +367,16 @@ struct resid_ctx *resid_for_operation(void);
    manager's lock in turn: call it with none held. */
 struct resid_ctx *resid_for_id(uint64_t id);
 /* Notes that r has started (called once per manager, under the start lock): the first becomes
-   the primary; a second one turns the in-process planner off (it plans one device's step),
-   logged once. */
-void resid_note_started(struct resid_ctx *r);
+   the primary. Returns how many managers had started before it (1: r is the second). */
+uint32_t resid_note_started(struct resid_ctx *r);
 /* The primary manager (the first started, which the in-process plan serves), or NULL. */
 struct resid_ctx *resid_primary(void);
 /* The k-th started manager (in start order), or NULL past the last. */
 struct resid_ctx *resid_started_at(uint32_t k);
+/* How many managers have started. */
+uint32_t resid_nstarted(void);
 
-/* shim_resid_device.c */
-/* Remembers addr, an allocation the driver made outside every budget, in the first manager's
-   list (shim_resid_foreign_remove finds it at its free); nothing if none started. Takes its
-   lock: call it with no manager's lock held. */
-void resid_outside_remember(uint64_t addr);
-
-/* shim_resid_fsm.c */
-/* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no
-   such transition (a bug: logged, u unchanged). Traces the transition with its cause. */
-int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum shim_resid_event ev,
-              const struct resid_cause *cause);
-/* The state the table gives for (from, ev), or -1 if there is none. */
-int resid_fsm_next(enum shim_resid_state from, enum shim_resid_event ev);
-/* Name of a state or an event, for logs. */
-const char *resid_state_name(enum shim_resid_state s);
-const char *resid_event_name(enum shim_resid_event ev);
-
-/* shim_resid_plan.c — the in-process plan's executor (lock held) */
-/* Applies the plan's actions due before launch index next (evictions after the last launch,
-   prefetches at this one); nothing without an active plan. */
-void resid_plan_advance(struct resid_ctx *r, uint64_t next);
-/* Binds new unit u, made at launch index seq as the ordinal-th allocation there, to the plan's
-   allocation with that key, if any. */
-void resid_plan_bind(struct resid_ctx *r, struct resid_unit *u, uint64_t seq, uint32_t ordinal);
-/* u is going away: the plan forgets it. */
-void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u);
-/* A touch of u, which the plan had moved out, came before its prefetch. */
-void resid_plan_departed(struct resid_ctx *r, struct resid_unit *u);
-
-/* shim_resid_policy.c */
-/* The reactive policy: furthest next use learned from the previous step, least recently used
-   when unknown. */
-extern const struct resid_policy resid_policy_reactive;
-
-/* shim_resid_state.c */
-/* Starts residency against driver drv (tests pass a fake): device facts, budget, streams.
-   Returns whether it is on. */
-bool resid_start_with(struct resid_ctx *r, const struct resid_driver *drv);
-/* The calling thread's current device's manager (resid_current), started on its first use
-   against the real driver (tried once); NULL when there is none or it is not on. */
-struct resid_ctx *resid_start_current(void);
-
+/* shim_resid_ids.c — the tables by id (lock held), and the ids kept on the host (lock-free) */
 /* The unit with id (tagged), or NULL. */
 struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id);
 /* Adds u to the table; 0, or -1 when out of memory. */
@@ -390,21 +389,33 @@ struct resid_member *resid_member_find(struct resid_ctx *r, uint64_t id);
 int resid_member_insert(struct resid_ctx *r, struct resid_member *m);
 /* Removes m from the member table. */
 void resid_member_erase(struct resid_ctx *r, struct resid_member *m);
+/* Calls fn(r, u, arg) on every unit u of r (fn may take u out of the table). */
+void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid_unit *, void *),
+                void *arg);
+/* Notes id among the units kept on the host for good (host_resident), which
+   resid_placed_has answers without any lock; says once when the set is full. */
+void resid_placed_note(uint64_t id);
+/* Forgets id in that set (the unit is freed); no-op if absent. Lock-free. */
+void resid_placed_forget(uint64_t id);
+/* Whether id is in that set. Lock-free (any thread, any lock held). */
+bool resid_placed_has(uint64_t id);
+
+/* shim_resid_unit.c — unit records */
 /* A new unit record of bytes (rounded up to whole chunks), state NONE; NULL on failure. */
 struct resid_unit *resid_unit_new(struct resid_ctx *r, uint64_t bytes);
 /* resid_unit_new with its virtual range reserved (nothing mapped); NULL on failure. */
 struct resid_unit *resid_unit_reserve(struct resid_ctx *r, uint64_t bytes);
-/* Frees u's record (its range and chunks must already be dealt with). */
+/* Frees u's record (its range and chunks must already be dealt with): the plan and the set of
+   units kept on the host forget it. */
 void resid_unit_free(struct resid_ctx *r, struct resid_unit *u);
-/* Calls fn(r, u, arg) on every unit u of r (fn may take u out of the table). */
-void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid_unit *, void *),
-                void *arg);
+/* u is going away: the installed plan forgets it (its allocation binds no unit). */
+void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u);
+
+/* shim_resid_fence.c — pooled events, fences, and the driver's failures */
 /* An event from the pool (created on demand, timing disabled); NULL on failure. */
 CUevent resid_event_get(struct resid_ctx *r);
 /* Gives an event back to the pool. */
 void resid_event_put(struct resid_ctx *r, CUevent e);
-/* Nanoseconds of CLOCK_MONOTONIC. */
-uint64_t resid_now_ns(void);
 /* A fence owning event e (one reference); NULL on failure (e goes back to the pool). */
 struct resid_fence *resid_fence_new(struct resid_ctx *r, CUevent e);
 /* Another reference to f (NULL is fine). */
@@ -416,188 +427,45 @@ void resid_fence_drop(struct resid_ctx *r, struct resid_fence *f);
 void resid_chunk_fence(struct resid_ctx *r, struct resid_chunk *c, struct resid_fence *f);
 /* Notes that a driver call failed with rc (a sticky error stops all moves). */
 void resid_driver_failed(struct resid_ctx *r, CUresult rc);
+/* Nanoseconds of CLOCK_MONOTONIC. */
+uint64_t resid_now_ns(void);
 
-/* shim_resid_host.c */
-/* Sets r->host_location, r->unmapped and r->can_evict for r->device: host-located
-   VMM from the attributes 141/145 when the driver answers them, else from a probe allocation
-   (HOST_NUMA at the node of attribute 134, then HOST) released at once; without either, the
-   pinned fallback if unmapped_eviction. Logs which path decided. Needs r->drv, r->device
-   and r->gran; at start, before r->on. Never fails. */
-void resid_host_detect(struct resid_ctx *r);
+/* shim_resid_fsm.c — the state machine */
+/* Moves u along event ev for cause (NULL: none given). Returns 0, or -1 when the table has no
+   such transition (a bug: logged, u unchanged). Traces the transition with its cause. */
+int resid_fsm(struct resid_ctx *r, struct resid_unit *u, enum shim_resid_event ev,
+              const struct resid_cause *cause);
+/* The state the table gives for (from, ev), or -1 if there is none. */
+int resid_fsm_next(enum shim_resid_state from, enum shim_resid_event ev);
+/* Name of a state or an event, for logs. */
+const char *resid_state_name(enum shim_resid_state s);
+const char *resid_event_name(enum shim_resid_event ev);
 
-/* shim_resid_chunks.c */
-/* Bytes of chunk c. */
-/* Counts bytes more on the device (lock held), and the resident peak with them. */
-static inline void resid_dev_grow(struct resid_ctx *r, uint64_t bytes)
+/* shim_resid_op.c — the calling thread's operation in progress */
+/* While an operation is in progress (shim_resid_enter .. shim_resid_leave), each managed entry of
+   its ids[] holds a handle instead of the id: the pinned unit's address with RESID_HANDLE_PINNED,
+   plus RESID_HANDLE_HOST_READ while the operation reads the unit through its host mapping. A
+   handle is never an id: ids count up from 1, and managed ones carry SHIM_MANAGED_ID_TAG (bit 62)
+   and never bit 63; user-space addresses are below 2^47 and a unit is at least 8-aligned, so its
+   address leaves bit 0 free. The handle bits and the id tag are distinct (asserted). */
+#define RESID_HANDLE_PINNED    ((uint64_t)1 << 63)
+#define RESID_HANDLE_HOST_READ ((uint64_t)1)
+#define RESID_HANDLE_BITS      (RESID_HANDLE_PINNED | RESID_HANDLE_HOST_READ)
+_Static_assert((RESID_HANDLE_BITS & SHIM_MANAGED_ID_TAG) == 0,
+               "a handle's bits must differ from the managed-id tag");
+_Static_assert(_Alignof(struct resid_unit) > RESID_HANDLE_HOST_READ,
+               "a unit's address must leave the host-read bit free");
+/* The unit a handle names. */
+static inline struct resid_unit *resid_unit_of_handle(uint64_t handle)
 {
-    r->dev_bytes += bytes;
-    if (r->dev_bytes > r->dev_peak)
-        r->dev_peak = r->dev_bytes;
+    return (struct resid_unit *)(uintptr_t)(handle & ~RESID_HANDLE_BITS);
 }
-
-static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct resid_chunk *c)
-{
-    return (uint64_t)c->grans * r->gran;
-}
-/* Maps the chunks of c[0..n) (up to the first NULL slot, in order from va) and enables access
-   over them in one call; 0, or -1 with nothing mapped (*rc: the failed call's error). Touches
-   no manager state, so it runs without the lock (a remap by the mover); the caller notes a
-   failure. */
-int resid_map_calls(const struct resid_driver *drv, uint64_t gran, CUdevice dev, CUdeviceptr va,
-                    struct resid_chunk *const *c, uint32_t n, CUresult *rc);
-/* resid_map_calls with the lock held: a failure is noted (resid_driver_failed, oom). */
-int resid_map(struct resid_ctx *r, CUdeviceptr va, struct resid_chunk **c, uint32_t n);
-/* Takes device chunks covering n granules into out[0..n) (as few as the pools and the budget
-   allow: a free chunk of exactly n granules, else a new one of n, else pieces), making room
-   within the budget (evicting units that are not pinned, waiting for moves in flight: the lock
-   may be dropped meanwhile). With ordered, chunks freed in stream order on `stream` may be
-   reused at once (*reused is set then). Returns 0, or -1 (nothing taken; r->oom says why). */
-int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,
-                      bool ordered, bool *reused);
-/* The largest managed allocation that shares a slab: half a chunk (plan_build.h's slab_max). */
-static inline uint64_t resid_slab_max(const struct resid_ctx *r)
-{
-    return r->gran / 2;
-}
-/* Whether a new managed allocation of bytes whose search for room failed may be made in host
-   memory instead (lock held): the search found units in use by submissions in progress or
-   moving (the budget is held for now, not full for good), host memory can be mapped where the
-   program reads it (host VMM; not unmapped eviction), nothing failed or stepped aside, and the
-   allocation alone fits the budget (it can come to the device later). */
-bool resid_may_place_on_host(const struct resid_ctx *r, uint64_t bytes);
-/* Backs new unit u's range with host chunks mapped at its address (lock held): 0, 1 (the host
-   budget is spent), or -1 (a driver call failed; nothing taken). Counts it and says so once;
-   the caller records the SHIM_EV_CREATE_HOST transition. */
-int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u);
-/* shim_resid_place.c — allocations kept on the host for good (host_resident) */
-/* The entry of host_resident that names an allocation of bytes (its index), or -1. */
-int resid_placement_of(const struct resid_ctx *r, uint64_t bytes);
-/* Backs new unit u's reserved range with host chunks mapped at its address, for good (lock
-   held): 0 (u->stays_on_host set, counted under entry), 1 (this device cannot map host memory
-   for kernels, libshim stepped aside, or the host budget has no room: said once; the caller
-   makes it on the device), or -1 (a driver call failed; nothing taken). */
-int resid_place_on_host(struct resid_ctx *r, struct resid_unit *u, int entry);
-/* After u (kept on the host by resid_place_on_host) has its id: notes the id for
-   shim_resid_kept_on_host and records its SHIM_EV_CREATE_HOST transition, reason placement. */
-void resid_placed_born(struct resid_ctx *r, struct resid_unit *u);
-/* Forgets id in the set shim_resid_kept_on_host reads (the unit is freed); no-op if absent. */
-void resid_placed_forget(uint64_t id);
-/* Whether the calling thread's searches for room (resid_take_device) are for a new managed
-   allocation that may be placed on the host if no room comes (resid_place_on_host): they then
-   wait for submissions and moves in progress for about a second, not the full bound. */
-void resid_search_host_fallback(bool on);
-/* Takes host chunks covering n granules within the host budget, as resid_take_device; 0, or
-   -1 (nothing taken). */
-int resid_take_host(struct resid_ctx *r, struct resid_chunk **out, uint32_t n);
-/* Returns chunks to their pool (device or host by the chunk); NULL entries are skipped. */
-void resid_give_back(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
-/* Sets chunks aside for good: a copy that may still write them has an unknown end. */
-void resid_set_aside(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
-/* The latest eviction fence among chunks c[0..n) (a new reference, or NULL); the chunks'
-   own fences are dropped: whoever writes them waits for the returned fence first. */
-struct resid_fence *resid_take_fences(struct resid_ctx *r, struct resid_chunk **c, uint32_t n);
-/* Makes room for bytes of unmanaged device memory; 0, or -1 when nothing can move. */
-int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes);
-/* Gives device memory back to the driver (the device is fuller than the budget says):
-   pooled chunks, or evicts until some come free; true if some bytes were released. */
-bool resid_shed(struct resid_ctx *r, uint64_t bytes);
-/* Releases free device chunks to the driver until `bytes` were released; returns how many. */
-uint64_t resid_trim_device(struct resid_ctx *r, uint64_t bytes);
-/* Completes the oldest stream-ordered frees while their events are known done, stopping at the
-   first that is not: one event query when nothing completed, so an allocation may call it
-   however many frees are pending (a real driver's query costs about a microsecond). Returns how
-   many completed. */
-uint32_t resid_reap_oldest(struct resid_ctx *r);
-/* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
-bool resid_reap(struct resid_ctx *r, bool wait);
-
-/* shim_resid_spare.c */
-struct resid_spare;
-/* Keeps u's range and chunks mapped as a spare if u is whole on the device with nothing in
-   flight (called on its release, before the FREE transition): true if kept (u->backing is then
-   NULL: the caller frees u without unmapping). */
-bool resid_spare_keep(struct resid_ctx *r, struct resid_unit *u);
-/* Gives new unit u (u->n set, no range) a mapped range of u->n chunks: a spare, or with ordered
-   the range of a free still pending on `stream` (*reused is set then: u's users on other
-   streams must fence on stream). False if none; u unchanged. The chunks keep their fences. */
-bool resid_spare_take(struct resid_ctx *r, struct resid_unit *u, CUstream stream, bool ordered,
-                      bool *reused);
-/* Unmaps spares, oldest first, until at least `chunks` chunks went back to the pool (or none
-   is left); returns how many went back. */
-uint32_t resid_spare_drop(struct resid_ctx *r, uint32_t chunks);
-
-/* shim_resid_move.c */
-/* Starts evicting u (DEVICE, not pinned); 0, or -1 with u unchanged. */
-int resid_evict(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
-/* Starts restoring u (HOST, and no operation in progress reads it through its host mapping);
-   0, or -1 with u unchanged (it stays readable on the host). */
-int resid_restore(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
-/* Cancels u's eviction for a touch on stream (for the trace): u's users, the touch's
-   stream first, wait for the copy until it is known done (u->reading), and its chunks'
-   next owner too (their fences). */
-void resid_cancel_eviction(struct resid_ctx *r, struct resid_unit *u, CUstream stream);
-/* Records events after the touches of u on its streams and makes stream wait for them;
-   0, or -1 (nothing waited). */
-int resid_fence(struct resid_ctx *r, struct resid_unit *u, CUstream stream);
-/* Waits (lock dropped meanwhile) until u's move in flight is over, completing it or giving
-   it up; bounded: at most RESID_MAX_ERRORS failed waits. Counts the stall. */
-void resid_wait_move(struct resid_ctx *r, struct resid_unit *u, enum shim_move_reason reason);
-/* Counts (and traces) a stall of the program's thread that began at t0. */
-void resid_stalled(struct resid_ctx *r, uint64_t t0, enum shim_move_reason reason);
-/* Waits (bounded, lock dropped meanwhile) while u's move is being remapped by another thread;
-   true if no remap is in progress on return. */
-bool resid_wait_remap(struct resid_ctx *r, struct resid_unit *u);
-/* Remaps restoring u's range onto its device chunks before its copy ends, if its move wants
-   that (m->want_order) and no one did it yet; the lock is dropped during the driver calls. */
-void resid_order_restore(struct resid_ctx *r, struct resid_move *m);
-/* Maps u's range again onto its backing if a failed move left it unmapped (u->stuck); true if
-   the range is usable on return. If the driver still refuses, says once (an error) that
-   operations on the range fail with the driver's error: no memory can appear at the
-   program's address without a mapping, and reading nothing is worse than failing. */
-bool resid_unstick(struct resid_ctx *r, struct resid_unit *u);
-/* Waits until the oldest move in flight is over (room may come); false if none. */
-bool resid_wait_oldest(struct resid_ctx *r);
-/* Completes m if its copy is known done, gives it up after repeated errors; true if m is
-   over (it may then be freed). wait: block (lock dropped) until its copy is done. */
-bool resid_move_poll(struct resid_ctx *r, struct resid_move *m, bool wait);
-/* Unmaps the range at va (mapped bytes, mapping chunks c[0..n)), tried twice, then frees the
-   range and returns the chunks to their pool; if it stays mapped, the range stays reserved and
-   the chunks are set aside for good (logged once). True if unmapped. */
-bool resid_unmap_range(struct resid_ctx *r, CUdeviceptr va, uint64_t mapped, struct resid_chunk **c,
-                       uint32_t n);
-/* The FREE transition of u (DEVICE or HOST, no move in flight) for cause: unmaps its range
-   and frees it, returning its chunks (the range is no longer used by any work). */
-void resid_release(struct resid_ctx *r, struct resid_unit *u, const struct resid_cause *cause);
-
-/* shim_resid_touch.c */
+/* The calling thread's operation now holds handles in ids[0..n) (n 0: none), which a search for
+   room must not wait for (its own pins). */
+void resid_op_set(const uint64_t *ids, uint32_t n);
 /* How many pins on u the calling thread's operation in progress holds. */
 int resid_pinned_here(const struct resid_unit *u);
 /* Whether the calling thread is making an operation's units resident (it holds pins). */
 bool resid_in_operation(void);
-
-/* shim_resid_slab.c */
-/* A small managed allocation of bytes in a slab: *va, and its member record (not yet in the
-   table). 0, 1 (out of memory), or -1 (a driver call failed). Lock held; may drop it. */
-int resid_slab_alloc(struct resid_ctx *r, uint64_t bytes, CUdeviceptr *va,
-                     struct resid_member **out);
-/* Takes m out of its slab (its memory is no longer used); an empty slab is released when
-   nothing moves it. Lock held. */
-void resid_slab_free(struct resid_ctx *r, struct resid_member *m);
-/* Releases u if it is an empty slab that nothing holds; true if it did. Lock held. */
-bool resid_slab_reclaim(struct resid_ctx *r, struct resid_unit *u);
-/* Releases one empty slab kept mapped (kept_empty) if there is one that can go; true if it
-   did. A search for room calls it before waiting or evicting, and without host VMM (nothing
-   can be evicted) it is the only way those chunks come back. */
-bool resid_slab_release_empty(struct resid_ctx *r);
-
-/* shim_resid_mover.c */
-/* Completes every queued move whose copy is known done (lock held; no wait); how many. */
-int resid_complete_done(struct resid_ctx *r);
-/* Queues m for the mover (starting the thread on first use). */
-void resid_mover_queue(struct resid_ctx *r, struct resid_move *m);
-/* Whether the calling thread is a manager's mover. */
-bool resid_on_mover(void);
-/* Takes m off the mover queue (it is over). */
-void resid_mover_unqueue(struct resid_ctx *r, struct resid_move *m);
 
 #endif

@@ -3,7 +3,7 @@
  * drivers have no host-located VMM calls, a minimal driver may lack cuCtxGetDevice), so no
  * residency code ever calls through a NULL pointer. Residency does not even start on such a
  * driver (SHIM_RESID_NEEDS in shim_hooks.h, checked when the driver is resolved). */
-#include "shim_resid_internal.h"
+#include "shim_resid_driver.h"
 
 /* The latest failed call's entry point and error, and how many failed, on every thread (a
    failure on the mover's thread may be what kept an allocation's room). The name and error are

@@ -11,7 +11,7 @@
  *   - a failure at any step leaves the range mapped where the valid data is (ERROR goes
  *     back to the state the move started from);
  *   - a unit is freed only when no move is in flight. */
-#include "shim_resid_internal.h"
+#include "shim_resid_state.h"
 
 struct resid_transition {
     enum shim_resid_state from;

@@ -1,7 +1,7 @@
 /* shim_resid_host.c — where evicted memory lives: host-located VMM (HOST or HOST_NUMA), found
  * from the device attributes or, on a driver that lacks them, by a probe allocation as NCCL does;
  * otherwise pinned buffers, if unmapped eviction is accepted. */
-#include "shim_resid_internal.h"
+#include "shim_resid_pools.h"
 
 /* Attribute a of the device, or rc's error. */
 static CUresult attribute(struct resid_ctx *r, CUdevice_attribute a, int *v)

@@ -8,7 +8,7 @@
  * CUDA runtime makes them with the device current), by the allocation (frees, pointer queries,
  * holds: any device may be current then), or the primary manager (the first started) for the
  * in-process plan, which models one device's step. */
-#include "shim_resid_internal.h"
+#include "shim_resid_state.h"
 
 #include <string.h>
 
@@ -16,7 +16,6 @@
     {                                                                                              \
         .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,                       \
         .prefetched = PTHREAD_COND_INITIALIZER, .remapped = PTHREAD_COND_INITIALIZER,              \
-        .policy = &resid_policy_reactive,                                                          \
     }
 
 struct resid_ctx resid_ctxs[RESID_MAX_DEVICES] = {[0 ... RESID_MAX_DEVICES - 1] = RESID_CTX_INIT};
@@ -31,7 +30,7 @@ void resid_ctx_init(struct resid_ctx *r, const struct resid_policy *policy)
     pthread_cond_init(&r->wake, NULL);
     pthread_cond_init(&r->prefetched, NULL);
     pthread_cond_init(&r->remapped, NULL);
-    r->policy = policy ? policy : &resid_policy_reactive;
+    r->policy = policy;
 }
 
 uint32_t resid_current_device(const struct resid_driver *drv)
@@ -82,20 +81,14 @@ struct resid_ctx *resid_for_id(uint64_t id)
     return NULL;
 }
 
-void resid_note_started(struct resid_ctx *r)
+uint32_t resid_note_started(struct resid_ctx *r)
 {
     uint32_t n = atomic_load_explicit(&nstarted, memory_order_relaxed);
     if (n >= RESID_MAX_DEVICES)
-        return;
+        return n;
     started[n] = r;
     atomic_store_explicit(&nstarted, n + 1, memory_order_release);
-    if (n == 1) {
-        shim_log(SHIM_LOG_INFO,
-                 "residency: a second device (%d) is managed, within its own budget; the "
-                 "in-process planner models one device's step, so moves are reactive from now on",
-                 (int)r->device);
-        shim_resid_plan_withdraw("a second device is managed");
-    }
+    return n;
 }
 
 struct resid_ctx *resid_primary(void)
@@ -108,7 +101,7 @@ struct resid_ctx *resid_started_at(uint32_t k)
     return k < atomic_load_explicit(&nstarted, memory_order_acquire) ? started[k] : NULL;
 }
 
-bool shim_resid_several(void)
+uint32_t resid_nstarted(void)
 {
-    return atomic_load_explicit(&nstarted, memory_order_acquire) > 1;
+    return atomic_load_explicit(&nstarted, memory_order_acquire);
 }

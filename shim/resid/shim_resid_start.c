@@ -1,21 +1,12 @@
-/* shim_resid_state.c — the residency manager's start (device facts, budget, streams), its table of
- * managed allocations, its event pool and its exit summary. */
-#include "shim_resid_internal.h"
+/* shim_resid_start.c — a device's manager started (device facts, budget, copy streams) on its
+ * first use, stopped at exit, and what it did, for the exit line. */
+#include "shim_resid_front.h"
 
 #include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 /* Serialises managers' starts (each is tried once, by the first thread that needs it). */
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
-
-uint64_t resid_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int attribute(struct resid_ctx *r, CUdevice_attribute a)
 {
@@ -152,9 +143,17 @@ bool resid_start_with(struct resid_ctx *r, const struct resid_driver *drv)
     r->drv = drv;
     if (!start_device(r))
         return false;
+    if (!r->policy)
+        r->policy = &resid_policy_reactive;
     if (shim.record & CONF_RECORD_MOVES)
         shim_trace_budget(r->budget, r->host_budget, r->device_total, (uint32_t)r->device);
-    resid_note_started(r);
+    if (resid_note_started(r) == 1) {
+        shim_log(SHIM_LOG_INFO,
+                 "residency: a second device (%d) is managed, within its own budget; the "
+                 "in-process planner models one device's step, so moves are reactive from now on",
+                 (int)r->device);
+        shim_resid_plan_withdraw("a second device is managed");
+    }
     atomic_store_explicit(&r->on, true, memory_order_release);
     return true;
 }
@@ -179,254 +178,6 @@ struct resid_ctx *resid_start_current(void)
 bool shim_resid_start(void)
 {
     return resid_start_current() != NULL;
-}
-
-static size_t slot_of(uint64_t id, size_t cap)
-{
-    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
-}
-
-/* The two tables by id (units, members) share one shape: a power-of-two array of chains linked
-   through hnext. The functions below are written out for each (the shape is small). */
-
-/* Rehashes the chains of old[0..cap) into a new array of ncap chains, or NULL (old untouched). */
-static struct resid_unit **units_rehash(struct resid_unit **old, size_t cap, size_t ncap)
-{
-    struct resid_unit **t = calloc(ncap, sizeof *t);
-    if (!t)
-        return NULL;
-    for (size_t i = 0; i < cap; i++) {
-        for (struct resid_unit *x = old[i], *next; x; x = next) {
-            next = x->hnext;
-            x->hnext = t[slot_of(x->id, ncap)];
-            t[slot_of(x->id, ncap)] = x;
-        }
-    }
-    return t;
-}
-
-static struct resid_member **members_rehash(struct resid_member **old, size_t cap, size_t ncap)
-{
-    struct resid_member **t = calloc(ncap, sizeof *t);
-    if (!t)
-        return NULL;
-    for (size_t i = 0; i < cap; i++) {
-        for (struct resid_member *x = old[i], *next; x; x = next) {
-            next = x->hnext;
-            x->hnext = t[slot_of(x->id, ncap)];
-            t[slot_of(x->id, ncap)] = x;
-        }
-    }
-    return t;
-}
-
-struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id)
-{
-    if (!r->units_cap)
-        return NULL;
-    struct resid_unit *x = r->units[slot_of(id, r->units_cap)];
-    while (x && x->id != id)
-        x = x->hnext;
-    return x;
-}
-
-int resid_insert(struct resid_ctx *r, struct resid_unit *u)
-{
-    if (r->nunits + 1 > r->units_cap) {
-        size_t ncap = r->units_cap ? 2 * r->units_cap : 1024;
-        struct resid_unit **t = units_rehash(r->units, r->units_cap, ncap);
-        if (!t)
-            return -1;
-        free(r->units);
-        r->units = t;
-        r->units_cap = ncap;
-    }
-    size_t s = slot_of(u->id, r->units_cap);
-    u->hnext = r->units[s];
-    r->units[s] = u;
-    r->nunits++;
-    return 0;
-}
-
-void resid_erase(struct resid_ctx *r, struct resid_unit *u)
-{
-    if (!r->units_cap)
-        return;
-    struct resid_unit **p = &r->units[slot_of(u->id, r->units_cap)];
-    while (*p && *p != u)
-        p = &(*p)->hnext;
-    if (*p) {
-        *p = u->hnext;
-        r->nunits--;
-    }
-}
-
-struct resid_member *resid_member_find(struct resid_ctx *r, uint64_t id)
-{
-    if (!r->members_cap)
-        return NULL;
-    struct resid_member *x = r->members[slot_of(id, r->members_cap)];
-    while (x && x->id != id)
-        x = x->hnext;
-    return x;
-}
-
-int resid_member_insert(struct resid_ctx *r, struct resid_member *m)
-{
-    if (r->nmembers + 1 > r->members_cap) {
-        size_t ncap = r->members_cap ? 2 * r->members_cap : 1024;
-        struct resid_member **t = members_rehash(r->members, r->members_cap, ncap);
-        if (!t)
-            return -1;
-        free(r->members);
-        r->members = t;
-        r->members_cap = ncap;
-    }
-    size_t s = slot_of(m->id, r->members_cap);
-    m->hnext = r->members[s];
-    r->members[s] = m;
-    r->nmembers++;
-    return 0;
-}
-
-void resid_member_erase(struct resid_ctx *r, struct resid_member *m)
-{
-    if (!r->members_cap)
-        return;
-    struct resid_member **p = &r->members[slot_of(m->id, r->members_cap)];
-    while (*p && *p != m)
-        p = &(*p)->hnext;
-    if (*p) {
-        *p = m->hnext;
-        r->nmembers--;
-    }
-}
-
-void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid_unit *, void *),
-                void *arg)
-{
-    for (size_t i = 0; i < r->units_cap; i++)
-        for (struct resid_unit *u = r->units[i], *next; u; u = next) {
-            next = u->hnext; /* fn may take u out */
-            fn(r, u, arg);
-        }
-}
-
-struct resid_unit *resid_unit_new(struct resid_ctx *r, uint64_t bytes)
-{
-    struct resid_unit *u = calloc(1, sizeof *u);
-    if (!u)
-        return NULL;
-    u->n = (uint32_t)((bytes + r->gran - 1) / r->gran);
-    u->size = bytes;
-    u->plan_alloc = -1;
-    u->mapped = (uint64_t)u->n * r->gran;
-    if (!(u->backing = calloc(u->n, sizeof *u->backing))) {
-        free(u);
-        return NULL;
-    }
-    return u;
-}
-
-struct resid_unit *resid_unit_reserve(struct resid_ctx *r, uint64_t bytes)
-{
-    struct resid_unit *u = resid_unit_new(r, bytes);
-    if (!u)
-        return NULL;
-    CUresult rc = r->drv->reserve(&u->va, u->mapped, r->gran);
-    if (rc == CUDA_SUCCESS)
-        return u;
-    resid_driver_failed(r, rc);
-    resid_unit_free(r, u);
-    return NULL;
-}
-
-void resid_unit_free(struct resid_ctx *r, struct resid_unit *u)
-{
-    if (u->stays_on_host)
-        resid_placed_forget(u->id);
-    resid_plan_unbind(r, u);
-    resid_fence_drop(r, u->ready);
-    resid_fence_drop(r, u->reading);
-    if (u->slab)
-        free(u->slab->used);
-    free(u->slab);
-    free(u->backing);
-    free(u);
-}
-
-CUevent resid_event_get(struct resid_ctx *r)
-{
-    if (r->nevents)
-        return r->events[--r->nevents];
-    CUevent e = NULL;
-    CUresult rc = r->drv->event_create(&e);
-    if (rc != CUDA_SUCCESS) {
-        resid_driver_failed(r, rc);
-        return NULL;
-    }
-    return e;
-}
-
-void resid_event_put(struct resid_ctx *r, CUevent e)
-{
-    if (!e)
-        return;
-    if (r->nevents == r->event_cap) {
-        size_t cap = r->event_cap ? 2 * r->event_cap : 64;
-        CUevent *v = realloc(r->events, cap * sizeof *v);
-        if (!v)
-            return; /* the event leaks: harmless */
-        r->events = v;
-        r->event_cap = cap;
-    }
-    r->events[r->nevents++] = e;
-}
-
-struct resid_fence *resid_fence_new(struct resid_ctx *r, CUevent e)
-{
-    struct resid_fence *f = e ? malloc(sizeof *f) : NULL;
-    if (f)
-        *f = (struct resid_fence){e, 1, ++r->fence_seq};
-    else
-        resid_event_put(r, e);
-    return f;
-}
-
-struct resid_fence *resid_fence_ref(struct resid_fence *f)
-{
-    if (f)
-        f->refs++;
-    return f;
-}
-
-void resid_fence_drop(struct resid_ctx *r, struct resid_fence *f)
-{
-    if (f && --f->refs == 0) {
-        resid_event_put(r, f->event);
-        free(f);
-    }
-}
-
-void resid_chunk_fence(struct resid_ctx *r, struct resid_chunk *c, struct resid_fence *f)
-{
-    if (!c || !f || (c->fence && c->fence->seq >= f->seq))
-        return;
-    resid_fence_drop(r, c->fence);
-    c->fence = resid_fence_ref(f);
-}
-
-void resid_driver_failed(struct resid_ctx *r, CUresult rc)
-{
-    if (rc != CUDA_SUCCESS)
-        r->last_error = rc;
-    if (!resid_sticky_error(rc) || r->sticky)
-        return;
-    r->sticky = rc;
-    shim_log(SHIM_LOG_ERROR,
-             "residency: the device reported a permanent error (%d): libshim "
-             "moves nothing more, and the program will see the error",
-             (int)rc);
 }
 
 bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
@@ -472,4 +223,41 @@ bool shim_resid_totals(uint32_t k, struct shim_resid_totals *t)
     };
     pthread_mutex_unlock(&r->lock);
     return true;
+}
+
+void shim_resid_stop(void)
+{
+    struct resid_ctx *r;
+    for (uint32_t k = 0; (r = resid_started_at(k)) != NULL; k++) {
+        pthread_mutex_lock(&r->lock);
+        resid_mover_stop(r);
+        pthread_mutex_unlock(&r->lock);
+    }
+}
+
+bool shim_resid_copies_pending(void)
+{
+    struct resid_ctx *r = resid_current();
+    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+        return false;
+    pthread_mutex_lock(&r->lock);
+    bool pending = resid_copies_pending(r);
+    pthread_mutex_unlock(&r->lock);
+    return pending;
+}
+
+double shim_resid_remap_us(void)
+{
+    struct resid_ctx *r = resid_primary();
+    if (!r)
+        return -1;
+    pthread_mutex_lock(&r->lock);
+    double us = resid_remap_median(r);
+    pthread_mutex_unlock(&r->lock);
+    return us;
+}
+
+bool shim_resid_several(void)
+{
+    return resid_nstarted() > 1;
 }

@@ -6,7 +6,7 @@
  * managed, never counted in a budget, counted here (in the first manager's state) and logged
  * once. Their addresses, and those of allocations stepped aside, are kept so that their frees
  * are not taken out of a budget either. */
-#include "shim_resid_internal.h"
+#include "shim_resid_front.h"
 
 #include <stdlib.h>
 
