@@ -6,7 +6,7 @@
  * order it issues the moves; a remap takes the earliest idle stretch of the mover long enough
  * for it at or after the time it can start, and a remap placed earlier keeps its times (as
  * plan_link.c places copies). Not a strict queue in issue order: libshim's mover polls the
- * copies in flight and completes whichever is done (shim/resid/shim_resid_mover.c), so an
+ * copies in flight and completes whichever is done (shim/resid/moves/shim_resid_mover.c), so an
  * eviction whose copy still runs does not hold back a restore's remap issued after it; and
  * with no remap time, a move is done when its copy is, as before the mover was modelled. */
 #include "plan_internal.h"

@@ -52,7 +52,7 @@ struct shim_ctx {
     conf_size device_budget[SHIM_MAX_DEVICE_BUDGETS]; /* budgets: device d's when set[d] */
     bool device_budget_set[SHIM_MAX_DEVICE_BUDGETS];
     /* Where budget and budgets were set ("SHIM_BUDGET", "FILE:LINE", "default"), for the
-       messages about a budget that cannot be kept (shim_resid_state.c). */
+       messages about a budget that cannot be kept (shim_resid_start.c). */
     char budget_source[256], device_budget_source[256];
     uint64_t host_resident[SHIM_MAX_DEVICE_BUDGETS]; /* host_resident: sizes kept on the host */
     uint32_t nhost_resident;
@@ -305,7 +305,7 @@ int shim_timing_begin(CUstream stream, bool per_thread);
 /* Records the closing event of slot after the launch of seq. */
 void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq);
 /* Records an event before one of the residency manager's copies on its stream while the step
-   model is recorded (shim_plan_recording), for the first 64 copies each way (to_device: a
+   model is recorded (shim_step_recording), for the first 64 copies each way (to_device: a
    restore); returns a slot to close, or -1. */
 int shim_timing_copy_begin(CUstream stream, bool to_device);
 /* Records the closing event of slot after a copy of bytes (to_device: a restore). */

@@ -58,6 +58,8 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
 void shim_plan_unsteady(void);
 /* The break at launch was followed by more work: says that the plan was withdrawn, if one was. */
 void shim_plan_changed(uint64_t launch);
+
+/* shim_plan_make.c — the background planning of one recording. */
 /* Stops the planner (process exit): waits briefly for a plan being made. */
 void shim_plan_stop(void);
 /* At a step boundary (step detector's lock held, no other): installs the plan made during the
@@ -65,8 +67,6 @@ void shim_plan_stop(void);
    applies from `step`, the step beginning now, and says so in one info line with its predicted
    slowdown against the step's native time. */
 void shim_plan_collect(uint64_t step);
-
-/* shim_plan_make.c — the background planning of one recording. */
 struct plan_builder;
 struct shim_plan_rec_alloc;
 /* Plans the last profiled step recorded in b (taking ownership of b and keys[0..n)) on a

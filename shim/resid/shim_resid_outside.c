@@ -1,5 +1,5 @@
-/* shim_resid_device.c — allocations outside every budget: on devices no residency manager
- * serves, and those residency stepped aside from (shim_resid_alloc.c).
+/* shim_resid_outside.c — allocations outside every budget: on devices no residency manager
+ * serves, and those residency stepped aside from (shim_resid_verdict.c).
  *
  * Every device below RESID_MAX_DEVICES gets a manager of its own (shim_resid_ctx.c). An
  * allocation made while a device beyond that is current goes to the driver untouched: never

@@ -81,7 +81,7 @@ enum shim_pin_reason {
 
 /* Residency state of a unit (what moves: one managed allocation, or a slab that packs
    several small managed allocations into one 2 MiB chunk). The residency manager's state machine
-   (shim/resid/shim_resid_fsm.c) uses these names and the events below; the tools read them. */
+   (shim/resid/state/shim_resid_fsm.c) uses these names and the events below; the tools read them. */
 enum shim_resid_state {
     SHIM_RS_NONE = 0, /* before it exists / after it is gone */
     SHIM_RS_DEVICE = 1,

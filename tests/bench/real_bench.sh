@@ -9,7 +9,7 @@
 # libshim's achieved step time, and whether the checksum is the native one. Where the scheduled
 # plan keeps allocations on the host (a model with bytes read per touch), the libshim run gets
 # the sizes shim-plan prints for it (SHIM_HOST_RESIDENT), as a user would carry the plan out.
-#   usage: tests/bench/real_bench.sh [-o RESULTS.md] [MODEL...]
+#   usage: tests/bench/real_bench.sh [-o FILE] [MODEL...]
 # Without MODEL, generated models (shim-plan --generate) are used.
 # Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14),
 # REAL_BENCH_STEADY (4: the last steps, run under the in-process plan, are averaged),

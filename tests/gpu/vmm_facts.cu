@@ -1,5 +1,5 @@
-// vmm_facts.cu — checks the simulated device's assumptions against a real driver (DESIGN.md 8,
-// issue 2).
+// vmm_facts.cu — checks the simulated device's assumptions against a real driver
+// (docs/simulated-device.md, issue 2).
 //
 // Prints one "ok - / not ok - / fact:" line per finding; exits 77 when no GPU is usable, so the
 // suite skips cleanly on machines without one. Build and run: make gpu-test.

@@ -1,5 +1,5 @@
 // vmm_handles.cu — what moving memory costs the host on a real GPU, per physical handle (issue
-// 23, DESIGN.md 4 "What a move costs"). Run by `make gpu-facts`.
+// 23; docs/residency.md). Run by `make gpu-facts`.
 //
 // Prints a JSON line per figure as it is measured, then the figures as markdown tables; exits 77
 // when no GPU is usable, 1 when any call failed. A failed call prints a "not ok" line and its

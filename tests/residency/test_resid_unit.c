@@ -189,8 +189,8 @@ static void test_tables_on_a_fresh_manager(void **state)
 static void test_fsm_table(void **state)
 {
     (void)state;
-    /* The transitions DESIGN.md section 4 draws (and create_host, made on the host when the
-       budget is held by work in progress), written out independently of the table. */
+    /* The transitions shim_resid_state.h draws (and create_host, made on the host when the budget
+       is held by work in progress), written out independently of the table. */
     static const struct {
         enum shim_resid_state from;
         enum shim_resid_event ev;

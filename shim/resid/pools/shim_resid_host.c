@@ -11,8 +11,8 @@ static CUresult attribute(struct resid_ctx *r, CUdevice_attribute a, int *v)
 }
 
 /* The host NUMA node closest to the device (attribute 134); 0 when the driver does not say, or
-   says -1 ("the system does not support NUMA", cuda.h): NCCL's ncclCuMemHostAlloc
-   (src/include/alloc.h) makes the same choice, and cuMemCreate wants node 0 without NUMA. */
+   says -1 ("the system does not support NUMA", cuda.h): ncclCuMemHostAlloc, in NCCL's
+   src/include/alloc.h, makes the same choice, and cuMemCreate wants node 0 without NUMA. */
 static int host_numa_node(struct resid_ctx *r)
 {
     int node = 0;

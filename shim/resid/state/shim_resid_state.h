@@ -285,18 +285,18 @@ struct resid_ctx {
     } plan_mark;
     uint64_t held_units, held_bytes; /* units held for good, and their bytes (reserved) */
     uint64_t transitions[8][8];      /* [from][to], for tests */
-    /* Allocations on devices no manager serves (shim_resid_device.c; kept by the first
+    /* Allocations on devices no manager serves (shim_resid_outside.c; kept by the first
        manager started): live addresses, and totals. */
     uint64_t *foreign;
     size_t nforeign, foreign_cap;
     uint64_t foreign_allocs, foreign_bytes;
-    /* Stepping aside (shim_resid_alloc.c; the kinds of failure: shim_resid.h). Addresses of the
+    /* Stepping aside (shim_resid_verdict.c; the kinds of failure: shim_resid.h). Addresses of the
        allocations left to the driver go to the first manager's foreign list (their frees then
        leave every budget alone); the counts are this manager's. */
     bool stepped_aside;    /* for good: nothing new is managed, nothing more is evicted */
     uint32_t aside_streak; /* allocations in a row that stepped aside for a driver failure */
     uint64_t outside_allocs, outside_bytes;
-    bool tried; /* its start was attempted (under the start lock, shim_resid_state.c) */
+    bool tried; /* its start was attempted (under the start lock, shim_resid_start.c) */
 };
 
 /* Whether u may never move again (exported, shared, or in a graph; holds: shim_resid_hold.c). */
