@@ -56,11 +56,19 @@ HTML_ASSETS_C := $(BUILD)/tools/report/html_assets.c
 ALL_TARGETS :=
 TESTS :=
 FUZZ_TARGETS :=
+# The house (docs/HOUSE.md): every room of the code, as ROOM:USES (the rooms it may use, comma
+# separated; none after the colon: it uses none). Each fragment appends its rooms; a room's
+# include path is itself and the rooms it uses (room_inc), and tests/house/test_rooms.sh checks
+# every object's symbols and every file's includes against the same list (`make print-rooms`).
+HOUSE_ROOMS :=
+comma := ,
+room_uses = $(subst $(comma), ,$(patsubst $(1):%,%,$(filter $(1):%,$(HOUSE_ROOMS))))
+room_inc = -I$(1) $(addprefix -I,$(call room_uses,$(1)))
 FUZZ_CC ?= clang
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined $(WARN)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all test lint clean fuzz format demo
+.PHONY: all test lint clean fuzz format demo print-rooms
 all: build-all
 
 include $(sort $(wildcard */*.mk)) $(sort $(wildcard tests/*/*.mk)) # tests last: they link what */*.mk names
@@ -110,6 +118,9 @@ demo: all
 	@$(BUILD)/shim-report moves $(DEMO_TRACE) | tail -n 1
 	@echo "== shim-report html $(DEMO_TRACE): the whole report as one page, to open in a browser =="
 	$(BUILD)/shim-report html -o $(BUILD)/demo.html $(DEMO_TRACE)
+
+print-rooms:
+	@printf '%s\n' $(HOUSE_ROOMS)
 
 FORMAT_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 lint:

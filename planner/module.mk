@@ -4,6 +4,7 @@
 # member of the library too, so that everything linking the planner has it; linked beside
 # libconf.a, only one of the two copies of that one object is ever taken.
 
+HOUSE_ROOMS += planner:conf
 planner_CFLAGS := -Iplanner -Iconf
 PLANNER_SRCS := $(sort $(wildcard planner/plan_*.c)) conf/conf_bytes.c
 PLANNER_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)

@@ -1,40 +1,42 @@
-# shim/ — the preload library, build/libshim.so, in rooms: each folder has one seam header and
-# may use only the rooms after it in SHIM_ROOMS (and conf/, planner/, the CUDA headers, libc).
+# shim/ — the preload library, build/libshim.so, in rooms (docs/HOUSE.md): each folder has one
+# seam header and may use only the rooms its HOUSE_ROOMS entry names (and the CUDA headers, libc):
 #   hooks/  the intercepted entry points, one file per API family (seam shim_hooks.h)
 #   plan/   the in-process planner: recording the step, making the plan (shim_plan.h)
-#   resid/  the residency manager (shim_resid.h; its driver seam shim_resid_driver.h)
+#   resid/  the residency manager (shim_resid.h), rooms of its own one level down: its entry
+#           points (resid/ itself), budget/ (making room), moves/ (copies and remaps), pools/
+#           (physical chunks), state/ (the manager's state, the state machine), driver/ (the
+#           seam to the driver); nothing outside resid/ sees the rooms inside it
 #   core/   global state, the resolver, log, registry, launch scan, steps, timing (shim_core.h)
 #   trace/  the trace writer and the path expander (shim_trace.h), $(SHIM_TRACE_LIB)
-# shim/shim_main.c alone may see every room: configuration, start, fork and exit.
-# Each room's include path holds only itself and the rooms after it, so an include against the
-# order does not compile; tests/shim/test_rooms.sh checks the objects' symbols the same way.
-# libshim.so has no DT_NEEDED on libcuda or libcudart and exports only the hooks (cu*) and
-# dlsym (shim/shim.map).
-
-SHIM_ROOMS := hooks plan resid core trace
-shim_room_inc = $(foreach r,$(wordlist $(1),5,$(SHIM_ROOMS)),-Ishim/$(r))
-SHIM_INC_ALL := $(call shim_room_inc,1)
-shim_hooks_CFLAGS := $(CUDA_INC) $(call shim_room_inc,1) -Iconf -fvisibility=hidden
-shim_plan_CFLAGS := $(CUDA_INC) $(call shim_room_inc,2) -Iconf -Iplanner -fvisibility=hidden
-shim_core_CFLAGS := $(CUDA_INC) $(call shim_room_inc,4) -Iconf -fvisibility=hidden
-shim_trace_CFLAGS := $(call shim_room_inc,5) -fvisibility=hidden
-shim_CFLAGS := $(CUDA_INC) $(SHIM_INC_ALL) -Iconf -Iplanner -fvisibility=hidden
-
-# The residency room is rooms of its own, one level down (docs/HOUSE.md), each using only those
-# after it in RESID_ROOMS: its entry points (shim/resid/ itself, seam shim_resid.h), then
-# budget/ (making room), moves/ (copies and remaps), pools/ (physical chunks), state/ (the
-# manager's state and the state machine), driver/ (the seam to the driver). Below them all: the
-# core, the trace writer, conf/ and planner/rules/ (the rules of how libshim holds memory).
-# The rooms above residency include only shim/resid/ (its seam).
-RESID_ROOMS := . budget moves pools state driver
-resid_room_inc = $(foreach r,$(wordlist $(1),6,$(RESID_ROOMS)),-Ishim/resid/$(r)) \
-                 $(call shim_room_inc,4) -Iconf -Iplanner
-shim_resid_CFLAGS := $(CUDA_INC) $(call resid_room_inc,1) -fvisibility=hidden
-shim_resid_budget_CFLAGS := $(CUDA_INC) $(call resid_room_inc,2) -fvisibility=hidden
-shim_resid_moves_CFLAGS := $(CUDA_INC) $(call resid_room_inc,3) -fvisibility=hidden
-shim_resid_pools_CFLAGS := $(CUDA_INC) $(call resid_room_inc,4) -fvisibility=hidden
-shim_resid_state_CFLAGS := $(CUDA_INC) $(call resid_room_inc,5) -fvisibility=hidden
-shim_resid_driver_CFLAGS := $(CUDA_INC) $(call resid_room_inc,6) -fvisibility=hidden
+# shim/shim_main.c alone may see every room above residency's inside: configuration, start, fork
+# and exit. Each room's include path holds only itself and the rooms it uses, so an include
+# against the order does not compile; tests/house/test_rooms.sh checks the objects' symbols the
+# same way. libshim.so has no DT_NEEDED on libcuda or libcudart and exports only the hooks (cu*)
+# and dlsym (shim/shim.map).
+RESID_INSIDE := shim/resid/budget,shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver
+HOUSE_ROOMS += shim:shim/hooks,shim/plan,shim/resid,shim/core,shim/trace,planner,conf \
+    shim/hooks:shim/plan,shim/resid,shim/core,shim/trace,conf \
+    shim/plan:shim/resid,shim/core,shim/trace,planner,conf \
+    shim/resid:$(RESID_INSIDE),shim/core,shim/trace,planner,conf \
+    shim/resid/budget:shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
+    shim/resid/moves:shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
+    shim/resid/pools:shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
+    shim/resid/state:shim/resid/driver,shim/core,shim/trace,planner,conf \
+    shim/resid/driver:shim/core,shim/trace,conf \
+    shim/core:shim/trace,conf \
+    shim/trace:
+shim_room_cflags = $(if $(filter shim/trace,$(1)),,$(CUDA_INC)) $(call room_inc,$(1)) -fvisibility=hidden
+shim_CFLAGS = $(call shim_room_cflags,shim)
+shim_hooks_CFLAGS = $(call shim_room_cflags,shim/hooks)
+shim_plan_CFLAGS = $(call shim_room_cflags,shim/plan)
+shim_resid_CFLAGS = $(call shim_room_cflags,shim/resid)
+shim_resid_budget_CFLAGS = $(call shim_room_cflags,shim/resid/budget)
+shim_resid_moves_CFLAGS = $(call shim_room_cflags,shim/resid/moves)
+shim_resid_pools_CFLAGS = $(call shim_room_cflags,shim/resid/pools)
+shim_resid_state_CFLAGS = $(call shim_room_cflags,shim/resid/state)
+shim_resid_driver_CFLAGS = $(call shim_room_cflags,shim/resid/driver)
+shim_core_CFLAGS = $(call shim_room_cflags,shim/core)
+shim_trace_CFLAGS = $(call shim_room_cflags,shim/trace)
 
 shim_room_objs = $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard shim/$(1)/*.c)))
 SHIM_HOOKS_OBJS := $(call shim_room_objs,hooks)

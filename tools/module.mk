@@ -15,6 +15,9 @@
 SHIM_FORMAT_INC := -Ishim/trace
 SHIM_FORMAT_HDRS = $(wildcard $(patsubst -I%,%/shim_trace_format.h,$(SHIM_FORMAT_INC)))
 
+HOUSE_ROOMS += tools/report:tools/trace,tools/util,shim/trace,planner,conf \
+    tools/import:tools/util,planner,conf tools/trace:tools/util,shim/trace tools/run:conf tools/util:
+
 # ---- util ----
 UTIL_SRCS := tools/util/util_array.c tools/util/util_file.c
 UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/%.o)

@@ -56,9 +56,13 @@ for i in "${!rooms[@]}"; do
     fi
 done
 
-# Headers and defined symbols, each with the index of the room that owns it.
+# Headers and defined symbols, each with the index of the room that owns it; every room's
+# includes ("IDX FILE HEADER") and undefined symbols ("IDX OBJECT SYMBOL"). One nm and one awk per
+# room, not per file: the whole house is read in about a second.
 : >"$work/headers"
 : >"$work/defs"
+: >"$work/incs"
+: >"$work/undef"
 nobj=0
 for i in "${!rooms[@]}"; do
     r=${rooms[$i]}
@@ -69,44 +73,40 @@ for i in "${!rooms[@]}"; do
     for h in "$src/$r"/*.h; do
         [ -e "$h" ] && echo "$(basename "$h") $i" >>"$work/headers"
     done
-    for o in "$obj/$r"/*.o; do
-        [ -e "$o" ] || continue
-        nobj=$((nobj + 1))
-        nm --defined-only -g "$o" | awk -v i="$i" 'NF == 3 { print $3, i }' >>"$work/defs"
-    done
+    files=()
+    for f in "$src/$r"/*.c "$src/$r"/*.h; do [ -e "$f" ] && files+=("$f"); done
+    [ ${#files[@]} -gt 0 ] &&
+        awk -v i="$i" -v r="$r" 'match($0, /^[ \t]*#[ \t]*include[ \t]*"[^"]*"/) {
+                h = substr($0, RSTART, RLENGTH); sub(/^[^"]*"/, "", h); sub(/"$/, "", h)
+                n = split(FILENAME, p, "/"); print i, r "/" p[n], h }' "${files[@]}" >>"$work/incs"
+    objs=()
+    for o in "$obj/$r"/*.o; do [ -e "$o" ] && objs+=("$o"); done
+    [ ${#objs[@]} -eq 0 ] && continue
+    nobj=$((nobj + ${#objs[@]}))
+    nm -A --defined-only -g "${objs[@]}" | awk -v i="$i" 'NF == 3 { print $3, i }' >>"$work/defs"
+    nm -A -u "${objs[@]}" | awk -v i="$i" -v r="$r" '{ f = $1; sub(/:.*/, "", f)
+        n = split(f, p, "/"); print i, r "/" p[n], $NF }' >>"$work/undef"
 done
 if [ "$nobj" -eq 0 ]; then
     echo "check_rooms: no objects under $obj for rooms ${rooms[*]} (build first)" >&2
     exit 2
 fi
 
-violations=0
-report() {
-    echo "$1"
-    violations=$((violations + 1))
-}
-for i in "${!rooms[@]}"; do
-    r=${rooms[$i]}
-    for f in "$src/$r"/*.c "$src/$r"/*.h; do
-        [ -e "$f" ] || continue
-        while read -r name j; do
-            report "$r/$(basename "$f"): includes $name of ${rooms[$j]} (not used by $r)"
-        done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
-            awk -v i="$i" 'FILENAME == ARGV[1] { may[$1 " " $2] = 1; next }
-                           FILENAME == ARGV[2] { if (!($1 in room)) room[$1] = $2; next }
-                           ($1 in room) && !((i " " room[$1]) in may) { print $1, room[$1] }' \
-                "$work/may" "$work/headers" -)
-    done
-    for o in "$obj/$r"/*.o; do
-        [ -e "$o" ] || continue
-        while read -r sym j; do
-            report "$r/$(basename "$o"): uses $sym of ${rooms[$j]} (not used by $r)"
-        done < <(nm -u "$o" | awk '{ print $NF }' |
-            awk -v i="$i" 'FILENAME == ARGV[1] { may[$1 " " $2] = 1; next }
-                           FILENAME == ARGV[2] { if (!($1 in room)) room[$1] = $2; next }
-                           ($1 in room) && !((i " " room[$1]) in may) { print $1, room[$1] }' \
-                "$work/may" "$work/defs" -)
-    done
-done
+# The violations: an include of another room's header, or a use of another room's symbol, that
+# the room may not use (a name owned by several rooms belongs to the first listed).
+awk -v names="${rooms[*]}" '
+    BEGIN { split(names, room, " ") }
+    FILENAME == ARGV[1] { may[$1 " " $2] = 1; next }
+    FILENAME == ARGV[2] { if (!($1 in hdr)) hdr[$1] = $2; next }
+    FILENAME == ARGV[3] { if (!($1 in def)) def[$1] = $2; next }
+    FILENAME == ARGV[4] { if (($3 in hdr) && !(($1 " " hdr[$3]) in may))
+                              print $2 ": includes " $3 " of " room[hdr[$3] + 1] \
+                                  " (not used by " room[$1 + 1] ")"
+                          next }
+    { if (($3 in def) && !(($1 " " def[$3]) in may))
+          print $2 ": uses " $3 " of " room[def[$3] + 1] " (not used by " room[$1 + 1] ")" }
+' "$work/may" "$work/headers" "$work/defs" "$work/incs" "$work/undef" >"$work/violations"
+cat "$work/violations"
+violations=$(wc -l <"$work/violations")
 echo "check_rooms: ${#rooms[@]} rooms (${rooms[*]}), $nobj objects: $violations against the order"
 [ "$violations" -eq 0 ]

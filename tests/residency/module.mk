@@ -7,7 +7,7 @@ TESTS += $(sort $(wildcard tests/residency/test_*.sh))
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam:
 # the residency rooms and the rooms below them (core, the trace writer) only, as its include path.
-tests_residency_CFLAGS := $(CUDA_INC) $(call resid_room_inc,1)
+tests_residency_CFLAGS = $(CUDA_INC) $(call room_inc,shim/resid)
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
                $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)
