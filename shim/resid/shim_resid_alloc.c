@@ -204,4 +204,3 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
     pthread_mutex_unlock(&r->lock);
     return v;
 }
-

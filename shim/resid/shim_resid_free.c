@@ -88,7 +88,8 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
     if (u->move) { /* never: but if so, leave it all where it is rather than unmap it */
         u->move->cancelled = true;
         u->move = NULL;
-    } else if (!(async && resid_pending_add(r, u, NULL, stream, resid_nameable(stream, per_thread)))) {
+    } else if (!(async &&
+                 resid_pending_add(r, u, NULL, stream, resid_nameable(stream, per_thread)))) {
         if (async)
             idle = r->drv->stream_sync(stream) == CUDA_SUCCESS || device_idle(r);
         free_now(r, u, idle);
@@ -96,4 +97,3 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
     pthread_mutex_unlock(&r->lock);
     return CUDA_SUCCESS;
 }
-

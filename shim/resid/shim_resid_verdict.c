@@ -100,4 +100,3 @@ void resid_step_aside(struct resid_ctx *r, uint64_t bytes, uint64_t before)
              "and managed allocations stay valid where they are",
              call ? call : "a driver call", (int)rc);
 }
-

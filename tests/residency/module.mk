@@ -8,6 +8,20 @@ TESTS += $(sort $(wildcard tests/residency/test_*.sh))
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam:
 # the residency rooms and the rooms below them (core, the trace writer) only, as its include path.
 tests_residency_CFLAGS = $(CUDA_INC) $(call room_inc,shim/resid)
+# Each room's own test links that room and the rooms below it, nothing above.
+RESID_STATE_TEST := $(BUILD)/tests/residency/test_resid_state
+$(RESID_STATE_TEST): $(BUILD)/tests/residency/test_resid_state.o \
+                     $(BUILD)/tests/residency/fake_driver.o $(RESID_BELOW_STATE) $(SHIM_CORE_OBJS) \
+                     $(SHIM_TRACE_LIB) $(CONF_LIB)
+	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
+RESID_POOLS_TEST := $(BUILD)/tests/residency/test_resid_pools
+$(RESID_POOLS_TEST): $(BUILD)/tests/residency/test_resid_pools.o \
+                     $(BUILD)/tests/residency/fake_driver.o $(RESID_BELOW_POOLS) $(SHIM_CORE_OBJS) \
+                     $(SHIM_TRACE_LIB) $(CONF_LIB)
+	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
+TESTS += $(RESID_STATE_TEST) $(RESID_POOLS_TEST)
+
+# The whole manager through its entry points.
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
                $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)

@@ -143,96 +143,6 @@ static CUdeviceptr alloc_on_host(uint64_t bytes, uint8_t seed)
     return a;
 }
 
-/* ---- the table ---- */
-
-/* A manager of its own, never started: the tables by id grow past their first size and keep
-   every entry findable; erasing leaves the others. */
-static void test_tables_on_a_fresh_manager(void **state)
-{
-    (void)state;
-    struct resid_ctx mine;
-    resid_ctx_init(&mine, NULL);
-    mine.gran = FAKE_GRAN;
-    enum { N = 3000 }; /* past the first 1024 slots twice */
-    static struct resid_unit units[N];
-    static struct resid_member members[N];
-    for (uint64_t i = 0; i < N; i++) {
-        units[i].id = SHIM_MANAGED_ID_TAG | (i + 1);
-        members[i].id = SHIM_MANAGED_ID_TAG | (N + i + 1);
-        assert_int_equal(resid_insert(&mine, &units[i]), 0);
-        assert_int_equal(resid_member_insert(&mine, &members[i]), 0);
-    }
-    assert_int_equal(mine.nunits, N);
-    assert_int_equal(mine.nmembers, N);
-    assert_true(mine.units_cap >= N && mine.members_cap >= N);
-    for (uint64_t i = 0; i < N; i++) {
-        assert_ptr_equal(resid_find(&mine, units[i].id), &units[i]);
-        assert_ptr_equal(resid_member_find(&mine, members[i].id), &members[i]);
-        assert_null(resid_find(&mine, members[i].id)); /* the tables are apart */
-    }
-    for (uint64_t i = 0; i < N; i += 2) {
-        resid_erase(&mine, &units[i]);
-        resid_member_erase(&mine, &members[i]);
-    }
-    assert_int_equal(mine.nunits, N / 2);
-    assert_int_equal(mine.nmembers, N / 2);
-    for (uint64_t i = 0; i < N; i++) {
-        assert_ptr_equal(resid_find(&mine, units[i].id), i % 2 ? &units[i] : NULL);
-        assert_ptr_equal(resid_member_find(&mine, members[i].id), i % 2 ? &members[i] : NULL);
-    }
-    free(mine.units);
-    free(mine.members);
-    assert_int_equal(atomic_load(&resid_ctxs[0].on), true); /* the shared manager is untouched */
-    assert_ptr_not_equal(resid_primary(), &mine);
-}
-
-static void test_fsm_table(void **state)
-{
-    (void)state;
-    /* The transitions shim_resid_state.h draws (and create_host, made on the host when the budget
-       is held by work in progress), written out independently of the table. */
-    static const struct {
-        enum shim_resid_state from;
-        enum shim_resid_event ev;
-        int to;
-    } want[] = {
-        {SHIM_RS_NONE, SHIM_EV_CREATE, SHIM_RS_DEVICE},
-        {SHIM_RS_DEVICE, SHIM_EV_EVICT, SHIM_RS_EVICTING},
-        {SHIM_RS_EVICTING, SHIM_EV_COPY_DONE, SHIM_RS_HOST},
-        {SHIM_RS_EVICTING, SHIM_EV_CANCEL, SHIM_RS_DEVICE},
-        {SHIM_RS_EVICTING, SHIM_EV_ERROR, SHIM_RS_DEVICE},
-        {SHIM_RS_HOST, SHIM_EV_RESTORE, SHIM_RS_RESTORING},
-        {SHIM_RS_RESTORING, SHIM_EV_COPY_DONE, SHIM_RS_DEVICE},
-        {SHIM_RS_RESTORING, SHIM_EV_ERROR, SHIM_RS_HOST},
-        {SHIM_RS_RESTORING, SHIM_EV_ORDERED, SHIM_RS_DEVICE},
-        {SHIM_RS_DEVICE, SHIM_EV_FREE, SHIM_RS_NONE},
-        {SHIM_RS_HOST, SHIM_EV_FREE, SHIM_RS_NONE},
-        {SHIM_RS_NONE, SHIM_EV_CREATE_HOST, SHIM_RS_HOST},
-    };
-    int allowed = 0;
-    for (int s = SHIM_RS_NONE; s <= SHIM_RS_RESTORING; s++) {
-        for (int e = SHIM_EV_EVICT; e <= SHIM_EV_CREATE_HOST; e++) {
-            int expect = -1;
-            for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-                if (want[i].from == (enum shim_resid_state)s &&
-                    want[i].ev == (enum shim_resid_event)e)
-                    expect = want[i].to;
-            allowed += expect >= 0;
-            assert_int_equal(resid_fsm_next((enum shim_resid_state)s, (enum shim_resid_event)e),
-                             expect);
-        }
-    }
-    assert_int_equal(allowed, 12);
-    /* A unit moving may not be freed, and a refused event changes nothing. */
-    struct resid_unit u = {.id = 7, .state = SHIM_RS_EVICTING};
-    uint64_t before = r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE];
-    assert_int_equal(resid_fsm(r, &u, SHIM_EV_FREE, NULL), -1);
-    assert_int_equal(u.state, SHIM_RS_EVICTING);
-    assert_int_equal(r->transitions[SHIM_RS_EVICTING][SHIM_RS_NONE], before);
-    assert_int_equal(resid_fsm(r, &u, SHIM_EV_CANCEL, NULL), 0);
-    assert_int_equal(u.state, SHIM_RS_DEVICE);
-}
-
 /* ---- moves ---- */
 
 static void test_evict_and_restore_keep_data(void **state)
@@ -315,43 +225,6 @@ static void test_moves_keep_every_byte(void **state)
         assert_int_equal(first_wrong_byte(p, n, seed), n); /* copied back whole */
         release(p, false);
     }
-}
-
-/* A chunk given two evictions' fences keeps the later (resid_chunk_fence); chunks taken by a
-   new owner (resid_take_fences) make it wait for the latest of their fences, wherever that
-   chunk lies among them, and keep no fence themselves. */
-static void take_fences_in_order(bool latest_first)
-{
-    struct resid_chunk c[3] = {{0}};
-    pthread_mutex_lock(&r->lock);
-    struct resid_fence *early = resid_fence_new(r, resid_event_get(r));
-    struct resid_fence *late = resid_fence_new(r, resid_event_get(r));
-    assert_non_null(early);
-    assert_non_null(late);
-    assert_true(late->seq > early->seq);
-    resid_chunk_fence(r, &c[0], latest_first ? late : early);
-    resid_chunk_fence(r, &c[2], latest_first ? early : late);
-    resid_chunk_fence(r, &c[1], latest_first ? late : early); /* a chunk keeps the later */
-    resid_chunk_fence(r, &c[1], latest_first ? early : late);
-    assert_ptr_equal(c[1].fence, late);
-    struct resid_fence *got =
-        resid_take_fences(r, (struct resid_chunk *[]){&c[0], &c[1], &c[2]}, 3);
-    assert_ptr_equal(got, late);
-    assert_int_equal(late->refs, 2); /* ours and the one returned; the chunks' are dropped */
-    assert_int_equal(early->refs, 1);
-    for (int i = 0; i < 3; i++)
-        assert_null(c[i].fence);
-    resid_fence_drop(r, got);
-    resid_fence_drop(r, late);
-    resid_fence_drop(r, early);
-    pthread_mutex_unlock(&r->lock);
-}
-
-static void test_taken_chunks_wait_for_their_latest_fence(void **state)
-{
-    (void)state;
-    take_fences_in_order(false);
-    take_fences_in_order(true);
 }
 
 /* A move's copy waits, on its own stream, for the work of the streams that touched the unit
@@ -1347,11 +1220,8 @@ int main(void)
     if (!resid_start_with(r, &fake_driver))
         return 1;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_tables_on_a_fresh_manager),
-        cmocka_unit_test_setup(test_fsm_table, setup),
         cmocka_unit_test_setup(test_evict_and_restore_keep_data, setup),
         cmocka_unit_test_setup(test_moves_keep_every_byte, setup),
-        cmocka_unit_test_setup(test_taken_chunks_wait_for_their_latest_fence, setup),
         cmocka_unit_test_setup(test_move_waits_for_the_streams_that_touched, setup),
         cmocka_unit_test_setup(test_restore_is_ordered_on_the_device, setup),
         cmocka_unit_test_setup(test_policy_seam_chooses_victim, setup),

@@ -38,4 +38,3 @@ int resid_back_on_host(struct resid_ctx *r, struct resid_unit *u)
                   "to the device (counted as 'made on the host' at exit)");
     return 0;
 }
-

@@ -195,7 +195,8 @@ int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n,
     search_begin(r);
     for (uint64_t round = 0; round < round_limit(r); round++) {
         struct resid_chunk *c;
-        if (t.g < n && (c = resid_pool_pop(r, false, n - t.g, false)) != NULL) /* the size the step used */
+        if (t.g < n &&
+            (c = resid_pool_pop(r, false, n - t.g, false)) != NULL) /* the size the step used */
             resid_gather_add(&t, c);
         if (t.g < n && ordered && take_ordered(r, &t, stream) && reused)
             *reused = true;
@@ -243,4 +244,3 @@ bool resid_shed(struct resid_ctx *r, uint64_t bytes)
     }
     return false;
 }
-

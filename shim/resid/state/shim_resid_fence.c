@@ -86,4 +86,3 @@ void resid_driver_failed(struct resid_ctx *r, CUresult rc)
              "moves nothing more, and the program will see the error",
              (int)rc);
 }
-

@@ -136,7 +136,6 @@ void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid
         }
 }
 
-
 /* The ids of the units kept on the host (host_resident) are also in a small lock-free set, so
    that the plan room can leave them out of a step model without the residency lock (it holds its
    own lock, which ranks after the residency lock). */
@@ -182,4 +181,3 @@ bool resid_placed_has(uint64_t id)
             return true;
     return false;
 }
-

@@ -53,4 +53,3 @@ void resid_plan_unbind(struct resid_ctx *r, struct resid_unit *u)
         r->plan_units[u->plan_alloc] = NULL;
     u->plan_alloc = -1;
 }
-
