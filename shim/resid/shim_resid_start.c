@@ -237,8 +237,8 @@ void shim_resid_stop(void)
 
 bool shim_resid_copies_pending(void)
 {
-    struct resid_ctx *r = resid_current();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+    struct resid_ctx *r = resid_current_started();
+    if (!r)
         return false;
     pthread_mutex_lock(&r->lock);
     bool pending = resid_copies_pending(r);

@@ -41,8 +41,8 @@ enum shim_resid_verdict shim_resid_unmanaged_room(uint64_t bytes, CUresult *rc)
 
 void shim_resid_outside_add(uint64_t addr, uint64_t bytes)
 {
-    struct resid_ctx *r = resid_current();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+    struct resid_ctx *r = resid_current_started();
+    if (!r)
         return;
     pthread_mutex_lock(&r->lock);
     r->outside_allocs++;
@@ -53,8 +53,8 @@ void shim_resid_outside_add(uint64_t addr, uint64_t bytes)
 
 bool shim_resid_unmanaged_retry(uint64_t bytes)
 {
-    struct resid_ctx *r = resid_current();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+    struct resid_ctx *r = resid_current_started();
+    if (!r)
         return false;
     pthread_mutex_lock(&r->lock);
     /* The device is fuller than the budget says: give back pooled chunks, or move one. */
@@ -65,8 +65,8 @@ bool shim_resid_unmanaged_retry(uint64_t bytes)
 
 void shim_resid_unmanaged_add(uint64_t bytes, bool add)
 {
-    struct resid_ctx *r = resid_current();
-    if (!r || !atomic_load_explicit(&r->on, memory_order_acquire))
+    struct resid_ctx *r = resid_current_started();
+    if (!r)
         return;
     uint64_t v = visible_bytes(r, bytes);
     pthread_mutex_lock(&r->lock);

@@ -7,19 +7,14 @@
 # plants go into one copy of the tree and of the objects, checked in one run that must name
 # each of them in its own line and no other.
 set -u
-source "$(dirname "$0")/../check.sh" # plan; check is this file's
+source "$(dirname "$0")/../check.sh" # plan, check
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
 mapfile -t rooms < <(make -s -C "$root" --no-print-directory print-rooms)
 plan $((8 + 2 * ${#rooms[@]}))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-check() {
-    local name=$1
-    shift
-    if "$@"; then echo "ok - $name"; else echo "not ok - $name"; failures=$((failures + 1)); fi
-}
+tmp=$work
 
 check "the build lists the rooms of shim/, residency's inside, tools/, planner/ and conf/" \
     bash -c "printf '%s\n' ${rooms[*]} | cut -d: -f1 | sort | tr '\n' ' ' |
@@ -103,4 +98,4 @@ check "... and names the $expected plants and nothing else" \
 check "a dependency that is not a room is a usage error" [ $? -eq 2 ]
 "$root/tests/house/check_rooms.sh" "$work/src" "$work/nothing" "${rooms[@]}" >/dev/null 2>&1
 check "no objects at all is a usage error, not a pass" [ $? -eq 2 ]
-exit $((failures > 0))
+exit $((fails > 0))

@@ -6,17 +6,12 @@
 # function name no code has. A file cited with its owner ("NCCL's src/include/alloc.h") and a
 # placeholder (test_NAME.sh) are not findings.
 set -u
-source "$(dirname "$0")/../check.sh" # plan; check is this file's
+source "$(dirname "$0")/../check.sh" # plan, check
 plan 10
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-failures=0
-check() {
-    local name=$1
-    shift
-    if "$@"; then echo "ok - $name"; else echo "not ok - $name"; failures=$((failures + 1)); fi
-}
+tmp=$work
 
 python3 "$root/tests/house/check_signposts.py" "$root" >"$work/out" 2>&1
 rc=$?
@@ -69,4 +64,4 @@ git checkout -q room/room_a.c
 
 python3 "$root/tests/house/check_signposts.py" /nonexistent >/dev/null 2>&1
 check "a root that is not a folder is a usage error" [ $? -eq 2 ]
-exit $((failures > 0))
+exit $((fails > 0))

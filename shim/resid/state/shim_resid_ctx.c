@@ -59,6 +59,12 @@ struct resid_ctx *resid_current(void)
     return d >= 0 && d < RESID_MAX_DEVICES ? &resid_ctxs[d] : NULL;
 }
 
+struct resid_ctx *resid_current_started(void)
+{
+    struct resid_ctx *r = resid_current();
+    return r && atomic_load_explicit(&r->on, memory_order_acquire) ? r : NULL;
+}
+
 struct resid_ctx *resid_for_operation(void)
 {
     uint32_t n = atomic_load_explicit(&nstarted, memory_order_acquire);

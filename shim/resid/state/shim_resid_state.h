@@ -360,6 +360,8 @@ uint32_t resid_current_device(const struct resid_driver *drv);
    device has none. A failed driver call gets one more try; then the only manager started serves,
    if there is exactly one, else NULL. A driver without the call has device 0. */
 struct resid_ctx *resid_current(void);
+/* resid_current's manager if it has started, else NULL. */
+struct resid_ctx *resid_current_started(void);
 /* The manager for a launch or copy: the only one started, or with several the current device's
    (resid_current). NULL when none started. */
 struct resid_ctx *resid_for_operation(void);
