@@ -1,5 +1,6 @@
 # shim/ — the preload library, build/libshim.so, in rooms: each folder has one seam header and
-# may use only the rooms after it in SHIM_ROOMS (and conf/, planner/, the CUDA headers, libc).
+# may use only the rooms after it in SHIM_ROOMS (and conf/, planner/, planner/base/, the CUDA
+# headers, libc).
 #   hooks/  the intercepted entry points, one file per API family (seam shim_hooks.h)
 #   plan/   the in-process planner: recording the step, making the plan (shim_plan.h)
 #   resid/  the residency manager (shim_resid.h; its driver seam shim_resid_driver.h)
@@ -14,12 +15,14 @@
 SHIM_ROOMS := hooks plan resid core trace
 shim_room_inc = $(foreach r,$(wordlist $(1),5,$(SHIM_ROOMS)),-Ishim/$(r))
 SHIM_INC_ALL := $(call shim_room_inc,1)
-shim_hooks_CFLAGS := $(CUDA_INC) $(call shim_room_inc,1) -Iconf -fvisibility=hidden
-shim_plan_CFLAGS := $(CUDA_INC) $(call shim_room_inc,2) -Iconf -Iplanner -fvisibility=hidden
-shim_resid_CFLAGS := $(CUDA_INC) $(call shim_room_inc,3) -Iconf -Iplanner -fvisibility=hidden
-shim_core_CFLAGS := $(CUDA_INC) $(call shim_room_inc,4) -Iconf -fvisibility=hidden
-shim_trace_CFLAGS := $(call shim_room_inc,5) -fvisibility=hidden
-shim_CFLAGS := $(CUDA_INC) $(SHIM_INC_ALL) -Iconf -Iplanner -fvisibility=hidden
+shim_hooks_CFLAGS := $(CUDA_INC) $(call shim_room_inc,1) -Iconf -Iplanner/base -fvisibility=hidden
+shim_plan_CFLAGS := $(CUDA_INC) $(call shim_room_inc,2) -Iconf -Iplanner -Iplanner/base \
+                    -fvisibility=hidden
+shim_resid_CFLAGS := $(CUDA_INC) $(call shim_room_inc,3) -Iconf -Iplanner -Iplanner/base \
+                     -fvisibility=hidden
+shim_core_CFLAGS := $(CUDA_INC) $(call shim_room_inc,4) -Iconf -Iplanner/base -fvisibility=hidden
+shim_trace_CFLAGS := $(call shim_room_inc,5) -Iplanner/base -fvisibility=hidden
+shim_CFLAGS := $(CUDA_INC) $(SHIM_INC_ALL) -Iconf -Iplanner -Iplanner/base -fvisibility=hidden
 
 shim_room_objs = $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard shim/$(1)/*.c)))
 SHIM_HOOKS_OBJS := $(call shim_room_objs,hooks)
@@ -37,8 +40,8 @@ $(SHIM_TRACE_LIB): $(SHIM_TRACE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHIM_LIB): $(SHIM_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) shim/shim.map
+$(SHIM_LIB): $(SHIM_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(BASE_LIB) shim/shim.map
 	$(CC) -shared -Wl,--version-script=shim/shim.map -Wl,-z,defs -o $@ $(SHIM_OBJS) \
-		$(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
+		$(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(BASE_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
 
 ALL_TARGETS += $(SHIM_TRACE_LIB) $(SHIM_LIB)

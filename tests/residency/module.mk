@@ -6,11 +6,13 @@
 TESTS += $(sort $(wildcard tests/residency/test_*.sh))
 
 # The state machine, the policy seam, slabs and failure handling against a fake driver seam:
-# the residency room and the rooms below it (core, the trace writer) only, as its include path.
-tests_residency_CFLAGS := $(CUDA_INC) -Ishim/resid -Ishim/core -Ishim/trace -Iconf -Iplanner
+# the residency room and the rooms below it (core, the trace writer, the base room) only, as its
+# include path.
+tests_residency_CFLAGS := $(CUDA_INC) -Ishim/resid -Ishim/core -Ishim/trace -Iconf -Iplanner \
+                          -Iplanner/base
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
-               $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)
+               $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(BASE_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_UNIT)
 
