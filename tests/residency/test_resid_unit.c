@@ -1048,11 +1048,11 @@ static void test_reactive_policy_predicts_from_the_last_step(void **state)
     (void)state;
     /* Steps of ten launches, each closed by a host synchronisation (the loss read); the
        launch index goes on from where the other tests left it. */
-    shim_steps_host_sync();
+    shim_steps_host_sync(&shim.steps);
     for (int step = 0; step < 4; step++) {
         for (uint64_t k = 0; k < 10; k++)
-            shim_steps_launch(atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
-        shim_steps_host_sync();
+            shim_steps_launch(&shim.steps, atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
+        shim_steps_host_sync(&shim.steps);
     }
     assert_int_equal(shim_steps_length(), 10);
     /* The policy reads only differences of launch indices and the step length, so the
