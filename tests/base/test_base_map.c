@@ -34,6 +34,17 @@ static void keys_at(size_t slot, uint64_t *out, size_t n)
             *out++ = k, n--;
 }
 
+/* Six keys in runs that wrap round the end of a table of 16: homes 15, 0, 0, 2, 14, 14, which
+   put in that order stand in slots 15, 0, 1, 2, 14, 3 (some at home, some pushed on). */
+enum { WRAP_KEYS = 6 };
+static void wrapping_keys(uint64_t k[WRAP_KEYS])
+{
+    keys_at(15, k, 1);
+    keys_at(0, k + 1, 2);
+    keys_at(2, k + 3, 1);
+    keys_at(14, k + 4, 2);
+}
+
 static uint64_t value_of(const base_map *m, uint64_t key)
 {
     uint64_t v = 0;
@@ -101,19 +112,15 @@ static void test_key_zero(void **state)
     base_map_free(&m);
 }
 
-/* Keys that share a home slot, in a run that wraps from the end of the table to its start:
-   homes 15, 0, 0, 2, 14, 14 put in that order stand in slots 15, 0, 1, 2, 14, 3 (some at home,
-   some pushed on). Erasing any one leaves every other found: an entry moves back only into a
+/* Keys that share a home slot, in runs that wrap from the end of the table to its start
+   (wrapping_keys): erasing any one leaves every other found, so an entry moves back only into a
    slot it may stand in. */
 static void test_collisions_and_wrap(void **state)
 {
     (void)state;
-    enum { N = 6 };
+    enum { N = WRAP_KEYS };
     uint64_t k[N];
-    keys_at(15, k, 1);
-    keys_at(0, k + 1, 2);
-    keys_at(2, k + 3, 1);
-    keys_at(14, k + 4, 2);
+    wrapping_keys(k);
     for (int gone = 0; gone < N; gone++) {
         base_map m = BASE_MAP_INIT;
         for (int i = 0; i < N; i++)
@@ -205,18 +212,15 @@ static void walk_and_check(const uint64_t *keys, const size_t *order, size_t n, 
     base_map_free(&m);
 }
 
-/* Runs that wrap round the end of the table (keys of slots 14 and 15 spilling into 0, 1, ...,
-   keys of slot 0 behind them), filled in two orders, and every choice of keys to erase during
-   the walk: an erase at the end of the table moves entries back across it, into slots a walk
-   from slot 0 would have passed already. */
+/* Runs that wrap round the end of the table (wrapping_keys), filled in two orders, and every
+   choice of keys to erase during the walk: an erase at the end of the table moves entries back
+   across it, into slots a walk from slot 0 would have passed already. */
 static void test_erase_during_iteration_wrapping(void **state)
 {
     (void)state;
-    enum { N = 6 };
+    enum { N = WRAP_KEYS };
     uint64_t k[N];
-    keys_at(15, k, 3);
-    keys_at(14, k + 3, 1);
-    keys_at(0, k + 4, 2);
+    wrapping_keys(k);
     qsort(k, N, sizeof *k, cmp_u64);
     const size_t forward[N] = {0, 1, 2, 3, 4, 5}, backward[N] = {5, 4, 3, 2, 1, 0};
     for (unsigned subset = 0; subset < 1u << N; subset++) {
