@@ -46,6 +46,7 @@ CUDA_INC := -I$(CUDA_HOME)/include
 # Artifacts that several fragments depend on, named before any fragment is included so
 # that prerequisites never depend on the order fragments are read in.
 CONF_LIB := $(BUILD)/conf/libconf.a
+BASE_LIB := $(BUILD)/planner/base/libbase.a
 PLANNER_LIB := $(BUILD)/planner/libplanner.a
 SIMGPU_LIB := $(BUILD)/simgpu/libcuda.so.1
 SHIM_TRACE_LIB := $(BUILD)/shim/libshimtrace.a

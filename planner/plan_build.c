@@ -2,31 +2,14 @@
  * plan_build_model.c turns them into a model. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Contract in plan_internal.h. */
-plan_err plan_build_grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return PLAN_OK;
-    size_t ncap = *cap ? *cap : 64;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2 / elem)
-            return PLAN_ERR_NOMEM;
-        ncap *= 2;
-    }
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return PLAN_ERR_NOMEM;
-    *arr = p;
-    *cap = ncap;
-    return PLAN_OK;
-}
-
 #define PUSH(b, arr, n, cap)                                                                       \
-    plan_build_grow((void **)&(b)->arr, &(b)->cap, (b)->n + 1, sizeof(*(b)->arr))
+    base_array_grow((void **)&(b)->arr, &(b)->cap, (b)->n + 1, sizeof(*(b)->arr))
 
 plan_builder *plan_build_new(void)
 {
@@ -109,7 +92,7 @@ plan_err plan_build_launch(plan_builder *b, uint64_t seq, uint64_t func, uint64_
                            const uint64_t *ids, size_t n)
 {
     if (n > SIZE_MAX / 2 - b->nids || PUSH(b, launches, nlaunches, cap_launches) ||
-        plan_build_grow((void **)&b->ids, &b->cap_ids, b->nids + n, sizeof(*b->ids)))
+        base_array_grow((void **)&b->ids, &b->cap_ids, b->nids + n, sizeof(*b->ids)))
         return PLAN_ERR_NOMEM;
     if (n)
         memcpy(b->ids + b->nids, ids, n * sizeof(*ids));

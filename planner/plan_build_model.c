@@ -4,6 +4,8 @@
  * the link. The rules are in planner/MODEL-FORMAT.md ("Models built from a trace"). */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,7 +144,7 @@ static plan_err add_touch(touches *t, uint64_t id, uint64_t seq, uint64_t first,
     }
     if (t->n >= PLAN_MAX_TOUCHES)
         return PLAN_ERR_LIMIT;
-    if (plan_build_grow((void **)&t->pairs, &t->cap, t->n + 1, sizeof(*t->pairs)))
+    if (base_array_grow((void **)&t->pairs, &t->cap, t->n + 1, sizeof(*t->pairs)))
         return PLAN_ERR_NOMEM;
     t->pairs[t->n++] = (uint64_t)a << 32 | (seq - first);
     return PLAN_OK;

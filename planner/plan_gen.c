@@ -20,6 +20,8 @@
  *                only when sparse > 0, so that sparse=0 gives the models of before). */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,14 +118,9 @@ static int32_t op(gen *g, double us)
 
 static void touch(gen *g, int32_t q)
 {
-    if (g->ntb == g->ctb) {
-        size_t nc = g->ctb ? 2 * g->ctb : 64;
-        int32_t *n = realloc(g->tb, nc * sizeof(*n));
-        if (!n) {
-            g->err = PLAN_ERR_NOMEM;
-            return;
-        }
-        g->tb = n, g->ctb = nc;
+    if (base_array_grow((void **)&g->tb, &g->ctb, g->ntb + 1, sizeof(*g->tb))) {
+        g->err = PLAN_ERR_NOMEM;
+        return;
     }
     g->tb[g->ntb++] = q;
 }

@@ -382,9 +382,6 @@ struct plan_builder {
     double moved_bytes[2], moved_us[2]; /* [0] to host, [1] to device */
 };
 
-/* Grows *arr (elem-sized items, capacity *cap) to hold need items. PLAN_ERR_NOMEM. */
-plan_err plan_build_grow(void **arr, size_t *cap, size_t need, size_t elem);
-
 /* ---- plan_build_mem.c: device bytes and lifetimes of the allocations ------------------------ */
 
 /* One device allocation: the bytes the device holds for it, from launch index alloc_seq to

@@ -14,6 +14,8 @@
  * bytes: it is the host's mover's time (plan_mover.c), not a busy interval of the link. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -71,13 +73,8 @@ static void prune(plan_link *l, int dir, double t)
 static plan_err record(plan_link *l, int dir, double start, double end)
 {
     plan_link_dir *x = &l->dir[dir];
-    if (x->n == x->cap) {
-        size_t nc = x->cap ? x->cap * 2 : 64;
-        plan_link_seg *v = realloc(x->seg, nc * sizeof(*v));
-        if (!v)
-            return PLAN_ERR_NOMEM;
-        x->seg = v, x->cap = nc;
-    }
+    if (base_array_grow((void **)&x->seg, &x->cap, x->n + 1, sizeof(*x->seg)))
+        return PLAN_ERR_NOMEM;
     x->seg[x->n++] = (plan_link_seg){start, end};
     return PLAN_OK;
 }

@@ -1,6 +1,8 @@
 /* planner/plan_model.c — building, checking and freeing iteration models and plans. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +35,6 @@ const char *plan_strerror(plan_err err)
     return "unknown error";
 }
 
-/* Grows *arr (of elem-sized items, capacity *cap) to hold need items. */
-static plan_err grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return PLAN_OK;
-    size_t ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return PLAN_ERR_NOMEM;
-    *arr = p;
-    *cap = ncap;
-    return PLAN_OK;
-}
-
 void plan_model_init(plan_model *m)
 {
     memset(m, 0, sizeof(*m));
@@ -68,7 +54,7 @@ plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream)
 {
     if (m->nops >= PLAN_MAX_OPS)
         return PLAN_ERR_LIMIT;
-    if (grow((void **)&m->ops, &m->cap_ops, m->nops + 1, sizeof(*m->ops)))
+    if (base_array_grow((void **)&m->ops, &m->cap_ops, m->nops + 1, sizeof(*m->ops)))
         return PLAN_ERR_NOMEM;
     m->ops[m->nops++] = (plan_op){.dur_us = dur_us, .stream = stream};
     return PLAN_OK;
@@ -78,7 +64,7 @@ plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64
 {
     if (m->ncopies >= PLAN_MAX_OPS)
         return PLAN_ERR_LIMIT;
-    if (grow((void **)&m->copies, &m->cap_copies, m->ncopies + 1, sizeof(*m->copies)))
+    if (base_array_grow((void **)&m->copies, &m->cap_copies, m->ncopies + 1, sizeof(*m->copies)))
         return PLAN_ERR_NOMEM;
     m->copies[m->ncopies++] =
         (plan_copy){.after = after, .to_device = to_device ? 1 : 0, .bytes = bytes};
@@ -101,22 +87,12 @@ static int cmp_touch(const void *a, const void *b)
    when with_reads. On failure the capacity stays what both arrays hold. */
 static plan_err grow_touches(plan_model *m, size_t need, bool with_reads)
 {
-    if (need > m->cap_touches) {
-        size_t ncap = m->cap_touches ? m->cap_touches : 16;
-        while (ncap < need)
-            ncap *= 2;
-        int32_t *t = realloc(m->touches, ncap * sizeof(*t));
-        if (!t)
-            return PLAN_ERR_NOMEM;
-        m->touches = t;
-        if (m->touch_reads) {
-            uint64_t *r = realloc(m->touch_reads, ncap * sizeof(*r));
-            if (!r)
-                return PLAN_ERR_NOMEM;
-            m->touch_reads = r;
-        }
-        m->cap_touches = ncap;
-    }
+    size_t ct = m->cap_touches, cr = m->cap_touches; /* both grow alike */
+    if (base_array_grow((void **)&m->touches, &ct, need, sizeof(*m->touches)) ||
+        (m->touch_reads &&
+         base_array_grow((void **)&m->touch_reads, &cr, need, sizeof(*m->touch_reads))))
+        return PLAN_ERR_NOMEM;
+    m->cap_touches = ct;
     if (with_reads && !m->touch_reads) {
         m->touch_reads = calloc(m->cap_touches ? m->cap_touches : 1, sizeof(*m->touch_reads));
         if (!m->touch_reads)
@@ -163,7 +139,8 @@ plan_err plan_model_add_alloc_reads(plan_model *m, uint64_t bytes, int32_t birth
         return PLAN_ERR_LIMIT;
     bool with_reads = any_read(reads, n);
     touch_read *tr = malloc(n * sizeof(*tr) + 1);
-    if (!tr || grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
+    if (!tr ||
+        base_array_grow((void **)&m->allocs, &m->cap_allocs, m->nallocs + 1, sizeof(*m->allocs)) ||
         grow_touches(m, m->ntouches + n, with_reads)) {
         free(tr);
         return PLAN_ERR_NOMEM;
@@ -355,7 +332,7 @@ void plan_free(plan *p)
 
 plan_err plan_push_host(plan *p, uint32_t alloc)
 {
-    if (grow((void **)&p->host, &p->cap_host, p->nhost + 1, sizeof(alloc)))
+    if (base_array_grow((void **)&p->host, &p->cap_host, p->nhost + 1, sizeof(alloc)))
         return PLAN_ERR_NOMEM;
     p->host[p->nhost++] = alloc;
     return PLAN_OK;
@@ -363,7 +340,7 @@ plan_err plan_push_host(plan *p, uint32_t alloc)
 
 plan_err plan_push(plan *p, plan_entry e)
 {
-    if (grow((void **)&p->entries, &p->cap, p->n + 1, sizeof(e)))
+    if (base_array_grow((void **)&p->entries, &p->cap, p->n + 1, sizeof(e)))
         return PLAN_ERR_NOMEM;
     p->entries[p->n++] = e;
     return PLAN_OK;

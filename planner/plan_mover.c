@@ -11,6 +11,8 @@
  * with no remap time, a move is done when its copy is, as before the mover was modelled. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,13 +57,8 @@ static plan_err record(plan_mover *mv, size_t i, double start, double end)
     } else if (right) {
         mv->seg[i].start = start;
     } else {
-        if (mv->n == mv->cap) {
-            size_t nc = mv->cap ? mv->cap * 2 : 64;
-            plan_link_seg *v = realloc(mv->seg, nc * sizeof(*v));
-            if (!v)
-                return PLAN_ERR_NOMEM;
-            mv->seg = v, mv->cap = nc;
-        }
+        if (base_array_grow((void **)&mv->seg, &mv->cap, mv->n + 1, sizeof(*mv->seg)))
+            return PLAN_ERR_NOMEM;
         memmove(mv->seg + i + 1, mv->seg + i, (mv->n - i) * sizeof(*mv->seg));
         mv->seg[i] = (plan_link_seg){start, end};
         mv->n++;

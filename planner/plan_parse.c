@@ -3,6 +3,7 @@
  * checked against the model limits, and every error names FILE:LINE. */
 #include "plan_internal.h"
 
+#include "base_array.h"
 #include "conf_bytes.h"
 
 #include <locale.h>
@@ -262,13 +263,9 @@ static plan_err read_copy(reader *r, const tok *a, size_t na)
         return rerr(r, r->line, "DIR must be h2d or d2h, got '%s'", show(a[1], b));
     if (plan_parse_size_n(a[2].s, a[2].len, &bytes) || bytes < 1 || bytes > PLAN_MAX_BYTES)
         return rerr(r, r->line, "BYTES must be a size in [1, 2^60], got '%s'", show(a[2], b));
-    if (r->ncopy_line == r->ccopy_line) {
-        size_t nc = r->ccopy_line ? r->ccopy_line * 2 : 16;
-        size_t *p = realloc(r->copy_line, nc * sizeof(*p));
-        if (!p)
-            return PLAN_ERR_NOMEM;
-        r->copy_line = p, r->ccopy_line = nc;
-    }
+    if (base_array_grow((void **)&r->copy_line, &r->ccopy_line, r->ncopy_line + 1,
+                        sizeof(*r->copy_line)))
+        return PLAN_ERR_NOMEM;
     r->copy_line[r->ncopy_line++] = r->line;
     e = plan_model_add_copy(r->m, (int32_t)after, tok_is(a[1], "h2d"), bytes);
     if (e == PLAN_ERR_LIMIT)
@@ -305,13 +302,8 @@ static plan_err alloc_head(reader *r, const tok *a, uint64_t *bytes, uint64_t *m
 
 static plan_err remember_line(reader *r)
 {
-    if (r->nline == r->cline) {
-        size_t nc = r->cline ? r->cline * 2 : 64;
-        size_t *p = realloc(r->alloc_line, nc * sizeof(*p));
-        if (!p)
-            return PLAN_ERR_NOMEM;
-        r->alloc_line = p, r->cline = nc;
-    }
+    if (base_array_grow((void **)&r->alloc_line, &r->cline, r->nline + 1, sizeof(*r->alloc_line)))
+        return PLAN_ERR_NOMEM;
     r->alloc_line[r->nline++] = r->line;
     return PLAN_OK;
 }
@@ -346,17 +338,11 @@ static plan_err touch_arg(reader *r, tok t, uint64_t bytes, int64_t birth, int64
 /* Room for one more touch in r->tbuf and r->rbuf, which hold nt. */
 static plan_err touch_room(reader *r, size_t nt)
 {
-    if (nt < r->tcap)
-        return PLAN_OK;
-    size_t nc = r->tcap * 2;
-    int32_t *p = realloc(r->tbuf, nc * sizeof(*p));
-    if (!p)
+    size_t ct = r->tcap, cr = r->tcap; /* both grow alike; tcap holds what both hold */
+    if (base_array_grow((void **)&r->tbuf, &ct, nt + 1, sizeof(*r->tbuf)) ||
+        base_array_grow((void **)&r->rbuf, &cr, nt + 1, sizeof(*r->rbuf)))
         return PLAN_ERR_NOMEM;
-    r->tbuf = p;
-    uint64_t *q = realloc(r->rbuf, nc * sizeof(*q));
-    if (!q)
-        return PLAN_ERR_NOMEM;
-    r->rbuf = q, r->tcap = nc;
+    r->tcap = ct;
     return PLAN_OK;
 }
 

@@ -13,6 +13,8 @@
  * plan replays (at most REACTIVE_PASSES steps). */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +45,8 @@ typedef struct reactive {
 
 static plan_err rpush(reactive *r, int64_t key, uint32_t x)
 {
-    if (r->nhp == r->chp) {
-        size_t nc = r->chp ? 2 * r->chp : 256;
-        rheap_item *n = realloc(r->hp, nc * sizeof(*n));
-        if (!n)
-            return PLAN_ERR_NOMEM;
-        r->hp = n, r->chp = nc;
-    }
+    if (base_array_grow((void **)&r->hp, &r->chp, r->nhp + 1, sizeof(*r->hp)))
+        return PLAN_ERR_NOMEM;
     size_t i = r->nhp++;
     r->hp[i] = (rheap_item){key, x};
     while (i && r->hp[(i - 1) / 2].key < r->hp[i].key) {

@@ -10,6 +10,8 @@
  * floor, is the maximal plan itself. The best plan seen is kept. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,13 +60,8 @@ static plan_err copy_plan(plan *dst, const plan *src)
 /* Simulates r->p with a trace and remembers it if it is the best so far. */
 static plan_err judge(repair *r)
 {
-    if (r->p->n + 1 > r->ents_cap) {
-        size_t nc = r->p->n * 2 + 1;
-        plan_sim_ent *ne = realloc(r->tr.ents, nc * sizeof(*ne));
-        if (!ne)
-            return PLAN_ERR_NOMEM;
-        r->tr.ents = ne, r->ents_cap = nc;
-    }
+    if (base_array_grow((void **)&r->tr.ents, &r->ents_cap, r->p->n + 1, sizeof(*r->tr.ents)))
+        return PLAN_ERR_NOMEM;
     plan_err e = plan_sim_run(r->c, r->p, r->budget, &r->st, &r->tr);
     r->traced = r->p->n;
     if (!e && plan_stats_cmp(&r->st, &r->best_st) < 0) {

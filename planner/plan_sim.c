@@ -40,6 +40,8 @@
  * order issued. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,13 +101,8 @@ static bool hev_less(const hev *a, const hev *b)
 
 static plan_err heap_push(sim *s, double t, int64_t d, int cls)
 {
-    if (s->nhp == s->chp) {
-        size_t nc = s->chp ? s->chp * 2 : 64;
-        hev *n = realloc(s->hp, nc * sizeof(*n));
-        if (!n)
-            return PLAN_ERR_NOMEM;
-        s->hp = n, s->chp = nc;
-    }
+    if (base_array_grow((void **)&s->hp, &s->chp, s->nhp + 1, sizeof(*s->hp)))
+        return PLAN_ERR_NOMEM;
     size_t i = s->nhp++;
     s->hp[i] = (hev){t, d, cls};
     while (i > 0 && hev_less(&s->hp[i], &s->hp[(i - 1) / 2])) {

@@ -15,6 +15,8 @@
  * reactive eviction may), which then opens another. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 
 #define NONE INT32_MIN /* a slab holding no members in the recorded pass */
@@ -57,7 +59,7 @@ static plan_err take(sim *x, uint32_t a, uint32_t want)
             at = plan_build_slab_find(x->s[i].used, x->nblocks, want);
     }
     if (at < 0) {
-        if (plan_build_grow((void **)&x->s, &x->cap, x->n + 1, sizeof *x->s))
+        if (base_array_grow((void **)&x->s, &x->cap, x->n + 1, sizeof *x->s))
             return PLAN_ERR_NOMEM;
         slab *s = &x->s[x->n];
         *s = (slab){.used = calloc(x->words, sizeof *s->used), .since = NONE};
@@ -111,7 +113,7 @@ static plan_err close_lives(sim *x, int32_t q)
         slab *s = &x->s[i];
         if (s->since == NONE || (q >= 0 && s->members && !s->gone))
             continue;
-        if (plan_build_grow((void **)&x->out, &x->capout, x->nout + 1, sizeof *x->out))
+        if (base_array_grow((void **)&x->out, &x->capout, x->nout + 1, sizeof *x->out))
             return PLAN_ERR_NOMEM;
         x->out[x->nout++] = (plan_slab_life){s->since, q >= 0 ? q : PLAN_NO_OP};
         s->since = NONE;

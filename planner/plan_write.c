@@ -3,6 +3,8 @@
  * reads back to the same double. */
 #include "plan_internal.h"
 
+#include "base_array.h"
+
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,13 +36,10 @@ static void put(wbuf *w, const char *fmt, ...)
             w->len += (size_t)n;
             return;
         }
-        size_t nc = w->cap * 2 + (size_t)n;
-        char *p = realloc(w->s, nc);
-        if (!p) {
+        if (base_array_grow((void **)&w->s, &w->cap, w->len + (size_t)n + 1, 1)) {
             w->failed = true;
             return;
         }
-        w->s = p, w->cap = nc;
     }
 }
 

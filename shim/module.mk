@@ -1,5 +1,6 @@
 # shim/ — the preload library, build/libshim.so, in rooms (docs/HOUSE.md): each folder has one
-# seam header and may use only the rooms its HOUSE_ROOMS entry names (and the CUDA headers, libc):
+# seam header and may use only the rooms its HOUSE_ROOMS entry names (and the CUDA headers, libc;
+# planner/base/, the containers, is below every room):
 #   hooks/  the intercepted entry points, one file per API family (seam shim_hooks.h)
 #   plan/   the in-process planner: recording the step, making the plan (shim_plan.h)
 #   resid/  the residency manager (shim_resid.h), rooms of its own one level down: its entry
@@ -14,17 +15,17 @@
 # same way. libshim.so has no DT_NEEDED on libcuda or libcudart and exports only the hooks (cu*)
 # and dlsym (shim/shim.map).
 RESID_INSIDE := shim/resid/budget,shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver
-HOUSE_ROOMS += shim:shim/hooks,shim/plan,shim/resid,shim/core,shim/trace,planner,conf \
-    shim/hooks:shim/plan,shim/resid,shim/core,shim/trace,conf \
-    shim/plan:shim/resid,shim/core,shim/trace,planner,conf \
-    shim/resid:$(RESID_INSIDE),shim/core,shim/trace,planner,conf \
-    shim/resid/budget:shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
-    shim/resid/moves:shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
-    shim/resid/pools:shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,conf \
-    shim/resid/state:shim/resid/driver,shim/core,shim/trace,planner,conf \
-    shim/resid/driver:shim/core,shim/trace,conf \
-    shim/core:shim/trace,conf \
-    shim/trace:
+HOUSE_ROOMS += shim:shim/hooks,shim/plan,shim/resid,shim/core,shim/trace,planner,planner/base,conf \
+    shim/hooks:shim/plan,shim/resid,shim/core,shim/trace,planner/base,conf \
+    shim/plan:shim/resid,shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid:$(RESID_INSIDE),shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid/budget:shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid/moves:shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid/pools:shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid/state:shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
+    shim/resid/driver:shim/core,shim/trace,planner/base,conf \
+    shim/core:shim/trace,planner/base,conf \
+    shim/trace:planner/base
 shim_room_cflags = $(if $(filter shim/trace,$(1)),,$(CUDA_INC)) $(call room_inc,$(1)) -fvisibility=hidden
 shim_CFLAGS = $(call shim_room_cflags,shim)
 shim_hooks_CFLAGS = $(call shim_room_cflags,shim/hooks)
@@ -66,8 +67,8 @@ $(SHIM_TRACE_LIB): $(SHIM_TRACE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(SHIM_LIB): $(SHIM_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) shim/shim.map
+$(SHIM_LIB): $(SHIM_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(BASE_LIB) shim/shim.map
 	$(CC) -shared -Wl,--version-script=shim/shim.map -Wl,-z,defs -o $@ $(SHIM_OBJS) \
-		$(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
+		$(SHIM_TRACE_LIB) $(CONF_LIB) $(PLANNER_LIB) $(BASE_LIB) $(LDFLAGS_ALL) -ldl -lpthread -lm
 
 ALL_TARGETS += $(SHIM_TRACE_LIB) $(SHIM_LIB)

@@ -188,7 +188,7 @@ static double mib(uint64_t bytes)
    same clock on both sides), with the measured step beside it. */
 static int step_words(char *buf, size_t n, const struct shim_resid_totals *t, bool managed)
 {
-    double ms = shim_steps_median_ms();
+    double ms = shim_steps_median_ms(&shim.steps);
     bool moved = managed && t->evictions + t->restores > 0; /* a stall alone moved nothing */
     if (!moved && ms >= 0)
         return snprintf(buf, n, "step %.1f ms measured, native (nothing moved)", ms);
@@ -331,7 +331,7 @@ static void exit_line(void)
                      (unsigned long long)(o.budget >> 20));
         }
     }
-    uint64_t steps = shim_steps_closed();
+    uint64_t steps = shim_steps_closed(&shim.steps);
     verdict(head, sizeof head, &t, managed, steps);
     shim_log(SHIM_LOG_INFO, "exit: %s; %llu step%s; %s", head, (unsigned long long)steps,
              steps == 1 ? "" : "s", moves);

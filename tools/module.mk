@@ -1,13 +1,13 @@
 # tools/module.mk — the programs that read what libshim writes, one room (folder) each, built in
 # the order their dependencies run (a room sees only the seam headers of the rooms below it):
-#   tools/util/    util_array.h: the growable array every room below shares;
-#                  util_file.h: opening a named file, never waiting on a FIFO   -> nothing
+#   tools/util/    util_file.h: opening a named file, never waiting on a FIFO   -> nothing
 #   tools/trace/   report_trace.h: the trace reader and its analyses (fuzzed)        -> util
 #   tools/report/  report.h: shim-report, one file per subcommand                    -> trace, util
 #   tools/import/  import.h: the Kineto and ET importers, and shim-plan (shimplan.c) -> util
 #   tools/run/     shimrun.h: shim-run, the launcher                                 -> nothing
 # A room's include path names only the rooms it may depend on, so a back-edge does not compile.
-# Outside tools/: the planner (report, import), conf (report, import, run), the trace format.
+# Outside tools/: the planner (report, import), conf (report, import, run), the trace format, and
+# the base room's growable array (planner/base/base_array.h, header-only: trace, report, import).
 
 # The trace format's definitions: shim_trace_format.h and the enums of shim_trace.h, included by
 # bare name. The one place that says where they live (the trace reader, the report and their
@@ -15,17 +15,18 @@
 SHIM_FORMAT_INC := -Ishim/trace
 SHIM_FORMAT_HDRS = $(wildcard $(patsubst -I%,%/shim_trace_format.h,$(SHIM_FORMAT_INC)))
 
-HOUSE_ROOMS += tools/report:tools/trace,tools/util,shim/trace,planner,conf \
-    tools/import:tools/util,planner,conf tools/trace:tools/util,shim/trace tools/run:conf tools/util:
+HOUSE_ROOMS += tools/report:tools/trace,tools/util,shim/trace,planner,planner/base,conf \
+    tools/import:tools/util,planner,planner/base,conf tools/trace:tools/util,shim/trace,planner/base \
+    tools/run:conf tools/util:
 
 # ---- util ----
-UTIL_SRCS := tools/util/util_array.c tools/util/util_file.c
+UTIL_SRCS := tools/util/util_file.c
 UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/%.o)
 
 # ---- trace: the reader, an archive so that each user links only what it calls ----
 TRACE_READER_SRCS := $(sort $(wildcard tools/trace/*.c))
 TRACE_READER_LIB := $(BUILD)/tools/trace/libtracereader.a
-tools_trace_CFLAGS = -Itools/util $(SHIM_FORMAT_INC)
+tools_trace_CFLAGS = -Itools/util -Iplanner/base $(SHIM_FORMAT_INC)
 
 $(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o)
 	rm -f $@
@@ -37,7 +38,7 @@ $(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o)
 REPORT_SRCS := $(sort $(wildcard tools/report/*.c))
 REPORT_LIB := $(BUILD)/tools/report/libreport.a
 SHIM_REPORT := $(BUILD)/shim-report
-tools_report_CFLAGS = -Itools/trace -Itools/util $(SHIM_FORMAT_INC) -Iplanner -Iconf
+tools_report_CFLAGS = -Itools/trace -Itools/util -Iplanner/base $(SHIM_FORMAT_INC) -Iplanner -Iconf
 
 $(REPORT_LIB): $(filter-out %/report_main.o,$(REPORT_SRCS:%.c=$(BUILD)/%.o)) \
                $(BUILD)/tools/report/html_assets.o
@@ -74,7 +75,7 @@ IMPORT_SRCS := $(sort $(wildcard tools/import/import_*.c))
 IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(BUILD)/%.o)
 IMPORT_LIBS := -ljson-c -lz
 SHIMPLAN := $(BUILD)/shim-plan
-tools_import_CFLAGS = -Itools/util -Iplanner -Iconf
+tools_import_CFLAGS = -Itools/util -Iplanner/base -Iplanner -Iconf
 
 $(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o $(IMPORT_OBJS) $(UTIL_OBJS) $(PLANNER_LIB) \
              $(CONF_LIB)

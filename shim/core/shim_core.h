@@ -35,6 +35,47 @@ enum shim_state {
     SHIM_FAILED        /* the real driver could not be resolved: hooks return an error */
 };
 
+/* A step detector's state (shim_steps.c): the segments of launches between host
+   synchronisations it has seen, and the step it found in them. The shim's one detector is
+   shim.steps; a test makes a fresh one with shim_steps_init. The launch path touches only the
+   open segment's two words (relaxed atomics); the step's answers are atomics read without a
+   lock; everything else is protected by lock, or by ord_lock where noted. */
+#define SHIM_STEPS_HISTORY 32 /* segments remembered */
+#define SHIM_STEPS_TIMES   64 /* steady steps' wall times remembered */
+struct shim_steps_segment {
+    uint64_t start, count, hash; /* first launch, launches, order-sensitive hash */
+};
+struct shim_steps {
+    _Atomic uint64_t *launch_seq;         /* the launch counter it reads (shim.launch_seq) */
+    _Atomic uint64_t seg_hash, seg_start; /* the open segment (launch path) */
+    _Atomic int profiling;                /* launches belong to a profiled step */
+    _Atomic uint64_t step_no;             /* next step number to write */
+    _Atomic uint64_t step_first;          /* first launch of the current step */
+    _Atomic uint64_t step_len;            /* launches per step while steady, else 0 */
+    pthread_mutex_t lock;                 /* protects the fields below but ord_* */
+    struct shim_steps_segment hist[SHIM_STEPS_HISTORY]; /* a ring of the latest segments */
+    unsigned nseg;                                      /* segments closed (all time) */
+    unsigned period;                    /* segments per step; 0: not in steady state */
+    unsigned phase;                     /* segments of the current step seen */
+    int profile_left;                   /* steps still to profile */
+    bool break_unsaid;                  /* the pattern broke at break_at, not said yet */
+    uint64_t break_at;                  /* the first launch of the segment that broke it */
+    uint64_t boundary_ns;               /* the last steady boundary's time; 0: none */
+    uint64_t step_ns[SHIM_STEPS_TIMES]; /* the latest steady steps' wall times, a ring */
+    unsigned nstep_ns;                  /* how many were kept (all time) */
+    uint64_t closed_end;                /* the launch after the last step written */
+    pthread_mutex_t ord_lock;           /* protects ord_seq and ord_n */
+    uint64_t ord_seq;                   /* the last launch index that saw an allocation */
+    uint32_t ord_n;                     /* allocations counted at ord_seq */
+};
+/* A detector as shim_steps_init leaves it, reading the launch counter at seq (a constant
+   initialiser, for the shim's own). */
+#define SHIM_STEPS_INIT(seq)                                                                       \
+    {                                                                                              \
+        .launch_seq = (seq), .lock = PTHREAD_MUTEX_INITIALIZER,                                    \
+        .ord_lock = PTHREAD_MUTEX_INITIALIZER, .ord_seq = UINT64_MAX                               \
+    }
+
 /* The shim's one global context. Fields are written during initialisation
    (before state becomes READY, published with release order) unless noted. */
 /* Devices that the budgets option can name (each device's manager: shim_resid_ctx.c). */
@@ -64,6 +105,7 @@ struct shim_ctx {
     _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;    /* next allocation / function / graph id */
     _Atomic bool step_recording; /* the step recorder records (shim_step_recording) */
+    struct shim_steps steps;     /* step detection (shim_steps.c): its own locks */
 };
 
 extern struct shim_ctx shim;
@@ -277,28 +319,35 @@ static inline void shim_scan_release(struct shim_scan *s)
     }
 }
 
-/* shim_steps.c — training step detection */
+/* shim_steps.c — training step detection, on a detector s (the shim's is &shim.steps). Every
+   function may be called from any thread; the step listener (shim_step_listener) hears what
+   every detector finds. */
+/* A fresh detector reading the launch counter at launch_seq (the counter the launches it is fed
+   are numbered by). Cannot fail. */
+void shim_steps_init(struct shim_steps *s, _Atomic uint64_t *launch_seq);
+/* Releases s's locks; s is not used again (but for shim_steps_init). */
+void shim_steps_fini(struct shim_steps *s);
 /* Feeds one launch (sequence number and function id). */
-void shim_steps_launch(uint64_t seq, uint64_t func_id);
+void shim_steps_launch(struct shim_steps *s, uint64_t seq, uint64_t func_id);
 /* The host blocked on the device (a synchronisation or a synchronous copy). */
-void shim_steps_host_sync(void);
+void shim_steps_host_sync(struct shim_steps *s);
 /* Launches per training step while the job is in steady state, 0 otherwise. */
-uint64_t shim_steps_length(void);
+uint64_t shim_steps_step_len(const struct shim_steps *s);
 /* Steps closed so far, which is also the number of the step in progress (steps count from 0). */
-uint64_t shim_steps_closed(void);
-/* The median wall time of the latest steady steps (up to 64, each from one step boundary to
-   the next), in ms; -1 when no steady step was timed. Takes the detector's lock. */
-double shim_steps_median_ms(void);
+uint64_t shim_steps_closed(const struct shim_steps *s);
+/* The median wall time of the latest steady steps (up to SHIM_STEPS_TIMES, each from one step
+   boundary to the next), in ms; -1 when no steady step was timed. Takes the detector's lock. */
+double shim_steps_median_ms(struct shim_steps *s);
 /* Whether launches now belong to a profiled step (kernels are timed). */
-bool shim_steps_profiling(void);
+bool shim_steps_profiling(const struct shim_steps *s);
 /* The first launch index of the current step while steady (the step after the last one closed). */
-uint64_t shim_steps_first(void);
+uint64_t shim_steps_first_seq(const struct shim_steps *s);
 /* Counts an allocation the program makes now (when the step is recorded or a plan is on):
    returns how many were made before it at the same launch index, its ordinal, also kept for the
    calling thread (shim_steps_last_ordinal). */
-uint32_t shim_steps_count_alloc(void);
+uint32_t shim_steps_count_alloc(struct shim_steps *s);
+/* The ordinal the calling thread's last shim_steps_count_alloc returned (thread-local). */
 uint32_t shim_steps_last_ordinal(void);
-
 /* shim_timing.c — kernel durations in profiled steps */
 /* Records an event before a launch on stream; returns a slot to close, or -1. */
 int shim_timing_begin(CUstream stream, bool per_thread);

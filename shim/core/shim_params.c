@@ -17,6 +17,8 @@
  * still be read with the old layout once. */
 #include "shim_core.h"
 
+#include "base_array.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,17 +91,12 @@ static int plan_words(struct shim_func *fn, const struct param *p, int n)
 static int read_layout(CUfunction f, struct param **out)
 {
     struct param *p = NULL;
-    int n = 0, cap = 0;
-    size_t off, size;
+    int n = 0;
+    size_t cap = 0, off, size;
     while (n < MAX_PARAMS && param_info(f, (size_t)n, &off, &size) == 0 && size < 65536) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            struct param *v = realloc(p, (size_t)cap * sizeof *v);
-            if (!v) {
-                free(p);
-                return -1;
-            }
-            p = v;
+        if (base_array_grow((void **)&p, &cap, (size_t)n + 1, sizeof *p)) {
+            free(p);
+            return -1;
         }
         p[n++] = (struct param){(uint32_t)off, (uint32_t)size};
     }

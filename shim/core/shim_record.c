@@ -22,7 +22,7 @@ void shim_step_recording_set(bool on)
 
 void shim_record_step_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream)
 {
-    uint32_t ordinal = shim_steps_count_alloc();
+    uint32_t ordinal = shim_steps_count_alloc(&shim.steps);
     if (shim_step_recording() && listener)
         listener->alloc(id, addr, bytes, kind, stream, ordinal);
 }
@@ -65,7 +65,7 @@ void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread
     if (shim.record & CONF_RECORD_SYNCS)
         shim_trace_sync(kind, shim_stream_id(stream, per_thread));
     shim_timing_collect();
-    shim_steps_host_sync();
+    shim_steps_host_sync(&shim.steps);
 }
 
 uint32_t shim_current_device(void)

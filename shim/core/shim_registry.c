@@ -15,44 +15,17 @@
  * line. */
 #include "shim_core.h"
 
+#include "base_map.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 struct shim_granule *_Atomic shim_registry_top[SHIM_REG_TOP_SIZE];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* By start address: open addressing, protected by lock. */
-static struct shim_alloc **by_addr;
-static size_t cap, used, live;
+/* By start address: start address -> struct shim_alloc * (malloc'd), protected by lock. */
+static base_map by_addr = BASE_MAP_INIT;
 static uint64_t device_bytes, device_peak; /* live device allocations' bytes, and their peak */
-#define TOMB ((struct shim_alloc *)1)
-
-static size_t hash(uint64_t a, size_t n)
-{
-    return (size_t)((a >> 8) * 0x9E3779B97F4A7C15ull >> 20) & (n - 1);
-}
-
-static int grow(void)
-{
-    size_t ncap = cap ? 2 * cap : 1024;
-    struct shim_alloc **v = calloc(ncap, sizeof *v);
-    if (!v)
-        return -1;
-    for (size_t i = 0; i < cap; i++) {
-        struct shim_alloc *r = by_addr[i];
-        if (r && r != TOMB) {
-            size_t j = hash(r->addr, ncap);
-            while (v[j])
-                j = (j + 1) & (ncap - 1);
-            v[j] = r;
-        }
-    }
-    free(by_addr);
-    by_addr = v;
-    cap = ncap;
-    used = live;
-    return 0;
-}
 
 static inline struct shim_granule *granule_of(uint64_t a, bool create)
 {
@@ -101,6 +74,8 @@ static bool place(const struct shim_alloc *r, bool add)
     return true;
 }
 
+static struct shim_alloc *take(struct shim_alloc *r);
+
 static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
 {
     struct shim_alloc *r = malloc(sizeof *r);
@@ -113,18 +88,21 @@ static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
         id |= SHIM_MANAGED_ID_TAG;
     *r = (struct shim_alloc){id, addr, size, kind};
     pthread_mutex_lock(&lock);
-    if ((used + 1) * 2 > cap && grow() != 0) {
+    /* A live allocation starting here was freed behind libshim's back (its context destroyed,
+       say): the driver never hands out one start address twice while it is live. */
+    struct shim_alloc *stale = base_map_find_ptr(&by_addr, addr);
+    if (base_map_put_ptr(&by_addr, addr, r) != 0) {
         pthread_mutex_unlock(&lock);
         free(r);
         return 0;
     }
-    size_t j = hash(addr, cap);
-    while (by_addr[j] && by_addr[j] != TOMB)
-        j = (j + 1) & (cap - 1);
-    if (!by_addr[j])
-        used++;
-    by_addr[j] = r;
-    live++;
+    if (stale) {
+        SHIM_LOG_ONCE(SHIM_LOG_DEBUG,
+                      "registry: an allocation at %#llx replaces one libshim "
+                      "never saw freed",
+                      (unsigned long long)addr);
+        free(take(stale));
+    }
     if (kind != SHIM_ALLOC_HOST && (device_bytes += size) > device_peak)
         device_peak = device_bytes;
     if (placed && size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
@@ -198,11 +176,9 @@ void shim_registry_remove_slab(struct shim_slab_map *m)
     pthread_mutex_unlock(&lock);
 }
 
-static struct shim_alloc *take(size_t j)
+/* Counts r out and takes its range out of the address table; r has left by_addr (lock held). */
+static struct shim_alloc *take(struct shim_alloc *r)
 {
-    struct shim_alloc *r = by_addr[j];
-    by_addr[j] = TOMB;
-    live--;
     if (r->kind != SHIM_ALLOC_HOST)
         device_bytes -= r->size;
     if (r->size >= SHIM_REG_MIN_TRACKED && r->addr)
@@ -212,14 +188,10 @@ static struct shim_alloc *take(size_t j)
 
 bool shim_registry_remove(uint64_t addr, struct shim_alloc *out)
 {
-    struct shim_alloc *r = NULL;
+    uint64_t v = 0;
     pthread_mutex_lock(&lock);
-    for (size_t j = cap ? hash(addr, cap) : 0; cap && by_addr[j]; j = (j + 1) & (cap - 1)) {
-        if (by_addr[j] != TOMB && by_addr[j]->addr == addr) {
-            r = take(j);
-            break;
-        }
-    }
+    struct shim_alloc *r =
+        base_map_erase(&by_addr, addr, &v) ? take((struct shim_alloc *)(uintptr_t)v) : NULL;
     pthread_mutex_unlock(&lock);
     if (!r)
         return false;
@@ -236,32 +208,58 @@ uint64_t shim_registry_device_peak(void)
     return peak;
 }
 
+struct each_call {
+    void (*fn)(const struct shim_alloc *, void *);
+    void *ctx;
+};
+
+static int each_one(uint64_t addr, uint64_t v, void *arg)
+{
+    (void)addr;
+    const struct each_call *c = arg;
+    c->fn((const struct shim_alloc *)(uintptr_t)v, c->ctx);
+    return 0;
+}
+
 void shim_registry_each(void (*fn)(const struct shim_alloc *, void *), void *ctx)
 {
+    struct each_call c = {fn, ctx};
     pthread_mutex_lock(&lock);
-    for (size_t j = 0; j < cap; j++)
-        if (by_addr[j] && by_addr[j] != TOMB)
-            fn(by_addr[j], ctx);
+    base_map_each(&by_addr, each_one, &c);
     pthread_mutex_unlock(&lock);
+}
+
+/* The allocations of one kind inside a range, taken out 64 at a time. */
+struct range_take {
+    uint64_t addr, size;
+    int kind;
+    struct shim_alloc *gone[64];
+    size_t n;
+};
+
+static int take_in_range(uint64_t addr, uint64_t v, void *arg)
+{
+    struct range_take *t = arg;
+    struct shim_alloc *r = (struct shim_alloc *)(uintptr_t)v;
+    if (r->kind != t->kind || addr < t->addr || addr >= t->addr + t->size)
+        return 0;
+    base_map_erase(&by_addr, addr, NULL); /* the entry being visited: the walk goes on */
+    t->gone[t->n++] = take(r);
+    return t->n == 64;
 }
 
 void shim_registry_remove_range(uint64_t addr, uint64_t size, int kind,
                                 void (*fn)(const struct shim_alloc *))
 {
-    struct shim_alloc *gone[64];
-    size_t n;
+    struct range_take t = {.addr = addr, .size = size, .kind = kind};
     do {
-        n = 0;
+        t.n = 0;
         pthread_mutex_lock(&lock);
-        for (size_t j = 0; j < cap && n < 64; j++) {
-            struct shim_alloc *r = by_addr[j];
-            if (r && r != TOMB && r->kind == kind && r->addr >= addr && r->addr < addr + size)
-                gone[n++] = take(j);
-        }
+        base_map_each(&by_addr, take_in_range, &t);
         pthread_mutex_unlock(&lock);
-        for (size_t i = 0; i < n; i++) {
-            fn(gone[i]);
-            free(gone[i]);
+        for (size_t i = 0; i < t.n; i++) {
+            fn(t.gone[i]);
+            free(t.gone[i]);
         }
-    } while (n == 64);
+    } while (t.n == 64);
 }

@@ -4,7 +4,7 @@
  * is shim_main.c's, handed over by shim_state_configure before any hook runs. */
 #include "shim_core.h"
 
-struct shim_ctx shim;
+struct shim_ctx shim = {.steps = SHIM_STEPS_INIT(&shim.launch_seq)};
 __thread int shim_inside __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;

@@ -18,41 +18,37 @@
  * Each steady step's wall time (from one boundary to the next, on the monotonic clock) is kept
  * for the exit line's verdict (shim_steps_median_ms).
  *
- * The launch path does one relaxed atomic add; segments are closed under a
- * mutex at synchronisations, which are not on the launch path. */
+ * The launch path does one relaxed atomic add; segments are closed under the detector's mutex
+ * at synchronisations, which are not on the launch path. All of it is the state of one
+ * detector (struct shim_steps, shim_core.h): the shim's is shim.steps, a test's its own. */
 #include "shim_core.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define HISTORY    32
 #define MAX_PERIOD 8
 
-struct segment {
-    uint64_t start, count, hash;
-};
+/* The ordinal of the calling thread's last counted allocation: thread state, not a detector's
+   (it hands shim_steps_count_alloc's answer on to code that cannot be given it). */
+static __thread uint32_t last_ordinal;
 
-static _Atomic uint64_t seg_hash;
-static _Atomic uint64_t seg_start;
-static _Atomic int profiling;
+/* Contract in shim_core.h. */
+void shim_steps_init(struct shim_steps *s, _Atomic uint64_t *launch_seq)
+{
+    memset(s, 0, sizeof *s);
+    s->launch_seq = launch_seq;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->ord_lock, NULL);
+    s->ord_seq = UINT64_MAX;
+}
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct segment hist[HISTORY]; /* ring, protected by lock */
-static unsigned nseg;
-static unsigned period;             /* 0: not in steady state */
-static unsigned phase;              /* segments of the current step seen */
-static _Atomic uint64_t step_no;    /* next step number to write (read without the lock) */
-static _Atomic uint64_t step_first; /* first launch of the current step */
-static int profile_left;            /* steps still to profile */
-static _Atomic uint64_t step_len;   /* launches per step while steady, else 0 */
-static bool break_unsaid;           /* the pattern broke at break_at, not said yet */
-static uint64_t break_at;
-#define STEP_TIMES 64
-static uint64_t boundary_ns;         /* the last steady boundary's time; 0: none */
-static uint64_t step_ns[STEP_TIMES]; /* the latest steady steps' wall times, a ring */
-static unsigned nstep_ns;            /* how many were kept (all time) */
-static uint64_t closed_end; /* the launch after the last step written: none starts before */
+/* Contract in shim_core.h. */
+void shim_steps_fini(struct shim_steps *s)
+{
+    pthread_mutex_destroy(&s->lock);
+    pthread_mutex_destroy(&s->ord_lock);
+}
 
 static uint64_t mix(uint64_t x)
 {
@@ -63,48 +59,48 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
-void shim_steps_launch(uint64_t seq, uint64_t func_id)
+void shim_steps_launch(struct shim_steps *s, uint64_t seq, uint64_t func_id)
 {
-    uint64_t pos = seq - atomic_load_explicit(&seg_start, memory_order_relaxed);
-    atomic_fetch_add_explicit(&seg_hash, mix(func_id * 0x9E3779B97F4A7C15ull + pos),
+    uint64_t pos = seq - atomic_load_explicit(&s->seg_start, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->seg_hash, mix(func_id * 0x9E3779B97F4A7C15ull + pos),
                               memory_order_relaxed);
 }
 
-uint64_t shim_steps_first(void)
+uint64_t shim_steps_first_seq(const struct shim_steps *s)
 {
-    return atomic_load_explicit(&step_first, memory_order_relaxed);
+    return atomic_load_explicit(&s->step_first, memory_order_relaxed);
 }
 
-uint64_t shim_steps_length(void)
+uint64_t shim_steps_step_len(const struct shim_steps *s)
 {
-    return atomic_load_explicit(&step_len, memory_order_relaxed);
+    return atomic_load_explicit(&s->step_len, memory_order_relaxed);
 }
 
-uint64_t shim_steps_closed(void)
+uint64_t shim_steps_closed(const struct shim_steps *s)
 {
-    return atomic_load_explicit(&step_no, memory_order_relaxed);
+    return atomic_load_explicit(&s->step_no, memory_order_relaxed);
 }
 
-bool shim_steps_profiling(void)
+bool shim_steps_profiling(const struct shim_steps *s)
 {
-    return atomic_load_explicit(&profiling, memory_order_relaxed);
+    return atomic_load_explicit(&s->profiling, memory_order_relaxed);
 }
 
-static const struct segment *back(unsigned k) /* k = 0: newest */
+static const struct shim_steps_segment *back(const struct shim_steps *s, unsigned k) /* 0: newest */
 {
-    return &hist[(nseg - 1 - k) % HISTORY];
+    return &s->hist[(s->nseg - 1 - k) % SHIM_STEPS_HISTORY];
 }
 
-static bool same(const struct segment *a, const struct segment *b)
+static bool same(const struct shim_steps_segment *a, const struct shim_steps_segment *b)
 {
     return a->count == b->count && a->hash == b->hash;
 }
 
-static unsigned find_period(void)
+static unsigned find_period(const struct shim_steps *s)
 {
-    for (unsigned p = 1; p <= MAX_PERIOD && 2 * p <= nseg; p++) {
+    for (unsigned p = 1; p <= MAX_PERIOD && 2 * p <= s->nseg; p++) {
         unsigned k = 0;
-        while (k < p && same(back(k), back(k + p)))
+        while (k < p && same(back(s, k), back(s, k + p)))
             k++;
         if (k == p)
             return p;
@@ -120,12 +116,12 @@ static uint64_t now_ns(void)
 }
 
 /* A steady boundary now: the step that ends here took the time since the last one. */
-static void time_boundary(bool step_ended)
+static void time_boundary(struct shim_steps *s, bool step_ended)
 {
     uint64_t t = now_ns();
-    if (step_ended && boundary_ns)
-        step_ns[nstep_ns++ % STEP_TIMES] = t - boundary_ns;
-    boundary_ns = t;
+    if (step_ended && s->boundary_ns)
+        s->step_ns[s->nstep_ns++ % SHIM_STEPS_TIMES] = t - s->boundary_ns;
+    s->boundary_ns = t;
 }
 
 static int by_value(const void *pa, const void *pb)
@@ -134,13 +130,13 @@ static int by_value(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-double shim_steps_median_ms(void)
+double shim_steps_median_ms(struct shim_steps *s)
 {
-    uint64_t v[STEP_TIMES];
-    pthread_mutex_lock(&lock);
-    unsigned n = nstep_ns < STEP_TIMES ? nstep_ns : STEP_TIMES;
-    memcpy(v, step_ns, n * sizeof *v);
-    pthread_mutex_unlock(&lock);
+    uint64_t v[SHIM_STEPS_TIMES];
+    pthread_mutex_lock(&s->lock);
+    unsigned n = s->nstep_ns < SHIM_STEPS_TIMES ? s->nstep_ns : SHIM_STEPS_TIMES;
+    memcpy(v, s->step_ns, n * sizeof *v);
+    pthread_mutex_unlock(&s->lock);
     if (n == 0)
         return -1.0;
     qsort(v, n, sizeof *v, by_value);
@@ -149,114 +145,110 @@ double shim_steps_median_ms(void)
 }
 
 /* The program ran on after a break of the pattern: the change was real, say it. */
-static void say_break(void)
+static void say_break(struct shim_steps *s)
 {
-    if (!break_unsaid)
+    if (!s->break_unsaid)
         return;
-    break_unsaid = false;
+    s->break_unsaid = false;
     shim_log(SHIM_LOG_INFO, "training step pattern changed at launch %llu",
-             (unsigned long long)break_at);
+             (unsigned long long)s->break_at);
     const struct shim_step_listener *l = shim_step_listener();
     if (l && l->changed)
-        l->changed(break_at);
+        l->changed(s->break_at);
 }
 
-static void step_done(uint64_t first)
+static void step_done(struct shim_steps *s, uint64_t first)
 {
-    uint64_t step = atomic_fetch_add(&step_no, 1);
+    uint64_t step = atomic_fetch_add(&s->step_no, 1);
     shim_trace_step(step, first);
-    if (profile_left > 0 && --profile_left == 0)
-        atomic_store(&profiling, 0);
+    if (s->profile_left > 0 && --s->profile_left == 0)
+        atomic_store(&s->profiling, 0);
     const struct shim_step_listener *l = shim_step_listener();
     if (l)
-        l->step_closed(step, first, profile_left);
+        l->step_closed(step, first, s->profile_left);
 }
 
-static void start_profiling(void)
+static void start_profiling(struct shim_steps *s)
 {
-    profile_left = shim.profile_iterations;
-    atomic_store(&profiling, profile_left > 0);
+    s->profile_left = shim.profile_iterations;
+    atomic_store(&s->profiling, s->profile_left > 0);
     const struct shim_step_listener *l = shim_step_listener();
     if (l)
         l->steady(); /* the profiled steps are recorded for the planner */
 }
 
-static void close_segment(const struct segment *s)
+static void close_segment(struct shim_steps *s, const struct shim_steps_segment *g)
 {
-    say_break();
-    hist[nseg++ % HISTORY] = *s;
-    if (period) {
+    say_break(s);
+    s->hist[s->nseg++ % SHIM_STEPS_HISTORY] = *g;
+    if (s->period) {
         /* steady: the segment must match the one a period earlier */
-        if (!same(back(0), back(period))) {
-            period = 0;
-            atomic_store(&step_len, 0);
-            atomic_store(&profiling, 0);
+        if (!same(back(s, 0), back(s, s->period))) {
+            s->period = 0;
+            atomic_store(&s->step_len, 0);
+            atomic_store(&s->profiling, 0);
             const struct shim_step_listener *l = shim_step_listener();
             if (l)
                 l->unsteady();
-            break_unsaid = true; /* said if the program goes on (say_break) */
-            break_at = s->start;
-            boundary_ns = 0;
-        } else if (++phase == period) {
-            time_boundary(true);
-            step_done(step_first);
-            phase = 0;
-            step_first = closed_end = s->start + s->count;
+            s->break_unsaid = true; /* said if the program goes on (say_break) */
+            s->break_at = g->start;
+            s->boundary_ns = 0;
+        } else if (++s->phase == s->period) {
+            time_boundary(s, true);
+            step_done(s, s->step_first);
+            s->phase = 0;
+            s->step_first = s->closed_end = g->start + g->count;
         }
         return;
     }
-    unsigned p = find_period();
+    unsigned p = find_period(s);
     if (!p)
         return;
-    period = p;
-    phase = 0;
+    s->period = p;
+    s->phase = 0;
     /* The two steps compared, but not one that would start inside a step already written (a
        pattern found again after a break may reach back over it): steps never go back, and the
        segments between the last step written and the next one stay in the last. */
-    if (back(2 * p - 1)->start >= closed_end)
-        step_done(back(2 * p - 1)->start);
-    if (back(p - 1)->start >= closed_end)
-        step_done(back(p - 1)->start);
-    step_first = closed_end = s->start + s->count;
-    time_boundary(false);
-    atomic_store(&step_len, s->start + s->count - back(p - 1)->start);
-    start_profiling();
+    if (back(s, 2 * p - 1)->start >= s->closed_end)
+        step_done(s, back(s, 2 * p - 1)->start);
+    if (back(s, p - 1)->start >= s->closed_end)
+        step_done(s, back(s, p - 1)->start);
+    s->step_first = s->closed_end = g->start + g->count;
+    time_boundary(s, false);
+    atomic_store(&s->step_len, g->start + g->count - back(s, p - 1)->start);
+    start_profiling(s);
     shim_log(SHIM_LOG_INFO,
              "training step detected: %llu launches per step (%u segment%s between host "
              "synchronisations), step %llu begins at launch %llu; kernels are timed for %d "
              "step%s",
-             (unsigned long long)(s->start + s->count - back(p - 1)->start), p, p == 1 ? "" : "s",
-             (unsigned long long)shim_steps_closed(), (unsigned long long)(s->start + s->count),
-             profile_left, profile_left == 1 ? "" : "s");
+             (unsigned long long)(g->start + g->count - back(s, p - 1)->start), p,
+             p == 1 ? "" : "s", (unsigned long long)shim_steps_closed(s),
+             (unsigned long long)(g->start + g->count), s->profile_left,
+             s->profile_left == 1 ? "" : "s");
 }
 
-void shim_steps_host_sync(void)
+void shim_steps_host_sync(struct shim_steps *s)
 {
-    pthread_mutex_lock(&lock);
-    uint64_t end = atomic_load(&shim.launch_seq);
-    uint64_t start = atomic_load(&seg_start);
+    pthread_mutex_lock(&s->lock);
+    uint64_t end = atomic_load(s->launch_seq);
+    uint64_t start = atomic_load(&s->seg_start);
     if (end > start) {
-        struct segment s = {start, end - start, atomic_exchange(&seg_hash, 0)};
-        atomic_store(&seg_start, end);
-        close_segment(&s);
+        struct shim_steps_segment g = {start, end - start, atomic_exchange(&s->seg_hash, 0)};
+        atomic_store(&s->seg_start, end);
+        close_segment(s, &g);
     }
-    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&s->lock);
 }
 
 /* Allocations made at the last launch index that saw one: the ordinals of allocations. */
-static pthread_mutex_t ord_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t ord_seq = UINT64_MAX;
-static uint32_t ord_n;
-static __thread uint32_t last_ordinal;
-
-uint32_t shim_steps_count_alloc(void)
+uint32_t shim_steps_count_alloc(struct shim_steps *s)
 {
-    uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    pthread_mutex_lock(&ord_lock);
-    uint32_t ordinal = ord_seq == seq ? ord_n : 0;
-    ord_seq = seq;
-    ord_n = ordinal + 1;
-    pthread_mutex_unlock(&ord_lock);
+    uint64_t seq = atomic_load_explicit(s->launch_seq, memory_order_relaxed);
+    pthread_mutex_lock(&s->ord_lock);
+    uint32_t ordinal = s->ord_seq == seq ? s->ord_n : 0;
+    s->ord_seq = seq;
+    s->ord_n = ordinal + 1;
+    pthread_mutex_unlock(&s->ord_lock);
     return last_ordinal = ordinal;
 }
 

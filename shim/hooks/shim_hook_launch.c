@@ -45,7 +45,7 @@ static inline CUresult submit(const struct launch_args *a)
 /* Before the real launch: times it if this step is profiled. */
 static int before(const struct launch_args *a)
 {
-    return shim_steps_profiling() ? shim_timing_begin(a->stream, a->per_thread) : -1;
+    return shim_steps_profiling(&shim.steps) ? shim_timing_begin(a->stream, a->per_thread) : -1;
 }
 
 /* The allocations a launch touches (scanned before it is submitted: residency needs them). */
@@ -89,7 +89,7 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     uint64_t seq = atomic_fetch_add_explicit(&shim.launch_seq, 1, memory_order_relaxed);
     if (slot >= 0)
         shim_timing_end(slot, a->stream, a->per_thread, seq);
-    shim_steps_launch(seq, fn->id);
+    shim_steps_launch(&shim.steps, seq, fn->id);
     if (shim.record & CONF_RECORD_LAUNCHES)
         shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids, t->s.n);
     if (shim_step_recording())

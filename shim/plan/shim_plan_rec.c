@@ -14,6 +14,7 @@
  * residency's lock may be held when an allocation is recorded, never the other way round. */
 #include "shim_plan.h"
 
+#include "base_array.h"
 #include "plan_build.h"
 
 #include <stdlib.h>
@@ -22,7 +23,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     plan_builder *b;
     struct shim_plan_rec_alloc *allocs;
-    uint64_t nallocs, cap;
+    size_t nallocs, cap;
     bool last_profiled; /* the last profiled step has closed: one more, then plan */
     bool failed;        /* out of memory: the recording is dropped at the next step */
 } rec;
@@ -67,15 +68,9 @@ static bool movable(uint64_t bytes, int kind)
 static void note_alloc(uint64_t id, uint64_t bytes, int kind, bool before, uint32_t ordinal)
 {
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    if (rec.nallocs == rec.cap) {
-        uint64_t cap = rec.cap ? 2 * rec.cap : 1024;
-        struct shim_plan_rec_alloc *v = realloc(rec.allocs, cap * sizeof *v);
-        if (!v) {
-            check(PLAN_ERR_NOMEM);
-            return;
-        }
-        rec.allocs = v;
-        rec.cap = cap;
+    if (base_array_grow((void **)&rec.allocs, &rec.cap, rec.nallocs + 1, sizeof *rec.allocs)) {
+        check(PLAN_ERR_NOMEM);
+        return;
     }
     bool unit = movable(bytes, kind);
     rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){
@@ -96,15 +91,9 @@ static void gather_live(const struct shim_alloc *a, void *ctx)
     struct live_set *s = ctx;
     if (a->kind == SHIM_ALLOC_HOST || s->failed)
         return;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        struct shim_alloc *g = realloc(s->a, cap * sizeof *g);
-        if (!g) {
-            s->failed = true;
-            return;
-        }
-        s->a = g;
-        s->cap = cap;
+    if (base_array_grow((void **)&s->a, &s->cap, s->n + 1, sizeof *s->a)) {
+        s->failed = true;
+        return;
     }
     s->a[s->n++] = *a;
 }

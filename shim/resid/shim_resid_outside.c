@@ -22,17 +22,10 @@ bool shim_resid_foreign(int *dev)
 /* Adds addr to r's list (lock held). */
 static void remember(struct resid_ctx *r, uint64_t addr)
 {
-    if (r->nforeign == r->foreign_cap) {
-        size_t cap = r->foreign_cap ? 2 * r->foreign_cap : 64;
-        uint64_t *v = realloc(r->foreign, cap * sizeof *v);
-        if (v) {
-            r->foreign = v;
-            r->foreign_cap = cap;
-        }
-    }
     /* Without room the address is not kept: its free then leaves the budget's unmanaged
        count alone anyway (shim_resid_unmanaged_add never goes below zero). */
-    if (r->nforeign < r->foreign_cap)
+    if (base_array_grow((void **)&r->foreign, &r->foreign_cap, r->nforeign + 1,
+                        sizeof *r->foreign) == 0)
         r->foreign[r->nforeign++] = addr;
 }
 

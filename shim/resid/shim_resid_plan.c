@@ -91,7 +91,8 @@ void resid_plan_bind(struct resid_ctx *r, struct resid_unit *u, uint64_t seq, ui
     const struct shim_resid_plan *p = r->plan;
     if (!p || u->slab)
         return;
-    int64_t a = lookup(r, p, position(seq, shim_steps_first(), p->step_len), ordinal);
+    int64_t a =
+        lookup(r, p, position(seq, shim_steps_first_seq(&shim.steps), p->step_len), ordinal);
     if (a >= 0)
         bind(r, u, a);
 }
@@ -227,7 +228,8 @@ void shim_resid_plan_install(struct shim_resid_plan *p)
     }
     pthread_mutex_lock(&r->lock);
     withdraw(r);
-    if (shim_steps_length() != p->step_len) { /* the step changed while it was planned */
+    if (shim_steps_step_len(&shim.steps) !=
+        p->step_len) { /* the step changed while it was planned */
         pthread_mutex_unlock(&r->lock);
         free(order);
         free(units);
@@ -246,7 +248,7 @@ void shim_resid_plan_install(struct shim_resid_plan *p)
         if (u && !u->slab)
             bind(r, u, a);
     }
-    r->plan_armed_first = shim_steps_first();
+    r->plan_armed_first = shim_steps_first_seq(&shim.steps);
     r->plan_active = false;
     r->plan_mark = mark_now(r); /* its first step counts from here */
     trace_plan(p);
@@ -312,8 +314,8 @@ void resid_plan_advance(struct resid_ctx *r, uint64_t next)
     struct shim_resid_plan *p = r->plan;
     if (!p)
         return;
-    uint64_t first = shim_steps_first(), len = p->step_len;
-    if (shim_steps_length() != len)
+    uint64_t first = shim_steps_first_seq(&shim.steps), len = p->step_len;
+    if (shim_steps_step_len(&shim.steps) != len)
         return; /* not in the steady state it was made for: the step detector withdraws it */
     if (!r->plan_active) {
         if (first == r->plan_armed_first)

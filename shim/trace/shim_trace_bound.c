@@ -17,6 +17,8 @@
  */
 #include "shim_trace_internal.h"
 
+#include "base_array.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,83 +39,27 @@ _Static_assert(offsetof(struct shim_trace_body_step_summary, moves_by_reason) ==
                "moves_by_reason is the tail");
 _Static_assert(SUMMARY_SIZE % 8 == 0, "records are 8-aligned");
 
-/* ---- the live allocations: open addressing, linear probing, backward-shift deletion ---- */
-
-static size_t slot_of(const struct shim_trace_bound *b, uint64_t id)
-{
-    uint64_t h = id * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h >> 17) & (b->cap - 1);
-    while (b->keys[i] != 0 && b->keys[i] != id)
-        i = (i + 1) & (b->cap - 1);
-    return i;
-}
-
-static int map_grow(struct shim_trace_bound *b)
-{
-    size_t cap = b->cap ? b->cap * 2 : 1024;
-    uint64_t *keys = calloc(cap, sizeof *keys), *vals = calloc(cap, sizeof *vals);
-    if (keys == NULL || vals == NULL) {
-        free(keys);
-        free(vals);
-        return -1;
-    }
-    struct shim_trace_bound old = *b;
-    b->keys = keys;
-    b->vals = vals;
-    b->cap = cap;
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.keys[i] != 0) {
-            size_t j = slot_of(b, old.keys[i]);
-            b->keys[j] = old.keys[i];
-            b->vals[j] = old.vals[i];
-        }
-    free(old.keys);
-    free(old.vals);
-    return 0;
-}
+/* ---- the live allocations: id -> live_value or TOMB (id 0 names none and is never held) ---- */
 
 /* The value of id, or 0 when absent (a stored value is never 0: see live_value). */
 static uint64_t map_get(const struct shim_trace_bound *b, uint64_t id)
 {
-    if (b->cap == 0 || id == 0)
-        return 0;
-    size_t i = slot_of(b, id);
-    return b->keys[i] == id ? b->vals[i] : 0;
+    uint64_t v = 0;
+    return id != 0 && base_map_find(&b->live, id, &v) ? v : 0;
 }
 
 static void map_put(struct shim_trace_bound *b, uint64_t id, uint64_t v)
 {
     if (id == 0 || b->map_broken)
         return;
-    if ((b->n + 1) * 4 > b->cap * 3 && map_grow(b) != 0) {
+    if (base_map_put(&b->live, id, v) != 0)
         b->map_broken = 1;
-        return;
-    }
-    size_t i = slot_of(b, id);
-    b->n += b->keys[i] == 0;
-    b->keys[i] = id;
-    b->vals[i] = v;
 }
 
 static void map_del(struct shim_trace_bound *b, uint64_t id)
 {
-    if (b->cap == 0 || id == 0)
-        return;
-    size_t i = slot_of(b, id), mask = b->cap - 1;
-    if (b->keys[i] != id)
-        return;
-    b->keys[i] = 0;
-    b->n--;
-    for (size_t j = (i + 1) & mask; b->keys[j] != 0; j = (j + 1) & mask) {
-        size_t home = (size_t)((b->keys[j] * 0x9E3779B97F4A7C15ull) >> 17) & mask;
-        /* move j back to i when i lies cyclically in [home, j) */
-        if (((j - home) & mask) >= ((j - i) & mask)) {
-            b->keys[i] = b->keys[j];
-            b->vals[i] = b->vals[j];
-            b->keys[j] = 0;
-            i = j;
-        }
-    }
+    if (id != 0)
+        base_map_erase(&b->live, id, NULL);
 }
 
 /* Values: bytes << 2 | on device << 1 | 1, so that no live value is 0 or TOMB. */
@@ -439,17 +385,10 @@ static void end_detail(struct shim_trace_bound *b, uint64_t t, int at_step)
 
 static int push_event(struct shim_trace_bound *b, const struct shim_trace_event *e)
 {
-    if (b->nev == b->evcap) {
-        size_t cap = b->evcap ? b->evcap * 2 : 4096;
-        struct shim_trace_event *p = realloc(b->ev, cap * sizeof *p);
-        if (p == NULL) { /* fold what is there now, out of order at worst */
-            shim_trace_bound_pass_end();
-            if (b->evcap == 0)
-                return -1;
-        } else {
-            b->ev = p;
-            b->evcap = cap;
-        }
+    if (base_array_grow((void **)&b->ev, &b->evcap, b->nev + 1, sizeof *b->ev) != 0) {
+        shim_trace_bound_pass_end(); /* fold what is there now, out of order at worst */
+        if (b->evcap == 0)
+            return -1;
     }
     b->ev[b->nev] = *e;
     b->ev[b->nev].order = (uint32_t)b->nev;
@@ -557,12 +496,10 @@ int shim_trace_out_record(const uint8_t *rec, uint32_t size)
 /* Frees the live map and the pass's events (the counts stay, for the END chunk). */
 static void release(struct shim_trace_bound *b)
 {
-    free(b->keys);
-    free(b->vals);
+    base_map_free(&b->live);
     free(b->ev);
-    b->keys = b->vals = NULL;
     b->ev = NULL;
-    b->cap = b->n = b->nev = b->evcap = 0;
+    b->nev = b->evcap = 0;
 }
 
 /* Contract in shim_trace_internal.h. */

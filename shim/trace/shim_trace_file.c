@@ -1,6 +1,8 @@
 /* shim_trace_file.c — the trace file: chunk framing, the INFO, SCHEMA and END chunks. */
 #include "shim_trace_internal.h"
 
+#include "base_array.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,15 +101,9 @@ static void put(struct payload *b, const void *data, size_t n)
 {
     if (b->oom)
         return;
-    if (b->len + n > b->cap) {
-        size_t cap = (b->len + n) * 2 + 256;
-        uint8_t *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
+    if (base_array_grow((void **)&b->p, &b->cap, b->len + n, 1) != 0) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->p + b->len, data, n);
     b->len += n;

@@ -14,6 +14,8 @@
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
+#include "base_map.h"
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -79,9 +81,9 @@ struct shim_trace_bound {
     int summarising;      /* detail has ended: records after switch_ns are folded */
     uint64_t switch_ns;   /* the time of the last detailed step record (or the forced end) */
     uint64_t detail_steps, last_detail_step; /* step records written in detail */
-    /* live allocations: id -> bytes << 1 | on device; TOMB: freed before its alloc was read */
-    uint64_t *keys, *vals;
-    size_t cap, n;
+    /* live allocations: id -> bytes << 2 | on device << 1 | 1; TOMB: freed before its alloc
+       was read */
+    base_map live;
     int map_broken;        /* memory ran out: peaks are no longer exact */
     uint64_t device, host; /* bytes held by the live allocations */
     struct shim_trace_event *ev;

@@ -8,7 +8,7 @@ $(BUILD)/tests/bench/trace_bench.o: tests/bench/trace_bench.c
 	$(CC) $(ALL_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -MMD -MP -c $< -o $@
 
 $(TRACE_BENCH): $(BUILD)/tests/bench/trace_bench.o $(TRACE_READER_LIB) $(UTIL_OBJS) \
-                $(SHIM_TRACE_LIB)
+                $(SHIM_TRACE_LIB) $(BASE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
 

@@ -17,4 +17,5 @@ FUZZ_TARGETS += $(PLANNER_FUZZ)
 
 $(PLANNER_FUZZ): tests/planner/fuzz_plan_model.c $(PLANNER_SRCS) planner/plan.h planner/plan_internal.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iplanner -Iconf -o $@ tests/planner/fuzz_plan_model.c $(PLANNER_SRCS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iplanner -Iplanner/base -Iconf -o $@ tests/planner/fuzz_plan_model.c \
+		$(PLANNER_SRCS) -lm

@@ -12,19 +12,19 @@ tests_residency_CFLAGS = $(CUDA_INC) $(call room_inc,shim/resid)
 RESID_STATE_TEST := $(BUILD)/tests/residency/test_resid_state
 $(RESID_STATE_TEST): $(BUILD)/tests/residency/test_resid_state.o \
                      $(BUILD)/tests/residency/fake_driver.o $(RESID_BELOW_STATE) $(SHIM_CORE_OBJS) \
-                     $(SHIM_TRACE_LIB) $(CONF_LIB)
+                     $(SHIM_TRACE_LIB) $(CONF_LIB) $(BASE_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 RESID_POOLS_TEST := $(BUILD)/tests/residency/test_resid_pools
 $(RESID_POOLS_TEST): $(BUILD)/tests/residency/test_resid_pools.o \
                      $(BUILD)/tests/residency/fake_driver.o $(RESID_BELOW_POOLS) $(SHIM_CORE_OBJS) \
-                     $(SHIM_TRACE_LIB) $(CONF_LIB)
+                     $(SHIM_TRACE_LIB) $(CONF_LIB) $(BASE_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_STATE_TEST) $(RESID_POOLS_TEST)
 
 # The whole manager through its entry points.
 RESID_UNIT := $(BUILD)/tests/residency/test_resid_unit
 $(RESID_UNIT): $(BUILD)/tests/residency/test_resid_unit.o $(BUILD)/tests/residency/fake_driver.o \
-               $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB)
+               $(SHIM_RESID_OBJS) $(SHIM_CORE_OBJS) $(SHIM_TRACE_LIB) $(CONF_LIB) $(BASE_LIB)
 	$(CC) -o $@ $^ -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 TESTS += $(RESID_UNIT)
 

@@ -20,6 +20,13 @@ static void fresh(struct resid_ctx *r)
     r->gran = FAKE_GRAN;
 }
 
+/* For resid_each: counts u and takes it out of the table. */
+static void erase_each(struct resid_ctx *r, struct resid_unit *u, void *arg)
+{
+    ++*(size_t *)arg;
+    resid_erase(r, u);
+}
+
 /* A manager of its own, never started: the tables by id grow past their first size and keep
    every entry findable; erasing leaves the others. */
 static void test_tables_on_a_fresh_manager(void **state)
@@ -37,9 +44,8 @@ static void test_tables_on_a_fresh_manager(void **state)
         assert_int_equal(resid_insert(&mine, &units[i]), 0);
         assert_int_equal(resid_member_insert(&mine, &members[i]), 0);
     }
-    assert_int_equal(mine.nunits, N);
-    assert_int_equal(mine.nmembers, N);
-    assert_true(mine.units_cap >= N && mine.members_cap >= N);
+    assert_int_equal(resid_nunits(&mine), N);
+    assert_int_equal(base_map_count(&mine.members), N);
     for (uint64_t i = 0; i < N; i++) {
         assert_ptr_equal(resid_find(&mine, units[i].id), &units[i]);
         assert_ptr_equal(resid_member_find(&mine, members[i].id), &members[i]);
@@ -49,14 +55,19 @@ static void test_tables_on_a_fresh_manager(void **state)
         resid_erase(&mine, &units[i]);
         resid_member_erase(&mine, &members[i]);
     }
-    assert_int_equal(mine.nunits, N / 2);
-    assert_int_equal(mine.nmembers, N / 2);
+    assert_int_equal(resid_nunits(&mine), N / 2);
+    assert_int_equal(base_map_count(&mine.members), N / 2);
     for (uint64_t i = 0; i < N; i++) {
         assert_ptr_equal(resid_find(&mine, units[i].id), i % 2 ? &units[i] : NULL);
         assert_ptr_equal(resid_member_find(&mine, members[i].id), i % 2 ? &members[i] : NULL);
     }
-    free(mine.units);
-    free(mine.members);
+    /* A walk that takes every unit out as it goes still meets each one once. */
+    size_t met = 0;
+    resid_each(&mine, erase_each, &met);
+    assert_int_equal(met, N / 2);
+    assert_int_equal(resid_nunits(&mine), 0);
+    base_map_free(&mine.units);
+    base_map_free(&mine.members);
     assert_null(resid_primary()); /* nothing started */
 }
 

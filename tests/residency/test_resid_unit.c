@@ -681,15 +681,15 @@ static void test_small_allocations_fit_a_tight_budget(void **state)
     }
     for (int i = 0; i < N; i++)
         assert_true(holds(p[i], 16 * 1024, (uint8_t)(i * 7)));
-    uint64_t units = r->nunits;
+    uint64_t units = resid_nunits(r);
     for (int i = 0; i < N; i++)
         release(p[i], i % 2 == 0);
     pthread_mutex_lock(&r->lock);
     while (resid_reap(r, true))
         ;
     pthread_mutex_unlock(&r->lock);
-    assert_true(r->nunits < units); /* empty slabs went */
-    assert_int_equal(r->nmembers, 0);
+    assert_true(resid_nunits(r) < units); /* empty slabs went */
+    assert_int_equal(base_map_count(&r->members), 0);
 }
 
 static void test_oversized_allocation_is_out_of_memory(void **state)
@@ -922,13 +922,13 @@ static void test_reactive_policy_predicts_from_the_last_step(void **state)
     (void)state;
     /* Steps of ten launches, each closed by a host synchronisation (the loss read); the
        launch index goes on from where the other tests left it. */
-    shim_steps_host_sync();
+    shim_steps_host_sync(&shim.steps);
     for (int step = 0; step < 4; step++) {
         for (uint64_t k = 0; k < 10; k++)
-            shim_steps_launch(atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
-        shim_steps_host_sync();
+            shim_steps_launch(&shim.steps, atomic_fetch_add(&shim.launch_seq, 1), 100 + k);
+        shim_steps_host_sync(&shim.steps);
     }
-    assert_int_equal(shim_steps_length(), 10);
+    assert_int_equal(shim_steps_step_len(&shim.steps), 10);
     /* The policy reads only differences of launch indices and the step length, so the
        units below use indices from 0 (now = 40, four steps in). */
     const struct resid_policy *p = &resid_policy_reactive;

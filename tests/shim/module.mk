@@ -1,6 +1,6 @@
 # tests/shim — tests of the preload library against the simulated device.
 # A new test is one file: a script tests/shim/test_NAME.sh, a cmocka test tests/shim/test_NAME.c
-# (linked with the core room and the trace writer), or a program tests/shim/NAME_prog.c the
+# (linked with the core room, the trace writer and the base room's map), or a program tests/shim/NAME_prog.c the
 # scripts run (linked with the simulated runtime and driver).
 tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim/core -Ishim/trace -Iconf
 
@@ -28,7 +28,8 @@ $(SHIM_CORE_LIB): $(SHIM_CORE_OBJS)
 
 # test_scan injects malloc failures with --wrap=malloc (test_scan.c's __wrap_malloc).
 $(BUILD)/tests/shim/test_scan: SHIM_UNIT_LDFLAGS := -Wl,--wrap=malloc
-$(SHIM_UNIT_TESTS): $(BUILD)/tests/shim/test_%: $(BUILD)/tests/shim/test_%.o $(SHIM_CORE_LIB) $(SHIM_TRACE_LIB) $(CONF_LIB)
+$(SHIM_UNIT_TESTS): $(BUILD)/tests/shim/test_%: $(BUILD)/tests/shim/test_%.o $(SHIM_CORE_LIB) $(SHIM_TRACE_LIB) $(CONF_LIB) \
+                   $(BASE_LIB)
 	$(CC) -o $@ $^ $(SHIM_UNIT_LDFLAGS) -lcmocka -ldl -lpthread -lm $(LDFLAGS_ALL)
 
 ALL_TARGETS += $(SHIM_TEST_PROGS)

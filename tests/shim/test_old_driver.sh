@@ -18,7 +18,7 @@ same() { [ "$1" -eq 0 ] && [ -n "$3" ] && [ "$(sum "$2")" = "$3" ]; }
 # The gate's list is what the residency files call.
 # (the residency files reach the driver only through the seam's REAL(fn, ...) wrappers)
 used=$( (grep -oh 'shim\.real\.cu[A-Za-z0-9_]*' "$root"/shim/resid/shim_resid_*.c | sed 's/shim\.real\.//'
-    grep -oh 'REAL(cu[A-Za-z0-9_]*' "$root"/shim/resid/shim_resid_driver.c | sed 's/REAL(//') | sort -u)
+    grep -oh 'REAL(cu[A-Za-z0-9_]*' "$root"/shim/resid/driver/shim_resid_driver.c | sed 's/REAL(//') | sort -u)
 listed=$(sed -n '/^#define SHIM_RESID_NEEDS/,/^\/\*/p' "$root/shim/core/shim_api.h" |
     grep -o 'X(cu[A-Za-z0-9_]*)' | sed 's/X(\(.*\))/\1/' | sort -u)
 check "SHIM_RESID_NEEDS lists exactly the driver entries the residency seam calls ($(echo $used | wc -w) names)" \

@@ -1,18 +1,15 @@
 /* test_steps.c — step detection (shim/core/shim_steps.c) fed the launches and host
  * synchronisations of real training loops: a step of several segments between synchronisations
  * (gradient accumulation, a loss read every k micro-batches), a program whose first launch is its
- * step, a step that changes length, and jobs whose step is never found. The detector's state is
- * the process's, so each case runs in a child process that hands what the step listener heard
- * back through shared memory; the parent checks it. */
+ * step, a step that changes length, and jobs whose step is never found. Each case feeds a fresh
+ * detector of its own (struct shim_steps, numbering its launches from 0) and checks what the step
+ * listener heard. */
 #include "shim_core.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -28,7 +25,12 @@ struct heard {
     bool profiling;
 };
 
-static struct heard *h; /* shared with the child */
+static struct heard heard;
+static struct heard *const h = &heard;
+
+/* The case's detector and the launch counter it reads. */
+static struct shim_steps *det;
+static _Atomic uint64_t launches;
 
 static void on_steady(void)
 {
@@ -46,7 +48,7 @@ static void on_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
         return;
     h->step[h->nsteps] = step;
     h->first[h->nsteps] = first_seq;
-    h->at[h->nsteps] = atomic_load(&shim.launch_seq);
+    h->at[h->nsteps] = atomic_load(&launches);
     h->profiled_left[h->nsteps++] = profiled_left;
 }
 
@@ -56,13 +58,13 @@ static const struct shim_step_listener listener = {
 /* One launch of function fid, as the launch hook feeds it. */
 static void launch(uint64_t fid)
 {
-    shim_steps_launch(atomic_fetch_add(&shim.launch_seq, 1), fid);
+    shim_steps_launch(det, atomic_fetch_add(&launches, 1), fid);
 }
 
 /* The host waits for the device (a loss read, a synchronous copy). */
 static void host_sync(void)
 {
-    shim_steps_host_sync();
+    shim_steps_host_sync(det);
 }
 
 /* A segment named by a letter: 3 + (c - 'A') launches of functions of its own, then a
@@ -95,25 +97,20 @@ static uint64_t pattern_len(const char *pattern)
     return n;
 }
 
-/* Runs job in a child with a fresh detector (profiling 2 steps) and returns what it heard. */
+/* Runs job on a fresh detector (profiling 2 steps: main) and returns what the listener heard. */
 static const struct heard *run(void (*job)(void))
 {
     memset(h, 0, sizeof *h);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        shim_log_open(0, NULL, 0);
-        shim.profile_iterations = 2;
-        shim_step_listen(&listener);
-        job();
-        h->length = shim_steps_length();
-        h->closed = shim_steps_closed();
-        h->profiling = shim_steps_profiling();
-        _exit(0);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    struct shim_steps s;
+    atomic_store(&launches, 0);
+    shim_steps_init(&s, &launches);
+    det = &s;
+    job();
+    h->length = shim_steps_step_len(&s);
+    h->closed = shim_steps_closed(&s);
+    h->profiling = shim_steps_profiling(&s);
+    det = NULL;
+    shim_steps_fini(&s);
     return h;
 }
 
@@ -422,9 +419,9 @@ static void test_no_step_without_synchronisations(void **state)
 
 int main(void)
 {
-    h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (h == MAP_FAILED)
-        return 1;
+    shim_log_open(0, NULL, 0);
+    shim.profile_iterations = 2;
+    shim_step_listen(&listener);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_launch_is_the_step),
         cmocka_unit_test(test_step_of_two_segments),

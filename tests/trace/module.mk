@@ -1,22 +1,23 @@
 # tests/trace — the trace writer (shim/trace/, $(SHIM_TRACE_LIB)) and the reader and
 # report (tools/trace/, tools/report/): cmocka unit tests, the shim-report end-to-end scripts on
 # generated and recorded traces (bounded ones too), and the reader's fuzz target. A new test is
-# one file: every tests/trace/test_*.c is a cmocka program linked with the writer, the reader,
-# the report and trace_bytes.c (traces built byte by byte, trace_bytes.h); every
-# tests/trace/test_*.sh is a script (each says what it checks in its header).
+# one file: every tests/trace/test_*.c is a cmocka program linked with the writer (and the base
+# room's map it uses), the reader, the report and trace_bytes.c (traces built byte by byte,
+# trace_bytes.h); every tests/trace/test_*.sh is a script (each says what it checks in its
+# header).
 # $(SHIM_FORMAT_INC) is the writer's room (shim/trace/): its own headers too, for the writer's tests.
-tests_trace_CFLAGS = $(SHIM_FORMAT_INC) -Itools/trace -Itools/report
+tests_trace_CFLAGS = $(SHIM_FORMAT_INC) -Iplanner/base -Itools/trace -Itools/report
 
 TRACE_TEST_NAMES := $(basename $(notdir $(wildcard tests/trace/test_*.c)))
 TRACE_UNIT_TESTS := $(TRACE_TEST_NAMES:%=$(BUILD)/tests/trace/%)
 $(TRACE_UNIT_TESTS): $(BUILD)/tests/trace/%: $(BUILD)/tests/trace/%.o \
                      $(BUILD)/tests/trace/trace_bytes.o $(REPORT_LIB) $(TRACE_READER_LIB) \
-                     $(UTIL_OBJS) $(SHIM_TRACE_LIB)
+                     $(UTIL_OBJS) $(SHIM_TRACE_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lcmocka -lpthread
 
 # Writes traces with known contents (the scripts, the fuzz seeds).
 TRACE_GEN := $(BUILD)/trace_gen
-$(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(SHIM_TRACE_LIB)
+$(TRACE_GEN): $(BUILD)/tests/trace/trace_gen.o $(SHIM_TRACE_LIB) $(BASE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lpthread
 ALL_TARGETS += $(TRACE_GEN)
 
@@ -33,5 +34,5 @@ $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trac
                planner/plan_internal.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -Itools/report -Itools/util \
-		-Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
+		-Iplanner/base -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

@@ -3,7 +3,8 @@
  * touches; a storage's allocations and their lives follow from its uses (tools/import/IMPORT.md
  * lists every assumption). */
 #include "import_et.h"
-#include "util_array.h"
+
+#include "base_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,7 @@ static int find_pieces(ctx *c)
             }
             if (!alloc || !e->ref[r].out || is_ancestor(e, s->last_bump, (long)n))
                 continue;
-            if (util_array_grow((void **)&c->bp, &c->cap_bp, c->nbp + 1, sizeof(bump)))
+            if (base_array_grow((void **)&c->bp, &c->cap_bp, c->nbp + 1, sizeof(bump)))
                 return -1;
             c->bp[c->nbp++] = (bump){(size_t)(s - c->st), nd->rf};
             s->npiece++, s->last_bump = (long)n;
@@ -127,7 +128,7 @@ static void assign_pieces(ctx *c)
 /* Operation op touches piece p, reading `read` bytes of it (0, or all it holds: the whole). */
 static int touch_piece(piece *p, int32_t op, uint64_t read)
 {
-    if (util_array_grow((void **)&p->reads, &p->cap_reads, p->touch.n + 1, sizeof *p->reads) ||
+    if (base_array_grow((void **)&p->reads, &p->cap_reads, p->touch.n + 1, sizeof *p->reads) ||
         import_ivec_push(&p->touch, op))
         return -1;
     p->reads[p->touch.n - 1] = read >= p->bytes ? 0 : read;

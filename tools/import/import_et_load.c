@@ -10,7 +10,8 @@
  * the like in an `attrs` list of {name, type, value}, the parent as `ctrl_deps`, and operands as
  * {values, shapes, types[, strides]}. */
 #include "import_et.h"
-#include "util_array.h"
+
+#include "base_array.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static int add_ref(const nv *v, json_object *a, int out, int32_t arg)
                            (long long)f[0], (long long)f[1], (long long)f[2], (long long)f[3],
                            (long long)f[4], dev);
     ie_trace *e = v->e;
-    if (util_array_grow((void **)&e->ref, &e->cap_ref, e->nref + 1, sizeof(ie_ref)))
+    if (base_array_grow((void **)&e->ref, &e->cap_ref, e->nref + 1, sizeof(ie_ref)))
         return import_fail(v->msg, v->cap, v->loc, "", 0, "out of memory");
     e->ref[e->nref++] = (ie_ref){.storage = f[1],
                                  .bytes = (uint64_t)(f[2] + f[3]) * (uint64_t)f[4],
@@ -154,7 +155,7 @@ static int node(nv *v)
         return -1;
     n.nref = e->nref - n.ref_first;
     n.lookup = ie_lookup(v->o, name, e->ref + n.ref_first, n.nref);
-    if (util_array_grow((void **)&e->node, &e->cap_node, e->nnode + 1, sizeof(ie_node)) ||
+    if (base_array_grow((void **)&e->node, &e->cap_node, e->nnode + 1, sizeof(ie_node)) ||
         !(n.name = strdup(name)))
         return import_fail(v->msg, v->cap, v->loc, "", 0, "out of memory");
     e->node[e->nnode++] = n;

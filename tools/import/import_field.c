@@ -2,7 +2,8 @@
  * their one growable array. */
 #include "import.h"
 #include "plan_build.h"
-#include "util_array.h"
+
+#include "base_array.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -117,7 +118,7 @@ int import_key_cmp(const void *a, const void *b)
 
 int import_ivec_push(import_ivec *iv, int32_t x)
 {
-    if (util_array_grow((void **)&iv->v, &iv->cap, iv->n + 1, sizeof *iv->v))
+    if (base_array_grow((void **)&iv->v, &iv->cap, iv->n + 1, sizeof *iv->v))
         return -1;
     iv->v[iv->n++] = x;
     return 0;

@@ -2,7 +2,8 @@
  * (import_kineto_step.c), its [memory] events allocations, and the CPU operators around those
  * events say which operations touch them (tools/import/IMPORT.md: the evidence and its holes). */
 #include "import_kineto.h"
-#include "util_array.h"
+
+#include "base_array.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,7 +41,7 @@ static int cmp_addr(const void *a, const void *b)
 
 static int add_rec(recs *rs, rec r)
 {
-    if (util_array_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(rec)))
+    if (base_array_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof(rec)))
         return -1;
     rs->r[rs->n++] = r;
     return 0;

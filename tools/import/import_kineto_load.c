@@ -3,7 +3,8 @@
  * operators, step and optimizer annotations and [memory] events. Every kept event's fields are
  * checked, and a missing or mistyped one is an error at the event's line and column. */
 #include "import_kineto.h"
-#include "util_array.h"
+
+#include "base_array.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static int kernel(ik_trace *t, const ev *e)
     const char *name = "";
     import_get_str(e->o, "name", &name); /* checked a string (or absent) by the caller */
     k.name = fnv(name);
-    if (util_array_grow((void **)&t->kern, &t->cap_kern, t->nkern + 1, sizeof *t->kern))
+    if (base_array_grow((void **)&t->kern, &t->cap_kern, t->nkern + 1, sizeof *t->kern))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
     t->kern[t->nkern++] = k;
     return 0;
@@ -86,7 +87,7 @@ static int call(ik_trace *t, const ev *e)
     if (num(e, 0, "ts", &c.ts, 0) || thread(e, &c.tid) ||
         integer(e, 1, "correlation", &c.corr, 0) || integer(e, 1, "External id", &c.ext, 1))
         return -1;
-    if (util_array_grow((void **)&t->call, &t->cap_call, t->ncall + 1, sizeof *t->call))
+    if (base_array_grow((void **)&t->call, &t->cap_call, t->ncall + 1, sizeof *t->call))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
     t->call[t->ncall++] = c;
     return 0;
@@ -101,7 +102,7 @@ static int span(const ev *e, const char *name, ik_span **arr, size_t *n, size_t 
         integer(e, 1, "External id", &s.ext, 1) || integer(e, 1, "Record function id", &s.rf, 1))
         return -1;
     s.end = s.ts + dur;
-    if (util_array_grow((void **)arr, cap, *n + 1, sizeof(**arr)) || !(s.name = strdup(name)))
+    if (base_array_grow((void **)arr, cap, *n + 1, sizeof(**arr)) || !(s.name = strdup(name)))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
     (*arr)[(*n)++] = s;
     return 0;
@@ -118,7 +119,7 @@ static int memory(ik_trace *t, const ev *e)
     if (got < 0)
         return bad(e, "Total Allocated", got, "an integer");
     m.has_total = got == 1;
-    if (util_array_grow((void **)&t->mem, &t->cap_mem, t->nmem + 1, sizeof *t->mem))
+    if (base_array_grow((void **)&t->mem, &t->cap_mem, t->nmem + 1, sizeof *t->mem))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
     t->mem[t->nmem++] = m;
     return 0;

@@ -4,8 +4,8 @@
  * transition's `to`, its size the bytes of its last evict or restore; 1.8 names their device),
  * downsampled to a few samples per pixel column. */
 #include "report_html.h"
-#include "util_array.h"
 
+#include "base_array.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -56,7 +56,7 @@ static int on_transition(walk *w, const report_rec *r)
 {
     uint64_t k;
     if (!report_map_get(&w->ids, r->a, &k)) {
-        if (util_array_grow((void **)&w->units, &w->ucap, w->nunits + 1, sizeof *w->units) != 0 ||
+        if (base_array_grow((void **)&w->units, &w->ucap, w->nunits + 1, sizeof *w->units) != 0 ||
             report_map_put(&w->ids, r->a, w->nunits) != 0)
             return -1;
         k = w->nunits++;
@@ -74,7 +74,7 @@ static int on_transition(walk *w, const report_rec *r)
 static int emit(walk *w, const html_point *pt)
 {
     html_series *h = w->h;
-    if (util_array_grow((void **)&h->pts, &w->cap, h->n + 1, sizeof *h->pts) != 0)
+    if (base_array_grow((void **)&h->pts, &w->cap, h->n + 1, sizeof *h->pts) != 0)
         return -1;
     h->pts[h->n++] = *pt;
     return 0;

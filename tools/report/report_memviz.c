@@ -20,10 +20,10 @@
  * traces the primary device's, report_trace.h).
  */
 #include "report.h"
-#include "util_array.h"
 #include "util_file.h"
 #include "report_pickle.h"
 
+#include "base_array.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -157,8 +157,8 @@ static int on_slab(mv *m, const report_rec *r)
     if (report_record_device(m->t, r, m->primary) != m->device || r->c == 0 ||
         report_map_get(&m->slab_id, r->a, &dummy))
         return 0; /* another device's, empty, or seen */
-    if (util_array_grow((void **)&m->slabs, &m->scap, m->nslabs + 1, sizeof *m->slabs) != 0 ||
-        util_array_grow((void **)&m->open, &m->ocap, m->nopen + 1, sizeof *m->open) != 0 ||
+    if (base_array_grow((void **)&m->slabs, &m->scap, m->nslabs + 1, sizeof *m->slabs) != 0 ||
+        base_array_grow((void **)&m->open, &m->ocap, m->nopen + 1, sizeof *m->open) != 0 ||
         report_map_put(&m->slab_id, r->a, m->nslabs) != 0)
         return -1;
     size_t si = m->nslabs++, at = open_upper(m, r->b);
@@ -204,7 +204,7 @@ static int on_alloc(mv *m, const report_rec *r)
     uint64_t old;
     if (report_map_get(&m->id, r->a, &old) && m->allocs[old].live)
         release(m, &m->allocs[old], r->t_ns); /* ids are never reused: the old one ended */
-    if (util_array_grow((void **)&m->allocs, &m->acap, m->nallocs + 1, sizeof *m->allocs) != 0 ||
+    if (base_array_grow((void **)&m->allocs, &m->acap, m->nallocs + 1, sizeof *m->allocs) != 0 ||
         report_map_put(&m->id, r->a, m->nallocs) != 0)
         return -1;
     mv_alloc *a = &m->allocs[m->nallocs++];

@@ -2,8 +2,8 @@
  * RESTORE with the transition of the same unit that ended it, slabs with the allocations that
  * live in them, each move's device (format 1.8), and the totals `shim-report moves` prints. */
 #include "report_trace.h"
-#include "util_array.h"
 
+#include "base_array.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -54,7 +54,7 @@ static int slab_pass(ctx *c)
         c->m->slabs++;
         if (report_map_get(&c->slab_of, r->a, &dummy))
             continue;
-        if (util_array_grow((void **)&c->slabs, &cap, c->nslabs + 1, sizeof *c->slabs) != 0 ||
+        if (base_array_grow((void **)&c->slabs, &cap, c->nslabs + 1, sizeof *c->slabs) != 0 ||
             report_map_put(&c->slab_of, r->a, c->nslabs) != 0)
             return -1;
         c->slabs[c->nslabs++] = (slab){r->b, r->c};
@@ -100,7 +100,7 @@ static int slab_members(const ctx *c, uint64_t unit, uint64_t t, uint64_t *membe
 static int add_other(ctx *c, size_t rec, size_t ended)
 {
     report_moves *m = c->m;
-    if (util_array_grow((void **)&m->others, &c->ocap, m->nothers + 1, sizeof *m->others) != 0)
+    if (base_array_grow((void **)&m->others, &c->ocap, m->nothers + 1, sizeof *m->others) != 0)
         return -1;
     report_other *o = &m->others[m->nothers++];
     *o = (report_other){.rec = rec,
@@ -141,7 +141,7 @@ static int start_move(ctx *c, size_t rec, uint64_t open)
     report_moves *m = c->m;
     if (open != CLOSED)
         end_move(c, open, SIZE_MAX, REPORT_SUPERSEDED);
-    if (util_array_grow((void **)&m->moves, &c->mcap, m->nmoves + 1, sizeof *m->moves) != 0 ||
+    if (base_array_grow((void **)&m->moves, &c->mcap, m->nmoves + 1, sizeof *m->moves) != 0 ||
         report_map_put(&c->open, r->a, m->nmoves) != 0)
         return -1;
     report_move *mv = &m->moves[m->nmoves++];

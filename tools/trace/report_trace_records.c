@@ -2,8 +2,8 @@
  * the records of RECORDS chunks decoded through it. */
 #include "report_trace.h"
 #include "report_trace_internal.h"
-#include "util_array.h"
 
+#include "base_array.h"
 #include "shim_trace_format.h"
 
 #include <stdarg.h>
@@ -413,7 +413,7 @@ static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t
 {
     if (slot == S_TEXT) {
         size_t len = strnlen((const char *)tail, n);
-        if (util_array_grow((void **)&t->text, &t->text_cap, t->text_len + len + 1, 1) != 0)
+        if (base_array_grow((void **)&t->text, &t->text_cap, t->text_len + len + 1, 1) != 0)
             return report_bad(err, errlen, at, "out of memory");
         memcpy(t->text + t->text_len, tail, len);
         r->text = t->text_len;
@@ -427,7 +427,7 @@ static int take_tail(report_trace *t, report_rec *r, uint8_t slot, const uint8_t
     if (r->kind == SHIM_TRACE_LAUNCH && n / 8 > r->c)
         return report_bad(err, errlen, at, "launch lists %zu ids but n_allocs is %llu", n / 8,
                           (unsigned long long)r->c);
-    if (util_array_grow((void **)&t->ids, &t->ids_cap, t->ids_len + n / 8, 8) != 0)
+    if (base_array_grow((void **)&t->ids, &t->ids_cap, t->ids_len + n / 8, 8) != 0)
         return report_bad(err, errlen, at, "out of memory");
     r->ids = t->ids_len;
     r->n_ids = (uint32_t)(n / 8);
@@ -442,7 +442,7 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
 {
     *none = 0;
     if (r->kind == SHIM_TRACE_PLAN) {
-        if (util_array_grow((void **)&t->plans, &t->plans_cap, t->nplans + 1, sizeof *t->plans) !=
+        if (base_array_grow((void **)&t->plans, &t->plans_cap, t->nplans + 1, sizeof *t->plans) !=
             0)
             return NULL;
         memset(&t->plans[t->nplans], 0, sizeof *t->plans);
@@ -451,7 +451,7 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         return (uint8_t *)&t->plans[t->nplans++];
     }
     if (r->kind == SHIM_TRACE_PLAN_STEP) {
-        if (util_array_grow((void **)&t->plan_steps, &t->plan_steps_cap, t->nplan_steps + 1,
+        if (base_array_grow((void **)&t->plan_steps, &t->plan_steps_cap, t->nplan_steps + 1,
                             sizeof *t->plan_steps) != 0)
             return NULL;
         memset(&t->plan_steps[t->nplan_steps], 0, sizeof *t->plan_steps);
@@ -460,7 +460,7 @@ static uint8_t *wide_entry(report_trace *t, report_rec *r, int *none)
         return (uint8_t *)&t->plan_steps[t->nplan_steps++];
     }
     if (r->kind == SHIM_TRACE_STEP_SUMMARY) {
-        if (util_array_grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries + 1,
+        if (base_array_grow((void **)&t->summaries, &t->summaries_cap, t->nsummaries + 1,
                             sizeof *t->summaries) != 0)
             return NULL;
         memset(&t->summaries[t->nsummaries], 0, sizeof *t->summaries);
@@ -559,7 +559,7 @@ int report_records_parse(report_trace *t, const report_schema *s, const uint8_t 
             at += size;
             continue;
         }
-        if (util_array_grow((void **)&t->recs, &t->cap, t->n + 1, sizeof *t->recs) != 0)
+        if (base_array_grow((void **)&t->recs, &t->cap, t->n + 1, sizeof *t->recs) != 0)
             return report_bad(err, errlen, base + at, "out of memory");
         report_rec *r = &t->recs[t->n];
         memset(r, 0, sizeof *r);

@@ -1,8 +1,8 @@
 /* report_trace_stats.c — what the trace subcommands report: steps, kernels, allocations, peak,
  * residency moves and stalls. */
 #include "report_trace.h"
-#include "util_array.h"
 
+#include "base_array.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -69,7 +69,7 @@ static long kernel_of(ctx *c, uint64_t func_id)
         for (k = 0; k < c->s->nkernels && strcmp(c->s->kernels[k].name, name) != 0; k++)
             ;
         if (k == c->s->nkernels) {
-            if (util_array_grow((void **)&c->s->kernels, &c->kcap, k + 1, sizeof *c->s->kernels) !=
+            if (base_array_grow((void **)&c->s->kernels, &c->kcap, k + 1, sizeof *c->s->kernels) !=
                 0)
                 return -1;
             c->s->kernels[k] = (report_kernel){.name = name};
@@ -120,12 +120,12 @@ static int index_pass(ctx *c)
             if (report_map_put(&c->seq, r->a, i) != 0)
                 return -1;
         } else if (r->kind == SHIM_TRACE_SYNC) {
-            if (util_array_grow((void **)&c->sync_t, &c->ycap, c->nsyncs + 1, sizeof *c->sync_t) !=
+            if (base_array_grow((void **)&c->sync_t, &c->ycap, c->nsyncs + 1, sizeof *c->sync_t) !=
                 0)
                 return -1;
             c->sync_t[c->nsyncs++] = r->t_ns;
         } else if (r->kind == SHIM_TRACE_STEP) {
-            if (util_array_grow((void **)&s->steps, &c->scap, s->nsteps + 1, sizeof *s->steps) != 0)
+            if (base_array_grow((void **)&s->steps, &c->scap, s->nsteps + 1, sizeof *s->steps) != 0)
                 return -1;
             s->steps[s->nsteps++] = (report_step){.step = r->a,
                                                   .first_seq = r->b,
@@ -133,7 +133,7 @@ static int index_pass(ctx *c)
                                                   .t_mark = r->t_ns,
                                                   .covers = 1};
         } else if (r->kind == SHIM_TRACE_STEP_SUMMARY && c->t->summaries[r->a].steps > 0) {
-            if (util_array_grow((void **)&s->steps, &c->scap, s->nsteps + 1, sizeof *s->steps) != 0)
+            if (base_array_grow((void **)&s->steps, &c->scap, s->nsteps + 1, sizeof *s->steps) != 0)
                 return -1;
             s->steps[s->nsteps++] = summary_step(&c->t->summaries[r->a]);
         }
@@ -365,7 +365,7 @@ static int on_alloc(ctx *c, const report_rec *r, held *h)
         s->duplicate_allocs++; /* ids are never reused: take it as the end of the old one */
         release(s, &s->allocs[old], r->t_ns, h);
     }
-    if (util_array_grow((void **)&s->allocs, &c->acap, s->nallocs + 1, sizeof *s->allocs) != 0 ||
+    if (base_array_grow((void **)&s->allocs, &c->acap, s->nallocs + 1, sizeof *s->allocs) != 0 ||
         report_map_put(&c->live, r->a, s->nallocs) != 0)
         return -1;
     report_alloc *a = &s->allocs[s->nallocs++];
@@ -487,7 +487,7 @@ static int memory_pass(ctx *c)
             on_other(s, r);
         for (uint64_t bits = h.changed; rc == 0 && bits; bits &= bits - 1) { /* each changed */
             uint32_t d = (uint32_t)__builtin_ctzll(bits);
-            rc = util_array_grow((void **)&s->held, &c->hcap, s->nheld + 1, sizeof *s->held);
+            rc = base_array_grow((void **)&s->held, &c->hcap, s->nheld + 1, sizeof *s->held);
             if (rc == 0)
                 s->held[s->nheld++] = (report_held){r->t_ns, i, h.on[d], d};
         }

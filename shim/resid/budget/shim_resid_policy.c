@@ -29,7 +29,7 @@ static void touch(struct resid_unit *u, uint64_t now)
 /* The launch index of u's next use after now, NEXT_NEVER, or NEXT_UNKNOWN. */
 static uint64_t next_use(const struct resid_unit *u, uint64_t now)
 {
-    uint64_t S = shim_steps_length();
+    uint64_t S = shim_steps_step_len(&shim.steps);
     if (!S || now < S || u->birth + S > now)
         return NEXT_UNKNOWN;
     uint32_t kept = u->ntouches < RESID_TOUCH_LOG ? u->ntouches : RESID_TOUCH_LOG;

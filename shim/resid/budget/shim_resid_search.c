@@ -94,7 +94,9 @@ static void consider(struct resid_ctx *r, struct resid_unit *u, void *arg)
     if (resid_slab_reclaim(r, u)) /* an empty slab: room without a copy */
         return;
     uint64_t next = 0, score = r->policy->score(u, s->now, &next);
-    if (!s->best || score > s->best_score) {
+    /* A tie goes to the newer unit (the larger id): long-lived memory is made first and used
+       again; and the choice does not depend on the order the table is walked in. */
+    if (!s->best || score > s->best_score || (score == s->best_score && u->id > s->best->id)) {
         s->best = u;
         s->best_score = score;
         s->best_next = next;
@@ -184,7 +186,7 @@ static bool make_progress(struct resid_ctx *r)
 /* The most rounds a search for room may take: a few per unit, and the pauses of its wait. */
 static uint64_t round_limit(struct resid_ctx *r)
 {
-    return ROUNDS_PER_UNIT * (r->nunits + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_MAX_NS + 64;
+    return ROUNDS_PER_UNIT * (resid_nunits(r) + 4) + PIN_WAIT_MAX_NS / PIN_PAUSE_MAX_NS + 64;
 }
 
 int resid_take_device(struct resid_ctx *r, struct resid_chunk **out, uint32_t n, CUstream stream,

@@ -27,14 +27,9 @@ static int more_slots(struct resid_ctx *r)
 {
     CUdeviceptr base = 0;
     uint64_t size = ARENA_SLOTS * r->gran;
-    if (r->nslots + ARENA_SLOTS > r->slot_cap) {
-        size_t cap = r->slot_cap + 4 * ARENA_SLOTS;
-        CUdeviceptr *v = realloc(r->slots, cap * sizeof *v);
-        if (!v)
-            return -1;
-        r->slots = v;
-        r->slot_cap = cap;
-    }
+    if (base_array_grow((void **)&r->slots, &r->slot_cap, r->nslots + ARENA_SLOTS,
+                        sizeof *r->slots))
+        return -1;
     CUresult rc = r->drv->reserve(&base, size, r->gran);
     if (rc != CUDA_SUCCESS) {
         resid_driver_failed(r, rc);

@@ -30,14 +30,8 @@ void resid_event_put(struct resid_ctx *r, CUevent e)
 {
     if (!e)
         return;
-    if (r->nevents == r->event_cap) {
-        size_t cap = r->event_cap ? 2 * r->event_cap : 64;
-        CUevent *v = realloc(r->events, cap * sizeof *v);
-        if (!v)
-            return; /* the event leaks: harmless */
-        r->events = v;
-        r->event_cap = cap;
-    }
+    if (base_array_grow((void **)&r->events, &r->event_cap, r->nevents + 1, sizeof *r->events))
+        return; /* the event leaks: harmless */
     r->events[r->nevents++] = e;
 }
 

@@ -5,135 +5,61 @@
 
 #include <stdlib.h>
 
-static size_t slot_of(uint64_t id, size_t cap)
-{
-    return (size_t)(id * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
-}
-
-/* The two tables by id (units, members) share one shape: a power-of-two array of chains linked
-   through hnext. The functions below are written out for each (the shape is small). */
-
-/* Rehashes the chains of old[0..cap) into a new array of ncap chains, or NULL (old untouched). */
-static struct resid_unit **units_rehash(struct resid_unit **old, size_t cap, size_t ncap)
-{
-    struct resid_unit **t = calloc(ncap, sizeof *t);
-    if (!t)
-        return NULL;
-    for (size_t i = 0; i < cap; i++) {
-        for (struct resid_unit *x = old[i], *next; x; x = next) {
-            next = x->hnext;
-            x->hnext = t[slot_of(x->id, ncap)];
-            t[slot_of(x->id, ncap)] = x;
-        }
-    }
-    return t;
-}
-
-static struct resid_member **members_rehash(struct resid_member **old, size_t cap, size_t ncap)
-{
-    struct resid_member **t = calloc(ncap, sizeof *t);
-    if (!t)
-        return NULL;
-    for (size_t i = 0; i < cap; i++) {
-        for (struct resid_member *x = old[i], *next; x; x = next) {
-            next = x->hnext;
-            x->hnext = t[slot_of(x->id, ncap)];
-            t[slot_of(x->id, ncap)] = x;
-        }
-    }
-    return t;
-}
+/* Both tables map an id to its record (base_map: ids count up from 1 and carry the managed tag,
+   which its hash spreads evenly). */
 
 struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id)
 {
-    if (!r->units_cap)
-        return NULL;
-    struct resid_unit *x = r->units[slot_of(id, r->units_cap)];
-    while (x && x->id != id)
-        x = x->hnext;
-    return x;
+    return base_map_find_ptr(&r->units, id);
 }
 
 int resid_insert(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (r->nunits + 1 > r->units_cap) {
-        size_t ncap = r->units_cap ? 2 * r->units_cap : 1024;
-        struct resid_unit **t = units_rehash(r->units, r->units_cap, ncap);
-        if (!t)
-            return -1;
-        free(r->units);
-        r->units = t;
-        r->units_cap = ncap;
-    }
-    size_t s = slot_of(u->id, r->units_cap);
-    u->hnext = r->units[s];
-    r->units[s] = u;
-    r->nunits++;
-    return 0;
+    return base_map_put_ptr(&r->units, u->id, u);
 }
 
 void resid_erase(struct resid_ctx *r, struct resid_unit *u)
 {
-    if (!r->units_cap)
-        return;
-    struct resid_unit **p = &r->units[slot_of(u->id, r->units_cap)];
-    while (*p && *p != u)
-        p = &(*p)->hnext;
-    if (*p) {
-        *p = u->hnext;
-        r->nunits--;
-    }
+    if (resid_find(r, u->id) == u)
+        base_map_erase(&r->units, u->id, NULL);
 }
 
 struct resid_member *resid_member_find(struct resid_ctx *r, uint64_t id)
 {
-    if (!r->members_cap)
-        return NULL;
-    struct resid_member *x = r->members[slot_of(id, r->members_cap)];
-    while (x && x->id != id)
-        x = x->hnext;
-    return x;
+    return base_map_find_ptr(&r->members, id);
 }
 
 int resid_member_insert(struct resid_ctx *r, struct resid_member *m)
 {
-    if (r->nmembers + 1 > r->members_cap) {
-        size_t ncap = r->members_cap ? 2 * r->members_cap : 1024;
-        struct resid_member **t = members_rehash(r->members, r->members_cap, ncap);
-        if (!t)
-            return -1;
-        free(r->members);
-        r->members = t;
-        r->members_cap = ncap;
-    }
-    size_t s = slot_of(m->id, r->members_cap);
-    m->hnext = r->members[s];
-    r->members[s] = m;
-    r->nmembers++;
-    return 0;
+    return base_map_put_ptr(&r->members, m->id, m);
 }
 
 void resid_member_erase(struct resid_ctx *r, struct resid_member *m)
 {
-    if (!r->members_cap)
-        return;
-    struct resid_member **p = &r->members[slot_of(m->id, r->members_cap)];
-    while (*p && *p != m)
-        p = &(*p)->hnext;
-    if (*p) {
-        *p = m->hnext;
-        r->nmembers--;
-    }
+    if (resid_member_find(r, m->id) == m)
+        base_map_erase(&r->members, m->id, NULL);
+}
+
+/* resid_each's callback and its manager, for base_map_each. */
+struct each {
+    struct resid_ctx *r;
+    void (*fn)(struct resid_ctx *, struct resid_unit *, void *);
+    void *arg;
+};
+
+static int each_unit(uint64_t id, uint64_t val, void *arg)
+{
+    (void)id;
+    struct each *e = arg;
+    e->fn(e->r, (struct resid_unit *)(uintptr_t)val, e->arg); /* may take the unit out */
+    return 0;
 }
 
 void resid_each(struct resid_ctx *r, void (*fn)(struct resid_ctx *, struct resid_unit *, void *),
                 void *arg)
 {
-    for (size_t i = 0; i < r->units_cap; i++)
-        for (struct resid_unit *u = r->units[i], *next; u; u = next) {
-            next = u->hnext; /* fn may take u out */
-            fn(r, u, arg);
-        }
+    struct each e = {r, fn, arg};
+    base_map_each(&r->units, each_unit, &e);
 }
 
 /* The ids of the units kept on the host (host_resident) are also in a small lock-free set, so

@@ -29,6 +29,8 @@
 #ifndef SHIM_RESID_STATE_H
 #define SHIM_RESID_STATE_H
 
+#include "base_array.h"
+#include "base_map.h"
 #include "plan_build.h"
 #include "shim_resid_driver.h"
 
@@ -171,7 +173,6 @@ struct resid_unit {
                                           departs from the plan */
     bool prefetching;                  /* a planned prefetch holds it across lock drops: a
                                           free waits for it (prefetched) */
-    struct resid_unit *hnext;
 };
 
 /* A small managed allocation living in a slab. */
@@ -179,7 +180,6 @@ struct resid_member {
     uint64_t id;
     struct resid_unit *unit; /* the slab it lives in */
     uint32_t first, blocks;  /* its blocks in the slab */
-    struct resid_member *hnext;
 };
 
 /* A unit or member freed in stream order, waiting for its event. */
@@ -242,11 +242,9 @@ struct resid_ctx {
     CUstream to_host, to_device; /* the shim's copy streams */
     CUevent *events;             /* pooled events */
     size_t nevents, event_cap;
-    struct resid_unit **units; /* by id, chained */
-    size_t units_cap, nunits;
-    struct resid_member **members; /* by id, chained */
-    size_t members_cap, nmembers;
-    struct resid_unit *slabs;              /* newest first */
+    base_map units;           /* id -> struct resid_unit * */
+    base_map members;         /* id -> struct resid_member * (small allocations in slabs) */
+    struct resid_unit *slabs; /* newest first */
     struct resid_move *queue, *queue_tail; /* moves in flight, in submission order */
     bool mover_running;
     bool stopping;             /* the process is exiting: the mover ends, no new one starts */
@@ -381,7 +379,12 @@ uint32_t resid_nstarted(void);
 /* shim_resid_ids.c — the tables by id (lock held), and the ids kept on the host (lock-free) */
 /* The unit with id (tagged), or NULL. */
 struct resid_unit *resid_find(struct resid_ctx *r, uint64_t id);
-/* Adds u to the table; 0, or -1 when out of memory. */
+/* How many units the table holds. */
+static inline size_t resid_nunits(const struct resid_ctx *r)
+{
+    return base_map_count(&r->units);
+}
+/* Adds u to the table; 0, or -1 when out of memory (the table unchanged). */
 int resid_insert(struct resid_ctx *r, struct resid_unit *u);
 /* Removes u from the table. */
 void resid_erase(struct resid_ctx *r, struct resid_unit *u);
