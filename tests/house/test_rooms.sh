@@ -12,8 +12,8 @@ plan 16
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
 rooms=(shim shim/hooks shim/plan shim/resid shim/core shim/trace)
-tools_rooms=(tools/run: tools/report:tools/trace,tools/util tools/import:tools/util
-    tools/trace:tools/util tools/util:)
+tools_rooms=(tools/run: tools/report:tools/trace,tools/util,tools/planopt
+    tools/import:tools/util,tools/planopt tools/trace:tools/util tools/planopt: tools/util:)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 failures=0
