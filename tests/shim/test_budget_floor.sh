@@ -49,11 +49,14 @@ below_min() {
         [ "$(grep -cF "error: $src: error: $opt = \"$val\" is out of range (1MiB to 1PiB): on device 0" "$tmp/err")" -eq 1 ] &&
         grep -q 'nothing moved (residency did not start)' "$tmp/err"
 }
-# same_words_as_one: SHIM_BUDGET=1's message has the form below_min looks for.
+# same_words_as_one: SHIM_BUDGET=1's message as libshim logs it names its severity once
+# ("error: SHIM_BUDGET: 1 is ..."). Residency's own words for a share below the minimum
+# (below_min) and under a granule (raised) still name it twice ("error: SOURCE: error: ..."):
+# they copy the configuration's words by hand, in shim/resid/, and follow when it drops them.
 same_words_as_one() {
     kinds SHIM_BUDGET=1
     cat "$tmp/err"
-    grep -qF 'error: SHIM_BUDGET: error: 1 is out of range (1MiB to 1PiB)' "$tmp/err"
+    grep -qF 'error: SHIM_BUDGET: 1 is out of range (1MiB to 1PiB)' "$tmp/err"
 }
 # shim_run_budget VALUE PATTERN: shim-run --budget VALUE runs kinds as natively; stderr has PATTERN.
 shim_run_budget() {
@@ -93,7 +96,7 @@ check "SHIM_BUDGET=1MiB: raised to one granule, said once; the program runs as n
     raised SHIM_BUDGET budget 1MiB SHIM_BUDGET=1MiB
 check "SHIM_BUDGET=0.0001%: below the minimum on this device, said as SHIM_BUDGET=1 is" \
     below_min SHIM_BUDGET budget 0.0001% SHIM_BUDGET=0.0001%
-check "SHIM_BUDGET=1: the words below_min looks for" same_words_as_one
+check "SHIM_BUDGET=1: said with its severity once" same_words_as_one
 check "SHIM_BUDGETS=1MiB: device 0's budget raised, said with its entry" \
     raised SHIM_BUDGETS "budgets entry 1" 1MiB SHIM_BUDGETS=1MiB
 check "SHIM_BUDGETS=0.0001%: below the minimum, said as SHIM_BUDGET=1 is" \
