@@ -444,7 +444,7 @@ static void print_text(const result *r, bool entries)
     planopt_put_us(stdout, r->run.lb, false);
     printf("\nentries: %zu\n", r->run.p.n);
     if (r->host)
-        shimplan_place_print(r->planned, &r->run.p, &r->run.st, r->held, false);
+        shimplan_place_print(r->planned, &r->run.p, &r->run.st, r->held, r->run.budget, false);
     for (size_t i = 0; entries && i < r->run.p.n; i++) {
         const plan_entry *e = &r->run.p.entries[i];
         printf("entry %u %d %d %d %d\n", e->alloc, e->evict_after, e->prefetch_at, e->wait_at,
@@ -503,7 +503,7 @@ static void print_json(const result *r, bool entries)
     planopt_put_us(stdout, r->run.lb, true);
     printf(", \"nentries\": %zu", r->run.p.n);
     if (r->host)
-        shimplan_place_print(r->planned, &r->run.p, &r->run.st, r->held, true);
+        shimplan_place_print(r->planned, &r->run.p, &r->run.st, r->held, r->run.budget, true);
     if (entries) {
         printf(", \"entries\": [");
         for (size_t i = 0; i < r->run.p.n; i++) {
