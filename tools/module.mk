@@ -84,7 +84,8 @@ IMPORT_LIBS := -ljson-c -lz
 SHIMPLAN := $(BUILD)/shim-plan
 tools_import_CFLAGS = -Itools/util -Itools/planopt -Iplanner -Iconf
 
-$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o $(IMPORT_OBJS) \
+$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o \
+             $(BUILD)/tools/import/shimplan_print.o $(IMPORT_OBJS) \
              $(UTIL_OBJS) $(PLANOPT_OBJS) $(PLANNER_LIB) $(CONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(IMPORT_LIBS) -lm

@@ -11,14 +11,11 @@
 # Made traces first (no ../shared needed); then, with ../shared, the same on the real ones: the
 # resnet ET with its last step cut short, linear in every schema, DLRM's Kineto trace renamed.
 set -u
-BUILD=${BUILD:-build}
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 here=$(cd "$(dirname "$0")" && pwd)
-plan=$BUILD/shim-plan
-traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
+source "$here/../check.sh"
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+plan=${BUILD:-build}/shim-plan
+traces=${SHARED:-$here/../../../shared}/traces
 
 # et NAME OPS...: an execution trace (schema 1.0.1) of one ProfilerStep#N per OPS argument
 # (N from 1), each holding that many operators with GPU operands (0: its annotation alone, as a

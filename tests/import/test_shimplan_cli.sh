@@ -7,11 +7,10 @@
 # model's hw line, the trace's moves, an import's assumption), in text and JSON.
 # Needs no ../shared: a generated model, a trace trace_gen writes, and a tiny profile.
 set -u
+source "$(dirname "$0")/../check.sh"
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
 BUILD=${BUILD:-build}
 PLAN=$BUILD/shim-plan REPORT=$BUILD/shim-report RUN=$BUILD/shim-run
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
 
 "$PLAN" --generate transformer:layers=2 -o "$tmp/t.model"
 "$BUILD/trace_gen" synthetic "$tmp/s.trace" 2>/dev/null

@@ -3,11 +3,9 @@
 # (or -h) prints that subcommand's help on standard output and exits 0, for every subcommand;
 # a subcommand given no trace says so (status 2) before its usage; an unknown option is named.
 set -u
-BUILD=${BUILD:-build}
-REPORT=$BUILD/shim-report
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/../check.sh"
+tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+REPORT=${BUILD:-build}/shim-report
 
 # The subcommands, as `shim-report --help` lists them (two spaces, the name).
 mapfile -t cmds < <("$REPORT" --help | sed -n 's/^  \([a-z]*\) .*/\1/p')

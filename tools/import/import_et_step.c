@@ -55,25 +55,25 @@ static long windows(const ie_trace *e, window **out)
     return (long)n;
 }
 
-/* Counts into each window the nodes and the operations (is_op) whose rf_id lies in it: the
-   innermost window that holds it, found by its start (windows do not overlap in a trace; where
-   they do, the latest-starting holds it). */
+/* bsearch's order of a node's key (an int64_t) against a window: before it, in it, after it. */
+static int key_in(const void *k, const void *win)
+{
+    int64_t v = *(const int64_t *)k;
+    const window *w = win;
+    return v < w->lo ? -1 : v > w->hi;
+}
+
+/* Counts into each window the nodes and the operations (is_op) whose rf_id lies in it (windows,
+   sorted by start, do not overlap in a trace; where they do, the one bsearch finds counts it). */
 static void count(const ie_trace *e, const unsigned char *is_op, window *w, size_t nw)
 {
     for (size_t i = 0; i < e->nnode; i++) {
         int64_t k = key(&e->node[i]);
-        size_t lo = 0, hi = nw; /* the first window starting after k */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (w[mid].lo <= k)
-                lo = mid + 1;
-            else
-                hi = mid;
+        window *in = bsearch(&k, w, nw, sizeof *w, key_in);
+        if (in) {
+            in->nodes++;
+            in->ops += is_op[i] != 0;
         }
-        if (lo == 0 || k > w[lo - 1].hi)
-            continue;
-        w[lo - 1].nodes++;
-        w[lo - 1].ops += is_op[i] != 0;
     }
 }
 

@@ -158,7 +158,8 @@ void shimplan_place_print(const plan_model *m, const plan *p, const plan_stats *
         libshim_line(m, p, st, budget, json);
         return;
     }
-    printf("placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
+    printf("placement: device-resident %.2f GiB summed over the allocations never moved "
+           "(peak_bytes: what is live at once); moved on a schedule %zu allocations, %.2f GiB "
            "per step; host-resident %zu allocations, %.2f GiB (%.1f%% of the peak), %.2f GiB "
            "read through the link per step\n",
            gib(r.device_bytes), r.moved, gib(r.moved_bytes), r.host, gib(r.host_bytes), share,

@@ -32,7 +32,8 @@ static void placement_text(FILE *out, const plan_model *m, const result *r)
     plan_placement c;
     plan_placement_count(m, &r->run.p, &c); /* out of memory: zeros */
     fprintf(out,
-            "placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
+            "placement: device-resident %.2f GiB summed over the allocations never moved "
+            "(peak_bytes: what is live at once); moved on a schedule %zu allocations, %.2f GiB "
             "per step; host-resident %zu allocations, %.2f GiB (kept by libshim's host_resident: "
             "not in the model, their reads in the measured kernel times)\n",
             gib(c.device_bytes), c.moved, gib(r->run.st.bytes_to_host + r->run.st.bytes_to_device),
