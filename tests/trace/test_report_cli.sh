@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/trace/test_report_cli.sh — shim-report's command line says what is wrong: `NAME --help`
 # (or -h) prints that subcommand's help on standard output and exits 0, for every subcommand;
-# a subcommand given no trace says so (status 2) before its usage; an unknown option is named.
+# a subcommand given no trace, or shim-report no command, says so (status 2) before its usage; an
+# unknown option is named.
 set -u
 source "$(dirname "$0")/../check.sh"
 tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
@@ -10,7 +11,7 @@ REPORT=${BUILD:-build}/shim-report
 # The subcommands, as `shim-report --help` lists them (two spaces, the name).
 mapfile -t cmds < <("$REPORT" --help | sed -n 's/^  \([a-z]*\) .*/\1/p')
 traced=(summary kernels allocs moves html perfetto memviz model plan) # take a trace
-plan $((1 + 2 * ${#cmds[@]} + 2 * ${#traced[@]} + 1))
+plan $((2 + 2 * ${#cmds[@]} + 2 * ${#traced[@]} + 1))
 check "shim-report --help lists the ten subcommands (${cmds[*]})" [ ${#cmds[@]} -eq 10 ]
 
 # helps NAME FLAG: exit 0, "usage: shim-report NAME" on standard output, nothing on stderr.
@@ -40,6 +41,10 @@ for c in "${traced[@]}"; do
     check "$c with no trace: 'no trace given', status 2" names "$c" "shim-report: no trace given" "${extra[@]}"
     check "$c --frobnicate: the unknown option named" names "$c" "unknown option '--frobnicate'" --frobnicate x
 done
+"$REPORT" >/dev/null 2>"$tmp/none.err"
+none_rc=$?
+check "shim-report alone: status 2, names the missing command, then lists them" \
+    all [ $none_rc -eq 2 ] '&&' grep -qx "shim-report: no command given: COMMAND, one of those below" "$tmp/none.err" '&&' grep -q "^  plan " "$tmp/none.err"
 check "config with an argument: named, status 2" \
     names config "shim-report: config: unexpected argument 'x'" x
 exit $((fails > 0))

@@ -80,8 +80,10 @@ int main(int argc, char **argv, char **envp)
     /* Past a file size limit a write fails (EFBIG) and the command says so, rather than being
        ended by SIGXFSZ with half a file written. */
     signal(SIGXFSZ, SIG_IGN);
-    if (argc < 2)
+    if (argc < 2) {
+        fprintf(stderr, "shim-report: no command given: COMMAND, one of those below\n");
         return usage(stderr, 2);
+    }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0)
         return usage(stdout, 0);
