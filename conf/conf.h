@@ -19,8 +19,11 @@ typedef enum { CONF_ERROR, CONF_WARNING } conf_severity;
 
 typedef struct conf_diag {
     conf_severity severity;
-    int line, col; /* 1-based position; 0 when the source has none (environment, I/O) */
-    char *text;    /* the whole line, "FILE:LINE:COL: error: MESSAGE", no newline */
+    int line, col;    /* 1-based position; 0 when the source has none (environment, I/O) */
+    char *text;       /* the whole line, "FILE:LINE:COL: error: MESSAGE", no newline */
+    const char *bare; /* the same without the severity, "FILE:LINE:COL: MESSAGE", for a log line
+                         that says it already ("libshim[PID]: error: ..."); within text's
+                         allocation (conf_diags_free frees both) */
 } conf_diag;
 
 /* Zero-initialise (conf_diags d = {0}), pass to any number of calls, then conf_diags_free. */

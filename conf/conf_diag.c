@@ -15,8 +15,10 @@ static char *format_line(conf_severity sev, const char *name, int line, int col,
     char pos[48] = "";
     if (line > 0)
         snprintf(pos, sizeof pos, ":%d:%d", line, col);
+    /* The line, then after its NUL the line without the severity (conf_diag's bare): one
+       allocation, so that a diagnostic is stored whole or not at all. */
     char *text;
-    if (asprintf(&text, "%s%s: %s: %s", name, pos, kind, msg) < 0)
+    if (asprintf(&text, "%s%s: %s: %s%c%s%s: %s", name, pos, kind, msg, '\0', name, pos, msg) < 0)
         text = NULL;
     free(msg);
     return text;
@@ -43,7 +45,8 @@ void conf_diag_vadd(conf_diags *d, conf_severity sev, const char *name, int line
         d->dropped++;
         return;
     }
-    d->items[d->count++] = (conf_diag){.severity = sev, .line = line, .col = col, .text = text};
+    d->items[d->count++] = (conf_diag){
+        .severity = sev, .line = line, .col = col, .text = text, .bare = text + strlen(text) + 1};
 }
 
 /* Contract in conf_internal.h: never fails. */

@@ -29,7 +29,7 @@ static void log_diags(const conf_diags *d)
 {
     for (size_t i = 0; i < d->count; i++)
         shim_log(d->items[i].severity == CONF_ERROR ? SHIM_LOG_ERROR : SHIM_LOG_WARN, "%s",
-                 d->items[i].text);
+                 d->items[i].bare);
     if (d->dropped)
         shim_log(SHIM_LOG_ERROR, "%zu more configuration diagnostics not shown", d->dropped);
 }

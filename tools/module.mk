@@ -1,13 +1,16 @@
 # tools/module.mk — the programs that read what libshim writes, one room (folder) each, built in
 # the order their dependencies run (a room sees only the seam headers of the rooms below it):
 #   tools/util/    util_file.h: opening a named file, never waiting on a FIFO   -> nothing
+#   tools/planopt/ planopt.h: the planner's options on a command line, one parser for
+#                  shim-plan and shim-report                                        -> nothing
 #   tools/trace/   report_trace.h: the trace reader and its analyses (fuzzed)        -> util
-#   tools/report/  report.h: shim-report, one file per subcommand                    -> trace, util
-#   tools/import/  import.h: the Kineto and ET importers, and shim-plan (shimplan.c) -> util
+#   tools/report/  report.h: shim-report, one file per subcommand     -> trace, util, planopt
+#   tools/import/  import.h: the Kineto and ET importers, and shim-plan (shimplan.c)
+#                                                                           -> util, planopt
 #   tools/run/     shimrun.h: shim-run, the launcher                                 -> nothing
 # A room's include path names only the rooms it may depend on, so a back-edge does not compile.
-# Outside tools/: the planner (report, import), conf (report, import, run), the trace format, and
-# the base room's growable array (planner/base/base_array.h, header-only: trace, report, import).
+# Outside tools/: the planner (planopt, report, import), conf (planopt, report, import, run), the
+# trace format, and the base room's growable array (planner/base/base_array.h, header-only).
 
 # The trace format's definitions: shim_trace_format.h and the enums of shim_trace.h, included by
 # bare name. The one place that says where they live (the trace reader, the report and their
@@ -15,18 +18,26 @@
 SHIM_FORMAT_INC := -Ishim/trace
 SHIM_FORMAT_HDRS = $(wildcard $(patsubst -I%,%/shim_trace_format.h,$(SHIM_FORMAT_INC)))
 
-HOUSE_ROOMS += tools/report:tools/trace,tools/util,shim/trace,planner,planner/base,conf \
-    tools/import:tools/util,planner,planner/base,conf tools/trace:tools/util,shim/trace,planner/base \
+HOUSE_ROOMS += tools/report:tools/trace,tools/util,tools/planopt,shim/trace,planner,planner/base,conf \
+    tools/import:tools/util,tools/planopt,planner,planner/base,conf \
+    tools/trace:tools/util,shim/trace,planner/base tools/planopt:planner,planner/base,conf \
     tools/run:conf tools/util:
 
 # ---- util ----
 UTIL_SRCS := tools/util/util_file.c
 UTIL_OBJS := $(UTIL_SRCS:%.c=$(BUILD)/%.o)
 
+# ---- planopt: the planner's options (--budget, --planner, --proposals, the link, --step) as
+# shim-plan and shim-report read them, their help and their errors. Objects: each program links
+# them before the planner and conf. ----
+PLANOPT_SRCS := $(sort $(wildcard tools/planopt/*.c))
+PLANOPT_OBJS := $(PLANOPT_SRCS:%.c=$(BUILD)/%.o)
+tools_planopt_CFLAGS = $(call room_inc,tools/planopt)
+
 # ---- trace: the reader, an archive so that each user links only what it calls ----
 TRACE_READER_SRCS := $(sort $(wildcard tools/trace/*.c))
 TRACE_READER_LIB := $(BUILD)/tools/trace/libtracereader.a
-tools_trace_CFLAGS = -Itools/util -Iplanner/base $(SHIM_FORMAT_INC)
+tools_trace_CFLAGS = $(call room_inc,tools/trace)
 
 $(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o)
 	rm -f $@
@@ -38,7 +49,7 @@ $(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o)
 REPORT_SRCS := $(sort $(wildcard tools/report/*.c))
 REPORT_LIB := $(BUILD)/tools/report/libreport.a
 SHIM_REPORT := $(BUILD)/shim-report
-tools_report_CFLAGS = -Itools/trace -Itools/util -Iplanner/base $(SHIM_FORMAT_INC) -Iplanner -Iconf
+tools_report_CFLAGS = $(call room_inc,tools/report)
 
 $(REPORT_LIB): $(filter-out %/report_main.o,$(REPORT_SRCS:%.c=$(BUILD)/%.o)) \
                $(BUILD)/tools/report/html_assets.o
@@ -46,7 +57,7 @@ $(REPORT_LIB): $(filter-out %/report_main.o,$(REPORT_SRCS:%.c=$(BUILD)/%.o)) \
 	$(AR) rcs $@ $^
 
 $(SHIM_REPORT): $(BUILD)/tools/report/report_main.o $(REPORT_LIB) $(TRACE_READER_LIB) \
-                $(UTIL_OBJS) $(CONF_LIB) $(PLANNER_LIB)
+                $(UTIL_OBJS) $(PLANOPT_OBJS) $(CONF_LIB) $(PLANNER_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ -lm
 
 # `html` embeds its style sheet and script in every page. They are checked in as what they are
@@ -75,10 +86,11 @@ IMPORT_SRCS := $(sort $(wildcard tools/import/import_*.c))
 IMPORT_OBJS := $(IMPORT_SRCS:%.c=$(BUILD)/%.o)
 IMPORT_LIBS := -ljson-c -lz
 SHIMPLAN := $(BUILD)/shim-plan
-tools_import_CFLAGS = -Itools/util -Iplanner/base -Iplanner -Iconf
+tools_import_CFLAGS = $(call room_inc,tools/import)
 
-$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o $(IMPORT_OBJS) $(UTIL_OBJS) $(PLANNER_LIB) \
-             $(CONF_LIB)
+$(SHIMPLAN): $(BUILD)/tools/import/shimplan.o $(BUILD)/tools/import/shimplan_place.o \
+             $(BUILD)/tools/import/shimplan_print.o $(IMPORT_OBJS) \
+             $(UTIL_OBJS) $(PLANOPT_OBJS) $(PLANNER_LIB) $(CONF_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(IMPORT_LIBS) -lm
 
@@ -89,7 +101,7 @@ ALL_TARGETS += $(SHIMPLAN)
 # configuration with conf/. ----
 SHIM_RUN := $(BUILD)/shim-run
 SHIM_RUN_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tools/run/*.c)))
-tools_run_CFLAGS = -Iconf
+tools_run_CFLAGS = $(call room_inc,tools/run)
 
 $(SHIM_RUN): $(SHIM_RUN_OBJS) $(CONF_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^

@@ -37,7 +37,7 @@ static uint64_t budget_min(void)
 }
 
 /* A budget that cannot be kept, said once when the device's manager starts, in the words a
-   configuration error uses ("SOURCE: error: VALUE is out of range (1MiB to 1PiB)") when a share of
+   configuration error uses ("error: SOURCE: VALUE is out of range (1MiB to 1PiB)") when a share of
    the device comes to less than the minimum: such a budget is refused as SHIM_BUDGET=1 is, and
    libshim keeps none on this device (false). A budget under one granule, which is all libshim
    can map at once, is raised to one granule with a warning: the job asked for as little device
@@ -53,7 +53,7 @@ static bool check_budget(struct resid_ctx *r, const conf_size *b, const char *op
     conf_size_format(&max, hi, sizeof hi);
     if (b->kind == CONF_SIZE_PERCENT && r->budget < min.bytes) {
         shim_log(SHIM_LOG_ERROR,
-                 "%s: error: %s = \"%s\" is out of range (%s to %s): on device %d (%llu MiB) "
+                 "%s: %s = \"%s\" is out of range (%s to %s): on device %d (%llu MiB) "
                  "it comes to %llu bytes; libshim keeps no budget on device %d and moves nothing "
                  "there",
                  source, option, value, lo, hi, r->device, (unsigned long long)(total >> 20),
@@ -63,7 +63,7 @@ static bool check_budget(struct resid_ctx *r, const conf_size *b, const char *op
     if (r->budget < r->gran) {
         shim_log(
             SHIM_LOG_WARN,
-            "%s: warning: %s = \"%s\" (%llu bytes on device %d) is less than one granule of the "
+            "%s: %s = \"%s\" (%llu bytes on device %d) is less than one granule of the "
             "device's memory (%llu bytes, the least libshim can map): raised to %llu bytes",
             source, option, value, (unsigned long long)r->budget, r->device,
             (unsigned long long)r->gran, (unsigned long long)r->gran);

@@ -8,7 +8,10 @@
 # (shim-report summary's plans), the lower bound (compute time plus shim-plan's lower_bound_us),
 # libshim's achieved step time, and whether the checksum is the native one. Where the scheduled
 # plan keeps allocations on the host (a model with bytes read per touch), the libshim run gets
-# the sizes shim-plan prints for it (SHIM_HOST_RESIDENT), as a user would carry the plan out.
+# the sizes shim-plan prints for it (SHIM_HOST_RESIDENT), as a user would carry the plan out;
+# where those sizes match more allocations than the plan keeps on the host, libshim keeps them
+# all there, and the last two columns compare the run with the plan so carried out (shim-plan's
+# host_resident_as_sized).
 #   usage: tests/bench/real_bench.sh [-o FILE] [MODEL...]
 # Without MODEL, generated models (shim-plan --generate) are used.
 # Environment: REAL_BENCH_MALLOC (default "async sync"), REAL_BENCH_STEPS (14),
@@ -148,8 +151,8 @@ r = lambda a, b: f"{a / b:.3f}x" if a is not None and b else "-"
 print("| model | ops, allocs | malloc | native peak MiB | native us/step | budget | scheduled predicts "
       "| libshim's own plan predicted | reactive predicts | lower bound | libshim us/step | libshim / scheduled "
       "| libshim / native | moves per step (to host, to device) | kept on the host (plan, libshim) "
-      "| same checksum, no hazard |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| same checksum, no hazard | scheduled, host_resident by size | libshim / that |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for k in range(1, n + 1):
     d = f"{work}/{k}"
     if not os.path.exists(f"{d}/peak"):
@@ -178,9 +181,13 @@ for k in range(1, n + 1):
             host = f"{sch.get('host_resident_allocs', 0)}, {kept[-1] if kept else 0}"
             ok = s is not None and s == nat_sum and st.get("unmap_hazards") == 0 and st.get("illegal_accesses") == 0
             ok = "yes" if ok else f"NO (checksum {s} vs {nat_sum}, hazards {st.get('unmap_hazards')}, illegal {st.get('illegal_accesses')})"
+            # The plan as host_resident carries it out: every allocation of a listed size on the
+            # host (shim-plan's host_resident_as_sized), where that is more than the plan keeps.
+            sized = sch.get("host_resident_as_sized")
+            by_size = (sized.get("step_us") if sized.get("feasible") else None) if sized else feas(sch)
             print(f"| {name} | {size} | {malloc} | {peak / 2**20:.0f} | {f(nat_us)} | {label} ({bud / 2**20:.0f} MiB) "
                   f"| {f(feas(sch))} | {f(own)} | {f(feas(rea))} | {f(bound)} | {f(us)} | {r(us, feas(sch))} | {r(us, nat_us)} "
-                  f"| {moves} | {host} | {ok} |")
+                  f"| {moves} | {host} | {ok} | {f(by_size)} | {r(us, by_size)} |")
 PY
 )
 echo "$table"

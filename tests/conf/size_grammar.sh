@@ -2,7 +2,8 @@
 # One size grammar (conf/conf_bytes.h) wherever a person types a size: libshim's options
 # (SHIM_HOST_BUDGET, SHIM_BUDGET, read by `shim-report config` as libshim reads them) and
 # shim-plan --budget accept the same sizes with the same byte counts (40G = 40GiB = 40 * 2^30,
-# 40GB = 40 * 10^9) and reject the same bad ones, each with the same "invalid size" reason.
+# 40GB = 40 * 10^9) and reject the same bad ones, each with the same "invalid size" reason; a
+# bare number below 100000 is bytes to libshim's host_budget and questioned as a budget.
 # Percentages: a share in (0%, 100%] for both budgets.
 set -u
 source "$(dirname "$0")/../check.sh" # plan; check is this file's
@@ -40,7 +41,11 @@ else:
 plan_bytes() {
     local out
     if ! out=$("$BUILD/shim-plan" "$tmp/t.model" --planner none --budget "$1" 2>&1); then
-        echo "error: $(sed -n 's/^shim-plan: bad --budget: //p' <<<"$out")"
+        if grep -q "^shim-plan: bad --budget '$1': a number without a unit is bytes: did you mean" <<<"$out"; then
+            echo question
+        else
+            echo "error: $(sed -n 's/^shim-plan: bad --budget: //p' <<<"$out")"
+        fi
         return
     fi
     sed -n 's/^budget_bytes: //p' <<<"$out"
@@ -50,8 +55,15 @@ G=$((1 << 30))
 while IFS='|' read -r text want; do
     c=$(conf_bytes "$text")
     p=$(plan_bytes "$text")
-    check "\"$text\" = $want bytes in libshim's options ($c) and in shim-plan ($p)" \
-        [ "$c" = "$want" -a "$p" = "$want" ]
+    if [[ $text =~ ^[0-9]+$ ]] && [ "$text" -lt 100000 ]; then
+        # Bytes in the grammar, but a budget of so few is never meant: shim-plan asks which
+        # unit was (as libshim's budget option does, conf_size_unit_hint).
+        check "\"$text\" = $want bytes in libshim's options ($c); as a budget, shim-plan asks which unit was meant ($p)" \
+            [ "$c" = "$want" -a "$p" = question ]
+    else
+        check "\"$text\" = $want bytes in libshim's options ($c) and in shim-plan ($p)" \
+            [ "$c" = "$want" -a "$p" = "$want" ]
+    fi
 done <<EOF
 0|0
 4096|4096

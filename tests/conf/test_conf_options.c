@@ -217,6 +217,11 @@ static void environment_diagnostics(void **state)
                                          "of: off, record, auto)");
     assert_string_equal(d.items[2].text, "SHIM_LOG_LEVEL: error: invalid value \"\" (expected one "
                                          "of: off, error, warn, info, debug)");
+    /* The same without the severity, for a log line that says it (libshim's). */
+    assert_string_equal(d.items[0].bare,
+                        "SHIM_BUGDET: unknown variable, ignored (did you mean SHIM_BUDGET?)");
+    assert_string_equal(d.items[1].bare,
+                        "SHIM_MODE: invalid value \"fast\" (expected one of: off, record, auto)");
     assert_int_equal(conf_get_int(&cfg, CONF_PROFILE_ITERATIONS), 2); /* valid ones still apply */
     assert_int_equal(conf_get_choice(&cfg, CONF_MODE), CONF_MODE_AUTO);
     expect_source(&cfg, CONF_MODE, "default");

@@ -18,7 +18,7 @@ tmp=$work
 
 check "the build lists the rooms of shim/, residency's inside, tools/, planner/ and conf/" \
     bash -c "printf '%s\n' ${rooms[*]} | cut -d: -f1 | sort | tr '\n' ' ' |
-        grep -q 'conf planner planner/base shim shim/core shim/hooks shim/plan shim/resid shim/resid/budget shim/resid/driver shim/resid/moves shim/resid/pools shim/resid/state shim/trace tools/import tools/report tools/run tools/trace tools/util'"
+        grep -q 'conf planner planner/base shim shim/core shim/hooks shim/plan shim/resid shim/resid/budget shim/resid/driver shim/resid/moves shim/resid/pools shim/resid/state shim/trace tools/import tools/planopt tools/report tools/run tools/trace tools/util'"
 "$root/tests/house/check_rooms.sh" "$root" "$B" "${rooms[@]}" >"$work/out" 2>&1
 rc=$?
 cat "$work/out"

@@ -40,8 +40,8 @@ op 100
 alloc 1000 0 1 0 1
 alloc 1000 0 0 0
 M
-"$plan" "$tmp/small.model" --budget 1500 >"$tmp/small.out" 2>&1
-"$plan" "$tmp/small.model" --budget 1500 --json >"$tmp/small.json" 2>&1
+"$plan" "$tmp/small.model" --budget 1500B >"$tmp/small.out" 2>&1
+"$plan" "$tmp/small.model" --budget 1500B --json >"$tmp/small.json" 2>&1
 json_nulls() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1]));
 sys.exit(0 if not j["feasible"] and j["step_us"] is None and j["stall_us"] is None else 1)' "$1"; }
 "$plan" "$tmp/small.model" --budget 100% >"$tmp/fits.out" 2>&1

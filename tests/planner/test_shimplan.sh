@@ -41,7 +41,7 @@ json_check "proposals run from the peak as libshim holds it to the floor" \
     "j['proposals'][0]['budget_bytes'] == j['held_peak_bytes'] and j['proposals'][-1]['budget_bytes'] == j['floor_bytes']"
 json_check "proposals hold their budgets" "all(p['peak_bytes'] <= p['budget_bytes'] for p in j['proposals'])"
 
-"$shimplan" "$tmp/t.model" --budget 1 --json >"$tmp/json"
+"$shimplan" "$tmp/t.model" --budget 1B --json >"$tmp/json"
 json_check "below the floor: infeasible, bound null" "j['feasible'] is False and j['lower_bound_us'] is None"
 
 "$shimplan" "$tmp/t.model" --budget 4GiB --planner none --json >"$tmp/json"
@@ -58,25 +58,25 @@ check "reactive at 60%: $n entries printed of ${want:-no} counted, more than 0" 
 printf 'hw 1 1 1 0\nop 5\nop 5\nop 5\nalloc 100 -1 -1 0\nalloc 50 1 2 1 2\n' >"$tmp/s.model"
 # Tiny models of a few bytes test the planners on the model as given (--as-given): as libshim
 # holds them, every allocation would be below min_managed_bytes and never move.
-"$shimplan" "$tmp/s.model" --budget 120 --planner exact --as-given --json >"$tmp/json"
+"$shimplan" "$tmp/s.model" --budget 120B --planner exact --as-given --json >"$tmp/json"
 json_check "exact on a small model holds the budget" \
     "j['feasible'] is True and j['peak_bytes'] <= 120 and j['floor_bytes'] == 100"
-"$shimplan" - --budget 120 --json <"$tmp/s.model" >"$tmp/json"
+"$shimplan" - --budget 120B --json <"$tmp/s.model" >"$tmp/json"
 json_check "model read from standard input" "j['native_peak_bytes'] == 150"
 
 # --remap: the mover's host time per move replaces the model's REMAP_US. A (100 B, 0.1 us of copy)
 # must be off during ops 1-2: its eviction's remap (after the copy) and its copy back's remap
 # (from the end of op 2, before op 0 of the next step) each stall the compute stream
-"$shimplan" "$tmp/s.model" --budget 120 --remap 1000 --as-given --json >"$tmp/json"
+"$shimplan" "$tmp/s.model" --budget 120B --remap 1000 --as-given --json >"$tmp/json"
 json_check "--remap 1000: two remaps of stall per step, bound below" \
     "2000 <= j['stall_us'] < 2001 and 1990 < j['lower_bound_us'] <= j['stall_us']"
-"$shimplan" "$tmp/s.model" --budget 120 --remap 0 --as-given --json >"$tmp/json"
+"$shimplan" "$tmp/s.model" --budget 120B --remap 0 --as-given --json >"$tmp/json"
 json_check "--remap 0: the copies alone" "j['stall_us'] < 1"
-"$shimplan" "$tmp/s.model" --budget 120 --remap -1 2>"$tmp/err"
+"$shimplan" "$tmp/s.model" --budget 120B --remap -1 2>"$tmp/err"
 check "negative --remap is a usage error" test $? -eq 2
 
 printf 'hw 1 1 1 0\nop 1\nalloc 10 0 0 0 7\n' >"$tmp/bad.model"
-"$shimplan" "$tmp/bad.model" --budget 1 2>"$tmp/err"
+"$shimplan" "$tmp/bad.model" --budget 1B 2>"$tmp/err"
 check "bad model exits 1" test $? -eq 1
 check "bad model message names FILE:LINE" grep -q "^$tmp/bad.model:3: error: TOUCH must be an integer in \[0, 0\], got '7'$" "$tmp/err"
 
@@ -85,14 +85,14 @@ check "exact refuses a large model" test $? -eq 1
 check "exact says why" grep -q 'too large for the exact planner' "$tmp/err"
 
 "$shimplan" "$tmp/t.model" --budget lots 2>"$tmp/err"
-check "bad budget exits 1" test $? -eq 1
+check "bad budget is a usage error (2), as in shim-report plan" test $? -eq 2
 "$shimplan" "$tmp/t.model" 2>"$tmp/err"
 check "missing budget is a usage error" test $? -eq 2
-"$shimplan" "$tmp/t.model" --budget 1 --planner magic 2>"$tmp/err"
+"$shimplan" "$tmp/t.model" --budget 1B --planner magic 2>"$tmp/err"
 check "unknown planner is a usage error" test $? -eq 2
-"$shimplan" "$tmp/t.model" --budget 1 --proposals 0 2>"$tmp/err"
+"$shimplan" "$tmp/t.model" --budget 1B --proposals 0 2>"$tmp/err"
 check "zero proposals is a usage error" test $? -eq 2
-"$shimplan" "$tmp/missing.model" --budget 1 2>"$tmp/err"
+"$shimplan" "$tmp/missing.model" --budget 1B 2>"$tmp/err"
 check "missing file exits 1" test $? -eq 1
 "$shimplan" --generate lstm 2>"$tmp/err"
 check "unknown generator exits 1" test $? -eq 1

@@ -16,7 +16,7 @@ json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
 }
 
 SPECS=("transformer:layers=3" "random:ops=12,allocs=8,maxbytes=64MiB,us=1000,h2d=1,seed=4")
-plan $((14 + 2 * ${#SPECS[@]}))
+plan $((17 + 2 * ${#SPECS[@]}))
 
 # A weight touched whole everywhere, a 1 MB table read 4 KiB at operation 0, an activation at 2-3
 # (tests/planner/test_plan_host.c): at 1 GB/s the table stays on the host, its read 4.096 us.
@@ -64,6 +64,21 @@ table 1000 @4KiB >"$tmp/m.model"
 "$shimplan" "$tmp/m.model" --budget 1100000 --as-given --entries >"$tmp/text"
 check "at 1000 GB/s the table is moved on a schedule" all grep -qx 'moved_allocs: 1' "$tmp/text" '&&' \
     grep -qx 'entry 1 0 4 -1 5' "$tmp/text" '&&' grep -qx 'step_us: 500.000' "$tmp/text"
+
+# A table and its optimizer state of one size, both read 4 KiB at operation 0: the budget holds
+# one of them, so the plan keeps the other on the host; host_resident, which matches by size,
+# keeps both there, and shim-plan says what the step is then (two reads: 504.096 -> 508.192 us).
+printf 'hw 1 1 1 0\nop 100\nop 100\nop 100\nop 100\nop 100\nalloc 100000 -1 -1 0 1 2 3 4\nalloc 1000000 -1 -1 0@4KiB\nalloc 1000000 -1 -1 0@4KiB\nalloc 500000 2 3 2 3\n' \
+    >"$tmp/two.model"
+"$shimplan" "$tmp/two.model" --budget 2100000 --as-given >"$tmp/text"
+check "two of one size: the plan keeps one on the host, at 504.096 us" \
+    all grep -qx 'host_resident_allocs: 1' "$tmp/text" '&&' grep -qx 'step_us: 504.096' "$tmp/text"
+check "... and says host_resident keeps both, and the step with both there" all grep -qx \
+    'libshim: host_resident = "1000000" (or SHIM_HOST_RESIDENT) keeps allocations of these sizes on the host: 2 in this model, more than the plan keeps there' \
+    "$tmp/text" '&&' grep -q '^libshim: with all 2 on the host the step is 508.192 us, 1.008x the plan' "$tmp/text"
+"$shimplan" "$tmp/two.model" --budget 2100000 --as-given --json >"$tmp/json"
+json_check "json: host_resident_as_sized, both on the host, two reads" \
+    "j['host_resident_as_sized'] == {'allocs': 2, 'feasible': True, 'step_us': 508.192, 'stall_us': 8.192, 'host_read_bytes_per_step': 8192}"
 
 # Generated models without read bytes: the output with the option's default and with it off is
 # byte-identical, text and JSON.

@@ -38,7 +38,7 @@ err=$(SHIM_CONFIG="$work/bad.toml" SHIM_TRACE_PATH="$work/bad-%p.trace" LD_PRELO
 check "bad configuration: the program still runs and gives the same result" \
     all [ -n "$plain" ] '&&' [ "$(cat "$work/out")" = "$plain" ]
 check "bad configuration: the error names file:line:col ($(head -1 <<<"$err"))" \
-    grep -q "bad.toml:2:10: error" <<<"$err"
+    grep -qE "^libshim\[[0-9]+\]: error: .*bad.toml:2:10: budget: invalid size" <<<"$err"
 check "bad configuration: pass-through, no trace" bash -c "! ls '$work'/bad-*.trace 2>/dev/null"
 
 out=$(SHIM_MODE=off SHIM_TRACE_PATH="$work/off-%p.trace" LD_PRELOAD="$PRELOAD" "$prog" basic)

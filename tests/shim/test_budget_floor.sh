@@ -4,8 +4,8 @@
 # file, shim-run --budget): a budget under one granule (2 MiB on the simulated device) is raised
 # to one granule with a warning naming the option and where it was set, and the program's
 # allocations succeed (before, every managed allocation failed with out of memory); a share of
-# the device that comes to less than the 1 MiB minimum gets the words SHIM_BUDGET=1 gets ("SOURCE:
-# error: ... is out of range (1MiB to 1PiB)") and libshim keeps no budget there. With
+# the device that comes to less than the 1 MiB minimum gets the words SHIM_BUDGET=1 gets ("error:
+# SOURCE: ... is out of range (1MiB to 1PiB)") and libshim keeps no budget there. With
 # min_managed_bytes above the program's allocations, the out-of-memory message names the
 # allocation unmanaged, with the option.
 set -u
@@ -33,11 +33,11 @@ raised() {
     local rc=$?
     cat "$tmp/out" "$tmp/err"
     [ $rc -eq 0 ] && native &&
-        [ "$(grep -cF "warning: $src: warning: $opt = \"$val\" (1048576 bytes on device 0) is less than one granule of the device's memory (2097152 bytes, the least libshim can map): raised to 2097152 bytes" "$tmp/err")" -eq 1 ] &&
+        [ "$(grep -cF "warning: $src: $opt = \"$val\" (1048576 bytes on device 0) is less than one granule of the device's memory (2097152 bytes, the least libshim can map): raised to 2097152 bytes" "$tmp/err")" -eq 1 ] &&
         grep -q 'info: budget 2 MiB of' "$tmp/err"
 }
 # below_min SOURCE OPTION VALUE VAR=VALUE...: the run completes as natively; one error in the
-# words of SHIM_BUDGET=1's ("SOURCE: error: ... is out of range (1MiB to 1PiB)"), and residency
+# words of SHIM_BUDGET=1's ("error: SOURCE: ... is out of range (1MiB to 1PiB)"), and residency
 # did not start.
 below_min() {
     local src=$1 opt=$2 val=$3
@@ -46,14 +46,16 @@ below_min() {
     local rc=$?
     cat "$tmp/out" "$tmp/err"
     [ $rc -eq 0 ] && native &&
-        [ "$(grep -cF "error: $src: error: $opt = \"$val\" is out of range (1MiB to 1PiB): on device 0" "$tmp/err")" -eq 1 ] &&
+        [ "$(grep -cF "error: $src: $opt = \"$val\" is out of range (1MiB to 1PiB): on device 0" "$tmp/err")" -eq 1 ] &&
         grep -q 'nothing moved (residency did not start)' "$tmp/err"
 }
-# same_words_as_one: SHIM_BUDGET=1's message has the form below_min looks for.
+# same_words_as_one: SHIM_BUDGET=1's message as libshim logs it names its severity once
+# ("error: SHIM_BUDGET: 1 is ..."), and so do residency's own words for a share below the minimum
+# (below_min) and under a granule (raised): "error: SOURCE: budget = ...".
 same_words_as_one() {
     kinds SHIM_BUDGET=1
     cat "$tmp/err"
-    grep -qF 'error: SHIM_BUDGET: error: 1 is out of range (1MiB to 1PiB)' "$tmp/err"
+    grep -qF 'error: SHIM_BUDGET: 1 is out of range (1MiB to 1PiB)' "$tmp/err"
 }
 # shim_run_budget VALUE PATTERN: shim-run --budget VALUE runs kinds as natively; stderr has PATTERN.
 shim_run_budget() {
@@ -93,7 +95,7 @@ check "SHIM_BUDGET=1MiB: raised to one granule, said once; the program runs as n
     raised SHIM_BUDGET budget 1MiB SHIM_BUDGET=1MiB
 check "SHIM_BUDGET=0.0001%: below the minimum on this device, said as SHIM_BUDGET=1 is" \
     below_min SHIM_BUDGET budget 0.0001% SHIM_BUDGET=0.0001%
-check "SHIM_BUDGET=1: the words below_min looks for" same_words_as_one
+check "SHIM_BUDGET=1: said with its severity once" same_words_as_one
 check "SHIM_BUDGETS=1MiB: device 0's budget raised, said with its entry" \
     raised SHIM_BUDGETS "budgets entry 1" 1MiB SHIM_BUDGETS=1MiB
 check "SHIM_BUDGETS=0.0001%: below the minimum, said as SHIM_BUDGET=1 is" \
@@ -108,9 +110,9 @@ check "budgets = \"0.0001%,4GiB\" in the file: device 0's entry below the minimu
     below_min "$tmp/budgets-share.toml:2" "budgets entry 1" 0.0001% \
     SHIM_CONFIG="$tmp/budgets-share.toml"
 check "shim-run --budget 1MiB: raised to one granule; the command runs as natively" \
-    shim_run_budget 1MiB 'SHIM_BUDGET: warning: budget = "1MiB" (1048576 bytes on device 0) is less than one granule'
+    shim_run_budget 1MiB 'warning: SHIM_BUDGET: budget = "1MiB" (1048576 bytes on device 0) is less than one granule'
 check "shim-run --budget 0.0001%: said as SHIM_BUDGET=1 is; the command runs as natively" \
-    shim_run_budget 0.0001% 'SHIM_BUDGET: error: budget = "0.0001%" is out of range (1MiB to 1PiB)'
+    shim_run_budget 0.0001% 'error: SHIM_BUDGET: budget = "0.0001%" is out of range (1MiB to 1PiB)'
 check "shim-run --budget 1: refused before the run, in the same words" shim_run_one
 check "min_managed_bytes above every allocation: the message says unmanaged, with the option" \
     unmanaged_named

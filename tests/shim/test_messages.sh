@@ -54,7 +54,7 @@ check "SHIM_BUDGETS with a long bad entry: its reason whole (it was cut at 256 b
     config_says "expected a number of bytes, alone or with a unit $UNITS; ignored" \
     "SHIM_BUDGETS=1GiB,$long"
 check "shim-plan --budget with a long bad size: its reason whole (it was cut at 256 bytes)" \
-    says 1 "expected a number of bytes, alone or with a unit $UNITS" sh -c \
+    says 2 "expected a number of bytes, alone or with a unit $UNITS" sh -c \
     "'$PLAN' --generate transformer:layers=2 -o '$tmp/s.model' && '$PLAN' '$tmp/s.model' --budget '$long'"
 check "a budget with its unit: no question" \
     sh -c "! SHIM_BUDGET=10KiB '$REPORT' config 2>&1 | grep -q 'did you mean'"

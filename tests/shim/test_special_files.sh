@@ -46,7 +46,7 @@ folder_config() {
     bounded env SHIM_TRACE_PATH= SHIM_CONFIG="$tmp" LD_PRELOAD="$PRELOAD" "$prog" kinds
     local rc=$?
     cat "$tmp/out"
-    [ $rc -eq 0 ] && grep -q "$tmp: error: .*a directory, not a regular file" "$tmp/out"
+    [ $rc -eq 0 ] && grep -q "error: $tmp: .*a directory, not a regular file" "$tmp/out"
 }
 # fifo_trace: SHIM_TRACE_PATH naming a FIFO: no trace, said with the path; the program unchanged.
 fifo_trace() {

@@ -4,6 +4,7 @@
  * traces: this one twice). Each input is read twice: as it is, and with every chunk's checksum
  * made right, so that mutations reach the payload parsers instead of stopping at the checksum. */
 #include "report.h"
+#include "report_model.h"
 #include "shim_trace_format.h"
 
 #include "plan_build.h"
@@ -101,14 +102,15 @@ static void check_plans(const report_trace *t)
    written to the model format and read back. */
 static void check_model(const report_trace *t)
 {
-    report_model_opts o = {.step = -1, .h2d = -1, .d2h = -1, .remap = -1, .duplex = -1};
+    report_model_opts o;
+    report_model_opts_init(&o);
     plan_model m, back;
     plan_build_info info;
     char err[600], msg[256], *text;
     size_t len;
     plan_model_init(&m);
     plan_model_init(&back);
-    if (report_model_build(t, &o, &m, &info, err, sizeof err) != 0) {
+    if (report_model_build(t, &o, &m, &info, NULL, err, sizeof err) != 0) {
         CHECK(strncmp(err, "fuzz.trace: ", 12) == 0 && m.nops == 0 && m.nallocs == 0);
         return;
     }

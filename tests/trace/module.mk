@@ -24,15 +24,17 @@ ALL_TARGETS += $(TRACE_GEN)
 TESTS += $(TRACE_UNIT_TESTS) $(sort $(wildcard tests/trace/test_*.sh))
 
 # The reader fuzzed with every report that reads a whole trace: the subcommands, the step model
-# (it reads the planner too) and the HTML page with its style sheet and script as built. Not
-# report_main.c (libFuzzer has the main) nor the two subcommands that read conf/ (config, plan).
+# (it reads the planner too, with its options: tools/planopt/, which reads conf/) and the HTML
+# page with its style sheet and script as built. Not report_main.c (libFuzzer has the main) nor
+# the two subcommands that read the configuration or plan (config, plan).
 FUZZ_TRACE := $(BUILD)/fuzz_trace
 FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(HTML_ASSETS_C) \
+                   $(PLANOPT_SRCS) $(filter-out conf/conf_bytes.c,$(CONF_SRCS)) \
                    $(filter-out %/report_main.c %/report_config.c %/report_plan.c,$(REPORT_SRCS))
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
                $(wildcard tools/report/*.h) $(SHIM_FORMAT_HDRS) planner/plan_build.h \
-               planner/plan_internal.h
+               planner/plan_internal.h tools/planopt/planopt.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -Itools/report -Itools/util \
-		-Iplanner/base -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
+		-Itools/planopt -Iplanner/base -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

@@ -485,47 +485,26 @@ static int mark_ops(const ie_trace *e, unsigned char *op)
     return 0;
 }
 
-/* The window of ProfilerStep#N (o->step, or the last step when -1) in rf_id order: its own rf_id
- * to the last in its subtree; backward operators on the autograd thread run inside it. Returns
- * 1 with the window, 0 when the trace has no step annotation, -1 when step N is not there. */
-static int et_step(const ie_trace *e, const import_opts *o, int64_t *lo, int64_t *hi,
-                   int64_t *which)
-{
-    int found = 0;
-    for (size_t n = 0; n < e->nnode; n++) {
-        const char *h = e->node[n].name;
-        if (strncmp(h, "ProfilerStep#", 13))
-            continue;
-        char *end;
-        long long k = strtoll(h + 13, &end, 10);
-        if (*end || (o->step >= 0 && k != o->step) || (found && k < *which))
-            continue;
-        found = 1, *which = k;
-        *lo = e->node[n].rf >= 0 ? e->node[n].rf : e->node[n].id, *hi = e->node[n].sub_end;
-    }
-    return found ? 1 : o->step >= 0 ? -1 : 0;
-}
-
 static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, size_t cap)
 {
     ie_trace *e = c->e;
-    int64_t lo = 0, hi = 0, which = -1;
+    ie_step_window w;
     c->alone = 1;
-    int st = et_step(e, o, &lo, &hi, &which);
-    if (st < 0) {
-        snprintf(msg, cap, "%s: error: no ProfilerStep#%lld in the trace", e->path,
-                 (long long)o->step);
+    unsigned char *is_op = calloc(e->nnode + 1, 1);
+    if (!is_op || mark_ops(e, is_op))
+        goto nomem;
+    int st = ie_step_pick(e, o, is_op, &w, msg, cap);
+    free(is_op);
+    is_op = NULL;
+    if (st < 0)
         return -1;
-    }
-    if (st && ie_keep(e, lo, hi))
-        return -1;
-    if (st)
-        import_note(o, "shim-plan: %s: ProfilerStep#%lld (%zu nodes)\n", e->path, (long long)which,
-                    e->nnode);
-    else
+    if (st && ie_keep(e, w.lo, w.hi))
+        goto nomem;
+    if (!st)
         import_note(o, "shim-plan: %s: no ProfilerStep annotation: the whole trace is one step\n",
                     e->path);
-    unsigned char *is_op = calloc(e->nnode + 1, 1);
+    /* The operations again, of the nodes kept: the step's own. */
+    is_op = calloc(e->nnode + 1, 1);
     if (!is_op || mark_ops(e, is_op) || find_pieces(c))
         goto nomem;
     assign_pieces(c);
@@ -546,6 +525,11 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
     }
     free(is_op);
     is_op = NULL;
+    if (!m->nops && st) {
+        snprintf(msg, cap, "%s: error: no operator in ProfilerStep#%lld has GPU tensor operands%s",
+                 e->path, w.num, o->step < 0 ? " (nor in any other step of the trace)" : "");
+        return -1;
+    }
     if (!m->nops) {
         snprintf(msg, cap, "%s: error: no operator in the step has GPU tensor operands", e->path);
         return -1;

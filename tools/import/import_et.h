@@ -64,6 +64,25 @@ json_object *ie_field(json_object *o, const char *name);
  * (whole). Never fails: what it cannot read is not a lookup. */
 ie_lookup_kind ie_lookup(json_object *o, const char *name, ie_ref *ref, size_t n);
 
+/* ---- import_et_step.c ---- */
+
+/* The window of one ProfilerStep#N: its number, its own rf_id to the last of its subtree, the
+ * operations in it. */
+typedef struct ie_step_window {
+    long long num;
+    int64_t lo, hi;
+    size_t ops;
+} ie_step_window;
+
+/* The step of the execution trace e alone: ProfilerStep#(o->step), or by default the last step
+ * that is complete, judged by the operations each step holds (is_op[i]: node i is an operation;
+ * tools/import/IMPORT.md). Notes the step chosen, and why when the last was cut short, to
+ * o->notes. Returns 1 with the window in *s, 0 when the trace has no step annotation and no
+ * --step was given (the whole trace is the step), or -1 with the error in msg (no such step, out
+ * of memory). */
+int ie_step_pick(const ie_trace *e, const import_opts *o, const unsigned char *is_op,
+                 ie_step_window *s, char *msg, size_t cap);
+
 /* Keeps of e's nodes those whose rf_id lies in [lo, hi] (one step's window) with their
  * operands, relinked as ie_load leaves them. Returns 0, or -1 when memory runs out (e then
  * holds the kept nodes, unlinked, and is still for ie_free). */

@@ -1,7 +1,10 @@
 /* import_kineto_load.c — reads a Kineto chrome trace (torch.profiler's
  * export_chrome_trace) and keeps the events the importers use: kernels, launch calls, CPU
  * operators, step and optimizer annotations and [memory] events. Every kept event's fields are
- * checked, and a missing or mistyped one is an error at the event's line and column. */
+ * checked, and a missing or mistyped one is an error at the event's line and column. The first
+ * Kineto traces (PyTorch 1.8 and 1.9) name the categories Kernel, Runtime and Operator and the
+ * CPU side's id "external id"; later ones kernel, cuda_runtime (and cuda_driver), cpu_op and
+ * "External id": both are read. */
 #include "import_kineto.h"
 
 #include "base_array.h"
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* One event being read: where it is, for messages. */
 typedef struct ev {
@@ -62,12 +66,21 @@ static int thread(const ev *e, int64_t *tid)
     return 0;
 }
 
+/* The event's CPU-side id ("External id", or "external id" in the first Kineto traces). */
+static int external_id(const ev *e, int64_t *out)
+{
+    int got = import_get_int(e->args, "External id", out);
+    if (got == 0)
+        got = import_get_int(e->args, "external id", out);
+    return got >= 0 ? 0 : bad(e, "External id", got, "an integer");
+}
+
 static int kernel(ik_trace *t, const ev *e)
 {
     ik_kernel k = {.corr = -1, .ext = -1};
     if (num(e, 0, "ts", &k.ts, 0) || num(e, 0, "dur", &k.dur, 0) ||
         integer(e, 1, "stream", &k.stream, 0) || integer(e, 1, "device", &k.device, 1) ||
-        integer(e, 1, "correlation", &k.corr, 1) || integer(e, 1, "External id", &k.ext, 1))
+        integer(e, 1, "correlation", &k.corr, 1) || external_id(e, &k.ext))
         return -1;
     if (k.dur < 0 || k.stream < 0 || k.stream > UINT32_MAX)
         return import_fail(e->msg, e->cap, e->loc, "traceEvents", e->index,
@@ -85,7 +98,7 @@ static int call(ik_trace *t, const ev *e)
 {
     ik_call c = {.ext = -1};
     if (num(e, 0, "ts", &c.ts, 0) || thread(e, &c.tid) ||
-        integer(e, 1, "correlation", &c.corr, 0) || integer(e, 1, "External id", &c.ext, 1))
+        integer(e, 1, "correlation", &c.corr, 0) || external_id(e, &c.ext))
         return -1;
     if (base_array_grow((void **)&t->call, &t->cap_call, t->ncall + 1, sizeof *t->call))
         return import_fail(e->msg, e->cap, e->loc, "", 0, "out of memory");
@@ -99,7 +112,7 @@ static int span(const ev *e, const char *name, ik_span **arr, size_t *n, size_t 
     ik_span s = {.ext = -1, .rf = -1, .num = num_};
     double dur;
     if (num(e, 0, "ts", &s.ts, 0) || num(e, 0, "dur", &dur, 0) || thread(e, &s.tid) ||
-        integer(e, 1, "External id", &s.ext, 1) || integer(e, 1, "Record function id", &s.rf, 1))
+        external_id(e, &s.ext) || integer(e, 1, "Record function id", &s.rf, 1))
         return -1;
     s.end = s.ts + dur;
     if (base_array_grow((void **)arr, cap, *n + 1, sizeof(**arr)) || !(s.name = strdup(name)))
@@ -139,9 +152,10 @@ static int event(ik_trace *t, ev *e)
      * count a step twice. */
     int cpu = strncmp(cat, "gpu_", 4) != 0;
     int is_mem = !strcmp(name, "[memory]"), is_step = cpu && !strncmp(name, "ProfilerStep#", 13);
-    int is_kern = !strcmp(cat, "kernel"), is_opt = cpu && !strncmp(name, "Optimizer.step", 14);
-    int is_call = !strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver");
-    int is_op = !strcmp(cat, "cpu_op");
+    int is_kern = !strcasecmp(cat, "kernel"), is_opt = cpu && !strncmp(name, "Optimizer.step", 14);
+    int is_call = !strcasecmp(cat, "cuda_runtime") || !strcasecmp(cat, "cuda_driver") ||
+                  !strcasecmp(cat, "runtime");
+    int is_op = !strcasecmp(cat, "cpu_op") || !strcasecmp(cat, "operator");
     if (!(is_mem || is_step || is_kern || is_opt || is_call || is_op))
         return 0;
     e->what = is_mem    ? "[memory] event"

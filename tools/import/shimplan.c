@@ -2,28 +2,30 @@
  * predicted peak, step time, stall and the lower bound; also writes generated models.
  *
  *   shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact] [--proposals N]
- *             [--remap US] [--json] [--entries]
+ *             [--h2d GBPS] [--d2h GBPS] [--duplex 0|1] [--link-both H2D,D2H] [--remap US]
+ *             [--json] [--entries]
  *   shim-plan --generate SPEC [-o FILE]
  *   shim-plan --import kineto TRACE [--step N] [--touches guess|all] [-o FILE] [--budget ...]
  *   shim-plan --import et ET [--kineto TRACE] [--step N] [--join-map FILE] [-o FILE] [--budget ...]
  *
- * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). SIZE is
- * bytes, a size with a unit (512MiB, 40G, 40GiB, 1.5GB) or a percentage in (0%, 100%] (75%) of
- * the model's native peak as libshim holds it, read exactly as shim-report plan and libshim's
- * budget option read theirs (conf_budget_parse). The model is planned as libshim holds its
+ * MODEL is a file in the format of planner/MODEL-FORMAT.md ("-" reads standard input). The
+ * planner's options (--budget, --planner, --proposals, the link's, --step) are read as
+ * shim-report plan reads them, by one parser (tools/planopt/planopt.h): the same help, the same
+ * errors. The model is planned as libshim holds its
  * memory (planner/plan_build.h, plan_model_hold; --min-managed, --slab-max, --as-given). --import
  * builds the model of one step of a PyTorch trace (tools/import/import.h, tools/import/IMPORT.md):
  * written to FILE (-o), planned (--budget,
  * --proposals), or, with neither, written to standard output; --join-map writes which ET node
- * launched each operation (a debugging and test aid). --remap US replaces the model's REMAP_US
- * (read, imported or generated): the host time libshim's mover spends on each move, not link
- * time. Exit status: 0 planned (whether or not the
+ * launched each operation (a debugging and test aid). The link options replace the model's
+ * figures (read, imported or generated), and the output says where each came from. Exit status:
+ * 0 planned (whether or not the
  * budget holds: see "feasible"), 1 bad input or planning error, 2 usage. */
 #include "conf.h"
 #include "import.h"
 #include "plan.h"
 #include "plan_build.h"
-#include "shimplan_place.h"
+#include "planopt.h"
+#include "shimplan_print.h"
 #include "util_file.h"
 
 #include <errno.h>
@@ -38,40 +40,44 @@
 
 typedef struct options {
     const char *model;
-    const char *budget;
     const char *generate;
     const char *out;
     const char *import, *kineto, *join_map;
     import_opts iopts;
-    plan_kind kind;
-    size_t proposals;
-    double remap;         /* --remap in us; -1: the model's */
+    planopt p;            /* the planner's options: budget, planner, proposals, link, step */
     plan_hold_rules hold; /* libshim's, or as --min-managed and --slab-max say */
     bool json, entries, as_given, hold_set;
     bool no_host; /* --no-host-placement */
 } options;
 
-static void usage(FILE *f)
+/* The synopsis, for --help and after a usage error. */
+static void synopsis(FILE *f)
 {
-    fputs("usage: shim-plan MODEL --budget SIZE [--planner none|reactive|scheduled|exact]\n"
-          "                 [--proposals N] [--remap US] [--json] [--entries]\n"
-          "                 [--no-host-placement]\n"
-          "       shim-plan --generate SPEC [-o FILE]\n"
+    fputs("usage: shim-plan MODEL [--json] [--entries] [--no-host-placement]\n"
+          "                 [--min-managed SIZE] [--slab-max SIZE] [--as-given]\n",
+          f);
+    planopt_synopsis(f, PLANOPT_PLAN | PLANOPT_LINK, 16);
+    fputs("                 (--budget or --proposals is required)\n"
+          "       shim-plan --generate SPEC [-o FILE] [--remap US ...]\n"
           "       shim-plan --import kineto TRACE.json[.gz] [--step N] [--touches guess|all]\n"
           "                 [-o FILE] [--budget SIZE ...]\n"
           "       shim-plan --import et ET.json[.gz] [--kineto TRACE.json[.gz]] [--step N]\n"
-          "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n"
-          "SIZE: bytes, 512MiB, 40G or 40GiB (2^30), 40GB (10^9), or 75% of the native peak\n"
-          "  as libshim holds it.\n"
+          "                 [--join-map FILE] [-o FILE] [--budget SIZE ...]\n",
+          f);
+}
+
+static void usage(FILE *f)
+{
+    synopsis(f);
+    fputs("MODEL: a model file (planner/MODEL-FORMAT.md), - for standard input.\n"
           "SPEC: transformer|unet|optim|random[:KEY=VALUE,...] (planner/MODEL-FORMAT.md).\n"
           "--import: the model of one step of a PyTorch profiler trace (tools/import/IMPORT.md);\n"
-          "  --step N: ProfilerStep#N (default: the last step another follows);\n"
+          "  --step N: ProfilerStep#N (default: the last complete step: IMPORT.md says how it\n"
+          "    is chosen);\n"
           "  --touches all: every kernel in an allocation's life touches it (default: guess);\n"
           "  --join-map FILE: (et) one line per operation: its number and the ET node id\n"
           "    that launched it (-1: none);\n"
           "  without -o, --budget or --proposals the model goes to standard output.\n"
-          "--remap US: the host time libshim's mover spends remapping each move's range, in\n"
-          "  microseconds (replaces the model's REMAP_US; the mover runs beside the link).\n"
           "The model is planned as libshim holds its memory: an allocation smaller than\n"
           "  min_managed_bytes is left to the driver and never moved, a larger one of at most\n"
           "  the slab maximum shares a slab (moved only with it), the rest round up to 2 MiB\n"
@@ -80,42 +86,19 @@ static void usage(FILE *f)
           "  --as-given plans every allocation as the model gives it, all movable.\n"
           "When the model gives bytes read per touch (OP@SIZE), an allocation read sparsely may\n"
           "  also stay on the host, read in place through the link (planner/MODEL-FORMAT.md,\n"
-          "  \"Placements\"); --no-host-placement plans without that third placement.\n",
+          "  \"Placements\"); --no-host-placement plans without that third placement.\n"
+          "The planner's options (shim-report plan takes the same):\n",
           f);
+    planopt_help(f, PLANOPT_PLAN | PLANOPT_LINK);
 }
 
-static bool parse_count(const char *s, size_t *out)
+/* "shim-plan: WHAT", the synopsis and where the rest is, on stderr; 2. */
+static int bad_usage(const char *what)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > 100000 || s[0] == '-')
-        return false;
-    *out = (size_t)v;
-    return true;
-}
-
-/* A time in microseconds in [0, 1e9] covering all of s. */
-static bool parse_us(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v < 0 || v > 1e9)
-        return false;
-    *out = v;
-    return true;
-}
-
-static bool parse_step(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < 0 || v > INT32_MAX)
-        return false;
-    *out = v;
-    return true;
+    fprintf(stderr, "shim-plan: %s\n", what);
+    synopsis(stderr);
+    fputs("(shim-plan --help says more)\n", stderr);
+    return 2;
 }
 
 /* libshim's rules for holding memory with its defaults: min_managed_bytes from the option table
@@ -134,7 +117,7 @@ static void default_hold(plan_hold_rules *r)
 }
 
 /* --min-managed (bounded as libshim's min_managed_bytes) or --slab-max (at most a granule: a
-   slab is one); 0, or 2 for a bad value. */
+   slab is one); 0, or 2 after the usage error. */
 static int hold_option(const char *a, const char *v, options *o)
 {
     bool mm = !strcmp(a, "--min-managed");
@@ -148,20 +131,20 @@ static int hold_option(const char *a, const char *v, options *o)
     else if (!mm && sz.bytes > PLAN_BUILD_GRANULE)
         snprintf(err, sizeof err, "at most 2MiB (a slab is one granule), not '%s'", v);
     if (*err) {
-        fprintf(stderr, "shim-plan: bad %s: %s\n", a, err);
-        return 2;
+        char what[CONF_ERR_LEN + 32];
+        snprintf(what, sizeof what, "bad %s: %s", a, err);
+        return bad_usage(what);
     }
     *(mm ? &o->hold.min_managed : &o->hold.slab_max) = sz.bytes;
     o->hold_set = true;
     return 0;
 }
 
-/* Option taking a value: stores it; returns 0, or 2 for a usage error. */
+/* An option of shim-plan's own that takes value v: stores it; 0, or 2 after the usage error. */
 static int value_option(const char *a, const char *v, options *o)
 {
-    if (!strcmp(a, "--budget"))
-        o->budget = v;
-    else if (!strcmp(a, "--generate"))
+    char what[CONF_ERR_LEN];
+    if (!strcmp(a, "--generate"))
         o->generate = v;
     else if (!strcmp(a, "-o"))
         o->out = v;
@@ -170,30 +153,44 @@ static int value_option(const char *a, const char *v, options *o)
     else if (!strcmp(a, "--join-map"))
         o->join_map = v;
     else if (!strcmp(a, "--import") && strcmp(v, "kineto") && strcmp(v, "et")) {
-        fprintf(stderr, "shim-plan: --import takes kineto or et, got '%s'\n", v);
-        return 2;
+        snprintf(what, sizeof what, "--import takes kineto or et, not '%s'", v);
+        return bad_usage(what);
     } else if (!strcmp(a, "--import"))
         o->import = v;
     else if (!strcmp(a, "--touches") && strcmp(v, "guess") && strcmp(v, "all")) {
-        fprintf(stderr, "shim-plan: --touches takes guess or all, got '%s'\n", v);
-        return 2;
+        snprintf(what, sizeof what, "--touches takes guess or all, not '%s'", v);
+        return bad_usage(what);
     } else if (!strcmp(a, "--touches"))
         o->iopts.all_touches = !strcmp(v, "all");
-    else if (!strcmp(a, "--step") && !parse_step(v, &o->iopts.step)) {
-        fprintf(stderr, "shim-plan: --step takes a step number in [0, 2^31)\n");
-        return 2;
-    } else if (!strcmp(a, "--planner") && plan_kind_parse(v, &o->kind)) {
-        fprintf(stderr, "shim-plan: unknown planner '%s'\n", v);
-        return 2;
-    } else if (!strcmp(a, "--proposals") && !parse_count(v, &o->proposals)) {
-        fprintf(stderr, "shim-plan: --proposals takes a count in [1, 100000]\n");
-        return 2;
-    } else if (!strcmp(a, "--min-managed") || !strcmp(a, "--slab-max")) {
+    else if (!strcmp(a, "--min-managed") || !strcmp(a, "--slab-max"))
         return hold_option(a, v, o);
-    } else if (!strcmp(a, "--remap") && !parse_us(v, &o->remap)) {
-        fprintf(stderr, "shim-plan: --remap takes a time in microseconds in [0, 1e9]\n");
-        return 2;
+    return 0;
+}
+
+/* What the options and arguments lack or hold too many of: 0, or 2 after the usage error. */
+static int check_args(const options *o)
+{
+    char what[CONF_ERR_LEN];
+    if (o->as_given && o->hold_set)
+        return bad_usage("--as-given takes no --min-managed or --slab-max");
+    if (o->generate)
+        return 0;
+    if (o->import && (!o->model || (o->kineto && strcmp(o->import, "et")))) {
+        snprintf(what, sizeof what, "--import %s %s", o->import,
+                 !o->model ? "needs a trace file: --import KIND TRACE" : "takes no --kineto");
+        return bad_usage(what);
     }
+    if (o->join_map && (!o->import || strcmp(o->import, "et")))
+        return bad_usage("--join-map goes with --import et");
+    if (o->import)
+        return 0;
+    if (o->kineto || o->p.step >= 0 || o->iopts.all_touches)
+        return bad_usage("--kineto, --step and --touches go with --import");
+    if (!o->model)
+        return bad_usage("no model given: MODEL (a model file, - for standard input), "
+                         "--generate SPEC or --import kineto|et TRACE");
+    if (planopt_require_budget(&o->p, what, sizeof what))
+        return bad_usage(what);
     return 0;
 }
 
@@ -201,83 +198,53 @@ static int value_option(const char *a, const char *v, options *o)
    "--opt V" or "--opt=V", options and the model in any order. */
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longs[] = {
-        {"budget", required_argument, NULL, 0},
-        {"generate", required_argument, NULL, 0},
-        {"planner", required_argument, NULL, 0},
-        {"proposals", required_argument, NULL, 0},
-        {"import", required_argument, NULL, 0},
-        {"kineto", required_argument, NULL, 0},
-        {"step", required_argument, NULL, 0},
-        {"touches", required_argument, NULL, 0},
-        {"join-map", required_argument, NULL, 0},
-        {"remap", required_argument, NULL, 0},
-        {"json", no_argument, NULL, 'j'},
-        {"entries", no_argument, NULL, 'e'},
-        {"min-managed", required_argument, NULL, 0},
-        {"slab-max", required_argument, NULL, 0},
-        {"as-given", no_argument, NULL, 'g'},
-        {"no-host-placement", no_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    struct option longs[32] = {
+        {"generate", required_argument, NULL, 0},      {"import", required_argument, NULL, 0},
+        {"kineto", required_argument, NULL, 0},        {"touches", required_argument, NULL, 0},
+        {"join-map", required_argument, NULL, 0},      {"json", no_argument, NULL, 'j'},
+        {"entries", no_argument, NULL, 'e'},           {"min-managed", required_argument, NULL, 0},
+        {"slab-max", required_argument, NULL, 0},      {"as-given", no_argument, NULL, 'g'},
+        {"no-host-placement", no_argument, NULL, 'n'}, {"help", no_argument, NULL, 'h'},
     };
-    o->kind = PLAN_KIND_SCHEDULED;
-    o->remap = -1;
+    size_t own = 12;
+    if (!planopt_longs(PLANOPT_PLAN | PLANOPT_LINK | PLANOPT_STEP, longs, own, 32))
+        return bad_usage("internal error: the option table is too small");
+    planopt_init(&o->p);
     default_hold(&o->hold);
     o->iopts.step = -1;
     o->iopts.notes = stderr;
     opterr = 0; /* the messages are shim-plan's own */
     int c, at = 0;
+    char what[CONF_ERR_LEN];
     while ((c = getopt_long(argc, argv, ":ho:", longs, &at)) != -1) {
         char name[32] = "-o";
         if (c == 0)
             snprintf(name, sizeof name, "--%s", longs[at].name);
-        if (c == ':')
-            fprintf(stderr, "shim-plan: %s needs a value\n", argv[optind - 1]);
-        else if (c == '?')
-            fprintf(stderr, "shim-plan: unknown option '%s'\n", argv[optind - 1]);
+        if (c == ':' || c == '?') {
+            planopt_getopt_error(c, argv[optind - 1], what, sizeof what);
+            return bad_usage(what);
+        }
+        if (planopt_is(c) && planopt_take(&o->p, c, optarg, what, sizeof what))
+            return bad_usage(what);
         int rc = c == 'h'             ? -1
                  : c == 'j'           ? (o->json = true, 0)
                  : c == 'e'           ? (o->entries = true, 0)
                  : c == 'g'           ? (o->as_given = true, 0)
                  : c == 'n'           ? (o->no_host = true, 0)
                  : c == 'o' || c == 0 ? value_option(name, optarg, o)
-                                      : 2;
+                                      : 0;
         if (rc)
             return rc;
     }
+    o->iopts.step = o->p.step;
     if (optind < argc)
         o->model = argv[optind++];
     if (optind < argc) {
-        fprintf(stderr, "shim-plan: unexpected argument '%s'\n", argv[optind]);
-        return 2;
+        snprintf(what, sizeof what, "unexpected argument '%s' (one model or trace only)",
+                 argv[optind]);
+        return bad_usage(what);
     }
-    if (o->as_given && o->hold_set) {
-        fprintf(stderr, "shim-plan: --as-given takes no --min-managed or --slab-max\n");
-        return 2;
-    }
-    if (o->generate)
-        return 0;
-    if (o->import && (!o->model || (o->kineto && strcmp(o->import, "et")))) {
-        fprintf(stderr, "shim-plan: --import %s %s\n", o->import,
-                !o->model ? "needs a trace file" : "takes no --kineto");
-        return 2;
-    }
-    if (o->join_map && (!o->import || strcmp(o->import, "et"))) {
-        fprintf(stderr, "shim-plan: --join-map goes with --import et\n");
-        return 2;
-    }
-    if (o->import)
-        return 0;
-    if (o->kineto || o->iopts.step >= 0 || o->iopts.all_touches) {
-        fprintf(stderr, "shim-plan: --kineto, --step and --touches go with --import\n");
-        return 2;
-    }
-    if (!o->model || (!o->budget && !o->proposals)) {
-        usage(stderr);
-        return 2;
-    }
-    return 0;
+    return check_args(o);
 }
 
 /* Whole file (or standard input for "-") into a new buffer; NULL with the reason in why. */
@@ -311,11 +278,16 @@ static char *read_all(const char *path, size_t *len, char *why, size_t whylen)
     return buf;
 }
 
-/* The command line's link figures over m's. */
-static void override_link(const options *o, plan_model *m)
+/* The command line's link figures over m's, their sources in src; 0, or 1 after the error when
+   the link they make breaks the model's rules (--link-both on a shared link). */
+static int override_link(const options *o, plan_model *m, planopt_sources *src)
 {
-    if (o->remap >= 0)
-        m->hw.remap_us = o->remap;
+    char msg[CONF_ERR_LEN];
+    planopt_link_apply(&o->p.link, &m->hw, src);
+    if (plan_model_check(m, NULL, msg, sizeof msg) == PLAN_OK)
+        return 0;
+    fprintf(stderr, "shim-plan: %s: the link given: %s\n", o->model ? o->model : "--generate", msg);
+    return 1;
 }
 
 /* Writes m to o->out (standard output without one); 0 or 1. */
@@ -352,232 +324,18 @@ static int generate(const options *o)
         plan_model_free(&m);
         return 1;
     }
-    override_link(o, &m);
-    int rc = write_model(o, &m);
+    planopt_sources src;
+    planopt_sources_all(&src, "the generator's");
+    int rc = override_link(o, &m, &src) ? 1 : write_model(o, &m);
     plan_model_free(&m);
     return rc;
 }
 
-typedef struct result {
-    const char *model;
-    const char *times; /* where the operations' times come from, for an imported model; NULL */
-    plan_kind kind;
-    uint64_t budget, native, floor;
-    uint64_t held;                /* the native peak of the model as libshim holds it */
-    const plan_hold_rules *rules; /* NULL: planned as given (--as-given) */
-    plan_hold_info hold;
-    size_t nops, nallocs;
-    const plan_model *planned; /* the model planned */
-    bool host;                 /* host placement allowed: the placement lines are printed */
-    plan p;
-    plan_stats st;
-    double lb;
-    plan_proposal *props;
-    size_t nprops;
-} result;
-
-/* A bound for printing: JSON has no infinity. */
-static void put_us(double v, bool json)
-{
-    if (isinf(v))
-        fputs(json ? "null" : "inf", stdout);
-    else
-        printf("%.3f", v);
-}
-
-static double gib(uint64_t b)
-{
-    return (double)b / (1024.0 * 1024.0 * 1024.0);
-}
-
-/* The answer in one line, before the figures: fits or not, at what cost. */
-static void print_answer(const result *r)
-{
-    double share = r->held ? 100.0 * (double)r->budget / (double)r->held : 0;
-    if (!r->st.feasible) {
-        printf("answer: cannot fit in %.2f GiB (%.0f%% of its peak): the least this job can run "
-               "in is %.2f GiB (%.1f%% of its %.2f GiB peak)\n",
-               gib(r->budget), share, gib(r->floor),
-               r->held ? 100.0 * (double)r->floor / (double)r->held : 0, gib(r->held));
-        return;
-    }
-    char host[160] = "";
-    if (r->st.nhost)
-        snprintf(host, sizeof host,
-                 ", %zu allocation%s (%.2f GiB) kept on the host and read in place (%.2f MiB a "
-                 "step)",
-                 r->st.nhost, r->st.nhost == 1 ? "" : "s", gib(r->st.host_bytes),
-                 (double)r->st.bytes_read / (1024.0 * 1024.0));
-    printf("answer: fits in %.2f GiB (%.0f%% of its %.2f GiB peak) at %.2fx native "
-           "(%.3f ms against %.3f ms), %.2f GiB to the host and %.2f GiB back per step%s; the "
-           "least it can run in is %.2f GiB (%.1f%%)%s\n",
-           gib(r->budget), share, gib(r->held),
-           r->st.compute_us > 0 ? r->st.step_us / r->st.compute_us : 1.0, r->st.step_us / 1e3,
-           r->st.compute_us / 1e3, gib(r->st.bytes_to_host), gib(r->st.bytes_to_device), host,
-           gib(r->floor), r->held ? 100.0 * (double)r->floor / (double)r->held : 0,
-           r->times ? " (times estimated: see 'times')" : "");
-}
-
-/* A size as libshim's options write it (64KiB, 1MiB, or bytes). */
-static const char *size_text(uint64_t bytes, char *buf, size_t n)
-{
-    conf_size sz = {.kind = CONF_SIZE_BYTES, .bytes = bytes};
-    conf_size_format(&sz, buf, n);
-    return buf;
-}
-
-/* bytes for a person: GiB from 1 GiB on, MiB from 1 MiB, else KiB, two decimals. */
-static const char *human(uint64_t bytes, char *buf, size_t n)
-{
-    double b = (double)bytes;
-    const char *unit = b >= 0x1p30 ? "GiB" : b >= 0x1p20 ? "MiB" : "KiB";
-    snprintf(buf, n, "%.2f %s", b / (b >= 0x1p30 ? 0x1p30 : b >= 0x1p20 ? 0x1p20 : 0x1p10), unit);
-    return buf;
-}
-
-/* What the plan assumed of how libshim holds the model's memory, in one line. */
-static void print_held(const result *r)
-{
-    if (!r->rules) {
-        printf("held: as given (--as-given): every allocation movable, its bytes unrounded\n");
-        return;
-    }
-    char mm[32], sm[32], gr[32], un[32], me[32], ut[32], pk[32];
-    const plan_hold_info *h = &r->hold;
-    printf("held: as libshim holds it (min_managed_bytes %s, slab max %s, %s granules): %zu "
-           "allocations left to the driver (%s, never moved), %zu in slabs (%s, packed into at "
-           "most %zu slabs at once, a granule each, moved only with their slab), %zu units of "
-           "their own (%s, movable); peak %s\n",
-           size_text(r->rules->min_managed, mm, sizeof mm),
-           size_text(r->rules->slab_max, sm, sizeof sm),
-           size_text(r->rules->granule, gr, sizeof gr), h->unmanaged,
-           human(h->unmanaged_bytes, un, sizeof un), h->members,
-           human(h->member_bytes, me, sizeof me), h->slab_chunks, h->units,
-           human(h->unit_bytes, ut, sizeof ut), human(r->held, pk, sizeof pk));
-}
-
-static void print_text(const result *r, bool entries)
-{
-    print_answer(r);
-    printf("model: %s: %zu operations, %zu allocations\n", r->model, r->nops, r->nallocs);
-    print_held(r);
-    if (r->times)
-        printf("times: %s\n", r->times);
-    printf("native_peak_bytes: %llu\nheld_peak_bytes: %llu\nfloor_bytes: %llu\n",
-           (unsigned long long)r->native, (unsigned long long)r->held,
-           (unsigned long long)r->floor);
-    printf("planner: %s\nbudget_bytes: %llu\n", plan_kind_name(r->kind),
-           (unsigned long long)r->budget);
-    printf("feasible: %s\npeak_bytes: %llu\n", r->st.feasible ? "yes" : "no",
-           (unsigned long long)r->st.peak_bytes);
-    /* An infeasible plan's times describe a step that cannot run: none are printed. */
-    if (r->st.feasible)
-        printf("step_us: %.3f\ncompute_us: %.3f\nstall_us: %.3f\n", r->st.step_us, r->st.compute_us,
-               r->st.stall_us);
-    printf("bytes_to_host: %llu\nbytes_to_device: %llu\nlower_bound_us: ",
-           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
-    put_us(r->lb, false);
-    printf("\nentries: %zu\n", r->p.n);
-    if (r->host)
-        shimplan_place_print(r->planned, &r->p, &r->st, r->held, false);
-    for (size_t i = 0; entries && i < r->p.n; i++) {
-        const plan_entry *e = &r->p.entries[i];
-        printf("entry %u %d %d %d %d\n", e->alloc, e->evict_after, e->prefetch_at, e->wait_at,
-               e->need);
-    }
-    if (r->nprops)
-        printf("proposals: budget_bytes peak_bytes step_us stall_us lower_bound_us feasible\n");
-    for (size_t i = 0; i < r->nprops; i++) {
-        const plan_proposal *pp = &r->props[i];
-        printf("proposal %llu %llu %.3f %.3f ", (unsigned long long)pp->budget_bytes,
-               (unsigned long long)pp->stats.peak_bytes, pp->stats.step_us, pp->stats.stall_us);
-        put_us(pp->lower_bound_us, false);
-        printf(" %s\n", pp->stats.feasible ? "yes" : "no");
-    }
-    if (r->nprops && r->host)
-        shimplan_place_proposals_head();
-    for (size_t i = 0; r->host && i < r->nprops; i++)
-        shimplan_place_proposal(&r->props[i], false);
-}
-
-/* The "held" object: the rules assumed (null for --as-given) and what they made of the model. */
-static void print_held_json(const result *r)
-{
-    printf(", \"held_peak_bytes\": %llu, \"held\": ", (unsigned long long)r->held);
-    if (!r->rules) {
-        fputs("null", stdout);
-        return;
-    }
-    const plan_hold_info *h = &r->hold;
-    printf("{\"min_managed_bytes\": %llu, \"slab_max_bytes\": %llu, \"granule_bytes\": %llu, "
-           "\"unmanaged\": %zu, \"unmanaged_bytes\": %llu, \"slab_members\": %zu, "
-           "\"slab_member_bytes\": %llu, \"slabs_at_most\": %zu, \"units\": %zu, "
-           "\"unit_bytes\": %llu}",
-           (unsigned long long)r->rules->min_managed, (unsigned long long)r->rules->slab_max,
-           (unsigned long long)r->rules->granule, h->unmanaged,
-           (unsigned long long)h->unmanaged_bytes, h->members, (unsigned long long)h->member_bytes,
-           h->slab_chunks, h->units, (unsigned long long)h->unit_bytes);
-}
-
-static void print_json(const result *r, bool entries)
-{
-    printf("{\"planner\": \"%s\", \"budget_bytes\": %llu, \"native_peak_bytes\": %llu, "
-           "\"floor_bytes\": %llu, \"feasible\": %s, \"peak_bytes\": %llu",
-           plan_kind_name(r->kind), (unsigned long long)r->budget, (unsigned long long)r->native,
-           (unsigned long long)r->floor, r->st.feasible ? "true" : "false",
-           (unsigned long long)r->st.peak_bytes);
-    print_held_json(r);
-    /* An infeasible plan's times describe a step that cannot run: null. */
-    const char *k[] = {"step_us", "compute_us", "stall_us"};
-    double v[] = {r->st.step_us, r->st.compute_us, r->st.stall_us};
-    for (size_t i = 0; i < 3; i++) {
-        printf(", \"%s\": ", k[i]);
-        put_us(r->st.feasible ? v[i] : INFINITY, true);
-    }
-    printf(", \"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"times\": ",
-           (unsigned long long)r->st.bytes_to_host, (unsigned long long)r->st.bytes_to_device);
-    if (r->times)
-        printf("\"%s\"", r->times);
-    else
-        fputs("null", stdout);
-    printf(", \"lower_bound_us\": ");
-    put_us(r->lb, true);
-    printf(", \"nentries\": %zu", r->p.n);
-    if (r->host)
-        shimplan_place_print(r->planned, &r->p, &r->st, r->held, true);
-    if (entries) {
-        printf(", \"entries\": [");
-        for (size_t i = 0; i < r->p.n; i++) {
-            const plan_entry *e = &r->p.entries[i];
-            printf("%s{\"alloc\": %u, \"evict_after\": %d, \"prefetch_at\": %d, \"wait_at\": %d, "
-                   "\"need\": %d}",
-                   i ? ", " : "", e->alloc, e->evict_after, e->prefetch_at, e->wait_at, e->need);
-        }
-        printf("]");
-    }
-    if (r->nprops) {
-        printf(", \"proposals\": [");
-        for (size_t i = 0; i < r->nprops; i++) {
-            const plan_proposal *pp = &r->props[i];
-            printf("%s{\"budget_bytes\": %llu, \"step_us\": %.3f, \"peak_bytes\": %llu, "
-                   "\"stall_us\": %.3f, \"feasible\": %s, \"lower_bound_us\": ",
-                   i ? ", " : "", (unsigned long long)pp->budget_bytes, pp->stats.step_us,
-                   (unsigned long long)pp->stats.peak_bytes, pp->stats.stall_us,
-                   pp->stats.feasible ? "true" : "false");
-            put_us(pp->lower_bound_us, true);
-            if (r->host)
-                shimplan_place_proposal(pp, true);
-            printf("}");
-        }
-        printf("]");
-    }
-    printf("}\n");
-}
-
-/* Plans m, the model given as libshim holds it (or given itself), for o's budget; a share is of
-   m's peak, as shim-report plan's shares are of the peak of a model libshim recorded. */
+/* Plans m, the model given as libshim holds it (or given itself), for o's budget (the held peak
+   without one); a share is of m's peak, as shim-report plan's shares are of the peak of a model
+   libshim recorded. */
 static plan_err run_planner(const options *o, const plan_model *given, const plan_model *m,
-                            result *r)
+                            shimplan_result *r)
 {
     uint64_t floor_given;
     bool sparse = false;
@@ -589,32 +347,14 @@ static plan_err run_planner(const options *o, const plan_model *given, const pla
     plan_err e = plan_peaks(given, &r->native, &floor_given);
     if (!e)
         e = plan_peaks_opts(m, &po, &r->held, &r->floor);
-    if (e)
-        return e;
-    r->budget = r->held;
-    conf_size budget;
-    char err[CONF_ERR_LEN];
-    if (o->budget && conf_budget_parse(o->budget, &budget, err, sizeof err) != 0) {
-        fprintf(stderr, "shim-plan: bad --budget: %s\n", err);
-        return PLAN_ERR_PARSE;
-    }
-    if (o->budget)
-        r->budget = conf_size_resolve(&budget, r->held, r->held);
-    if ((e = plan_make_opts(m, o->kind, r->budget, &po, &r->p, &r->st)) ||
-        (e = plan_lower_bound_opts(m, r->budget, &po, &r->lb)))
-        return e;
-    if (o->proposals) {
-        r->props = calloc(o->proposals, sizeof(*r->props));
-        if (!r->props)
-            return PLAN_ERR_NOMEM;
-        r->nprops = o->proposals;
-        e = plan_proposals_opts(m, o->kind, o->proposals, &po, r->props);
-    }
+    if (!e)
+        e = planopt_plan(&o->p, m, &po, r->held, true, &r->run);
     return e;
 }
 
 /* Plans m for o's budget and prints the result; 0 or 1. */
-static int plan_print(const options *o, const plan_model *m, const char *times)
+static int plan_print(const options *o, const plan_model *m, const char *times,
+                      const planopt_sources *src)
 {
     if (!m->nallocs) {
         fprintf(stderr,
@@ -625,13 +365,14 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
                 o->model);
         return 1;
     }
-    result r = {.model = o->model,
-                .times = times,
-                .kind = o->kind,
-                .rules = o->as_given ? NULL : &o->hold,
-                .nops = m->nops,
-                .nallocs = m->nallocs};
-    plan_init(&r.p);
+    shimplan_result r = {.model = o->model,
+                         .times = times,
+                         .hw = &m->hw,
+                         .src = src,
+                         .kind = o->p.kind,
+                         .rules = o->as_given ? NULL : &o->hold,
+                         .nops = m->nops,
+                         .nallocs = m->nallocs};
     plan_model held;
     plan_model_init(&held);
     plan_err e = o->as_given ? PLAN_OK : plan_model_hold(m, &o->hold, &held, &r.hold);
@@ -639,16 +380,15 @@ static int plan_print(const options *o, const plan_model *m, const char *times)
         e = run_planner(o, m, o->as_given ? m : &held, &r);
     if (e == PLAN_ERR_LIMIT)
         fprintf(stderr, "shim-plan: %s: too large for the %s planner\n", o->model,
-                plan_kind_name(o->kind));
-    else if (e && e != PLAN_ERR_PARSE)
+                plan_kind_name(o->p.kind));
+    else if (e)
         fprintf(stderr, "shim-plan: %s: %s\n", o->model, plan_strerror(e));
     if (!e && o->json)
-        print_json(&r, o->entries);
+        shimplan_print_json(&r, o->entries);
     else if (!e)
-        print_text(&r, o->entries);
-    plan_free(&r.p);
+        shimplan_print_text(&r, o->entries);
+    planopt_run_free(&r.run);
     plan_model_free(&held);
-    free(r.props);
     return e ? 1 : 0;
 }
 
@@ -665,9 +405,10 @@ static int plan_file(const options *o)
     plan_model_init(&m);
     plan_err e = plan_model_parse(buf, len, o->model, &m, msg, sizeof(msg));
     free(buf);
-    if (!e)
-        override_link(o, &m);
-    int rc = e ? 1 : plan_print(o, &m, NULL);
+    planopt_sources src;
+    planopt_sources_all(&src, "the model's hw line");
+    src.both = "the model's link_both line";
+    int rc = e || override_link(o, &m, &src) ? 1 : plan_print(o, &m, NULL, &src);
     if (e)
         fprintf(stderr, "%s\n", msg);
     plan_model_free(&m);
@@ -688,15 +429,18 @@ static int import_file(const options *o)
     plan_model_init(&m);
     int rc = !strcmp(o->import, "et") ? import_et(o->model, o->kineto, &io, &m, msg, sizeof msg)
                                       : import_kineto(o->model, &io, &m, msg, sizeof msg);
+    planopt_sources src;
+    planopt_sources_all(&src, "assumed: a profile holds no link figures (the step model "
+                              "builder's default; tools/import/IMPORT.md)");
     if (rc)
         fprintf(stderr, "%s\n", msg);
     else
-        override_link(o, &m);
+        rc = override_link(o, &m, &src);
     if (io.join_map && (ferror(io.join_map) | fclose(io.join_map)) && !rc) {
         fprintf(stderr, "shim-plan: %s: write error\n", o->join_map);
         rc = 1;
     }
-    if (!rc && (o->out || (!o->budget && !o->proposals)))
+    if (!rc && (o->out || (!o->p.budget && !o->p.proposals)))
         rc = write_model(o, &m);
     const char *times =
         o->kineto || strcmp(o->import, "et")
@@ -705,8 +449,8 @@ static int import_file(const options *o)
               "at " IMPORT_STR(IMPORT_ET_HBM_GBPS) " GB/s (a lower bound), so slowdowns are "
                                                    "the worse case; "
                                                    "import with --kineto for measured times";
-    if (!rc && (o->budget || o->proposals))
-        rc = plan_print(o, &m, times);
+    if (!rc && (o->p.budget || o->p.proposals))
+        rc = plan_print(o, &m, times, &src);
     plan_model_free(&m);
     return rc ? 1 : 0;
 }

@@ -10,9 +10,12 @@
 /* Prints, in text (lines "placement: ..." and one "KEY: VALUE" line per figure) or as JSON
  * fields (", \"KEY\": VALUE" each), what each placement of plan p of model m holds: device-resident
  * bytes, moved allocations and bytes per step, host-resident allocations and bytes (in GiB and as
- * a share of peak), bytes read through the link per step. Cannot fail. */
+ * a share of peak), bytes read through the link per step; then libshim's host_resident setting
+ * that carries the plan out, and, where its sizes match more allocations than the plan keeps on
+ * the host, the step simulated for budget with all of them there (what libshim runs with it). A
+ * figure that cannot be computed is said so; nothing fails. */
 void shimplan_place_print(const plan_model *m, const plan *p, const plan_stats *st, uint64_t peak,
-                          bool json);
+                          uint64_t budget, bool json);
 
 /* The header line of the proposals' placement table (text), before any shimplan_place_proposal. */
 void shimplan_place_proposals_head(void);

@@ -3,12 +3,14 @@
  * report_main.c dispatches to one file per subcommand (report_NAME.c, one table in main); each
  * *_main gets its own arguments and returns the process exit status, each *_print writes the
  * output of a loaded trace. The subcommands read traces only through the trace reader
- * (report_trace.h, tools/trace/); `model` and `plan` use the planner (plan_build.h), `config`
- * and `plan --budget` the configuration (conf.h). Nothing in tools/trace/, tools/import/ or
- * tools/run/ includes this header: the dependencies run report -> trace -> util.
+ * (report_trace.h, tools/trace/); `model` and `plan` use the planner (plan_build.h) and read its
+ * options as shim-plan does (tools/planopt/planopt.h), `config` the configuration (conf.h).
+ * Nothing in tools/trace/, tools/import/ or tools/run/ includes this header: the dependencies run
+ * report -> trace -> util, and report -> planopt.
  *
  * Who may include it: the report's files, the trace tests and the fuzz target. Internal headers
- * of this room: report_html.h (the html subcommand's files), report_pickle.h (memviz's writer).
+ * of this room: report_html.h (the html subcommand's files), report_pickle.h (memviz's writer),
+ * report_model.h (the step model of `model` and `plan`, and their options).
  */
 #ifndef REPORT_H
 #define REPORT_H
@@ -26,13 +28,16 @@ typedef int (*report_fn)(int argc, char **argv, char **envp);
 typedef struct report_command {
     const char *name;
     report_fn run;
-    const char *usage; /* arguments after the name, "" when none */
-    const char *help;  /* one line */
+    const char *usage;       /* arguments after the name, "" when none */
+    const char *help;        /* one line */
+    void (*more)(FILE *out); /* the whole help for `NAME --help`; NULL: usage and help */
 } report_command;
 
 /* `config [--file F] [--reference]`: the effective configuration and the source of each
    value; with errors, every diagnostic on stderr and exit status 1. */
 int report_config_main(int argc, char **argv, char **envp);
+/* The help of `config`, as --help prints it. */
+void report_config_help(FILE *out);
 
 /* ---- report_verdict.c: the answer every report opens with ---- */
 
@@ -284,43 +289,14 @@ int report_html_print(FILE *out, const report_trace *t, const report_stats *s, l
 int report_html_print_ranks(FILE *out, const report_trace *t, const report_stats *s, size_t n,
                             long top);
 
-/* ---- report_model.c, report_model_opts.c, report_plan.c: the step model (planner/plan_build.h)
-   of a trace, and what-if planning on it ---- */
-
-struct plan_model;
-struct plan_build_info;
-
-/* Options of `model` and `plan`. Link figures below zero (duplex: -1) were not given. */
-typedef struct report_model_opts {
-    const char *trace, *output, *budget;
-    long long step; /* -1: the last step with kernel times */
-    double h2d, d2h, remap;
-    int duplex;
-    double both_h2d, both_d2h; /* --link-both H2D,D2H: the both-busy rates */
-    int json;
-    int kind; /* plan_kind */
-    size_t proposals;
-} report_model_opts;
-
-/* Parses the arguments of `model` (for_plan == 0: --step, -o, link options) or of `plan` (also
-   --budget, --planner, --proposals, --json; --budget or --proposals required). Returns 0, or 2
-   after printing the problem and usage to stderr. */
-int report_model_opts_parse(report_model_opts *o, int argc, char **argv, int for_plan);
-
-/* Feeds the records of t, in time order, to a step model builder and builds the model of step
-   o->step (-1: the last with kernel times) into the initialised empty m, described in info; link
-   figures given in o replace the model's. 0, or 1 with a one-line message naming the trace in
-   err (m is then empty). */
-int report_model_build(const report_trace *t, const report_model_opts *o, struct plan_model *m,
-                       struct plan_build_info *info, char *err, size_t errlen);
-
-/* report_model_build, with its error, or the count of kernel times filled in, on stderr. */
-int report_model_open(const report_trace *t, const report_model_opts *o, struct plan_model *m,
-                      struct plan_build_info *info);
+/* ---- report_model.c, report_plan.c (report_model.h holds the rest of them) ---- */
 
 /* `model [--step N] [-o FILE] TRACE` (report_model.c): as report_fn. */
 int report_model_main(int argc, char **argv, char **envp);
 /* `plan --budget SIZE ... TRACE`: as report_fn (report_model_opts_parse). */
 int report_plan_main(int argc, char **argv, char **envp);
+/* The help of `model` (for_plan == 0) or `plan` (report_model_opts.c): the synopsis and every
+   option, as --help prints it. */
+void report_model_help(FILE *out, int for_plan);
 
 #endif

@@ -12,11 +12,21 @@ static void put_line(void *ctx, const char *line)
     fprintf((FILE *)ctx, "%s\n", line);
 }
 
-static int config_usage(void)
+/* Contract in report.h. */
+void report_config_help(FILE *out)
 {
-    fprintf(stderr, "usage: shim-report config [--file F] [--reference]\n"
-                    "  --file F      read F instead of the file named by SHIM_CONFIG\n"
-                    "  --reference   print the option reference (Markdown) instead\n");
+    fprintf(out, "usage: shim-report config [--file F] [--reference]\n"
+                 "  --file F      read F instead of the file named by SHIM_CONFIG\n"
+                 "  --reference   print the option reference (Markdown) instead (alone)\n");
+}
+
+/* "shim-report: config: WHAT" and the usage on stderr; 2. */
+static int config_usage(const char *what, const char *arg)
+{
+    fprintf(stderr, "shim-report: config: ");
+    fprintf(stderr, what, arg);
+    fputc('\n', stderr);
+    report_config_help(stderr);
     return 2;
 }
 
@@ -35,11 +45,14 @@ int report_config_main(int argc, char **argv, char **envp)
         else if (c == 'r' && argc == 2) { /* --reference goes alone */
             conf_reference_markdown(put_line, stdout);
             return 0;
-        } else
-            return config_usage();
+        } else if (c == 'r')
+            return config_usage("%s goes alone", "--reference");
+        else
+            return config_usage(c == ':' ? "%s needs a value" : "unknown option '%s'",
+                                argv[optind - 1]);
     }
     if (optind < argc)
-        return config_usage();
+        return config_usage("unexpected argument '%s' (config takes no trace)", argv[optind]);
     conf_config cfg;
     conf_diags diags = {0};
     int rc = conf_config_load(&cfg, envp, file, &diags);

@@ -1,7 +1,7 @@
 /* report_model.c — `shim-report model`: the iteration model of one recorded step, in the text
  * model format (planner/MODEL-FORMAT.md), built by the planner's step model builder from the
  * trace's records in time order. */
-#include "report.h"
+#include "report_model.h"
 #include "util_file.h"
 
 #include "conf.h"
@@ -64,23 +64,6 @@ static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r
         return plan_build_move(b, r->sub == SHIM_MOVE_TO_DEVICE, r->b, (double)(r->d - r->c) / 1e3);
     default:
         return PLAN_OK;
-    }
-}
-
-/* Link figures given on the command line replace the model's. */
-static void override_link(plan_model *m, const report_model_opts *o)
-{
-    if (o->h2d >= 0)
-        m->hw.h2d_gbps = o->h2d;
-    if (o->d2h >= 0)
-        m->hw.d2h_gbps = o->d2h;
-    if (o->duplex >= 0)
-        m->hw.duplex = o->duplex;
-    if (o->remap >= 0)
-        m->hw.remap_us = o->remap;
-    if (o->both_h2d >= 0) {
-        m->hw.both_h2d_gbps = o->both_h2d;
-        m->hw.both_d2h_gbps = o->both_d2h;
     }
 }
 
@@ -156,9 +139,25 @@ static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_
     return e;
 }
 
-/* Contract in report.h. */
+/* Where the model's link figures came from, before the command line's: the builder's defaults
+   stand in for what the trace does not say (plan_build.h). */
+static void trace_sources(const plan_build_info *info, bool timed, bool remap, planopt_sources *src)
+{
+    const char *measured = timed ? "measured: the copies libshim timed (link_time records)"
+                                 : "measured: the trace's moves, by their wall-clock times";
+    const char *assumed = "assumed: the step model builder's default";
+    planopt_sources_all(src, assumed);
+    if (info->measured_h2d)
+        src->h2d = measured;
+    if (info->measured_d2h)
+        src->d2h = measured;
+    if (remap)
+        src->remap = "the trace's plan record: the remap libshim planned with";
+}
+
+/* Contract in report_model.h. */
 int report_model_build(const report_trace *t, const report_model_opts *o, plan_model *m,
-                       plan_build_info *info, char *err, size_t errlen)
+                       plan_build_info *info, planopt_sources *src, char *err, size_t errlen)
 {
     plan_builder *b = plan_build_new();
     plan_err e = b ? PLAN_OK : PLAN_ERR_NOMEM;
@@ -170,7 +169,7 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
         e = feed(b, t, &t->recs[i], &next, timed);
     char msg[CONF_ERR_LEN] = "out of memory";
     if (!e)
-        e = plan_build_model_ids(b, o->step, m, info, &ids, msg, sizeof msg);
+        e = plan_build_model_ids(b, o->p.step, m, info, &ids, msg, sizeof msg);
     plan_build_free(b);
     if (!e && (e = pin_as_libshim(t, ids, m)) != PLAN_OK) {
         snprintf(msg, sizeof msg, "%s", plan_strerror(e));
@@ -182,9 +181,17 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
         return 1;
     }
     double remap = remap_of_plans(t, info ? info->step : UINT64_MAX);
-    if (remap > 0 && remap <= 1e9)
+    bool remap_known = remap > 0 && remap <= 1e9;
+    if (remap_known)
         m->hw.remap_us = remap; /* --remap, below, still decides */
-    override_link(m, o);
+    planopt_sources own;
+    if (!src)
+        src = &own;
+    if (info)
+        trace_sources(info, timed, remap_known, src);
+    else
+        planopt_sources_all(src, "the trace");
+    planopt_link_apply(&o->p.link, &m->hw, src);
     if (plan_model_check(m, NULL, msg, sizeof msg) != PLAN_OK) {
         snprintf(err, errlen, "%s: the link given: %s", t->name, msg);
         plan_model_free(m);
@@ -193,12 +200,12 @@ int report_model_build(const report_trace *t, const report_model_opts *o, plan_m
     return 0;
 }
 
-/* Contract in report.h. */
+/* Contract in report_model.h. */
 int report_model_open(const report_trace *t, const report_model_opts *o, plan_model *m,
-                      plan_build_info *info)
+                      plan_build_info *info, planopt_sources *src)
 {
     char err[PATH_MAX + CONF_ERR_LEN]; /* a path and its reason: never cut */
-    if (report_model_build(t, o, m, info, err, sizeof err) != 0) {
+    if (report_model_build(t, o, m, info, src, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
         return 1;
     }
@@ -210,13 +217,9 @@ int report_model_open(const report_trace *t, const report_model_opts *o, plan_mo
     return 0;
 }
 
-static const char *link_source(int measured)
-{
-    return measured ? "measured from the trace's moves" : "default";
-}
-
 /* The provenance of the model as comment lines ("# ..."). */
-static void describe(FILE *out, const report_trace *t, const plan_build_info *info)
+static void describe(FILE *out, const report_trace *t, const plan_build_info *info,
+                     const plan_model *m, const planopt_sources *src)
 {
     fprintf(out, "# shim-report model: ");
     report_text_string(out, t->name);
@@ -231,18 +234,22 @@ static void describe(FILE *out, const report_trace *t, const plan_build_info *in
             "# %zu allocations: %zu cyclic; %zu of the step's left out (live during no launch); "
             "%zu touches of allocations not live at the launch left out\n",
             info->allocs, info->cyclic, info->skipped, info->stray_touches);
+    if (m->nallocs > info->allocs)
+        fprintf(out,
+                "# and %zu slab chunks of 2 MiB, pinned, which hold the small allocations as "
+                "libshim packs them: %zu alloc lines below\n",
+                m->nallocs - info->allocs, m->nallocs);
     if (info->placed)
         fprintf(out,
                 "# %zu allocations of the step (%llu bytes) kept on the host by libshim's "
                 "host_resident left out: they hold no device memory, and their reads through "
                 "the link are in the measured kernel times\n",
                 info->placed, (unsigned long long)info->placed_bytes);
-    fprintf(out, "# link: h2d %s, d2h %s (before command-line figures); hw below as used\n",
-            link_source(info->measured_h2d), link_source(info->measured_d2h));
+    planopt_link_text(out, "# ", &m->hw, src);
 }
 
 static int write_model(const report_model_opts *o, const report_trace *t, const plan_model *m,
-                       const plan_build_info *info)
+                       const plan_build_info *info, const planopt_sources *src)
 {
     char *text = NULL;
     size_t len = 0;
@@ -254,7 +261,7 @@ static int write_model(const report_model_opts *o, const report_trace *t, const 
     FILE *f = o->output ? util_file_open(o->output, "w", why, sizeof why) : stdout;
     int ok = f != NULL;
     if (ok) {
-        describe(f, t, info);
+        describe(f, t, info, m, src);
         ok = fwrite(text, 1, len, f) == len;
     }
     if (f && f != stdout)
@@ -285,10 +292,11 @@ int report_model_main(int argc, char **argv, char **envp)
         fprintf(stderr, "shim-report: %s: %s\n", o.trace, t.note);
     plan_model m;
     plan_build_info info;
+    planopt_sources src;
     plan_model_init(&m);
-    int rc = report_model_open(&t, &o, &m, &info);
+    int rc = report_model_open(&t, &o, &m, &info, &src);
     if (rc == 0)
-        rc = write_model(&o, &t, &m, &info);
+        rc = write_model(&o, &t, &m, &info, &src);
     plan_model_free(&m);
     report_trace_free(&t);
     return rc;

@@ -116,9 +116,12 @@ void report_json_double(FILE *out, double v)
     fprintf(out, "%.3f", isfinite(v) ? v : 0.0);
 }
 
-static int opts_usage(const char *usage)
+/* "shim-report: WHAT" (arg in it), then the usage, on stderr; 2. */
+static int opts_usage(const char *usage, const char *what, const char *arg)
 {
-    fprintf(stderr, "usage: shim-report %s\n", usage);
+    fputs("shim-report: ", stderr);
+    fprintf(stderr, what, arg);
+    fprintf(stderr, "\nusage: shim-report %s\n", usage);
     return 2;
 }
 
@@ -135,26 +138,30 @@ int report_opts_parse_many(report_opts *o, int argc, char **argv, const char *us
     static const struct option longs[] = {{"json", no_argument, NULL, 'j'},
                                           {"top", required_argument, NULL, 't'},
                                           {NULL, 0, NULL, 0}};
-    int bad = 0;
+    const char *bad = NULL, *arg = NULL;
     optind = 0; /* getopt_long from the start of this argv (glibc) */
     opterr = 0; /* a usage error prints the usage */
     for (int c; !bad && (c = getopt_long(argc, argv, ":o:", longs, NULL)) != -1;) {
         char *end;
+        arg = argv[optind - 1];
         if (allow_json && c == 'j')
             o->json = 1;
         else if (allow_json && c == 't') {
             o->top = strtol(optarg, &end, 10);
-            bad = *end != '\0' || o->top < 0;
+            if (*end != '\0' || o->top < 0 || end == optarg)
+                bad = "--top takes a count, not '%s'", arg = optarg;
         } else if (allow_output && c == 'o')
             o->output = optarg;
         else
-            bad = 1;
+            bad = c == ':' ? "%s needs a value" : "unknown option '%s'";
     }
     while (!bad && optind < argc)
         o->traces[o->ntraces++] = argv[optind++];
-    if (bad || o->ntraces == 0) {
+    if (!bad && o->ntraces == 0)
+        bad = "%sno trace given: TRACE, a trace libshim wrote", arg = "";
+    if (bad) {
         report_opts_free(o);
-        return opts_usage(usage);
+        return opts_usage(usage, bad, arg);
     }
     o->trace = o->traces[0];
     return 0;
@@ -177,7 +184,7 @@ int report_opts_parse(report_opts *o, int argc, char **argv, const char *usage, 
         return rc == 1 ? 2 : rc;
     size_t n = o->ntraces;
     report_opts_free(o);
-    return n == 1 ? 0 : opts_usage(usage);
+    return n == 1 ? 0 : opts_usage(usage, "one trace only, not %s", n == 2 ? "two" : "several");
 }
 
 /* Contract in report.h. */

@@ -647,11 +647,18 @@ int report_perfetto_main(int argc, char **argv, char **envp)
     }
     optind = 0; /* getopt_long from the start of this argv (glibc) */
     opterr = 0; /* a usage error prints the usage */
-    for (int c; rc == 0 && (c = getopt_long(argc, argv, ":o:", NULL, NULL)) != -1;) {
+    static const struct option no_longs[] = {{NULL, 0, NULL, 0}}; /* "--x" is one option */
+    for (int c; rc == 0 && (c = getopt_long(argc, argv, ":o:", no_longs, NULL)) != -1;) {
         if (c == 'o' && output == NULL)
             output = optarg;
-        else
+        else {
+            fprintf(stderr,
+                    c == 'o'   ? "shim-report: -o given twice\n"
+                    : c == ':' ? "shim-report: %s needs a value\n"
+                               : "shim-report: unknown option '%s'\n",
+                    argv[optind - 1]);
             rc = 2;
+        }
     }
     for (int i = optind; i < argc && rc == 0; i++) {
         if (n == MAX_TRACES) {
@@ -668,8 +675,10 @@ int report_perfetto_main(int argc, char **argv, char **envp)
             }
         }
     }
-    if (rc == 0 && n == 0)
+    if (rc == 0 && n == 0) {
+        fprintf(stderr, "shim-report: no trace given: TRACE, a trace libshim wrote\n");
         rc = 2;
+    }
     if (rc == 2)
         fprintf(stderr, "usage: shim-report %s\n", USAGE);
     char why[128] = "";

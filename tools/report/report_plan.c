@@ -2,7 +2,7 @@
  * (report_model.c) is planned for a budget with one of the planner's planners and simulated:
  * predicted step time, stall, bytes moved each way, peak, the lower bound on the stall for that
  * budget, and the native step time; --proposals N adds the memory-time curve. */
-#include "report.h"
+#include "report_model.h"
 
 #include "conf.h"
 #include "plan_build.h"
@@ -15,25 +15,12 @@
 
 typedef struct result {
     plan_build_info info;
+    planopt_sources src; /* where each link figure came from */
     plan_kind kind;
-    int has_budget;
-    uint64_t budget, native, floor;
+    uint64_t native, floor;
     double native_us;
-    plan p;
-    plan_stats st;
-    double lb;
-    plan_proposal *props;
-    size_t nprops;
+    planopt_run run; /* the plan for the budget (run.planned), the proposals */
 } result;
-
-/* A bound in microseconds: "inf" in text, null in JSON, for a budget below the floor. */
-static void put_us(FILE *out, double v, int json)
-{
-    if (isinf(v))
-        fputs(json ? "null" : "inf", out);
-    else
-        fprintf(out, "%.3f", v);
-}
 
 static double gib(uint64_t b)
 {
@@ -43,12 +30,13 @@ static double gib(uint64_t b)
 static void placement_text(FILE *out, const plan_model *m, const result *r)
 {
     plan_placement c;
-    plan_placement_count(m, &r->p, &c); /* out of memory: zeros */
+    plan_placement_count(m, &r->run.p, &c); /* out of memory: zeros */
     fprintf(out,
-            "placement: device-resident %.2f GiB; moved on a schedule %zu allocations, %.2f GiB "
+            "placement: device-resident %.2f GiB summed over the allocations never moved "
+            "(peak_bytes: what is live at once); moved on a schedule %zu allocations, %.2f GiB "
             "per step; host-resident %zu allocations, %.2f GiB (kept by libshim's host_resident: "
             "not in the model, their reads in the measured kernel times)\n",
-            gib(c.device_bytes), c.moved, gib(r->st.bytes_to_host + r->st.bytes_to_device),
+            gib(c.device_bytes), c.moved, gib(r->run.st.bytes_to_host + r->run.st.bytes_to_device),
             r->info.placed, gib(r->info.placed_bytes));
     fprintf(out,
             "device_resident_bytes: %llu\nmoved_allocs: %zu\nhost_resident_allocs: %zu\n"
@@ -65,44 +53,22 @@ static void print_text(FILE *out, const report_trace *t, const plan_model *m, co
             U(i->end_seq - 1));
     fprintf(out, "operations: %zu (%zu timed, %zu filled)\nallocations: %zu (%zu cyclic)\n", i->ops,
             i->timed, i->filled, i->allocs, i->cyclic);
-    fprintf(out, "link: h2d %.3f GB/s, d2h %.3f GB/s, duplex %d, remap %.3f us\n", m->hw.h2d_gbps,
-            m->hw.d2h_gbps, m->hw.duplex, m->hw.remap_us);
-    if (m->hw.both_h2d_gbps > 0)
-        fprintf(out, "link_both: h2d %.3f GB/s, d2h %.3f GB/s\n", m->hw.both_h2d_gbps,
-                m->hw.both_d2h_gbps);
+    planopt_link_text(out, "", &m->hw, &r->src);
     fprintf(out, "native_peak_bytes: %llu\nfloor_bytes: %llu\nnative_step_us: %.3f\nplanner: %s\n",
             U(r->native), U(r->floor), r->native_us, plan_kind_name(r->kind));
-    if (r->has_budget) {
-        fprintf(out, "budget_bytes: %llu\nfeasible: %s\npeak_bytes: %llu\n", U(r->budget),
-                r->st.feasible ? "yes" : "no", U(r->st.peak_bytes));
+    const planopt_run *run = &r->run;
+    if (run->planned) {
+        fprintf(out, "budget_bytes: %llu\nfeasible: %s\npeak_bytes: %llu\n", U(run->budget),
+                run->st.feasible ? "yes" : "no", U(run->st.peak_bytes));
         fprintf(out, "step_us: %.3f\nstall_us: %.3f\nbytes_to_host: %llu\nbytes_to_device: %llu\n",
-                r->st.step_us, r->st.stall_us, U(r->st.bytes_to_host), U(r->st.bytes_to_device));
+                run->st.step_us, run->st.stall_us, U(run->st.bytes_to_host),
+                U(run->st.bytes_to_device));
         fputs("lower_bound_us: ", out);
-        put_us(out, r->lb, 0);
-        fprintf(out, "\nentries: %zu\n", r->p.n);
+        planopt_put_us(out, run->lb, false);
+        fprintf(out, "\nentries: %zu\n", run->p.n);
         placement_text(out, m, r);
     }
-    if (r->nprops)
-        fprintf(out, "proposals: budget_bytes peak_bytes step_us stall_us lower_bound_us "
-                     "feasible\n");
-    for (size_t k = 0; k < r->nprops; k++) {
-        const plan_proposal *pp = &r->props[k];
-        fprintf(out, "proposal %llu %llu %.3f %.3f ", U(pp->budget_bytes), U(pp->stats.peak_bytes),
-                pp->stats.step_us, pp->stats.stall_us);
-        put_us(out, pp->lower_bound_us, 0);
-        fprintf(out, " %s\n", pp->stats.feasible ? "yes" : "no");
-    }
-}
-
-static void json_stats(FILE *out, const plan_stats *st)
-{
-    fprintf(out, "\"feasible\": %s, \"peak_bytes\": %llu, \"step_us\": ",
-            st->feasible ? "true" : "false", U(st->peak_bytes));
-    report_json_double(out, st->step_us);
-    fputs(", \"stall_us\": ", out);
-    report_json_double(out, st->stall_us);
-    fprintf(out, ", \"bytes_to_host\": %llu, \"bytes_to_device\": %llu", U(st->bytes_to_host),
-            U(st->bytes_to_device));
+    planopt_proposals_text(out, run);
 }
 
 static void print_json(FILE *out, const report_trace *t, const plan_model *m, const result *r)
@@ -112,44 +78,38 @@ static void print_json(FILE *out, const report_trace *t, const plan_model *m, co
     report_json_string(out, t->name);
     fprintf(out,
             ", \"step\": %llu, \"first_seq\": %llu, \"end_seq\": %llu, \"operations\": %zu, "
-            "\"timed\": %zu, \"filled\": %zu, \"allocations\": %zu, \"cyclic\": %zu, ",
+            "\"timed\": %zu, \"filled\": %zu, \"allocations\": %zu, \"cyclic\": %zu",
             U(i->step), U(i->first_seq), U(i->end_seq), i->ops, i->timed, i->filled, i->allocs,
             i->cyclic);
-    fprintf(out, "\"h2d_gbps\": %.6g, \"d2h_gbps\": %.6g, \"duplex\": %d, \"remap_us\": %.6g, ",
-            m->hw.h2d_gbps, m->hw.d2h_gbps, m->hw.duplex, m->hw.remap_us);
-    if (m->hw.both_h2d_gbps > 0)
-        fprintf(out, "\"both_h2d_gbps\": %.6g, \"both_d2h_gbps\": %.6g, ", m->hw.both_h2d_gbps,
-                m->hw.both_d2h_gbps);
-    fprintf(out, "\"native_peak_bytes\": %llu, \"floor_bytes\": %llu, \"native_step_us\": ",
+    planopt_link_json(out, &m->hw, &r->src);
+    fprintf(out, ", \"native_peak_bytes\": %llu, \"floor_bytes\": %llu, \"native_step_us\": ",
             U(r->native), U(r->floor));
     report_json_double(out, r->native_us);
     fprintf(out, ", \"planner\": \"%s\"", plan_kind_name(r->kind));
-    if (r->has_budget) {
-        fprintf(out, ", \"budget_bytes\": %llu, ", U(r->budget));
-        json_stats(out, &r->st);
-        fputs(", \"lower_bound_us\": ", out);
-        put_us(out, r->lb, 1);
+    const planopt_run *run = &r->run;
+    if (run->planned) {
+        plan_proposal at = {
+            .budget_bytes = run->budget, .stats = run->st, .lower_bound_us = run->lb};
+        fputs(", ", out);
+        planopt_proposal_json(out, &at);
         plan_placement c;
-        plan_placement_count(m, &r->p, &c); /* out of memory: zeros */
+        plan_placement_count(m, &run->p, &c); /* out of memory: zeros */
         fprintf(out,
                 ", \"entries\": %zu, \"device_resident_bytes\": %llu, \"moved_allocs\": %zu, "
                 "\"host_resident_allocs\": %zu, \"host_resident_bytes\": %llu",
-                r->p.n, U(c.device_bytes), c.moved, r->info.placed, U(r->info.placed_bytes));
+                run->p.n, U(c.device_bytes), c.moved, r->info.placed, U(r->info.placed_bytes));
     }
     fputs(", \"proposals\": [", out);
-    for (size_t k = 0; k < r->nprops; k++) {
-        fprintf(out, "%s{\"budget_bytes\": %llu, ", k ? ", " : "", U(r->props[k].budget_bytes));
-        json_stats(out, &r->props[k].stats);
-        fputs(", \"lower_bound_us\": ", out);
-        put_us(out, r->props[k].lower_bound_us, 1);
+    for (size_t k = 0; k < run->nprops; k++) {
+        fputs(k ? ", {" : "{", out);
+        planopt_proposal_json(out, &run->props[k]);
         fputc('}', out);
     }
     fputs("]}\n", out);
 }
 
 /* The planner's runs: native figures, the plan for the budget, the proposals. */
-static plan_err run(const plan_model *m, const report_model_opts *o, const conf_size *budget,
-                    result *r)
+static plan_err run(const plan_model *m, const report_model_opts *o, result *r)
 {
     plan_stats native;
     plan none;
@@ -159,30 +119,20 @@ static plan_err run(const plan_model *m, const report_model_opts *o, const conf_
         e = plan_make(m, PLAN_KIND_NONE, r->native, &none, &native);
     plan_free(&none);
     r->native_us = native.step_us;
-    if (!e && r->has_budget) {
-        r->budget = conf_size_resolve(budget, r->native, r->native);
-        e = plan_make(m, r->kind, r->budget, &r->p, &r->st);
-        if (!e)
-            e = plan_lower_bound(m, r->budget, &r->lb);
-    }
-    if (!e && o->proposals) {
-        r->props = calloc(o->proposals, sizeof(*r->props));
-        e = r->props ? plan_proposals(m, r->kind, o->proposals, r->props) : PLAN_ERR_NOMEM;
-        r->nprops = e ? 0 : o->proposals;
-    }
+    if (!e)
+        e = planopt_plan(&o->p, m, NULL, r->native, false, &r->run);
     return e;
 }
 
 /* Plans the model of t and prints the result. 0, or 1 after a message. */
-static int plan_trace(const report_trace *t, const report_model_opts *o, const conf_size *budget)
+static int plan_trace(const report_trace *t, const report_model_opts *o)
 {
     plan_model m;
     plan_model_init(&m);
-    result r = {.kind = (plan_kind)o->kind, .has_budget = o->budget != NULL};
-    plan_init(&r.p);
-    int rc = report_model_open(t, o, &m, &r.info);
+    result r = {.kind = o->p.kind};
+    int rc = report_model_open(t, o, &m, &r.info, &r.src);
     if (rc == 0) {
-        plan_err e = run(&m, o, budget, &r);
+        plan_err e = run(&m, o, &r);
         if (e == PLAN_ERR_LIMIT)
             fprintf(stderr, "shim-report: %s: step %llu is too large for the %s planner\n",
                     o->trace, U(r.info.step), plan_kind_name(r.kind));
@@ -194,8 +144,7 @@ static int plan_trace(const report_trace *t, const report_model_opts *o, const c
             print_text(stdout, t, &m, &r);
         rc = e ? 1 : 0;
     }
-    plan_free(&r.p);
-    free(r.props);
+    planopt_run_free(&r.run);
     plan_model_free(&m);
     return rc;
 }
@@ -207,12 +156,7 @@ int report_plan_main(int argc, char **argv, char **envp)
     report_model_opts o;
     if (report_model_opts_parse(&o, argc, argv, 1) != 0)
         return 2;
-    conf_size budget = {0};
     char err[CONF_ERR_LEN];
-    if (o.budget && conf_budget_parse(o.budget, &budget, err, sizeof err) != 0) {
-        fprintf(stderr, "shim-report: bad --budget: %s\n", err);
-        return 2;
-    }
     report_trace t;
     if (report_trace_load(&t, o.trace, err, sizeof err) != 0) {
         fprintf(stderr, "shim-report: %s\n", err);
@@ -220,7 +164,7 @@ int report_plan_main(int argc, char **argv, char **envp)
     }
     if (t.truncated)
         fprintf(stderr, "shim-report: %s: %s\n", o.trace, t.note);
-    int rc = plan_trace(&t, &o, &budget);
+    int rc = plan_trace(&t, &o);
     report_trace_free(&t);
     return rc;
 }
