@@ -18,12 +18,16 @@
 # command ends with "no GPU: nothing measured" and exit status 0. Exit status 1: a failure in
 # part 1 or 2 (a run that failed or timed out, a checksum that differs from native's).
 #
-# Environment (make gpu-check sets them): BUILD, PYTHON, NVCC, MAKE; GPU_CHECK_OUT (the results:
-# gpu-check.md, gpu-check.log, gpu-check-runs.tar.gz and, where it fits in 15 MiB,
-# gpu-check-traces.tar.gz; default $OUT, else $BUILD/gpu-check), GPU_CHECK_WORK (the runs' own
+# Environment (make gpu-check sets them): BUILD, PYTHON, NVCC, MAKE; GPU_CHECK_OUT, $out below
+# (the results: $out/gpu-check.md, the tables; gpu-check.log, all the command printed;
+# gpu-check-runs.tar.gz, the runs' files but traces; gpu-check-traces.tar.gz where it fits in 15
+# MiB; default $OUT, the device machine's, else $BUILD/gpu-check), GPU_CHECK_WORK (the runs' own
 # files, $BUILD/gpu-check-work, emptied first), GPU_CHECK_PARTS ("1 2 3"), GPU_TWINS (the
 # twins' predictions), GPU_CHECK_COMMIT (the commit measured, for the header), GPU_CHECK_MLP and
-# GPU_CHECK_TRANSFORMER (torch_train.py's arguments for the two jobs).
+# GPU_CHECK_TRANSFORMER (torch_train.py's arguments for the two jobs), GPU_CHECK_GRAPHS_ALLOCS
+# (part 3's allocators for the CUDA-graph jobs: "default", as a user runs them, PyTorch's caching
+# allocator natively and the backend libshim sets under it; "default caching" adds both sides
+# on the caching allocator).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,6 +44,7 @@ parts=${GPU_CHECK_PARTS:-1 2 3}
 twins=${GPU_TWINS:-tests/bench/twin-predictions.tsv}
 mlp=${GPU_CHECK_MLP:---layers 8 --width 4096 --batch 4096 --steps 40}
 transformer=${GPU_CHECK_TRANSFORMER:---model transformer --layers 6 --width 1024 --seq 512 --batch 16 --steps 30}
+graphs_allocs=${GPU_CHECK_GRAPHS_ALLOCS:-default}
 start=$(date +%s)
 
 # The real driver only: the simulated device's libcuda.so.1 (make test puts it on the path) is
@@ -169,8 +174,8 @@ part3() {
     echo "== part 3: CUDA graphs and expandable segments, natively and under libshim at 75% (the present limits)"
     # Cheapest first: the compiled jobs spend most of their time compiling.
     for spec in "mlp-expandable|$mlp|expandable" "transformer-expandable|$transformer|expandable" \
-        "mlp-graphs|$mlp --compile-mode reduce-overhead|default" \
-        "transformer-graphs|$transformer --compile-mode reduce-overhead|default"; do
+        "mlp-graphs|$mlp --compile-mode reduce-overhead|$graphs_allocs" \
+        "transformer-graphs|$transformer --compile-mode reduce-overhead|$graphs_allocs"; do
         IFS='|' read -r job args alloc <<<"$spec"
         torch_job "$job" "$args" "$alloc" $((start + seconds)) "${GPU_CHECK_COMPILE_TIMEOUT:-150}" \
             TORCH_BUDGETS=75 TORCH_PEAK=native TORCH_SHIM_AUTO=0 TORCH_SAVE_ON_CPU=0 ||

@@ -30,7 +30,7 @@ CASE_LABEL = {
     "native": "native",
     "save-on-cpu": "native, save_on_cpu (by hand)",
     "default": "libshim, default budget",
-    "soc": "libshim at save_on_cpu's peak",
+    "soc": "libshim at save_on_cpu's peak reserved",
 }
 
 
@@ -145,6 +145,10 @@ class Run:
         return "exit status %s%s" % (self.status, (": " + last[-1].strip()[:160]) if last else "")
 
 
+def wall(run):
+    return run.seconds if run.seconds is not None else ""
+
+
 def fmt_ms(v):
     return "%.2f" % v if isinstance(v, (int, float)) else ""
 
@@ -213,8 +217,9 @@ def part2_rows(runs, twins):
     rows = []
     for r in runs:
         if not r.out:
-            rows.append([case_label(r.case), r.budget or ""] + ["" for _ in range(13)] +
-                        [r.why_not(), r.seconds or ""])
+            rows.append([case_label(r.case), fmt_mib(r.budget_bytes()) if r.shimmed else ""] +
+                        ["" for _ in range(13)] +
+                        [r.why_not(), wall(r)])
             continue
         ms = r.get("step_ms")
         ratio = ms / base if isinstance(ms, (int, float)) and base else None
@@ -239,7 +244,7 @@ def part2_rows(runs, twins):
             "%.1f" % (moved / MIB) if isinstance(moved, (int, float)) else "",
             verdict_words(r) if r.shimmed else "",
             "" if r.ok else r.why_not(),
-            r.seconds if r.seconds is not None else "",
+            wall(r),
         ])
     return rows
 
@@ -272,7 +277,7 @@ def part3_rows(runs, twins):
         native = natives.get(r.job)
         if not r.out:
             rows.append([r.job, case_label(r.case), "", fmt_mib(r.budget_bytes())] +
-                        ["" for _ in range(11)] + [r.why_not(), r.seconds or ""])
+                        ["" for _ in range(11)] + [r.why_not(), wall(r)])
             continue
         ms = r.get("step_ms")
         base = native.get("step_ms") if native else None
@@ -294,7 +299,7 @@ def part3_rows(runs, twins):
             fmt_mib(r.get("device_used_max")),
             graphs,
             "" if r.ok else r.why_not(),
-            r.seconds if r.seconds is not None else "",
+            wall(r),
         ])
     return rows
 
@@ -380,10 +385,12 @@ def render(work, twins_path):
     def section(part, title, body):
         md.extend(["## %s. %s" % (part, title), ""])
         if part in times:
-            md.extend(["(%s s)" % times[part], ""])
+            md.extend(["(%s s of wall time)" % times[part], ""])
         for why in skipped.get(part, []):
             md.extend(["Skipped: %s" % why, ""])
         md.extend(body)
+        while md[-1] == "":
+            md.pop()
         md.append("")
 
     p1 = part1(work)

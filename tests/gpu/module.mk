@@ -4,11 +4,12 @@
 #
 #   make gpu-check             the one command a session with a GPU runs first: at most 8
 #                              minutes on an H100 or H200, builds included (tests/gpu/gpu_check.sh
-#                              says what it runs). Writes gpu-check.md (a table per part, to
-#                              paste into tests/bench/RESULTS-gpu.md), gpu-check.log and the
-#                              runs' files (gpu-check-runs.tar.gz, gpu-check-traces.tar.gz) to
-#                              GPU_CHECK_OUT: the device machine's $OUT when set, else
-#                              $(BUILD)/gpu-check. Here, without a GPU: "no GPU: nothing
+#                              says what it runs). Writes to its results folder, out below
+#                              (GPU_CHECK_OUT: the device machine's $OUT when set, else
+#                              $(BUILD)/gpu-check): out/gpu-check.md (a table per part, with
+#                              the card named, to paste into tests/bench/RESULTS-gpu.md),
+#                              gpu-check.log and the runs' files (gpu-check-runs.tar.gz,
+#                              gpu-check-traces.tar.gz). Here, without a GPU: "no GPU: nothing
 #                              measured", exit status 0 (the CUDA programs are still compiled).
 #                              GPU_CHECK_PARTS="2 3" runs only those parts; GPU_CHECK_COMMIT=HASH
 #                              names the commit in the header (the device machine has no .git).
@@ -22,6 +23,9 @@
 # peak), save-on-cpu (save_on_cpu natively, no libshim); RATIO: the predicted median step time
 # against the native one (2.52 for 2.52x). Lines starting with "#" and empty lines are skipped;
 # a malformed line is named (file and line) in the results and left out.
+# The one test make test runs here (seconds, no GPU): make gpu-check's tables from a folder
+# written by hand, and the command on a machine without a driver.
+TESTS += tests/gpu/test_gpu_check.sh
 GPU_TWINS ?= tests/bench/twin-predictions.tsv
 GPU_CHECK_OUT ?= $(if $(OUT),$(OUT),$(BUILD)/gpu-check)
 GPU_CHECK_PARTS ?= 1 2 3
