@@ -25,9 +25,10 @@
 # files, $BUILD/gpu-check-work, emptied first), GPU_CHECK_PARTS ("1 2 3"), GPU_TWINS (the
 # twins' predictions), GPU_CHECK_COMMIT (the commit measured, for the header), GPU_CHECK_MLP and
 # GPU_CHECK_TRANSFORMER (torch_train.py's arguments for the two jobs), GPU_CHECK_GRAPHS_ALLOCS
-# (part 3's allocators for the CUDA-graph jobs: "default", as a user runs them, PyTorch's caching
-# allocator natively and the backend libshim sets under it; "default caching" adds both sides
-# on the caching allocator).
+# (part 3's allocators for the CUDA-graph jobs, "caching default": PyTorch's caching allocator on
+# both sides, then as a user runs the job, PYTORCH_CUDA_ALLOC_CONF unset: the caching allocator
+# natively, under libshim the cudaMallocAsync backend libshim sets, which PyTorch's CUDA graph
+# trees may refuse: they checkpoint the caching allocator's pool state, which that backend lacks).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -44,7 +45,7 @@ parts=${GPU_CHECK_PARTS:-1 2 3}
 twins=${GPU_TWINS:-tests/bench/twin-predictions.tsv}
 mlp=${GPU_CHECK_MLP:---layers 8 --width 4096 --batch 4096 --steps 40}
 transformer=${GPU_CHECK_TRANSFORMER:---model transformer --layers 6 --width 1024 --seq 512 --batch 16 --steps 30}
-graphs_allocs=${GPU_CHECK_GRAPHS_ALLOCS:-default}
+graphs_allocs=${GPU_CHECK_GRAPHS_ALLOCS:-caching default}
 start=$(date +%s)
 
 # The real driver only: the simulated device's libcuda.so.1 (make test puts it on the path) is

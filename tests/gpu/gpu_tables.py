@@ -9,7 +9,7 @@ WORK is the folder tests/gpu/gpu_check.sh ran in:
   times.tsv         "PART<TAB>seconds" for each part run;
   vmm_handles.txt   part 1: vmm_handles' output (its tables follow its "## GPU facts" line);
   manifest.tsv      parts 2 and 3: a line per PyTorch run, as tests/gpu/torch_budget.sh writes
-                    it (NAME, JOB, CASE, STATUS, SECONDS, BUDGET), and per run NAME.json (the
+                    it (NAME, JOB, CASE, STATUS, SECONDS, BUDGET, ALLOC), and per run NAME.json (the
                     job's JSON line), NAME.err, and under libshim NAME.log and NAME.summary.json
                     (shim-report summary --json of its trace).
 --twins FILE: the simulated twins' predictions, JOB<TAB>CASE<TAB>RATIO a line (the predicted
@@ -96,8 +96,8 @@ class Run:
     """One PyTorch run: its manifest line and the files it left."""
 
     def __init__(self, work, fields):
-        fields = fields + [""] * (6 - len(fields))
-        self.name, self.job, self.case, self.status, secs, self.budget = fields[:6]
+        fields = fields + [""] * (7 - len(fields))
+        self.name, self.job, self.case, self.status, secs, self.budget, self.alloc = fields[:7]
         self.seconds = int(secs) if secs.isdigit() else None
         self.out = read_json(os.path.join(work, self.name + ".json")) if self.ok else None
         self.summary = read_summary(os.path.join(work, self.name + ".summary.json"))
@@ -272,9 +272,9 @@ def budget_kept(run):
 
 def part3_rows(runs, twins):
     rows = []
-    natives = {r.job: r for r in runs if r.case == "native" and r.out}
+    natives = {(r.job, r.alloc): r for r in runs if r.case == "native" and r.out}
     for r in runs:
-        native = natives.get(r.job)
+        native = natives.get((r.job, r.alloc))
         if not r.out:
             rows.append([r.job, case_label(r.case), "", fmt_mib(r.budget_bytes())] +
                         ["" for _ in range(11)] + [r.why_not(), wall(r)])

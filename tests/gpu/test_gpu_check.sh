@@ -7,7 +7,7 @@
 # measured" and exits 0, and refuses to empty a work folder it did not make.
 set -u
 source "$(dirname "$0")/../check.sh" # plan, check, all
-plan 16
+plan 17
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d) # check.sh's scratch folder too
 trap 'rm -rf "$tmp"' EXIT
@@ -26,7 +26,8 @@ summary() {
     printf '{"verdict": {"answer": "%s", "resident_peak_bytes": %s, "bytes_moved_per_step": %s}, "budget_bytes": %s, "iterations": 10, "graph_launches": 20, "plans": [{"predicted_us": %s, "native_us": %s}]}\n' \
         "$2" "$3" $((64 * MIB)) "$4" "$5" "$6" >"$w/$1.summary.json"
 }
-m() { printf '%s\tmlp\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >>"$w/manifest.tsv"; }
+# m NAME CASE STATUS SECONDS BUDGET [JOB [ALLOC]]: the run's manifest line, as torch_budget.sh writes it
+m() { printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "${6:-mlp}" "$2" "$3" "$4" "$5" "${7:-async}" >>"$w/manifest.tsv"; }
 
 json mlp-native-async 10 aaaa "[1.5, 1.25]" $((400 * MIB))
 m mlp-native-async native 0 9 ""
@@ -42,11 +43,18 @@ summary mlp-shim-async-soc fitted $((299 * MIB)) $((300 * MIB)) 11000 10000
 m mlp-shim-async-soc soc 0 18 300MiB
 # part 3: expandable segments, which libshim leaves alone: PyTorch's own count is over the budget
 json mlp-expandable-native-expandable 10 cccc "[2.0]" $((400 * MIB)) expandable_segments:True
-printf 'mlp-expandable-native-expandable\tmlp-expandable\tnative\t0\t8\t\n' >>"$w/manifest.tsv"
+m mlp-expandable-native-expandable native 0 8 "" mlp-expandable expandable
 json mlp-expandable-shim-expandable-75 10 cccc "[2.0]" $((400 * MIB)) expandable_segments:True
 echo "libshim[2]: info: exit: no budget: peak 400.0 MiB allocated on the device; 1 step" >"$w/mlp-expandable-shim-expandable-75.log"
-printf 'mlp-expandable-shim-expandable-75\tmlp-expandable\t75\t0\t9\t300MiB\n' >>"$w/manifest.tsv"
-printf 'mlp-graphs-native-default\tmlp-graphs\tnative\tskipped\t0\t\n' >>"$w/manifest.tsv"
+m mlp-expandable-shim-expandable-75 75 0 9 300MiB mlp-expandable expandable
+# two allocators of one job: each run under libshim is held to its own allocator's native run
+json mlp-graphs-native-caching 5 dddd "[3.0]" $((400 * MIB)) backend:native
+m mlp-graphs-native-caching native 0 30 "" mlp-graphs caching
+json mlp-graphs-shim-caching-75 10 dddd "[3.0]" 0 backend:native
+m mlp-graphs-shim-caching-75 75 0 20 300MiB mlp-graphs caching
+json mlp-graphs-native-default 4 eeee "[3.5]" $((400 * MIB))
+m mlp-graphs-native-default native 0 10 "" mlp-graphs default
+m mlp-graphs-shim-default-75 75 skipped 0 300MiB mlp-graphs default
 printf '# predictions\nmlp\t75\t2.0\nmlp\t50\tfast\n\nmlp-expandable\t75\t1.0\n' >"$tmp/twins.tsv"
 
 tables=$tmp/tables.md
@@ -73,8 +81,11 @@ check "the exit line of each run under libshim is listed, and the timed-out one 
 check "expandable segments at 75%: not kept, PyTorch's own 400 MiB over the budget (libshim: no budget)" \
     grep -qF "| no: PyTorch reserved 400 MiB of its own VMM, over the budget (libshim: no budget) |" "$tables"
 check "a run not started has its row, saying why" \
-    bash -c '[[ "$1" == "| mlp-graphs | native |"*"| not started: the command'"'"'s time was spent | 0 |" ]]' _ \
-    "$(grep -F "| mlp-graphs |" "$tables")"
+    bash -c '[[ "$1" == "| mlp-graphs | libshim, 75% of the peak |"*"| not started: the command'"'"'s time was spent | 0 |" ]]' _ \
+    "$(grep -F "| mlp-graphs |" "$tables" | tail -n 1)"
+check "two allocators of one job: libshim on the caching allocator against its own native (2.00x, = native)" \
+    bash -c '[[ "$1" == *"| 10.00 | 2.00x |"* && "$1" == *"| = native |"* ]]' _ \
+    "$(grep -F "| mlp-graphs | libshim, 75% of the peak | native (backend:native) |" "$tables")"
 
 python3 "$root/tests/gpu/gpu_tables.py" "$w" --twins "$tmp/none.tsv" >"$tmp/bare.md" 2>&1
 check "without a predictions file: n/a beside every figure, and the header says so" \

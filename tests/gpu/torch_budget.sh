@@ -27,9 +27,9 @@
 #   TORCH_AT_SAVE_ON_CPU: 1 adds libshim with the save-on-cpu run's peak as its budget (the
 #     same memory as the offload written by hand);
 #   TORCH_JOB and TORCH_MANIFEST=FILE: each run appends a line to FILE, NAME<TAB>JOB<TAB>CASE<TAB>
-#     STATUS<TAB>SECONDS<TAB>BUDGET_BYTES (CASE: native, save-on-cpu, default, a share, soc;
-#     STATUS: the exit status, "timeout" or "skipped"), which tests/gpu/gpu_tables.py reads with
-#     the runs' files;
+#     STATUS<TAB>SECONDS<TAB>BUDGET<TAB>ALLOC (CASE: native, save-on-cpu, default, a share, soc;
+#     STATUS: the exit status, "timeout" or "skipped"; BUDGET: SHIM_BUDGET's value; ALLOC: one
+#     of TORCH_ALLOCS), which tests/gpu/gpu_tables.py reads with the runs' files;
 #   TORCH_DEADLINE: a time (seconds since the epoch) after which no run starts; each run's
 #     timeout is cut to what is left (TORCH_MIN_RUN: the fewest seconds worth starting, 20);
 #   TORCH_PROBED=1: PyTorch and the device were found already (the probe imports torch: seconds).
@@ -69,10 +69,10 @@ fi
 fail=0
 rows=()
 
-# note NAME CASE STATUS SECONDS [BUDGET_BYTES]: the run's line in the manifest
+# note NAME CASE STATUS SECONDS [BUDGET]: the run's line in the manifest ($alloc: the allocator's)
 note() {
-    [ -n "$manifest" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$job" "$2" "$3" "$4" "${5:-}" \
-        >>"$manifest"
+    [ -n "$manifest" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$job" "$2" "$3" "$4" "${5:-}" \
+        "$alloc" >>"$manifest"
     return 0
 }
 
