@@ -13,22 +13,25 @@
 #
 # Every step has a timeout, and no run starts once the command's time (GPU_CHECK_SECONDS from
 # the start, 420, then 30 s to pack the traces; part 2 until GPU_CHECK_PART2_END, 280) is spent:
-# each skip says why. Without a
-# GPU (no driver here), nvcc or PyTorch the parts say so and are skipped; with no GPU at all the
-# command ends with "no GPU: nothing measured" and exit status 0. Exit status 1: a failure in
-# part 1 or 2 (a run that failed or timed out, a checksum that differs from native's).
+# each skip says why. Without a GPU (no driver here), nvcc or PyTorch the parts say so and are
+# skipped; with no GPU at all the command ends with "no GPU: nothing measured" and exit status 0.
+# Exit status 1: a failure in part 1 or 2 (a run that failed or timed out, a checksum that
+# differs from native's), or a driver but nothing measured.
 #
-# Environment (make gpu-check sets them): BUILD, PYTHON, NVCC, MAKE; GPU_CHECK_OUT, $out below
-# (the results: $out/gpu-check.md, the tables; gpu-check.log, all the command printed;
-# gpu-check-runs.tar.gz, the runs' files but traces; gpu-check-traces.tar.gz where it fits in 15
-# MiB; default $OUT, the device machine's, else $BUILD/gpu-check), GPU_CHECK_WORK (the runs' own
-# files, $BUILD/gpu-check-work, emptied first), GPU_CHECK_PARTS ("1 2 3"), GPU_TWINS (the
-# twins' predictions), GPU_CHECK_COMMIT (the commit measured, for the header), GPU_CHECK_MLP and
-# GPU_CHECK_TRANSFORMER (torch_train.py's arguments for the two jobs), GPU_CHECK_GRAPHS_ALLOCS
+# Environment (make gpu-check sets them): BUILD, PYTHON, NVCC (none: no CUDA build), MAKE;
+# GPU_CHECK_OUT, $out below: the results, $out/gpu-check.md (the tables), gpu-check.log (all the
+# command printed), gpu-check-runs.tar.gz (the runs' files but the traces) and
+# gpu-check-traces.tar (the traces gzipped, as many as fit in 15 MiB); by default $OUT (the
+# device machine's), else $BUILD/gpu-check. GPU_CHECK_WORK: the runs' own files
+# ($BUILD/gpu-check-work, emptied first). GPU_CHECK_PARTS ("1 2 3"); GPU_TWINS (the twins'
+# predictions); GPU_CHECK_COMMIT (the commit measured, for the header); GPU_CHECK_MLP and
+# GPU_CHECK_TRANSFORMER (torch_train.py's arguments for the two jobs); GPU_CHECK_GRAPHS_ALLOCS
 # (part 3's allocators for the CUDA-graph jobs, "caching default": PyTorch's caching allocator on
 # both sides, then as a user runs the job, PYTORCH_CUDA_ALLOC_CONF unset: the caching allocator
 # natively, under libshim the cudaMallocAsync backend libshim sets, which PyTorch's CUDA graph
 # trees may refuse: they checkpoint the caching allocator's pool state, which that backend lacks).
+# Timeouts: GPU_CHECK_VMM_TIMEOUT (part 1, 100 s), GPU_CHECK_RUN_TIMEOUT (a part-2 run, 150 s),
+# GPU_CHECK_COMPILE_TIMEOUT (a part-3 run, 150 s).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -98,6 +101,10 @@ card() {
 }
 
 build_cuda() {
+    # The toolkit's nvcc, else the one on PATH (an image whose CUDA lives elsewhere); NVCC=none
+    # builds nothing.
+    [ "$NVCC" = none ] || command -v "$NVCC" >/dev/null 2>&1 ||
+        NVCC=$(command -v nvcc 2>/dev/null || echo "$NVCC")
     if ! command -v "$NVCC" >/dev/null 2>&1; then
         wanted 1 && skip 1 "no nvcc ($NVCC): vmm_handles not built"
         return
@@ -185,26 +192,37 @@ part3() {
     printf '3\t%s\n' $((SECONDS - t0)) >>"$work/times.tsv"
 }
 
-# pack: the runs' files (traces apart) and, if they fit, the traces, into the results folder
+# pack: the runs' files (traces apart) into the results folder, then as many of the traces as fit
+# in 15 MiB compressed (a file the device machine brings back holds 16 at most): the 75% runs'
+# first, then 50%, save_on_cpu's memory and the default budget's
 pack() {
-    tar -czf "$out/gpu-check-runs.tar.gz" -C "$work" --exclude='*.trace' . 2>&1 | head -n 5
-    local traces
-    traces=$(cd "$work" && ls -- *.trace 2>/dev/null)
-    [ -n "$traces" ] || return 0
-    if [ "$(left)" -lt -30 ]; then
-        echo "# traces not packed: the command's time is spent (they stay in $work)"
-        return 0
-    fi
-    # shellcheck disable=SC2086 # the traces' names: letters, digits, '-' and '.'
-    (cd "$work" && timeout 30 tar -cf - -- $traces | gzip -1 >"$out/gpu-check-traces.tar.gz.tmp")
-    local size
-    size=$(stat -c %s "$out/gpu-check-traces.tar.gz.tmp" 2>/dev/null || echo 0)
-    if [ "$size" -gt $((15 * 1048576)) ] || [ "$size" -eq 0 ]; then
-        rm -f "$out/gpu-check-traces.tar.gz.tmp"
-        echo "# traces not packed: $((size / 1048576)) MiB compressed, over the 15 MiB a file may bring back (they stay in $work)"
-    else
-        mv "$out/gpu-check-traces.tar.gz.tmp" "$out/gpu-check-traces.tar.gz"
-    fi
+    local limit=$((15 * 1048576)) size total=0 kept=() dropped=() order=() t z
+    timeout 60 tar -czf "$out/gpu-check-runs.tar.gz" -C "$work" --exclude='*.trace' . 2>&1 | head -n 5
+    size=$(stat -c %s "$out/gpu-check-runs.tar.gz" 2>/dev/null || echo 0)
+    [ "$size" -le "$limit" ] || echo "# gpu-check-runs.tar.gz is $((size / 1048576)) MiB: over what a file may bring back"
+    mkdir -p "$work/gz"
+    for t in "$work"/*-75.trace "$work"/*-50.trace "$work"/*-soc.trace "$work"/*-auto.trace "$work"/*.trace; do
+        [ -f "$t" ] && order+=("$(basename "$t")")
+    done
+    for t in $(printf '%s\n' "${order[@]}" | awk '!seen[$0]++'); do
+        if [ "$(left)" -lt -30 ]; then
+            dropped+=("$t (the command's time is spent)")
+            continue
+        fi
+        z="$work/gz/$t.gz"
+        timeout 20 gzip -1 -c "$work/$t" >"$z" 2>/dev/null || { rm -f "$z"; dropped+=("$t (gzip)"); continue; }
+        size=$(stat -c %s "$z")
+        if [ $((total + size)) -le "$limit" ]; then
+            total=$((total + size))
+            kept+=("$t.gz")
+        else
+            rm -f "$z"
+            dropped+=("$t ($((size / 1048576)) MiB)")
+        fi
+    done
+    [ ${#kept[@]} -gt 0 ] && tar -cf "$out/gpu-check-traces.tar" -C "$work/gz" -- "${kept[@]}"
+    [ ${#dropped[@]} -gt 0 ] && echo "# traces left in $work, not in the results: ${dropped[*]}"
+    return 0
 }
 
 count_not_ok() {
@@ -225,6 +243,9 @@ main() {
     say_header date "$(date -u '+%Y-%m-%d %H:%M UTC')"
     say_header commit "${GPU_CHECK_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo 'unknown (no git here: give GPU_CHECK_COMMIT)')}"
     say_header command "make gpu-check (tests/gpu/gpu_check.sh; parts $parts)"
+    for p in 1 2 3; do
+        wanted $p || skip $p "not asked for (GPU_CHECK_PARTS=\"$parts\")"
+    done
     build_cuda
     if wanted 1; then part1 2>&1 | tee "$work/part1.txt"; fi
     grep -q '^fact: .*driver [0-9]' "$work/vmm_handles.txt" 2>/dev/null &&
@@ -268,6 +289,6 @@ mkdir -p "$work" "$out" || exit 1
 touch "$work/.gpu-check-work"
 work=$(cd "$work" && pwd)
 out=$(cd "$out" && pwd)
-rm -f "$out"/gpu-check.md "$out"/gpu-check.log "$out"/gpu-check-*.tar.gz
+rm -f "$out"/gpu-check.md "$out"/gpu-check.log "$out"/gpu-check-*.tar.gz "$out"/gpu-check-traces.tar
 main 2>&1 | tee "$out/gpu-check.log"
 exit "${PIPESTATUS[0]}"

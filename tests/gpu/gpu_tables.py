@@ -345,7 +345,9 @@ def part1(work):
     start = next((i for i, ln in enumerate(lines) if ln.startswith("## GPU facts")), None)
     if start is None:
         return out + ["vmm_handles printed no tables (see gpu-check.log)."]
-    return out + ["Figures: " + lines[start][3:]] + lines[start + 1:]
+    # Its own headings (###) sit one level lower here, under the part's.
+    return out + ["Figures: " + lines[start][3:]] + \
+        ["#" + ln if ln.startswith("###") else ln for ln in lines[start + 1:]]
 
 
 def kv(path):
@@ -372,18 +374,24 @@ def render(work, twins_path):
     runs = [Run(work, ln.split("\t")) for ln in read_lines(os.path.join(work, "manifest.tsv")) or []
             if ln.strip()]
 
-    md = ["# make gpu-check: %s" % head.get("card", "unknown card"), ""]
+    # Headings from ## down, to paste into tests/bench/RESULTS-gpu.md under its title.
+    md = ["## make gpu-check on %s" % head.get("card", "an unknown card"), ""]
     for key in ("card", "driver", "cuda", "torch", "cpus", "date", "commit", "command"):
         if key in head:
             md.append("- %s: %s" % (key, head[key]))
-    md.append("- twins' predictions: %s" % (
-        "%s (%d)" % (twins_path, len(twins)) if twins else
-        "none (%s not found: n/a beside every figure)" % (twins_path or "no file given")))
+    if twins:
+        said = "%s (%d)" % (twins_path, len(twins))
+    elif twins_path and os.path.exists(twins_path):
+        said = "none in %s: n/a beside every figure" % twins_path
+    else:
+        said = "none (%s: n/a beside every figure)" % (
+            "%s not found" % twins_path if twins_path else "no file given")
+    md.append("- twins' predictions: " + said)
     md += ["- ratios: every one is taken between runs of this command, on this card", ""]
     md += ["- " + n for n in notes] + ([""] if notes else [])
 
     def section(part, title, body):
-        md.extend(["## %s. %s" % (part, title), ""])
+        md.extend(["### %s. %s" % (part, title), ""])
         if part in times:
             md.extend(["(%s s of wall time)" % times[part], ""])
         for why in skipped.get(part, []):
@@ -401,7 +409,7 @@ def render(work, twins_path):
         mine = [r for r in runs if r.job == job]
         if not mine:
             continue
-        body += ["### %s" % job, ""] + table(PART2_HEADER, part2_rows(mine, twins)) + [""]
+        body += ["#### %s" % job, ""] + table(PART2_HEADER, part2_rows(mine, twins)) + [""]
         body += exit_lines(mine) + [""]
     section("2", "PyTorch jobs under budgets, and save_on_cpu at the same memory", body)
 

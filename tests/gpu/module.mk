@@ -9,7 +9,7 @@
 #                              $(BUILD)/gpu-check): out/gpu-check.md (a table per part, with
 #                              the card named, to paste into tests/bench/RESULTS-gpu.md),
 #                              gpu-check.log and the runs' files (gpu-check-runs.tar.gz,
-#                              gpu-check-traces.tar.gz). Here, without a GPU: "no GPU: nothing
+#                              gpu-check-traces.tar). Here, without a GPU: "no GPU: nothing
 #                              measured", exit status 0 (the CUDA programs are still compiled).
 #                              GPU_CHECK_PARTS="2 3" runs only those parts; GPU_CHECK_COMMIT=HASH
 #                              names the commit in the header (the device machine has no .git).

@@ -101,7 +101,7 @@ if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
     for _ in 1 2 3 4; do echo "skip - gpu_check.sh without a driver: this machine has one"; done
 else
     build=${BUILD:-build}
-    LD_LIBRARY_PATH="$root/$build/simgpu" BUILD=$build NVCC=/nonexistent/nvcc \
+    LD_LIBRARY_PATH="$root/$build/simgpu" BUILD=$build NVCC=none \
         GPU_CHECK_OUT="$tmp/out" GPU_CHECK_WORK="$tmp/gc-work" GPU_TWINS="$tmp/twins.tsv" \
         "$root/tests/gpu/gpu_check.sh" >"$tmp/gc.out" 2>&1
     rc=$?
@@ -116,7 +116,7 @@ else
         [ -s "$tmp/out/gpu-check-runs.tar.gz" ]
     mkdir -p "$tmp/theirs"
     echo keep >"$tmp/theirs/file"
-    GPU_CHECK_OUT="$tmp/out2" GPU_CHECK_WORK="$tmp/theirs" NVCC=/nonexistent/nvcc \
+    GPU_CHECK_OUT="$tmp/out2" GPU_CHECK_WORK="$tmp/theirs" NVCC=none \
         "$root/tests/gpu/gpu_check.sh" >"$tmp/gc2.out" 2>&1
     rc=$?
     check "a work folder holding someone else's files is not emptied (exit 1, got $rc)" \

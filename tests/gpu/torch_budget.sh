@@ -156,7 +156,8 @@ shimmed() {
 # sets held (the trace's peak device bytes; empty without a summary)
 judged() {
     local name=$1
-    "$report" summary --json "$out/$name.trace" >"$out/$name.summary.json" 2>&1
+    timeout -k 5 "${TORCH_REPORT_TIMEOUT:-120}" "$report" summary --json "$out/$name.trace" \
+        >"$out/$name.summary.json" 2>&1 || echo "# $name: shim-report summary failed (status $?)"
     held=$(field "$out/$name.summary.json" peak_device_bytes 2>/dev/null)
     same "$name" "$want"
     row "$name" "${held:-0}" "$(grep -h 'exit:' "$out/$name.log" 2>/dev/null | tail -n 1 | sed 's/.*exit: //')"
