@@ -119,7 +119,17 @@ run() {
     return $rc
 }
 
-field() { "$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
+# field FILE KEY: KEY of the JSON in FILE (a job's JSON line is its last line that opens an object:
+# a library may print before it)
+field() {
+    "$PY" -c 'import json, sys
+text = open(sys.argv[1]).read()
+try:
+    d = json.loads(text)
+except ValueError:
+    d = json.loads([l for l in text.splitlines() if l.lstrip().startswith("{")][-1])
+print(d[sys.argv[2]])' "$1" "$2"
+}
 mib() { echo $((${1:-0} / 1048576)); }
 ratio() { "$PY" -c "print(f'{$1 / $2:.2f}')"; }
 
