@@ -110,7 +110,7 @@ build_cuda() {
         return
     fi
     echo "== building tests/gpu's CUDA programs with $NVCC"
-    if timeout 300 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" --no-print-directory -j2 \
+    if timeout 120 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL "$MAKE" --no-print-directory -j2 \
         SAN="${SAN:-}" NVCC="$NVCC" "$BUILD/gpu/vmm_handles" "$BUILD/gpu/vmm_facts"; then
         echo "ok - nvcc compiled vmm_handles and vmm_facts"
     else
@@ -164,7 +164,8 @@ torch_job() {
     shift 5
     env BUILD="$BUILD" PYTHON="$PY" TORCH_PROBED=1 TORCH_JOB="$job" TORCH_NAME="$job-" \
         TORCH_ARGS="$args" TORCH_ALLOCS="$alloc" TORCH_MANIFEST="$work/manifest.tsv" \
-        TORCH_DEADLINE="$until" TORCH_TIMEOUT="$limit" "$@" tests/gpu/torch_budget.sh "$work"
+        TORCH_DEADLINE="$until" TORCH_TIMEOUT="$limit" TORCH_REPORT_TIMEOUT=45 "$@" \
+        tests/gpu/torch_budget.sh "$work"
 }
 
 part2() {
@@ -200,7 +201,7 @@ part3() {
 # first, then 50%, save_on_cpu's memory and the default budget's
 pack() {
     local limit=$((15 * 1048576)) size total=0 kept=() dropped=() order=() t z
-    timeout 60 tar -czf "$out/gpu-check-runs.tar.gz" -C "$work" --exclude='*.trace' . 2>&1 | head -n 5
+    timeout 30 tar -czf "$out/gpu-check-runs.tar.gz" -C "$work" --exclude='*.trace' . 2>&1 | head -n 5
     size=$(stat -c %s "$out/gpu-check-runs.tar.gz" 2>/dev/null || echo 0)
     [ "$size" -le "$limit" ] || echo "# gpu-check-runs.tar.gz is $((size / 1048576)) MiB: over what a file may bring back"
     mkdir -p "$work/gz"
@@ -262,7 +263,7 @@ main() {
     if wanted 2; then part2 2>&1 | tee "$work/part2.txt"; fi
     if wanted 3; then part3 2>&1 | tee "$work/part3.txt"; fi
     echo "== tables ($out/gpu-check.md)"
-    timeout 60 "$PY" tests/gpu/gpu_tables.py "$work" --twins "$twins" -o "$out/gpu-check.md" ||
+    timeout 30 "$PY" tests/gpu/gpu_tables.py "$work" --twins "$twins" -o "$out/gpu-check.md" ||
         echo "not ok - gpu_tables.py could not make the tables"
     pack
     local bad12 bad3
