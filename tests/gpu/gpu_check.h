@@ -124,9 +124,9 @@ static inline bool try_create(CUmemLocation loc, size_t gran, const char *what)
     return r == CUDA_SUCCESS;
 }
 
-/* As NCCL probes host memory (ncclCuMemHostEnable in NCCL's src/misc/cudawrap.cc; ncclCuMemHostAlloc
-   in NCCL's src/include/alloc.h): HOST_NUMA at the node of attribute 134 (-1 means no NUMA: node 0), then
-   HOST. Returns whether one worked, and where. */
+/* As NCCL probes host memory (ncclCuMemHostEnable in NCCL's src/misc/cudawrap.cc;
+   ncclCuMemHostAlloc in NCCL's src/include/alloc.h): HOST_NUMA at the node of attribute 134 (-1
+   means no NUMA: node 0), then HOST. Returns whether one worked, and where. */
 static inline bool probe_host(CUdevice dev, size_t gran, CUmemLocation *where)
 {
     int node = attribute_fact(dev, 134, "HOST_NUMA_ID");

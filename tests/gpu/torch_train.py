@@ -2,8 +2,10 @@
 """torch_train.py: a small, deterministic PyTorch training job for the real-GPU checks.
 
 An MLP (Linear + GELU blocks, fp32) or a transformer encoder (bf16 autocast), optionally
-compiled with torch.compile, trained with Adam on fixed random data, one loss read per step
-(a host synchronisation, as most training loops make, which is how libshim finds the step).
+compiled with torch.compile (--compile; --compile-mode reduce-overhead replays the compiled
+forward and backward passes as CUDA graphs), trained with Adam on fixed random data, one loss
+read per step (a host synchronisation, as most training loops make, which is how libshim finds
+the step).
 Every kernel is deterministic (torch.use_deterministic_algorithms, no TF32, a fixed cuBLAS
 workspace), so two runs on one GPU give bit-identical parameters: the checksum (SHA-256 of
 every parameter's bytes and the Adam state) must not change when libshim moves memory.
@@ -14,8 +16,11 @@ kept in pinned host memory and copied back when the backward pass needs it, the 
 PyTorch user writes by hand instead of running under libshim. The copies are exact, so the
 checksum must not change either.
 
-Prints one JSON line: checksum, final loss, steps, the median wall time of the last half of
-the steps (ms) and PyTorch's view of device memory (its allocator's peaks included).
+Prints one JSON line: checksum, every step's loss and the last, steps, the median wall time of
+the last half of the steps (ms), the first step's (compilation included), PyTorch's view of
+device memory (its allocator's peaks included), the most device memory in use at a step's end
+(the driver's count, total less free: whatever allocator or interposer holds it) and the
+versions and device it ran on.
 """
 import argparse
 import contextlib
@@ -46,6 +51,9 @@ def parse_args():
     p.add_argument("--seq", type=int, default=512, help="transformer: tokens per sample")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model (Triton kernels, launched through dlsym)")
+    p.add_argument("--compile-mode", default=None,
+                   help="torch.compile's mode (implies --compile): reduce-overhead captures "
+                        "CUDA graphs and replays them every step")
     p.add_argument("--save-on-cpu", action="store_true",
                    help="keep the tensors the forward pass saves in pinned host memory "
                         "(torch.autograd.graph.save_on_cpu)")
@@ -97,14 +105,20 @@ def main():
         model = torch.nn.TransformerEncoder(layer, a.layers, enable_nested_tensor=False).to(dev)
         shape = (a.batch, a.seq, a.width)
     opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    step_model = torch.compile(model) if a.compile else model
+    compiled = a.compile or a.compile_mode is not None
+    step_model = torch.compile(model, mode=a.compile_mode) if compiled else model
+    # CUDA graph trees: each step's replays may overwrite the last step's outputs, which the loop
+    # no longer holds by then.
+    graphs = compiled and a.compile_mode == "reduce-overhead"
     gen = torch.Generator().manual_seed(a.seed + 1)
     x = torch.randn(*shape, generator=gen).to(dev)
     y = torch.randn(*shape, generator=gen).to(dev)
     bf16 = a.model == "transformer"
-    times, loss_v = [], None
+    times, losses, used_max = [], [], 0
     for _ in range(a.steps):
         t0 = time.perf_counter()
+        if graphs:
+            torch.compiler.cudagraph_mark_step_begin()
         with offload(a):
             with torch.autocast("cuda", dtype=torch.bfloat16, enabled=bf16):
                 out = step_model(x)
@@ -112,21 +126,31 @@ def main():
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
-        loss_v = loss.item()
+        losses.append(loss.item())
         times.append((time.perf_counter() - t0) * 1e3)
+        free, total = torch.cuda.mem_get_info()
+        used_max = max(used_max, total - free)
     torch.cuda.synchronize()
     free, total = torch.cuda.mem_get_info()
     print(json.dumps({
         "checksum": checksum(model, opt),
-        "loss": loss_v,
+        "loss": losses[-1] if losses else None,
+        "losses": losses,
         "steps": a.steps,
         "step_ms": round(statistics.median(times[a.steps // 2:]), 3),
+        "first_step_ms": round(times[0], 3) if times else None,
         "mem_free": free,
         "mem_total": total,
         "peak_reserved": torch.cuda.max_memory_reserved(),
         "peak_allocated": torch.cuda.max_memory_allocated(),
+        "device_used_max": used_max,
         "save_on_cpu": a.save_on_cpu,
+        "compile_mode": a.compile_mode if compiled else None,
         "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+        "allocator": torch.cuda.get_allocator_backend(),
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
     }))
     return 0
 

@@ -1,17 +1,20 @@
 // vmm_handles.cu — what moving memory costs the host on a real GPU, per physical handle (issue
 // 23; docs/residency.md). Run by `make gpu-facts`.
 //
-// Prints a JSON line per figure as it is measured, then the figures as markdown tables; exits 77
-// when no GPU is usable, 1 when any call failed. A failed call prints a "not ok" line and its
-// section moves on; every wait on the device has a deadline, and a watchdog ends the run after
-// WATCHDOG_S seconds with the tables as far as they got.
+// Prints a JSON line per figure as it is measured, then the figures as markdown tables, each with
+// ratios taken within this run; exits 77 when no GPU is usable, 1 when any call failed. A failed
+// call prints a "not ok" line and its section moves on; every wait on the device has a deadline,
+// and a watchdog (or SIGTERM, as `timeout` sends) ends the run after WATCHDOG_S seconds with the
+// tables as far as they got.
 //   1. cuMemCreate, cuMemMap, cuMemSetAccess, cuMemUnmap, cuMemRelease on 64 MiB held as 1, 4 and
 //      32 handles, device- and host-located: one map per handle, access set and unmap over the
-//      whole range (as libshim does), and access set per handle for comparison;
+//      whole range (as libshim does), and access set per handle for comparison; each figure
+//      against the same call's on one handle;
 //   2. remaps (unmap the range, map its handles, set access) per second with 1, 2 and 4 threads,
-//      each on its own range of 1 or 32 handles;
+//      each on its own range of 1, 4 or 32 handles, against one thread's;
 //   3. the host time of a tiny launch while another thread remaps, against nobody remapping: a
-//      driver lock shared by VMM calls and launches shows as a slower launch;
+//      driver lock shared by VMM calls and launches shows as a slower launch (skipped where the
+//      CUDA runtime gives no kernel: the simulated device runs sections 1, 2 and 4 only);
 //   4. 64 MiB of managed memory moved each way by cuMemPrefetchAsync (one call, one per 2 MiB)
 //      and cuMemPrefetchBatchAsync (CUDA 13), beside cuMemcpyAsync with pinned host memory (the
 //      link).
@@ -174,7 +177,10 @@ static bool vmm_round(CUdeviceptr va, int n, const CUmemAllocationProp *p, doubl
     return ok;
 }
 
-static void vmm_figure(const char *where, int n, int step, double t[][STEPS], int rounds)
+/* Reports one step's figure over `rounds` rounds of n handles; one_ms is the same step's median on
+   one handle (-1: this is that figure; 0: not measured). Returns the median. */
+static double vmm_figure(const char *where, int n, int step, double t[][STEPS], int rounds,
+                         double one_ms)
 {
     double v[REPEATS];
     for (int r = 0; r < rounds; r++)
@@ -182,20 +188,28 @@ static void vmm_figure(const char *where, int n, int step, double t[][STEPS], in
     Stats s = summarise(v, rounds);
     int calls = step_whole[step] ? 1 : n;
     const char *how = step_whole[step] ? "whole range" : "per handle";
+    if (one_ms < 0)
+        one_ms = s.median;
+    double vs_one = one_ms > 0 ? s.median / one_ms : 0;
     printf("{\"figure\":\"vmm_call\",\"location\":\"%s\",\"handles\":%d,\"call\":\"%s\","
            "\"how\":\"%s\",\"calls\":%d,\"rounds\":%d,\"median_ms\":%.4f,\"min_ms\":%.4f,"
-           "\"max_ms\":%.4f,\"us_per_call\":%.2f,\"us_per_handle\":%.2f}\n",
+           "\"max_ms\":%.4f,\"us_per_call\":%.2f,\"us_per_handle\":%.2f,\"vs_one_handle\":%.3f}\n",
            where, n, step_call[step], how, calls, rounds, s.median, s.min, s.max,
-           s.median * 1e3 / calls, s.median * 1e3 / n);
-    report_add("| %s | %d x %zu MiB | %s (%s) | %d | %.3f | %.3f | %.3f | %.1f | %.1f |\n", where,
-               n, RANGE / n / MIB, step_call[step], how, calls, s.median, s.min, s.max,
-               s.median * 1e3 / calls, s.median * 1e3 / n);
+           s.median * 1e3 / calls, s.median * 1e3 / n, vs_one);
+    char ratio[32] = "n/a";
+    if (one_ms > 0)
+        snprintf(ratio, sizeof ratio, "%.2fx", vs_one);
+    report_add("| %s | %d x %zu MiB | %s (%s) | %d | %.3f | %.3f | %.3f | %.1f | %.1f | %s |\n",
+               where, n, RANGE / n / MIB, step_call[step], how, calls, s.median, s.min, s.max,
+               s.median * 1e3 / calls, s.median * 1e3 / n, ratio);
+    return s.median;
 }
 
 /* Section 1 at one location: REPEATS rounds, after one warm-up, for each handle count. */
 static void vmm_calls(const char *where, const CUmemAllocationProp *p)
 {
-    static const int counts[] = {1, 4, 32};
+    static const int counts[] = {1, 4, 32}; // 1 first: the others are taken against it
+    double one[STEPS] = {0};
     size_t gran = 0;
     if (!CU_OK(cuMemGetAllocationGranularity(&gran, p, CU_MEM_ALLOC_GRANULARITY_MINIMUM)))
         return;
@@ -213,8 +227,11 @@ static void vmm_calls(const char *where, const CUmemAllocationProp *p)
         for (int r = -1; r < REPEATS && vmm_round(va, n, p, t[got]); r++)
             got += r >= 0; // the warm-up round (r = -1) is overwritten
         CU_OK(cuMemAddressFree(va, RANGE));
-        for (int s = 0; got > 0 && s < STEPS; s++)
-            vmm_figure(where, n, s, t, got);
+        for (int s = 0; got > 0 && s < STEPS; s++) {
+            double median = vmm_figure(where, n, s, t, got, n == 1 ? -1 : one[s]);
+            if (n == 1)
+                one[s] = median;
+        }
     }
 }
 
@@ -358,12 +375,15 @@ static double pooled[MAX_THREADS * MAX_SAMPLES];
 
 static void remap_throughput(CUcontext ctx)
 {
-    static const int counts[] = {1, 32}, threads[] = {1, 2, 4};
+    static const int counts[] = {1, 4, 32}, threads[] = {1, 2, 4}; // 1 thread first
     report_add("\n### Remaps: each thread remaps its own 64 MiB range for %d ms (unmap, map each "
-               "handle, set access)\n\n| threads | handles per range | remaps | remaps/s | us per "
-               "remap, median | p99 |\n|---|---|---|---|---|---|\n",
+               "handle, set access; / 1 thread's: against one thread on ranges of as many "
+               "handles, remaps/s of all threads together)\n\n| threads | handles per range | "
+               "remaps | remaps/s | / 1 thread's | us per remap, median | / 1 thread's | p99 |\n"
+               "|---|---|---|---|---|---|---|---|\n",
                (int)REMAP_WINDOW_MS);
     for (int n : counts) {
+        double one_rate = 0, one_median = 0;
         for (int k : threads) {
             Crew c;
             bool started = crew_start(&c, ctx, k, n);
@@ -374,12 +394,25 @@ static void remap_throughput(CUcontext ctx)
             if (!started || kept == 0)
                 continue;
             Stats s = summarise(pooled, kept);
-            printf(
-                "{\"figure\":\"remap\",\"threads\":%d,\"handles\":%d,\"remaps\":%d,\"ms\":%.1f,"
-                "\"remaps_per_s\":%.1f,\"us_per_remap_median\":%.1f,\"us_per_remap_p99\":%.1f}\n",
-                k, n, remaps, ms, remaps * 1e3 / ms, s.median, s.p99);
-            report_add("| %d | %d | %d | %.0f | %.1f | %.1f |\n", k, n, remaps, remaps * 1e3 / ms,
-                       s.median, s.p99);
+            double rate = remaps * 1e3 / ms;
+            if (k == 1) {
+                one_rate = rate;
+                one_median = s.median;
+            }
+            double rate_x = one_rate > 0 ? rate / one_rate : 0;
+            double median_x = one_median > 0 ? s.median / one_median : 0;
+            printf("{\"figure\":\"remap\",\"threads\":%d,\"handles\":%d,\"remaps\":%d,"
+                   "\"ms\":%.1f,\"remaps_per_s\":%.1f,\"us_per_remap_median\":%.1f,"
+                   "\"us_per_remap_p99\":%.1f,\"rate_vs_one_thread\":%.3f,"
+                   "\"median_vs_one_thread\":%.3f}\n",
+                   k, n, remaps, ms, rate, s.median, s.p99, rate_x, median_x);
+            char rx[32] = "n/a", mx[32] = "n/a";
+            if (one_rate > 0)
+                snprintf(rx, sizeof rx, "%.2fx", rate_x);
+            if (one_median > 0)
+                snprintf(mx, sizeof mx, "%.2fx", median_x);
+            report_add("| %d | %d | %d | %.0f | %s | %.1f | %s | %.1f |\n", k, n, remaps, rate, rx,
+                       s.median, mx, s.p99);
         }
     }
 }
@@ -514,22 +547,36 @@ static bool move(const Movers *mv, int w, bool to_device, CUstream s)
     }
 }
 
-static void move_figure(int w, bool to_device, double *call_us, double *done_ms, int rounds)
+/* Reports one way and direction; copy_ms is cuMemcpyAsync's median done time that way (0: not
+   measured). Returns this way's median done time. */
+static double move_figure(int w, bool to_device, double *call_us, double *done_ms, int rounds,
+                          double copy_ms)
 {
     static const int calls[WAYS] = {1, PIECES, 1, 1};
     Stats c = summarise(call_us, rounds), d = summarise(done_ms, rounds);
     const char *to = to_device ? "device" : "host";
     double gbs = RANGE / d.median / 1e6;
+    if (w == MEMCPY)
+        copy_ms = d.median;
+    double vs_copy = copy_ms > 0 ? d.median / copy_ms : 0;
     printf("{\"figure\":\"move\",\"how\":\"%s\",\"to\":\"%s\",\"calls\":%d,\"rounds\":%d,"
            "\"call_us_median\":%.1f,\"call_us_min\":%.1f,\"call_us_max\":%.1f,"
-           "\"done_ms_median\":%.3f,\"done_ms_min\":%.3f,\"done_ms_max\":%.3f,\"gb_per_s\":%.1f}\n",
-           way_name[w], to, calls[w], rounds, c.median, c.min, c.max, d.median, d.min, d.max, gbs);
-    report_add("| %s | %s | %d | %.1f (%.1f-%.1f) | %.3f (%.3f-%.3f) | %.1f |\n", way_name[w], to,
-               calls[w], c.median, c.min, c.max, d.median, d.min, d.max, gbs);
+           "\"done_ms_median\":%.3f,\"done_ms_min\":%.3f,\"done_ms_max\":%.3f,\"gb_per_s\":%.1f,"
+           "\"done_vs_copy\":%.3f}\n",
+           way_name[w], to, calls[w], rounds, c.median, c.min, c.max, d.median, d.min, d.max, gbs,
+           vs_copy);
+    char ratio[32] = "n/a";
+    if (copy_ms > 0)
+        snprintf(ratio, sizeof ratio, "%.2fx", vs_copy);
+    report_add("| %s | %s | %d | %.1f (%.1f-%.1f) | %.3f (%.3f-%.3f) | %.1f | %s |\n", way_name[w],
+               to, calls[w], c.median, c.min, c.max, d.median, d.min, d.max, gbs, ratio);
+    return d.median;
 }
 
-/* REPEATS round trips (after one warm-up) of way w: to the device, then back to the host. */
-static void time_way(const Movers *mv, int w, CUstream s, CUevent ev)
+/* REPEATS round trips (after one warm-up) of way w: to the device, then back to the host; each
+   direction reported against copy_ms[direction] (to the device, to the host), which the copies
+   (w == MEMCPY, timed first) fill in. */
+static void time_way(const Movers *mv, int w, CUstream s, CUevent ev, double copy_ms[2])
 {
     double call_us[2][REPEATS], done_ms[2][REPEATS];
     int got = 0;
@@ -546,8 +593,11 @@ static void time_way(const Movers *mv, int w, CUstream s, CUevent ev)
             break;
         got += r >= 0; // the warm-up round (r = -1) is overwritten
     }
-    for (int dir = 0; got > 0 && dir < 2; dir++)
-        move_figure(w, dir == 0, call_us[dir], done_ms[dir], got);
+    for (int dir = 0; got > 0 && dir < 2; dir++) {
+        double median = move_figure(w, dir == 0, call_us[dir], done_ms[dir], got, copy_ms[dir]);
+        if (w == MEMCPY)
+            copy_ms[dir] = median;
+    }
 }
 
 /* Which ways this device and driver allow; a "skip" line for each one they do not. */
@@ -583,12 +633,15 @@ static void moves(CUdevice dev)
     if (have_ev && CU_OK(cuMemAlloc(&mv.dev, RANGE)) && CU_OK(cuMemAllocHost(&mv.pinned, RANGE))) {
         report_add("\n### Moving 64 MiB (call: host time of the calls, us; done: from the first "
                    "call until an event after them is seen complete, ms; median (min-max) of %d "
-                   "round trips)\n\n| how | to | calls | call us | done ms | GB/s |\n"
-                   "|---|---|---|---|---|---|\n",
+                   "round trips; / copy's: done against cuMemcpyAsync's the same way)\n\n"
+                   "| how | to | calls | call us | done ms | GB/s | / copy's |\n"
+                   "|---|---|---|---|---|---|---|\n",
                    (int)REPEATS);
-        for (int w = 0; w < WAYS && !stuck; w++)
-            if (allowed[w] && (w == MEMCPY || mv.managed))
-                time_way(&mv, w, s, ev);
+        static const int order[WAYS] = {MEMCPY, PREFETCH, PREFETCH_PIECES, PREFETCH_BATCH};
+        double copy_ms[2] = {0, 0};
+        for (int i = 0; i < WAYS && !stuck; i++)
+            if (allowed[order[i]] && (order[i] == MEMCPY || mv.managed))
+                time_way(&mv, order[i], s, ev, copy_ms);
     }
     if (have_ev)
         CU_OK(cuEventDestroy(ev));
@@ -603,12 +656,29 @@ static void moves(CUdevice dev)
 
 /* ---- the run ---- */
 
+/* Makes device 0's primary context current through the CUDA runtime, which also gives the tiny
+   kernel (*f); where the runtime does not start (a driver it does not know: the simulated
+   device), through the driver, and *f stays NULL (section 3 is skipped). Returns whether a context
+   is current. */
+static bool primary_context(CUdevice dev, CUcontext *ctx, CUfunction *f)
+{
+    cudaError_t ce = cudaFree(0);
+    if (ce == cudaSuccess && cudaGetFuncBySymbol(f, (const void *)tiny) == cudaSuccess)
+        return CU_OK(cuCtxGetCurrent(ctx));
+    *f = NULL;
+    printf("skip - launch latency (section 3): the CUDA runtime gave no kernel (%s); the primary "
+           "context through the driver\n",
+           cudaGetErrorName(ce != cudaSuccess ? ce : cudaErrorInvalidDeviceFunction));
+    return CU_OK(cuDevicePrimaryCtxRetain(ctx, dev)) && CU_OK(cuCtxSetCurrent(*ctx));
+}
+
 /* Section 1 on device memory, then on host memory where the driver makes it. */
 static void vmm_sections(CUdevice dev)
 {
-    report_add("### VMM calls on 64 MiB (host time, ms: median, min, max of %d rounds)\n\n"
+    report_add("### VMM calls on 64 MiB (host time, ms: median, min, max of %d rounds; the last "
+               "column: the median against the same call's on one 64 MiB handle)\n\n"
                "| location | handles | call | calls | median | min | max | us per call | us per "
-               "handle |\n|---|---|---|---|---|---|---|---|---|\n",
+               "handle | / 1 handle's |\n|---|---|---|---|---|---|---|---|---|---|\n",
                (int)REPEATS);
     CUmemAllocationProp pd = prop_at(CU_MEM_LOCATION_TYPE_DEVICE);
     vmm_calls("device", &pd);
@@ -628,19 +698,16 @@ int main()
     if (!gpu_present())
         return 77;
     signal(SIGALRM, watchdog);
+    signal(SIGTERM, watchdog);
     alarm(WATCHDOG_S);
-    cudaError_t ce = cudaFree(0); // the primary context, current on this thread
-    CUcontext ctx;
-    CUfunction f;
-    if (ce != cudaSuccess || cudaGetFuncBySymbol(&f, (const void *)tiny) != cudaSuccess) {
-        printf("not ok - the runtime's primary context and kernel: %s\n", cudaGetErrorName(ce));
-        return 1;
-    }
+    CUcontext ctx = NULL;
+    CUfunction f = NULL;
     CUdevice dev;
+    CU(cuDeviceGet(&dev, 0));
+    if (!primary_context(dev, &ctx, &f))
+        return 1;
     char name[128];
     int drv = 0;
-    CU(cuCtxGetCurrent(&ctx));
-    CU(cuDeviceGet(&dev, 0));
     CU(cuDeviceGetName(name, sizeof name, dev));
     CU(cuDriverGetVersion(&drv));
     printf("fact: %s, driver %d, built with CUDA %d\n", name, drv, (int)CUDA_VERSION);
@@ -648,7 +715,7 @@ int main()
         vmm_sections(dev);
         if (!stuck)
             remap_throughput(ctx);
-        if (!stuck)
+        if (!stuck && f)
             launch_latency(ctx, f);
     } else {
         printf("skip - VMM sections: no virtual memory management on this device\n");
