@@ -111,10 +111,16 @@ struct simgpu_stats {
                                    summed over the threads that made them */
     double vmm_serial_us;       /* what VMM calls moved the program's shared host clock: all
                                    of vmm_host_us under SIMGPU_VMM_SERIAL=1, else the time of
-                                   threads that then submitted or synchronised */
+                                   threads that then submitted or synchronised; with per-thread
+                                   clocks (SIMGPU_HOST_US_PER_LAUNCH), the time threads waited
+                                   for the driver-wide lock (SIMGPU_VMM_SERIAL=1) */
     uint64_t vmm_handles;       /* physical handles the charged VMM calls covered */
     double vmm_wait_us;         /* host time submissions waited for a mapping another thread
                                    made accessible later (SIMGPU_VMM_SERIAL=0) */
+    double host_us_per_launch;  /* SIMGPU_HOST_US_PER_LAUNCH as applied (0: none) */
+    double host_launch_us;      /* the program's own host work charged before launches */
+    double host_caller_us;      /* host time charged to SIMGPU_HOST_CALLER's calls */
+    uint64_t host_caller_calls; /* the calls charged so */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */

@@ -81,7 +81,9 @@ int simgpu_write_stats(const char *path)
             "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
             "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
             "  \"device_time_us\": %.3f,\n  \"bytes_peer\": %llu,\n  \"vmm_host_us\": %.3f,\n"
-            "  \"vmm_serial_us\": %.3f,\n  \"vmm_handles\": %llu,\n  \"vmm_wait_us\": %.3f,\n",
+            "  \"vmm_serial_us\": %.3f,\n  \"vmm_handles\": %llu,\n  \"vmm_wait_us\": %.3f,\n"
+            "  \"host_us_per_launch\": %.3f,\n  \"host_launch_us\": %.3f,\n"
+            "  \"host_caller_us\": %.3f,\n  \"host_caller_calls\": %llu,\n",
             (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
             (unsigned long long)s.peak_device_bytes, (unsigned long long)s.window_peak_bytes,
             (unsigned long long)s.host_mapped_bytes, (unsigned long long)s.bytes_h2d,
@@ -91,7 +93,8 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.illegal_accesses, (unsigned long long)s.unmap_hazards,
             (unsigned long long)s.injected_failures, s.device_time_us,
             (unsigned long long)s.bytes_peer, s.vmm_host_us, s.vmm_serial_us,
-            (unsigned long long)s.vmm_handles, s.vmm_wait_us);
+            (unsigned long long)s.vmm_handles, s.vmm_wait_us, s.host_us_per_launch,
+            s.host_launch_us, s.host_caller_us, (unsigned long long)s.host_caller_calls);
     write_devices(f);
     /* "calls": every entry point's calls (successful or not), so that tests can check which
        driver calls a run made, such as VMM calls per step; "caller_calls": those matching
