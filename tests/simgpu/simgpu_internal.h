@@ -311,8 +311,8 @@ struct sim_state {
     bool host_model;      /* per-thread host clocks (simgpu_clock.c): SIMGPU_HOST_US_PER_LAUNCH
                              or SIMGPU_HOST_CALLER is set; set once at initialisation */
     double vmm_lock_vt;   /* per-thread clocks: when the driver-wide lock is next free */
-    double host_us_per_launch; /* SIMGPU_HOST_US_PER_LAUNCH (0: none); set once at init */
-    double host_caller_us;     /* SIMGPU_HOST_CALLER_US: per call of the matching caller */
+    double host_us_per_launch;        /* SIMGPU_HOST_US_PER_LAUNCH (0: none); set once at init */
+    double host_caller_us;            /* SIMGPU_HOST_CALLER_US: per call of the matching caller */
     char host_caller[SIM_CALLER_MAX]; /* SIMGPU_HOST_CALLER ("": none); set once at init */
     struct sim_link link;
     FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */

@@ -41,7 +41,8 @@ static bool may_take(struct sim_stream *s, struct sim_resv *r)
         return true;
     if (sim.pool.follow_events && follows_free(s, r))
         return true;
-    return sim.pool.opportunistic && r->kind == RESV_POOLED && sim_host_sees_done(r->free_cmd, false);
+    return sim.pool.opportunistic && r->kind == RESV_POOLED &&
+           sim_host_sees_done(r->free_cmd, false);
 }
 
 struct sim_resv *sim_pool_reusable(struct sim_stream *s, uint64_t size)
