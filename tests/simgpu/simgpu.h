@@ -119,6 +119,8 @@ struct simgpu_stats {
                                    made accessible later (SIMGPU_VMM_SERIAL=0) */
     double host_us_per_launch;  /* SIMGPU_HOST_US_PER_LAUNCH as applied (0: none) */
     double host_launch_us;      /* the program's own host work charged before launches */
+    double host_driver_us;      /* host time charged for the driver's own calls (copies,
+                                   event records; VMM calls are vmm_host_us) */
     double host_caller_us;      /* host time charged to SIMGPU_HOST_CALLER's calls */
     uint64_t host_caller_calls; /* the calls charged so */
 };

@@ -22,9 +22,14 @@
  * - a thread that waits for a command (stream, event or context synchronisation, a synchronous
  *   copy) joins the command's end, so a thread waiting on an event another thread recorded joins
  *   that thread's clock at the record (the record cannot end before it was submitted);
- * - under the driver-wide lock (SIMGPU_VMM_SERIAL=1) a VMM call starts no earlier than the end of
- *   the last one on any thread, and so does every submission: the lock's clock
- *   (sim.vmm_lock_vt) is joined by every thread that needs the lock;
+ * - under the driver-wide lock (SIMGPU_VMM_SERIAL=1) a VMM call holds the lock from the calling
+ *   thread's time for its cost (a hold), and every submission and VMM call needs the lock: a
+ *   thread whose clock falls inside a hold waits to its end, and a thread whose clock is already
+ *   past the start of a hold another thread makes is moved on by the hold's length. The second
+ *   rule is what makes the lock cost the program one for one: libshim's mover makes its VMM calls
+ *   when it sees a copy done, at the copy's end, which the simulated program (its host infinitely
+ *   fast in real time) has usually passed already; on a GPU its launches during the hold would
+ *   have waited, so its clock goes on from there as if they had;
  * - a query (cuEventQuery, cuStreamQuery) is answered at the world's time (sim.host_vt here: the
  *   latest time any thread has reached, so real time has reached it too), and a thread that learns
  *   that a command is done joins its end. A poller (libshim's mover) has no work of its own to
@@ -37,50 +42,116 @@
  * thread's time to every other (the shared clock made the program wait whenever libshim's mover
  * waited for a copy), and two threads' host work runs side by side.
  *
- * Every function here is called with sim.lock held; a thread's own clock is read and written by
- * that thread only. */
+ * Every function here is called with sim.lock held. A thread's shared-clock offset is its own;
+ * its per-thread record is moved by itself and by the holds of others. */
 #include "simgpu_internal.h"
 
-/* This thread's host clock. Shared clock: it counts only where it is ahead of sim.host_vt (the
-   thread's time is the later of the two), so a new thread's 0 starts it at the shared clock.
-   Per-thread clocks: the thread's time itself, once started. */
-static _Thread_local double thread_vt;
-static _Thread_local bool thread_started;
+#include <stdlib.h>
 
-/* Per-thread clocks: starts the calling thread's clock at the world's time on its first call. */
-static void start(void)
+/* Shared clock: this thread's clock. It counts only where it is ahead of sim.host_vt (the
+   thread's time is the later of the two), so a new thread's 0 starts it at the shared clock. Read
+   and written by its own thread only. */
+static _Thread_local double thread_vt;
+
+/* Per-thread clocks: this thread's record in sim.threads (simgpu_internal.h), made on its first
+   call; other threads read and move its clock under sim.lock (the driver-wide lock's holds). */
+static _Thread_local struct sim_thread *self;
+static struct sim_thread orphan; /* for a thread whose record could not be made */
+static pthread_key_t thread_key;
+static pthread_once_t thread_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *p)
 {
-    if (!thread_started) {
-        thread_started = true;
-        thread_vt = sim.host_vt;
+    pthread_mutex_lock(&sim.lock);
+    ((struct sim_thread *)p)->live = false; /* kept: its figures go into the statistics */
+    pthread_mutex_unlock(&sim.lock);
+}
+
+static void thread_key_make(void)
+{
+    if (pthread_key_create(&thread_key, thread_exit) != 0)
+        sim_diag("no per-thread clock destructor: exited threads stay listed as live");
+}
+
+/* Per-thread clocks: the calling thread's record, its clock started at the world's time on its
+   first call. */
+static struct sim_thread *me(void)
+{
+    if (self)
+        return self;
+    pthread_once(&thread_key_once, thread_key_make);
+    struct sim_thread *t = calloc(1, sizeof *t);
+    if (!t) {
+        sim_diag("out of memory for a thread's clock: such threads share one");
+        t = &orphan;
+    } else {
+        t->order = sim.nthreads++;
+        t->next = sim.threads;
+        sim.threads = t;
+        pthread_setspecific(thread_key, t);
+    }
+    t->live = true;
+    if (t->vt < sim.host_vt)
+        t->vt = sim.host_vt;
+    return self = t;
+}
+
+/* Per-thread clocks: thread t's clock moved to time u (if later), and the world's with it. */
+static void move_to(struct sim_thread *t, double u)
+{
+    if (u > t->vt)
+        t->vt = u;
+    if (t->vt > sim.host_vt)
+        sim.host_vt = t->vt;
+}
+
+/* Per-thread clocks, with the driver-wide lock: the calling thread waits for it where its clock
+   falls inside a hold (a VMM call of any thread held it from s to e: it moves to e); what it
+   waited counts as serial time. */
+static void wait_lock(struct sim_thread *t)
+{
+    if (!sim.vmm_serial)
+        return;
+    for (int i = 0; i < sim.nholds; i++) {
+        const struct sim_hold *h =
+            &sim.holds[(sim.hold_next + SIM_HOLDS - sim.nholds + i) % SIM_HOLDS];
+        if (t->vt >= h->s && t->vt < h->e) {
+            sim.stats.vmm_serial_us += h->e - t->vt;
+            t->lock_us += h->e - t->vt;
+            move_to(t, h->e);
+        }
     }
 }
 
-/* Per-thread clocks: the calling thread's clock moved to t (if later), and the world's with it. */
-static void move_to(double t)
+/* Per-thread clocks: thread `by` held the driver-wide lock from s to e. Every other thread whose
+   clock is already past s submitted work while the lock was held (its submissions are in
+   virtual time after s, whatever the real-time order of the calls): the hold stopped it, so its
+   clock moves on by the hold's length; one still before s waits if it comes into the hold
+   (wait_lock). The hold is remembered, joined to the previous one when it follows on. */
+static void hold(struct sim_thread *by, double s, double e)
 {
-    if (t > thread_vt)
-        thread_vt = t;
-    if (thread_vt > sim.host_vt)
-        sim.host_vt = thread_vt;
-}
-
-/* Per-thread clocks, with the driver-wide lock: the calling thread waits for it (its clock
-   moves to the end of the last VMM call of any thread); what it waited counts as serial time. */
-static void wait_lock(void)
-{
-    if (!sim.vmm_serial || sim.vmm_lock_vt <= thread_vt)
+    for (struct sim_thread *t = sim.threads; t; t = t->next) {
+        if (t == by || !t->live || t->vt <= s)
+            continue;
+        sim.stats.vmm_serial_us += e - s;
+        t->lock_us += e - s;
+        move_to(t, t->vt + (e - s));
+    }
+    struct sim_hold *last = &sim.holds[(sim.hold_next + SIM_HOLDS - 1) % SIM_HOLDS];
+    if (sim.nholds && last->e == s) {
+        last->e = e;
         return;
-    sim.stats.vmm_serial_us += sim.vmm_lock_vt - thread_vt;
-    move_to(sim.vmm_lock_vt);
+    }
+    sim.holds[sim.hold_next] = (struct sim_hold){s, e};
+    sim.hold_next = (sim.hold_next + 1) % SIM_HOLDS;
+    if (sim.nholds < SIM_HOLDS)
+        sim.nholds++;
 }
 
 double sim_clock_now(void)
 {
-    if (sim.host_model) {
-        start();
-        return thread_vt;
-    }
+    if (sim.host_model)
+        return me()->vt;
     return thread_vt > sim.host_vt ? thread_vt : sim.host_vt;
 }
 
@@ -107,10 +178,9 @@ void sim_clock_join(void)
 
 void sim_clock_waited(double end)
 {
-    if (sim.host_model) {
-        start();
-        move_to(end);
-    } else if (end > sim.host_vt) {
+    if (sim.host_model)
+        move_to(me(), end);
+    else if (end > sim.host_vt) {
         sim.host_vt = end;
     }
 }
@@ -119,28 +189,31 @@ double sim_clock_vmm(double us, uint64_t handles)
 {
     if (us <= 0)
         return sim_clock_now();
-    if (sim.host_model) {
-        start();
-        wait_lock();
-        move_to(thread_vt + us);
-        if (sim.vmm_serial)
-            sim.vmm_lock_vt = thread_vt; /* the driver-wide lock is held until then */
-    } else {
+    sim.stats.vmm_host_us += us;
+    sim.stats.vmm_handles += handles;
+    if (!sim.host_model) {
         thread_vt = sim_clock_now() + us;
         if (sim.vmm_serial)
             advance_shared(thread_vt); /* the driver-wide lock: launches on every thread wait */
+        return thread_vt;
     }
-    sim.stats.vmm_host_us += us;
-    sim.stats.vmm_handles += handles;
-    return thread_vt;
+    struct sim_thread *t = me();
+    wait_lock(t); /* a call that comes into another's hold starts after it */
+    double s = t->vt;
+    move_to(t, s + us);
+    t->vmm_us += us;
+    if (sim.vmm_serial)
+        hold(t, s, t->vt);
+    return t->vt;
 }
 
 void sim_clock_host(double us)
 {
     if (!sim.host_model || !(us > 0))
         return;
-    start();
-    move_to(thread_vt + us);
+    struct sim_thread *t = me();
+    t->host_us += us;
+    move_to(t, t->vt + us);
 }
 
 void sim_clock_mark_ready(uint64_t va, uint64_t size, double t)
@@ -161,13 +234,12 @@ static void latest_ready(void *arg, uint64_t lo, uint64_t hi)
 
 double sim_clock_submit(const struct sim_cmd *c)
 {
-    if (sim.host_model) {
-        start();
-        wait_lock(); /* a launch needs the driver's lock that VMM calls hold */
-    } else {
+    struct sim_thread *t = sim.host_model ? me() : NULL;
+    if (t)
+        wait_lock(t); /* a launch needs the driver's lock that VMM calls hold */
+    else
         sim_clock_join();
-    }
-    double *clock = sim.host_model ? &thread_vt : &sim.host_vt;
+    double *clock = t ? &t->vt : &sim.host_vt;
     if (sim.vmm_host_cost > 0) {
         /* The program waits on the host for a remap before it submits work that touches the
            range (libshim waits for its mover's move): the submitting thread's clock (the shared
@@ -177,8 +249,8 @@ double sim_clock_submit(const struct sim_cmd *c)
         sim_cmd_touches(c, latest_ready, &ready);
         if (ready > *clock) {
             sim.stats.vmm_wait_us += ready - *clock;
-            if (sim.host_model)
-                move_to(ready);
+            if (t)
+                move_to(t, ready);
             else
                 sim.host_vt = ready;
         }
@@ -192,11 +264,11 @@ bool sim_clock_sees(const struct sim_cmd *c, bool query)
         return false;
     if (!sim.host_model)
         return c->vend <= sim_clock_now(); /* the thread's own time: never joined */
-    start();
+    struct sim_thread *t = me();
     if (!query)
-        return c->vend <= thread_vt;
-    if (c->vend > thread_vt && c->vend > sim.host_vt)
+        return c->vend <= t->vt;
+    if (c->vend > t->vt && c->vend > sim.host_vt)
         return false;
-    move_to(c->vend); /* it learned that the command is done: it is at least at its end */
+    move_to(t, c->vend); /* it learned that the command is done: it is at least at its end */
     return true;
 }

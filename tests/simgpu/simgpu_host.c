@@ -1,7 +1,19 @@
 /* simgpu_host.c — the host's own time (the host is not free): the program's work before each
- * launch (SIMGPU_HOST_US_PER_LAUNCH) and an interposer's work on each driver call it makes
- * (SIMGPU_HOST_CALLER, SIMGPU_HOST_CALLER_US), charged to the calling thread's clock
- * (simgpu_clock.c). Setting either turns on per-thread clocks.
+ * launch (SIMGPU_HOST_US_PER_LAUNCH), what the driver's own calls cost the host, and an
+ * interposer's work on each driver call it makes (SIMGPU_HOST_CALLER, SIMGPU_HOST_CALLER_US), all
+ * charged to the calling thread's clock (simgpu_clock.c). Setting either variable turns on
+ * per-thread clocks; the driver's call costs apply with them only, so that times without them
+ * stay what they were.
+ *
+ * The driver's own calls, whoever makes them (VMM calls are charged by simgpu_vmm_cost.c):
+ * - an asynchronous copy (cuMemcpy*Async): 5 us, the low end of the 5-7 us per cudaMemcpyAsync
+ *   that DualPath measured (Wu et al., "DualPath: Breaking the Storage Bandwidth Bottleneck in
+ *   Agentic LLM Inference", arXiv 2602.21548, section 5.2);
+ * - an event record: 4.5 us, half of the 9 us a cuEventRecord and a cuEventQuery took together on
+ *   the H100 with work queued (tests/bench/RESULTS-gpu.md; 15 us idle);
+ * - launches are the program's own time (SIMGPU_HOST_US_PER_LAUNCH covers what a launch costs
+ *   its host, the driver's part included), and polls are never charged (below); other calls
+ *   are not charged (no figure: stream waits, allocations from the pool, queries of state).
  *
  * The interposer is recognised by where a call comes from, never by anything it tells the
  * simulator: a driver call whose immediate caller (the entry's return address) lies in a shared
@@ -87,14 +99,55 @@ static bool caller_matches(const void *ret)
     return seen[i].match;
 }
 
-void sim_host_caller(enum sim_entry e, const void *ret)
+#define COPY_ASYNC_US 5.0 /* DualPath, arXiv 2602.21548: 5-7 us per cudaMemcpyAsync */
+#define EVENT_RECORD_US                                                                            \
+    4.5 /* RESULTS-gpu.md: cuEventRecord + cuEventQuery, 9 us with work queued */
+
+/* What the driver's own call e costs its caller's host, in microseconds. */
+static double driver_us(enum sim_entry e)
 {
-    if (!sim.host_caller[0] || e == SIM_E_cuEventQuery || e == SIM_E_cuStreamQuery ||
-        e == SIM_E_cuStreamQuery_ptsz || !caller_matches(ret))
+    switch (e) {
+    case SIM_E_cuMemcpyAsync:
+    case SIM_E_cuMemcpyAsync_ptsz:
+    case SIM_E_cuMemcpyHtoDAsync_v2:
+    case SIM_E_cuMemcpyHtoDAsync_v2_ptsz:
+    case SIM_E_cuMemcpyDtoHAsync_v2:
+    case SIM_E_cuMemcpyDtoHAsync_v2_ptsz:
+    case SIM_E_cuMemcpyDtoDAsync_v2:
+    case SIM_E_cuMemcpyDtoDAsync_v2_ptsz:
+    case SIM_E_cuMemcpyPeerAsync:
+    case SIM_E_cuMemcpyPeerAsync_ptsz:
+        return COPY_ASYNC_US;
+    case SIM_E_cuEventRecord:
+    case SIM_E_cuEventRecord_ptsz:
+    case SIM_E_cuEventRecordWithFlags:
+    case SIM_E_cuEventRecordWithFlags_ptsz:
+        return EVENT_RECORD_US;
+    default:
+        return 0;
+    }
+}
+
+static bool poll(enum sim_entry e)
+{
+    return e == SIM_E_cuEventQuery || e == SIM_E_cuStreamQuery || e == SIM_E_cuStreamQuery_ptsz;
+}
+
+void sim_host_enter(enum sim_entry e, const void *ret)
+{
+    if (!sim.host_model || poll(e))
+        return;
+    double driver = driver_us(e);
+    bool interposer = sim.host_caller[0] && caller_matches(ret);
+    if (!(driver > 0) && !interposer)
         return;
     pthread_mutex_lock(&sim.lock);
-    sim_clock_host(sim.host_caller_us);
-    sim.stats.host_caller_us += sim.host_caller_us;
-    sim.stats.host_caller_calls++;
+    sim_clock_host(driver);
+    sim.stats.host_driver_us += driver;
+    if (interposer) {
+        sim_clock_host(sim.host_caller_us);
+        sim.stats.host_caller_us += sim.host_caller_us;
+        sim.stats.host_caller_calls++;
+    }
     pthread_mutex_unlock(&sim.lock);
 }

@@ -249,6 +249,24 @@ struct sim_pinned {
     bool registered;
 };
 
+/* Per-thread host clocks (simgpu_clock.c): one record per host thread that called the driver,
+   in sim.threads; its clock is moved by its own thread and, for the driver-wide lock's holds, by
+   others, always under sim.lock. */
+struct sim_thread {
+    double vt;      /* the thread's host time */
+    double host_us; /* its own work charged (SIMGPU_HOST_US_PER_LAUNCH, SIMGPU_HOST_CALLER) */
+    double vmm_us;  /* its VMM calls' host time */
+    double lock_us; /* what the driver-wide lock held it back */
+    unsigned order; /* 0 for the first thread that called the driver, and so on */
+    bool live;      /* false once the thread has exited */
+    struct sim_thread *next;
+};
+/* A stretch of virtual time during which a VMM call held the driver-wide lock. */
+struct sim_hold {
+    double s, e;
+};
+#define SIM_HOLDS 16 /* the latest holds that a thread behind them may still run into */
+
 /* The simulator's one global state. Every field is protected by lock unless
    marked otherwise. */
 struct sim_state {
@@ -310,7 +328,10 @@ struct sim_state {
                              thread, as under a driver-wide lock (simgpu_clock.c) */
     bool host_model;      /* per-thread host clocks (simgpu_clock.c): SIMGPU_HOST_US_PER_LAUNCH
                              or SIMGPU_HOST_CALLER is set; set once at initialisation */
-    double vmm_lock_vt;   /* per-thread clocks: when the driver-wide lock is next free */
+    struct sim_thread *threads; /* per-thread clocks: every thread's record, newest first */
+    unsigned nthreads;
+    struct sim_hold holds[SIM_HOLDS]; /* the driver-wide lock's latest holds, a ring */
+    int nholds, hold_next;
     double host_us_per_launch;        /* SIMGPU_HOST_US_PER_LAUNCH (0: none); set once at init */
     double host_caller_us;            /* SIMGPU_HOST_CALLER_US: per call of the matching caller */
     char host_caller[SIM_CALLER_MAX]; /* SIMGPU_HOST_CALLER ("": none); set once at init */
@@ -531,16 +552,17 @@ double sim_clock_submit(const struct sim_cmd *c);
    world's time, joining c's end when it is. c->done must be read under the lock. */
 bool sim_clock_sees(const struct sim_cmd *c, bool query);
 
-/* simgpu_host.c — the host's own time: SIMGPU_HOST_US_PER_LAUNCH, SIMGPU_HOST_CALLER */
+/* simgpu_host.c — the host's own time: SIMGPU_HOST_US_PER_LAUNCH, the driver's calls,
+   SIMGPU_HOST_CALLER */
 /* Reads the settings (called once, at initialisation, before any thread has a clock); bad
    values are reported and ignored. Sets sim.host_model when either is set. */
 void sim_host_configure(void);
 /* Charges the launching thread the program's own work before a kernel launch (lock held). */
 void sim_host_launch(void);
-/* Charges the calling thread the interposer's work for entry e, called from code address ret
-   (the entry's return address), when that caller's object matches SIMGPU_HOST_CALLER. Call
-   without sim.lock (it may ask the loader); takes it when it charges. */
-void sim_host_caller(enum sim_entry e, const void *ret);
+/* With per-thread clocks, charges the calling thread what driver call e costs the host and, when
+   its caller (the entry's return address ret) lies in an object matching SIMGPU_HOST_CALLER, the
+   interposer's work. Call without sim.lock (it may ask the loader); takes it when it charges. */
+void sim_host_enter(enum sim_entry e, const void *ret);
 
 /* simgpu_vmm_cost.c — what a VMM call costs the host (SIMGPU_VMM_HOST_COST) */
 enum sim_vmm_op {

@@ -205,7 +205,7 @@ CUresult sim_enter(enum sim_entry e, const void *ret)
     if (fail)
         sim.stats.injected_failures++;
     pthread_mutex_unlock(&sim.lock);
-    sim_host_caller(e, ret); /* the interposer's work, if it is the caller (simgpu_host.c) */
+    sim_host_enter(e, ret); /* what the call costs the host (simgpu_host.c) */
     return fail ? sim_fail_error(e) : CUDA_SUCCESS;
 }
 

@@ -1,7 +1,8 @@
 /* test_sim_host.c — the host is not free: per-thread host clocks (simgpu_clock.c) with the
  * program's own work before each launch (SIMGPU_HOST_US_PER_LAUNCH=40), an interposer's work per
  * call (SIMGPU_HOST_CALLER=libtest_caller, SIMGPU_HOST_CALLER_US=3: libtest_caller.so stands for
- * the interposer) and the VMM cost (SIMGPU_VMM_HOST_COST=1). Run as is (SIMGPU_VMM_SERIAL=1, the
+ * the interposer), the driver's own call costs (each mark below, an event record, costs REC) and
+ * the VMM cost (SIMGPU_VMM_HOST_COST=1). Run as is (SIMGPU_VMM_SERIAL=1, the
  * default) and by test_host_clock.sh without the driver-wide lock, under jitter, and twice with
  * a timeline each, which must be the same. Every figure is exact: virtual time depends only on
  * what each thread did and waited for. */
@@ -15,6 +16,7 @@
 
 #define HOST_US   40.0 /* SIMGPU_HOST_US_PER_LAUNCH */
 #define CALLER_US 3.0  /* SIMGPU_HOST_CALLER_US */
+#define REC       4.5  /* what an event record costs its caller (simgpu_host.c) */
 
 static bool serial; /* SIMGPU_VMM_SERIAL is not 0 */
 static CUcontext main_ctx;
@@ -86,6 +88,23 @@ SIM_TEST(test_a_host_bound_sequence_takes_the_host_time)
     assert_us(sim_test_elapsed_us(a, b), HOST_US + 50 * 100.0);
 }
 
+/* The driver's own calls cost their caller: an asynchronous copy 5 us before it is submitted,
+   then the closing mark REC. */
+SIM_TEST(test_an_async_copy_costs_its_caller)
+{
+    (void)state;
+    CUdeviceptr d;
+    CK(cuMemAlloc(&d, 4096));
+    uint32_t word = 7;
+    CK(cuCtxSynchronize());
+    CUevent a = mark(NULL);
+    CK(cuMemcpyHtoDAsync(d, &word, sizeof word, NULL));
+    CUevent b = mark(NULL);
+    assert_true(sim_test_elapsed_us(a, b) > 5.0 + REC - 0.01);
+    assert_true(sim_test_elapsed_us(a, b) < 5.0 + REC + 0.01);
+    CK(cuMemFree(d));
+}
+
 /* What a helper thread does, with the context current. */
 struct helper {
     void (*job)(struct helper *);
@@ -119,8 +138,8 @@ static void ten_launches(struct helper *w)
     w->end = mark(w->stream);
 }
 
-/* Two threads' host work runs side by side: each takes 400 us for its ten launches (one shared
-   clock would have made the second start where the first ended: 800 us). */
+/* Two threads' host work runs side by side: each takes 400 us for its ten launches and REC for
+   its closing mark (one shared clock would have made the second start where the first ended). */
 SIM_TEST(test_two_threads_work_side_by_side)
 {
     (void)state;
@@ -132,14 +151,15 @@ SIM_TEST(test_two_threads_work_side_by_side)
     for (int i = 0; i < 10; i++)
         launch(k0, mine);
     CUevent b = mark(mine);
-    assert_us(sim_test_elapsed_us(w.start, w.end), 10 * HOST_US);
-    assert_us(sim_test_elapsed_us(a, b), 10 * HOST_US);
-    assert_us(sim_test_elapsed_us(a, w.start), 0.0); /* it started at the world's time: ours */
+    assert_us(sim_test_elapsed_us(w.start, w.end), 10 * HOST_US + REC);
+    assert_us(sim_test_elapsed_us(a, b), 10 * HOST_US + REC);
+    assert_us(sim_test_elapsed_us(a, w.start), REC); /* it started at the world's time: ours */
 }
 
 /* A thread waiting on an event another thread recorded, whose clock is ahead, joins it: the
-   helper recorded after 400 us of its work; this thread's next mark is 400 us after its own
-   before the wait, and a mark made after the helper ran but before the wait is not. */
+   helper recorded after 400 us of its work (and two marks); this thread's next mark is that much
+   after its own before the wait, and a mark made after the helper ran but before the wait is
+   not. */
 SIM_TEST(test_a_wait_on_another_threads_event_joins_its_clock)
 {
     (void)state;
@@ -151,15 +171,15 @@ SIM_TEST(test_a_wait_on_another_threads_event_joins_its_clock)
     CUevent before = mark(mine);
     CK(cuEventSynchronize(w.end));
     CUevent after = mark(mine);
-    assert_us(sim_test_elapsed_us(m0, before), 0.0);
-    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US);
+    assert_us(sim_test_elapsed_us(m0, before), REC);
+    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US + 3 * REC);
     /* a stream synchronisation joins the same way */
     w.job = ten_launches;
     run_helper(&w);
     m0 = mark(mine);
     CK(cuStreamSynchronize(w.stream));
     after = mark(mine);
-    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US);
+    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US + 2 * REC);
 }
 
 /* A query is answered at the world's time, and learning that the helper's event is done joins
@@ -174,15 +194,15 @@ SIM_TEST(test_a_query_answers_at_the_worlds_time)
     run_helper(&w);
     CK(cuEventQuery(w.end)); /* done 400 us ahead of this thread, not ahead of the world */
     CUevent after = mark(mine);
-    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US);
+    assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US + 3 * REC);
     launch(k100, mine);
     CUevent later = mark(mine);
     assert_int_equal(cuEventQuery(later), CUDA_ERROR_NOT_READY);
     assert_us(sim_test_elapsed_us(after, later), HOST_US + 100.0);
 }
 
-/* The interposer's calls cost their caller 3 us each (five records: 15 us before the next mark);
-   its polls cost nothing; the program's own calls nothing either. */
+/* The interposer's calls cost their caller 3 us each besides what the driver charges (five
+   records); its polls cost nothing; the program's own calls only the driver's cost. */
 SIM_TEST(test_the_interposers_calls_cost_its_caller)
 {
     (void)state;
@@ -196,10 +216,11 @@ SIM_TEST(test_the_interposers_calls_cost_its_caller)
     for (int i = 0; i < 5; i++)
         CK(cuEventRecord(x, NULL));
     CUevent b = mark(NULL);
-    assert_us(sim_test_elapsed_us(a, b), 5 * CALLER_US);
+    assert_us(sim_test_elapsed_us(a, b), 5 * CALLER_US + 11 * REC);
     struct simgpu_stats s1 = sim_test_stats();
     assert_int_equal(s1.host_caller_calls - s0.host_caller_calls, 5);
     assert_us(s1.host_caller_us - s0.host_caller_us, 5 * CALLER_US);
+    assert_us(s1.host_driver_us - s0.host_driver_us, 12 * REC); /* the marks a and b too */
 }
 
 /* One 2 MiB handle reserved, created, mapped and made accessible: 22 + 12.78 + 1.84 + 36 us
@@ -230,8 +251,54 @@ SIM_TEST(test_a_launch_waits_for_the_driver_lock)
     run_helper(&w);
     launch(k0, NULL);
     CUevent b = mark(NULL);
-    assert_us(sim_test_elapsed_us(a, b), serial ? BACK_ONE_US : HOST_US);
+    assert_us(sim_test_elapsed_us(a, b), (serial ? BACK_ONE_US : HOST_US) + REC);
     assert_us(sim_test_stats().vmm_serial_us - waited, serial ? BACK_ONE_US - HOST_US : 0.0);
+    CK(cuMemUnmap(w.va, 2 * MIB));
+    CK(cuMemRelease(w.h));
+    CK(cuMemAddressFree(w.va, 2 * MIB));
+}
+
+/* The helper starts its clock, lets this thread run ahead (ten launches: 400 us), then makes its
+   VMM calls at its own, earlier, time. */
+static pthread_barrier_t turn;
+static void behind_then_back_one(struct helper *w)
+{
+    w->start = mark(w->stream); /* starts the helper's clock at the world's time */
+    pthread_barrier_wait(&turn);
+    pthread_barrier_wait(&turn);
+    back_one(w);
+}
+
+static void *behind_main(void *arg)
+{
+    struct helper *w = arg;
+    CK(cuCtxSetCurrent(main_ctx));
+    w->job(w);
+    return NULL;
+}
+
+/* A hold of the driver-wide lock that starts in this thread's virtual past still stops it: its
+   submissions after the hold's start needed the lock, whatever the real-time order of the calls;
+   so its clock moves on by the hold's length. Without the lock nothing moves. */
+SIM_TEST(test_a_hold_behind_a_thread_moves_it_on)
+{
+    (void)state;
+    CK(cuCtxSynchronize());
+    CUstream mine = new_stream();
+    struct helper w = {.job = behind_then_back_one, .stream = new_stream()};
+    assert_int_equal(pthread_barrier_init(&turn, NULL, 2), 0);
+    pthread_t t;
+    CUevent a = mark(mine);
+    assert_int_equal(pthread_create(&t, NULL, behind_main, &w), 0);
+    pthread_barrier_wait(&turn);
+    for (int i = 0; i < 10; i++)
+        launch(k0, mine);
+    pthread_barrier_wait(&turn);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&turn);
+    CUevent b = mark(mine);
+    assert_us(sim_test_elapsed_us(a, b), 10 * HOST_US + (serial ? BACK_ONE_US : 0.0) + REC);
+    assert_us(sim_test_elapsed_us(a, w.start), REC);
     CK(cuMemUnmap(w.va, 2 * MIB));
     CK(cuMemRelease(w.h));
     CK(cuMemAddressFree(w.va, 2 * MIB));
