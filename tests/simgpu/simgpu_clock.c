@@ -46,6 +46,7 @@
  * its per-thread record is moved by itself and by the holds of others. */
 #include "simgpu_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* Shared clock: this thread's clock. It counts only where it is ahead of sim.host_vt (the
@@ -112,15 +113,35 @@ static void wait_lock(struct sim_thread *t)
 {
     if (!sim.vmm_serial)
         return;
-    for (int i = 0; i < sim.nholds; i++) {
-        const struct sim_hold *h =
-            &sim.holds[(sim.hold_next + SIM_HOLDS - sim.nholds + i) % SIM_HOLDS];
+    for (size_t i = 0; i < sim.nholds; i++) {
+        const struct sim_hold *h = &sim.holds[i];
         if (t->vt >= h->s && t->vt < h->e) {
             sim.stats.vmm_serial_us += h->e - t->vt;
             t->lock_us += h->e - t->vt;
             move_to(t, h->e);
         }
     }
+}
+
+/* Drops the holds that end before every live thread's clock (none can run into them now), and
+   the oldest beyond SIM_HOLDS (a thread still behind them is not held back by them: said once). */
+static void prune_holds(void)
+{
+    double least = INFINITY;
+    for (const struct sim_thread *t = sim.threads; t; t = t->next)
+        if (t->live && t->vt < least)
+            least = t->vt;
+    size_t keep = 0, over = sim.nholds >= SIM_HOLDS ? sim.nholds - SIM_HOLDS + 1 : 0;
+    static bool said;
+    if (over && !said) {
+        said = true;
+        sim_diag("more than %d VMM calls ahead of a thread: the oldest no longer hold it back",
+                 SIM_HOLDS);
+    }
+    for (size_t i = 0; i < sim.nholds; i++)
+        if (i >= over && sim.holds[i].e > least)
+            sim.holds[keep++] = sim.holds[i];
+    sim.nholds = keep;
 }
 
 /* Per-thread clocks: thread `by` held the driver-wide lock from s to e. Every other thread whose
@@ -137,15 +158,20 @@ static void hold(struct sim_thread *by, double s, double e)
         t->lock_us += e - s;
         move_to(t, t->vt + (e - s));
     }
-    struct sim_hold *last = &sim.holds[(sim.hold_next + SIM_HOLDS - 1) % SIM_HOLDS];
-    if (sim.nholds && last->e == s) {
-        last->e = e;
+    if (sim.nholds && sim.holds[sim.nholds - 1].e == s) {
+        sim.holds[sim.nholds - 1].e = e;
         return;
     }
-    sim.holds[sim.hold_next] = (struct sim_hold){s, e};
-    sim.hold_next = (sim.hold_next + 1) % SIM_HOLDS;
-    if (sim.nholds < SIM_HOLDS)
-        sim.nholds++;
+    prune_holds();
+    if (sim.nholds == sim.hold_cap) {
+        size_t cap = sim.hold_cap ? 2 * sim.hold_cap : 64;
+        struct sim_hold *v = realloc(sim.holds, cap * sizeof *v);
+        if (!v)
+            return; /* not remembered: a thread behind it is not held back (rare, harmless) */
+        sim.holds = v;
+        sim.hold_cap = cap;
+    }
+    sim.holds[sim.nholds++] = (struct sim_hold){s, e};
 }
 
 double sim_clock_now(void)

@@ -72,6 +72,17 @@ void sim_host_configure(void)
     sim.stats.host_us_per_launch = sim.host_us_per_launch;
 }
 
+int simgpu_host_work(double usec)
+{
+    if (!sim_ensure_init() || !sim.host_model || !(usec >= 0) || !isfinite(usec))
+        return -1;
+    pthread_mutex_lock(&sim.lock);
+    sim_clock_host(usec);
+    sim.stats.host_launch_us += usec;
+    pthread_mutex_unlock(&sim.lock);
+    return 0;
+}
+
 void sim_host_launch(void)
 {
     if (!(sim.host_us_per_launch > 0))

@@ -265,7 +265,7 @@ struct sim_thread {
 struct sim_hold {
     double s, e;
 };
-#define SIM_HOLDS 16 /* the latest holds that a thread behind them may still run into */
+#define SIM_HOLDS 4096 /* holds kept that a thread behind them may still run into */
 
 /* The simulator's one global state. Every field is protected by lock unless
    marked otherwise. */
@@ -330,8 +330,9 @@ struct sim_state {
                              or SIMGPU_HOST_CALLER is set; set once at initialisation */
     struct sim_thread *threads; /* per-thread clocks: every thread's record, newest first */
     unsigned nthreads;
-    struct sim_hold holds[SIM_HOLDS]; /* the driver-wide lock's latest holds, a ring */
-    int nholds, hold_next;
+    struct sim_hold *holds; /* the driver-wide lock's holds not yet behind every live thread, in
+                               the order they were made (simgpu_clock.c) */
+    size_t nholds, hold_cap;
     double host_us_per_launch;        /* SIMGPU_HOST_US_PER_LAUNCH (0: none); set once at init */
     double host_caller_us;            /* SIMGPU_HOST_CALLER_US: per call of the matching caller */
     char host_caller[SIM_CALLER_MAX]; /* SIMGPU_HOST_CALLER ("": none); set once at init */

@@ -88,6 +88,22 @@ SIM_TEST(test_a_host_bound_sequence_takes_the_host_time)
     assert_us(sim_test_elapsed_us(a, b), HOST_US + 50 * 100.0);
 }
 
+/* The program's own work charged by itself (simgpu_host_work) comes before the launch's 40 us:
+   25 + 40 us of host, then the 10 us kernel; a negative figure is refused. */
+SIM_TEST(test_the_programs_work_charged_by_itself)
+{
+    (void)state;
+    CK(cuCtxSynchronize());
+    double work = sim_test_stats().host_launch_us;
+    CUevent a = mark(NULL);
+    assert_int_equal(simgpu_host_work(25.0), 0);
+    launch(k10, NULL);
+    CUevent b = mark(NULL);
+    assert_us(sim_test_elapsed_us(a, b), 25.0 + HOST_US + 10.0);
+    assert_us(sim_test_stats().host_launch_us - work, 25.0 + HOST_US);
+    assert_int_equal(simgpu_host_work(-1.0), -1);
+}
+
 /* The driver's own calls cost their caller: an asynchronous copy 5 us before it is submitted,
    then the closing mark REC. */
 SIM_TEST(test_an_async_copy_costs_its_caller)

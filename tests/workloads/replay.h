@@ -40,6 +40,7 @@ struct replay_config {
     int host_alloc; /* --host A: cyclic allocation A lives in host-located memory (-1: none) */
     bool carry;     /* --carry: an allocation outliving a step lives on as one existing before
                        the next (replay_sched.c) */
+    double host_us; /* --host-us: the program's own host work before each op (-1: none) */
 };
 
 /* Compressed lists indexed by operation: items[first[q] .. first[q + 1]). */

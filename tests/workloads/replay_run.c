@@ -72,6 +72,14 @@ static int launch(struct run *r, uint32_t q, int step)
     cudaStream_t st = r->streams[s->op_stream[q]];
     int rc = 0;
 
+    /* The program's own work for the op comes first, before its allocations and its launch:
+       an interposer sees them after it, as libshim sees a PyTorch op's after its Python. */
+    if (r->c->host_us >= 0 && simgpu_host_work(r->c->host_us) != 0) {
+        fprintf(stderr, "replay: --host-us needs the simulated device's per-thread host clocks "
+                        "(set SIMGPU_HOST_US_PER_LAUNCH, 0 will do)\n");
+        return -1;
+    }
+
     for (uint32_t i = s->births.first[q]; rc == 0 && i < s->births.first[q + 1]; i++)
         if (!r->ptr[s->births.items[i]]) /* not carried from the previous step (--carry) */
             rc = alloc(r, s->births.items[i]);
