@@ -6,7 +6,8 @@
  * them, saved for the backward pass, freed where their last reference goes, one kernel launch per
  * operation with the GPU time the H100's figures and the shapes imply (twin_tape.c). The program
  * then replays it with `replay --carry` (gradients and the output live from one step into the
- * next) and SIMGPU_HOST_US_PER_LAUNCH set to the model's `# host_us_per_launch` line.
+ * next) and the host time per launch of the model's `# host_us_per_launch` line
+ * (SIMGPU_HOST_US_PER_LAUNCH, or replay --host-us under an interposer: twin_main.c).
  *
  * Error contract: int functions return 0, or -1 after printing one line "twin: <what>" on
  * stderr. */

@@ -8,8 +8,10 @@
  * the link the model's hw line tells a planner (default 48 GB/s each way, what libshim measured
  * of its own copies on the H100). Writes the model on stdout, headed by comment lines:
  * "# host_us_per_launch US" (run it with SIMGPU_HOST_US_PER_LAUNCH=US), and what the step holds.
- * Run: `SIMGPU_HOST_US_PER_LAUNCH=US replay MODEL --carry`. Exit status 0, 1 on failure, 2 for a
- * usage error. */
+ * Run: `SIMGPU_HOST_US_PER_LAUNCH=US replay MODEL --carry`; under an interposer rather
+ * `SIMGPU_HOST_US_PER_LAUNCH=0 replay MODEL --carry --host-us US`, which charges the program's time
+ * before the op's calls reach the interposer, as Python's comes before libshim sees a PyTorch op.
+ * Exit status 0, 1 on failure, 2 for a usage error. */
 #include "twin.h"
 #include "workload.h"
 
@@ -102,8 +104,9 @@ int main(int argc, char **argv)
                twin_ops(t), gpu, mm, c.fp32_tflops, c.bf16_tflops,
                c.host_us_per_launch * twin_ops(t), step, tail, (double)native / TWIN_MIB);
         printf("# fills: %d of every %d new tensors; run: SIMGPU_HOST_US_PER_LAUNCH=%.3f replay "
-               "MODEL --carry\n",
-               c.fills, c.fill_of, c.host_us_per_launch);
+               "MODEL --carry, or under an interposer SIMGPU_HOST_US_PER_LAUNCH=0 replay MODEL "
+               "--carry --host-us %.3f\n",
+               c.fills, c.fill_of, c.host_us_per_launch, c.host_us_per_launch);
         rc = write_model(&m);
     }
     plan_model_free(&m);
