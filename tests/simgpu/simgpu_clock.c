@@ -16,8 +16,9 @@
  * Per-thread clocks (SIMGPU_HOST_US_PER_LAUNCH or SIMGPU_HOST_CALLER set: the host is not free).
  * Each host thread has its own clock, and nothing moves it but what the simulator sees that
  * thread do or wait for:
- * - host work advances it: the program's own work before each launch, the interposer's work on
- *   each call it makes (simgpu_host.c), VMM calls (simgpu_vmm_cost.c);
+ * - host work advances it: the program's own work (before each launch, or when it says so:
+ *   simgpu_host_work), what the driver's own calls cost and the interposer's work on each call
+ *   it makes (simgpu_host.c), VMM calls (simgpu_vmm_cost.c);
  * - a command starts on the device no earlier than the clock of the thread that submitted it;
  * - a thread that waits for a command (stream, event or context synchronisation, a synchronous
  *   copy) joins the command's end, so a thread waiting on an event another thread recorded joins
@@ -38,9 +39,10 @@
  *   that looks at the device sees it as of the world's time.
  * - a thread's first call starts its clock at the world's time (it was made by a thread that had
  *   got there).
- * With one host thread both sets give the same times. With several, waits no longer carry one
- * thread's time to every other (the shared clock made the program wait whenever libshim's mover
- * waited for a copy), and two threads' host work runs side by side.
+ * With one host thread and no host work both sets give the same times. With several, a wait
+ * no longer carries one thread's time to every other (under the shared clock a wait of any
+ * thread, libshim's mover's included, moves the program's clock), and two threads' host work
+ * runs side by side.
  *
  * Every function here is called with sim.lock held. A thread's shared-clock offset is its own;
  * its per-thread record is moved by itself and by the holds of others. */
