@@ -139,6 +139,6 @@ echo "$table"
     echo "$table"
     # The analysis written by hand below the marker is kept across runs.
     echo
-    sed -n '/^<!-- analysis -->$/,$p' tests/bench/RESULTS-twin.md 2>/dev/null
+    sed -n '/^<!-- analysis -->$/,$p' tests/bench/RESULTS-twin.md 2>/dev/null || true
 } >"$work/results.md"
 mv "$work/results.md" tests/bench/RESULTS-twin.md
