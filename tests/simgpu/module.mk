@@ -37,7 +37,7 @@ $(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/simgpu -lcuda -lcmocka -lpthread $(LDFLAGS_ALL)
 TESTS += $(SIMGPU_TESTS) tests/simgpu/test_external_program.sh tests/simgpu/test_sim_old_driver.sh tests/simgpu/test_link_shared.sh tests/simgpu/test_link_both.sh \
-	tests/simgpu/test_vmm_parallel.sh
+	tests/simgpu/test_vmm_parallel.sh tests/simgpu/test_host_clock.sh
 
 # test_sim_caller calls the driver from a shared library of its own as well as directly
 # (SIMGPU_FAIL_CALLER). No sibling calls in the library: a tail call would hide it as caller.
@@ -46,7 +46,9 @@ $(SIMGPU_CALLER_LIB): tests/simgpu/test_caller_lib.c tests/simgpu/test_caller_li
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -fno-optimize-sibling-calls -shared -o $@ $< \
 		-L$(BUILD)/simgpu -lcuda $(LDFLAGS_ALL)
-$(BUILD)/tests/simgpu/test_sim_caller: tests/simgpu/test_sim_caller.c tests/simgpu/simgpu_test.h \
+# test_sim_host charges the library's calls as an interposer's (SIMGPU_HOST_CALLER).
+$(BUILD)/tests/simgpu/test_sim_host $(BUILD)/tests/simgpu/test_sim_caller: \
+		$(BUILD)/tests/simgpu/test_sim_%: tests/simgpu/test_sim_%.c tests/simgpu/simgpu_test.h \
 		$(SIMGPU_LIB) $(SIMGPU_CALLER_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(tests_simgpu_CFLAGS) -o $@ $< -L$(BUILD)/tests/simgpu -ltest_caller \

@@ -80,6 +80,13 @@ CUfunction simgpu_register(const char *name, simgpu_body body, int nparams,
    Negative or non-finite values are ignored. */
 void simgpu_set_cost(CUfunction f, double usec);
 
+/* The calling thread spends usec microseconds of its own host work now (per-thread host clocks,
+   simgpu_clock.c: SIMGPU_HOST_US_PER_LAUNCH or SIMGPU_HOST_CALLER must be set, 0 will do). A
+   program charges here what it does between its driver calls, before an interposer sees the
+   next one: SIMGPU_HOST_US_PER_LAUNCH can only charge it where the launch reaches the driver.
+   Returns 0, or -1 without per-thread clocks or for a negative or non-finite usec. */
+int simgpu_host_work(double usec);
+
 /* The function registered for body, or NULL. */
 CUfunction simgpu_function_of(simgpu_body body);
 
@@ -111,10 +118,19 @@ struct simgpu_stats {
                                    summed over the threads that made them */
     double vmm_serial_us;       /* what VMM calls moved the program's shared host clock: all
                                    of vmm_host_us under SIMGPU_VMM_SERIAL=1, else the time of
-                                   threads that then submitted or synchronised */
+                                   threads that then submitted or synchronised; with per-thread
+                                   clocks (SIMGPU_HOST_US_PER_LAUNCH), the time threads waited
+                                   for the driver-wide lock (SIMGPU_VMM_SERIAL=1) */
     uint64_t vmm_handles;       /* physical handles the charged VMM calls covered */
     double vmm_wait_us;         /* host time submissions waited for a mapping another thread
                                    made accessible later (SIMGPU_VMM_SERIAL=0) */
+    double host_us_per_launch;  /* SIMGPU_HOST_US_PER_LAUNCH as applied (0: none) */
+    double host_launch_us;      /* the program's own host work charged (before launches, and
+                                   by simgpu_host_work) */
+    double host_driver_us;      /* host time charged for the driver's own calls (copies,
+                                   event records; VMM calls are vmm_host_us) */
+    double host_caller_us;      /* host time charged to SIMGPU_HOST_CALLER's calls */
+    uint64_t host_caller_calls; /* the calls charged so */
 };
 
 /* Fills *out with the current statistics. Returns 0, or -1 if out is NULL. */

@@ -97,7 +97,7 @@ static CUresult event_host(CUevent e, bool wait)
     struct sim_event *ev = event_of(e);
     CUresult rc = ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
     if (ev && ev->rec && !wait) {
-        rc = sim_host_sees_done(ev->rec) ? sim_sticky() : CUDA_ERROR_NOT_READY;
+        rc = sim_host_sees_done(ev->rec, true) ? sim_sticky() : CUDA_ERROR_NOT_READY;
     } else if (ev && ev->rec) {
         sim_host_wait(ev->rec);
         sim_pool_trim(); /* an event synchronisation: the pool gives back completed frees */

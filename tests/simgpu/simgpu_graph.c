@@ -154,6 +154,8 @@ CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
         rc = CUDA_ERROR_INVALID_VALUE;
     if (rc == CUDA_SUCCESS)
         rc = sim_sticky();
+    if (rc == CUDA_SUCCESS)
+        sim_host_launch(); /* one launch of the host's, however many kernels the graph holds */
     for (size_t i = 0; rc == CUDA_SUCCESS && i < e->n; i++) {
         struct sim_cmd *c = clone_cmd(e->nodes[i]);
         rc = c ? sim_submit(s, c) : CUDA_ERROR_OUT_OF_MEMORY;

@@ -249,6 +249,24 @@ struct sim_pinned {
     bool registered;
 };
 
+/* Per-thread host clocks (simgpu_clock.c): one record per host thread that called the driver,
+   in sim.threads; its clock is moved by its own thread and, for the driver-wide lock's holds, by
+   others, always under sim.lock. */
+struct sim_thread {
+    double vt;      /* the thread's host time */
+    double host_us; /* its own work charged (SIMGPU_HOST_US_PER_LAUNCH, SIMGPU_HOST_CALLER) */
+    double vmm_us;  /* its VMM calls' host time */
+    double lock_us; /* what the driver-wide lock held it back */
+    unsigned order; /* 0 for the first thread that called the driver, and so on */
+    bool live;      /* false once the thread has exited */
+    struct sim_thread *next;
+};
+/* A stretch of virtual time during which a VMM call held the driver-wide lock. */
+struct sim_hold {
+    double s, e;
+};
+#define SIM_HOLDS 4096 /* holds kept that a thread behind them may still run into */
+
 /* The simulator's one global state. Every field is protected by lock unless
    marked otherwise. */
 struct sim_state {
@@ -283,7 +301,8 @@ struct sim_state {
     struct sim_pinned *pinned;
     size_t npinned, pinned_cap;
     /* execution */
-    double host_vt;
+    double host_vt; /* the shared host clock; with per-thread clocks the world's: the latest
+                       time any thread's clock has reached (simgpu_clock.c) */
     struct sim_stream *streams, *free_streams;
     unsigned next_stream_id;
     uint64_t next_capture_id;
@@ -307,6 +326,16 @@ struct sim_state {
     double vmm_host_cost; /* SIMGPU_VMM_HOST_COST: times the measured cost of VMM calls (0: free) */
     bool vmm_serial;      /* SIMGPU_VMM_SERIAL (default 1): a VMM call's host time delays every
                              thread, as under a driver-wide lock (simgpu_clock.c) */
+    bool host_model;      /* per-thread host clocks (simgpu_clock.c): SIMGPU_HOST_US_PER_LAUNCH
+                             or SIMGPU_HOST_CALLER is set; set once at initialisation */
+    struct sim_thread *threads; /* per-thread clocks: every thread's record, newest first */
+    unsigned nthreads;
+    struct sim_hold *holds; /* the driver-wide lock's holds not yet behind every live thread, in
+                               the order they were made (simgpu_clock.c) */
+    size_t nholds, hold_cap;
+    double host_us_per_launch;        /* SIMGPU_HOST_US_PER_LAUNCH (0: none); set once at init */
+    double host_caller_us;            /* SIMGPU_HOST_CALLER_US: per call of the matching caller */
+    char host_caller[SIM_CALLER_MAX]; /* SIMGPU_HOST_CALLER ("": none); set once at init */
     struct sim_link link;
     FILE *timeline; /* SIMGPU_TIMELINE: one line per command run (simgpu_stream.c) */
 };
@@ -473,9 +502,9 @@ static inline struct sim_engine_state *sim_engine_of(const struct sim_cmd *c)
 /* Blocks until c completes, then advances the host clock (joined by the calling thread's,
    sim_clock_join) and what the host knows complete. Lock held (released while waiting). */
 void sim_host_wait(struct sim_cmd *c);
-/* Whether the calling thread, at its virtual time (sim_clock_now), sees c complete (a query;
-   lock held). Moves no clock. */
-bool sim_host_sees_done(struct sim_cmd *c);
+/* Whether the calling thread sees c complete (lock held): at its own time (query false: moves
+   no clock), or as a query (cuEventQuery, cuStreamQuery) answers (sim_clock_sees). */
+bool sim_host_sees_done(struct sim_cmd *c, bool query);
 void sim_host_wait_stream(struct sim_stream *s);
 void sim_host_wait_all(void);
 /* Waits for every stream of device dev. */
@@ -489,22 +518,52 @@ CUresult sim_stream_create(unsigned flags, struct sim_stream **out);
 void sim_stream_release(struct sim_stream *s);
 bool sim_stream_valid(const struct sim_stream *s);
 
-/* simgpu_clock.c — the host clocks: the shared sim.host_vt and each thread's own; lock held */
-/* The calling thread's host time: the later of its own clock and the shared one. */
+/* simgpu_clock.c — the host clocks (the shared one, or one per thread: sim.host_model); lock
+   held for all */
+/* The calling thread's host time: under the shared clock the later of its own clock and the
+   shared one; with per-thread clocks its own. */
 double sim_clock_now(void);
-/* Moves the shared clock to the calling thread's time: a thread that submits or synchronises
-   makes the program wait for its VMM calls. */
+/* The time up to which the calling thread knows what completed: the shared clock, or with
+   per-thread clocks its own (the pool's releases at synchronisations go by it). */
+double sim_clock_known(void);
+/* Shared clock: moves the shared clock to the calling thread's time, so that a thread that
+   submits or synchronises makes the program wait for its VMM calls. Nothing with per-thread
+   clocks. */
 void sim_clock_join(void);
+/* The calling thread waited for a command that ended at virtual time end: its clock (the
+   shared one, under the shared clock) moves there if end is later. */
+void sim_clock_waited(double end);
 /* Charges the calling thread a VMM call of us microseconds (0: free, nothing changes) covering
-   handles handles, counts both in the statistics, and with sim.vmm_serial moves the shared clock
-   too. Returns the time the call ends on the thread's clock. */
+   handles handles, counts both in the statistics, and with sim.vmm_serial holds the driver-wide
+   lock for it (the shared clock moves, or with per-thread clocks the call starts after the lock's
+   last holder and every later submission waits for it). Returns the time the call ends on the
+   thread's clock. */
 double sim_clock_vmm(double us, uint64_t handles);
+/* Per-thread clocks: the calling thread spends us microseconds of host work (us > 0). Nothing
+   under the shared clock. */
+void sim_clock_host(double us);
 /* Records that the mappings in [va, va+size) became accessible at host time t. */
 void sim_clock_mark_ready(uint64_t va, uint64_t size, double t);
-/* For sim_submit: joins the calling thread to the shared clock and then, with a VMM cost,
-   waits (moves the shared clock) until every mapping c touches is ready. Returns the time c is
-   submitted at. */
+/* For sim_submit: joins the calling thread to the shared clock (with per-thread clocks, to the
+   driver-wide lock's) and then, with a VMM cost, waits until every mapping c touches is ready.
+   Returns the time c is submitted at. */
 double sim_clock_submit(const struct sim_cmd *c);
+/* Whether the calling thread sees completed command c done: at its own time (query false: what
+   the pool may take), or for a query (cuEventQuery, cuStreamQuery) with per-thread clocks at the
+   world's time, joining c's end when it is. c->done must be read under the lock. */
+bool sim_clock_sees(const struct sim_cmd *c, bool query);
+
+/* simgpu_host.c — the host's own time: SIMGPU_HOST_US_PER_LAUNCH, the driver's calls,
+   SIMGPU_HOST_CALLER */
+/* Reads the settings (called once, at initialisation, before any thread has a clock); bad
+   values are reported and ignored. Sets sim.host_model when either is set. */
+void sim_host_configure(void);
+/* Charges the launching thread the program's own work before a kernel launch (lock held). */
+void sim_host_launch(void);
+/* With per-thread clocks, charges the calling thread what driver call e costs the host and, when
+   its caller (the entry's return address ret) lies in an object matching SIMGPU_HOST_CALLER, the
+   interposer's work. Call without sim.lock (it may ask the loader); takes it when it charges. */
+void sim_host_enter(enum sim_entry e, const void *ret);
 
 /* simgpu_vmm_cost.c — what a VMM call costs the host (SIMGPU_VMM_HOST_COST) */
 enum sim_vmm_op {

@@ -148,6 +148,7 @@ CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CU
         rc = copy_params(f, params, extra, c->u.k.params);
     }
     if (rc == CUDA_SUCCESS) {
+        sim_host_launch(); /* the program's own work before it launches (simgpu_host.c) */
         rc = sim_submit(s, c);
     } else if (c) {
         sim_cmd_unref(c);

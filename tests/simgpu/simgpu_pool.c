@@ -41,7 +41,8 @@ static bool may_take(struct sim_stream *s, struct sim_resv *r)
         return true;
     if (sim.pool.follow_events && follows_free(s, r))
         return true;
-    return sim.pool.opportunistic && r->kind == RESV_POOLED && sim_host_sees_done(r->free_cmd);
+    return sim.pool.opportunistic && r->kind == RESV_POOLED &&
+           sim_host_sees_done(r->free_cmd, false);
 }
 
 struct sim_resv *sim_pool_reusable(struct sim_stream *s, uint64_t size)
@@ -68,7 +69,7 @@ void sim_pool_trim(void)
     size_t i = 0;
     while (i < sim.nresv) {
         struct sim_resv *r = &sim.resv[i];
-        if (r->kind == RESV_POOLED && r->free_cmd->done && r->free_cmd->vend <= sim.host_vt) {
+        if (r->kind == RESV_POOLED && r->free_cmd->done && r->free_cmd->vend <= sim_clock_known()) {
             sim_pool_forget_free(r);
             sim_release_range(r->va); /* removes r: the next entry moves to i */
             continue;

@@ -120,6 +120,7 @@ static void read_environment(void)
         else
             sim_diag("ignoring SIMGPU_VMM_SERIAL=%s (want 0 or 1)", s);
     }
+    sim_host_configure();
     s = getenv("SIMGPU_HOST_VMM");
     sim.host_vmm = !(s && strcmp(s, "0") == 0);
     sim_driver_gen_read();
@@ -204,6 +205,7 @@ CUresult sim_enter(enum sim_entry e, const void *ret)
     if (fail)
         sim.stats.injected_failures++;
     pthread_mutex_unlock(&sim.lock);
+    sim_host_enter(e, ret); /* what the call costs the host (simgpu_host.c) */
     return fail ? sim_fail_error(e) : CUDA_SUCCESS;
 }
 

@@ -62,6 +62,24 @@ static void write_devices(FILE *f)
     fputs("],\n", f);
 }
 
+/* "threads": with per-thread host clocks (simgpu_clock.c), each host thread that called the
+   driver, in the order of its first call: its clock, its own work, its VMM time, and what the
+   driver-wide lock held it back. */
+static void write_threads(FILE *f)
+{
+    pthread_mutex_lock(&sim.lock);
+    fputs("  \"threads\": [", f);
+    for (unsigned i = 0; i < sim.nthreads; i++)
+        for (const struct sim_thread *t = sim.threads; t; t = t->next)
+            if (t->order == i)
+                fprintf(f,
+                        "%s\n    {\"vt_us\": %.3f, \"host_us\": %.3f, \"vmm_us\": %.3f, "
+                        "\"lock_us\": %.3f}",
+                        i ? "," : "", t->vt, t->host_us, t->vmm_us, t->lock_us);
+    fputs("],\n", f);
+    pthread_mutex_unlock(&sim.lock);
+}
+
 int simgpu_write_stats(const char *path)
 {
     struct simgpu_stats s;
@@ -81,7 +99,10 @@ int simgpu_write_stats(const char *path)
             "  \"zero_copy_pages\": %llu,\n  \"illegal_accesses\": %llu,\n"
             "  \"unmap_hazards\": %llu,\n  \"injected_failures\": %llu,\n"
             "  \"device_time_us\": %.3f,\n  \"bytes_peer\": %llu,\n  \"vmm_host_us\": %.3f,\n"
-            "  \"vmm_serial_us\": %.3f,\n  \"vmm_handles\": %llu,\n  \"vmm_wait_us\": %.3f,\n",
+            "  \"vmm_serial_us\": %.3f,\n  \"vmm_handles\": %llu,\n  \"vmm_wait_us\": %.3f,\n"
+            "  \"host_us_per_launch\": %.3f,\n  \"host_launch_us\": %.3f,\n"
+            "  \"host_driver_us\": %.3f,\n  \"host_caller_us\": %.3f,\n"
+            "  \"host_caller_calls\": %llu,\n",
             (unsigned long long)s.capacity_bytes, (unsigned long long)s.device_bytes,
             (unsigned long long)s.peak_device_bytes, (unsigned long long)s.window_peak_bytes,
             (unsigned long long)s.host_mapped_bytes, (unsigned long long)s.bytes_h2d,
@@ -91,8 +112,11 @@ int simgpu_write_stats(const char *path)
             (unsigned long long)s.illegal_accesses, (unsigned long long)s.unmap_hazards,
             (unsigned long long)s.injected_failures, s.device_time_us,
             (unsigned long long)s.bytes_peer, s.vmm_host_us, s.vmm_serial_us,
-            (unsigned long long)s.vmm_handles, s.vmm_wait_us);
+            (unsigned long long)s.vmm_handles, s.vmm_wait_us, s.host_us_per_launch,
+            s.host_launch_us, s.host_driver_us, s.host_caller_us,
+            (unsigned long long)s.host_caller_calls);
     write_devices(f);
+    write_threads(f);
     /* "calls": every entry point's calls (successful or not), so that tests can check which
        driver calls a run made, such as VMM calls per step; "caller_calls": those matching
        SIMGPU_FAIL_CALLER. */

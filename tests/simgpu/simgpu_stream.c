@@ -353,8 +353,7 @@ void sim_host_wait(struct sim_cmd *c)
     sim_cmd_ref(c);
     while (!c->done)
         pthread_cond_wait(&sim.changed, &sim.lock);
-    if (c->vend > sim.host_vt)
-        sim.host_vt = c->vend;
+    sim_clock_waited(c->vend);
     sim_mark_known(c->stream, c->seq);
     sim_cmd_unref(c);
 }
@@ -364,7 +363,7 @@ void sim_host_wait(struct sim_cmd *c)
    the host has yet to open, or a heavily loaded machine) is answered "not ready". */
 #define QUERY_WAIT_NS 50000000L
 
-bool sim_host_sees_done(struct sim_cmd *c)
+bool sim_host_sees_done(struct sim_cmd *c, bool query)
 {
     /* A query answers what the host knows at its own (virtual) time: the work ended by then.
        Answering from real time instead (the worker thread happened to run it already) made
@@ -382,7 +381,7 @@ bool sim_host_sees_done(struct sim_cmd *c)
         while (!c->done && pthread_cond_timedwait(&sim.changed, &sim.lock, &until) != ETIMEDOUT)
             ;
     }
-    bool seen = c->done && c->vend <= sim_clock_now(); /* the thread's own time: never joined */
+    bool seen = sim_clock_sees(c, query);
     if (seen)
         sim_mark_known(c->stream, c->seq);
     sim_cmd_unref(c);

@@ -64,7 +64,7 @@ CUresult sim_api_stream_query(CUstream h, bool per_thread)
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS && s->last)
-        rc = sim_host_sees_done(s->last) ? sim_sticky() : CUDA_ERROR_NOT_READY;
+        rc = sim_host_sees_done(s->last, true) ? sim_sticky() : CUDA_ERROR_NOT_READY;
     pthread_mutex_unlock(&sim.lock);
     return rc;
 }

@@ -37,5 +37,14 @@ $(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcu
 
 ALL_TARGETS += $(BUILD)/replay
 
+# twin: writes the model of a twin of one of the H100's two PyTorch jobs (twin.h), for replay.
+TWIN_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/twin_*.c)))
+$(TWIN_OBJS): tests_workloads_CFLAGS += -Iplanner
+
+$(BUILD)/twin: $(TWIN_OBJS) $(PLANNER_LIB) $(CONF_LIB) tests/workloads/module.mk
+	$(CC) $(LDFLAGS_ALL) -o $@ $(TWIN_OBJS) $(PLANNER_LIB) $(CONF_LIB) -lm
+
+ALL_TARGETS += $(BUILD)/twin
+
 # A new test is one file: tests/workloads/test_NAME.sh.
 TESTS += $(sort $(wildcard tests/workloads/test_*.sh))

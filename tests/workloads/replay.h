@@ -38,6 +38,9 @@ struct replay_config {
     int lose_step, lose_op; /* --lose STEP:OP: that launch reads but writes nothing (-1: none) */
     bool print_waits;       /* --waits: print the schedule's cross-stream waits first */
     int host_alloc; /* --host A: cyclic allocation A lives in host-located memory (-1: none) */
+    bool carry;     /* --carry: an allocation outliving a step lives on as one existing before
+                       the next (replay_sched.c) */
+    double host_us; /* --host-us: the program's own host work before each op (-1: none) */
 };
 
 /* Compressed lists indexed by operation: items[first[q] .. first[q + 1]). */
@@ -61,13 +64,16 @@ struct replay_sched {
     uint8_t *record_after;                /* per op: some later op on another stream waits for it */
     uint32_t *alloc_stream, *free_stream; /* per allocation: where its async alloc / free goes */
     size_t ncyclic;
-    size_t max_touch; /* most allocations one op touches */
+    size_t max_touch;  /* most allocations one op touches */
+    int32_t *carry_to; /* with carry: per allocation outliving the step, the allocation existing
+                          before the next step that it lives on as; -1 otherwise */
 };
 
 /* replay_sched.c */
-/* Builds s from m (which must outlive s). Without `streams`, every op is on the legacy stream.
-   Returns 0, or -1 (out of memory, or more than REPLAY_MAX_STREAMS stream ids). */
-int replay_sched_build(struct replay_sched *s, const plan_model *m, bool streams);
+/* Builds s from m (which must outlive s). Without `streams`, every op is on the legacy stream;
+   with `carry`, allocations are paired across the step boundary (carry_to). Returns 0, or -1
+   (out of memory, or more than REPLAY_MAX_STREAMS stream ids). */
+int replay_sched_build(struct replay_sched *s, const plan_model *m, bool streams, bool carry);
 /* Frees what replay_sched_build made; accepts a zeroed or built s. */
 void replay_sched_free(struct replay_sched *s);
 /* Whether allocation a is cyclic (made before the first step, freed after the last). */

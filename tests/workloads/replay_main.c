@@ -2,7 +2,7 @@
  * model format, planner/MODEL-FORMAT.md) as a program on the simulated device.
  *
  *   replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]
- *                [--lose STEP:OP] [--waits] [--host ALLOC]
+ *                [--lose STEP:OP] [--waits] [--host ALLOC] [--carry] [--host-us US]
  *
  * --malloc: cudaMallocAsync / cudaFreeAsync on the streams (default), or cudaMalloc / cudaFree.
  * --streams: every op on its model stream (0: the legacy stream); without it, every op on the
@@ -12,7 +12,12 @@
  * "wait OP PRODUCER" line each (op OP waits for op PRODUCER of the same step), for tests.
  * --host ALLOC is a test instrument too: cyclic allocation ALLOC is made in host-located memory
  * mapped for the device (replay_host.c), so that the simulator counts the pages kernels read of
- * it (zero_copy_pages); the checksum is the device-located run's.
+ * it (zero_copy_pages); the checksum is the device-located run's. --carry: an allocation that
+ * outlives a step lives on as the next step's allocation of its size that exists before it
+ * (replay_sched.c), as gradients live from one training step into the next. --host-us US: the
+ * program spends US microseconds of host time before each op (simgpu_host_work: before its
+ * allocations and launch reach the driver, where an interposer sees them; the simulated device
+ * must have per-thread host clocks, SIMGPU_HOST_US_PER_LAUNCH=0 will do).
  *
  * Prints one line per step, "step K device_us=T peak_bytes=P" (virtual time of the step, the
  * simulator's device peak during it), then "summary ..." (with native_peak_bytes, the device
@@ -43,14 +48,16 @@ int replay_check(cudaError_t e, const char *what)
 
 static const char usage_text[] =
     "usage: replay MODEL [--steps N] [--malloc async|sync] [--streams] [--stride BYTES]\n"
-    "              [--lose STEP:OP] [--waits] [--host ALLOC]\n"
+    "              [--lose STEP:OP] [--waits] [--host ALLOC] [--carry] [--host-us US]\n"
     "defaults: --steps 3 --malloc async --stride 65536\n"
     "  --malloc  async: cudaMallocAsync/cudaFreeAsync; sync: cudaMalloc/cudaFree\n"
     "  --streams each op on its model stream (else all on the legacy stream)\n"
     "  --stride  bytes between sampled 4 KiB pages (4 KiB multiple, at most 1 MiB)\n"
     "  --lose    test instrument: op OP of step STEP writes nothing\n"
     "  --waits   print the cross-stream waits (\"wait OP PRODUCER\") before running\n"
-    "  --host    test instrument: cyclic allocation ALLOC lives in host-located memory\n";
+    "  --host    test instrument: cyclic allocation ALLOC lives in host-located memory\n"
+    "  --carry   an allocation outliving a step lives on into the next (its size's partner)\n"
+    "  --host-us the program's own host time before each op (needs SIMGPU_HOST_US_PER_LAUNCH)\n";
 
 static int usage(const char *msg)
 {
@@ -83,6 +90,10 @@ static int parse_flag(const char *flag, const char *val, struct replay_config *c
         *(flag[2] == 's' ? &c->streams : &c->print_waits) = true;
         return 1;
     }
+    if (strcmp(flag, "--carry") == 0) {
+        c->carry = true;
+        return 1;
+    }
     if (!val)
         return -1;
     if (strcmp(flag, "--steps") == 0)
@@ -90,6 +101,11 @@ static int parse_flag(const char *flag, const char *val, struct replay_config *c
     if (strcmp(flag, "--malloc") == 0 && (!strcmp(val, "async") || !strcmp(val, "sync"))) {
         c->async = strcmp(val, "async") == 0;
         return 2;
+    }
+    if (strcmp(flag, "--host-us") == 0) {
+        char *end;
+        c->host_us = strtod(val, &end);
+        return *end || !(c->host_us >= 0 && c->host_us <= 1e9) ? -1 : 2;
     }
     if (strcmp(flag, "--host") == 0)
         return workload_parse_int(val, 0, PLAN_MAX_ALLOCS, &c->host_alloc) == 0 ? 2 : -1;
@@ -181,7 +197,7 @@ static int run(const struct replay_config *c, const plan_model *m)
     struct simgpu_stats st;
     double t0 = wall_seconds(), mean_us = 0;
     uint64_t sum = 0;
-    int rc = replay_sched_build(&s, m, c->streams);
+    int rc = replay_sched_build(&s, m, c->streams, c->carry);
 
     for (uint32_t q = 0; rc == 0 && c->print_waits && q < s.nops; q++)
         for (uint32_t i = s.waits.first[q]; i < s.waits.first[q + 1]; i++)
@@ -213,7 +229,8 @@ int main(int argc, char **argv)
                               .stride = 64 * 1024,
                               .lose_step = -1,
                               .lose_op = -1,
-                              .host_alloc = -1};
+                              .host_alloc = -1,
+                              .host_us = -1};
     plan_model m;
     int rc = parse_args(argc, argv, &c);
 

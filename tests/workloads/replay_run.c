@@ -51,10 +51,19 @@ static int release(struct run *r, uint32_t a)
 }
 
 /* Whether allocation a is freed when it dies in this step: after the last step, those that
-   outlive it are kept for the readback. */
-static bool freed_now(const struct run *r, uint32_t a, int step)
+   outlive it are kept for the readback; before it, one that is carried (--carry) lives on as
+   its partner in the next step. */
+static bool freed_now(struct run *r, uint32_t a, int step)
 {
-    return step + 1 < r->c->steps || r->s->m->allocs[a].death != PLAN_NO_OP;
+    if (step + 1 >= r->c->steps)
+        return r->s->m->allocs[a].death != PLAN_NO_OP;
+    int32_t to = r->s->carry_to[a];
+    if (to >= 0) {
+        r->ptr[to] = r->ptr[a];
+        r->ptr[a] = NULL;
+        return false;
+    }
+    return true;
 }
 
 static int launch(struct run *r, uint32_t q, int step)
@@ -63,8 +72,17 @@ static int launch(struct run *r, uint32_t q, int step)
     cudaStream_t st = r->streams[s->op_stream[q]];
     int rc = 0;
 
+    /* The program's own work for the op comes first, before its allocations and its launch:
+       an interposer sees them after it, as libshim sees a PyTorch op's after its Python. */
+    if (r->c->host_us >= 0 && simgpu_host_work(r->c->host_us) != 0) {
+        fprintf(stderr, "replay: --host-us needs the simulated device's per-thread host clocks "
+                        "(set SIMGPU_HOST_US_PER_LAUNCH, 0 will do)\n");
+        return -1;
+    }
+
     for (uint32_t i = s->births.first[q]; rc == 0 && i < s->births.first[q + 1]; i++)
-        rc = alloc(r, s->births.items[i]);
+        if (!r->ptr[s->births.items[i]]) /* not carried from the previous step (--carry) */
+            rc = alloc(r, s->births.items[i]);
     for (uint32_t i = s->waits.first[q]; rc == 0 && i < s->waits.first[q + 1]; i++)
         rc = REPLAY_CHECK(cudaStreamWaitEvent(st, r->after[s->waits.items[i]], 0));
     for (uint32_t i = s->touch.first[q]; i < s->touch.first[q + 1]; i++)

@@ -11,7 +11,13 @@
  *     contents are not carried over: like every allocation made in the step, the first op that
  *     touches it in the step writes it without reading it (a producer writes a fresh tensor);
  *   - cyclic (both -1): made once before the first step with seeded contents, freed after the
- *     last step; every touch reads and writes it.
+ *     last step; every touch reads and writes it;
+ *   - with --carry, the step's k-th allocation of a size that outlives it and its k-th one of that
+ *     size that exists before it (in model order) are one allocation across the boundary, as a
+ *     training step's gradients are (made in the backward pass, freed by the next step's
+ *     zero_grad): it is not freed at the step's end, and it is the next step's allocation that
+ *     exists before it (not made again). Its contents are still not read across: the first
+ *     touch in a step writes it.
  *
  * Streams (with --streams): model stream 0 is the legacy default stream; every other id gets a
  * stream created non-blocking, as PyTorch creates its side streams (c10/cuda/CUDAStream.cpp:
@@ -204,7 +210,38 @@ static int build_waits(struct replay_sched *s, int32_t *last, int32_t *waited)
     return 0;
 }
 
-int replay_sched_build(struct replay_sched *s, const plan_model *m, bool streams)
+/* With carry: pairs the k-th allocation of each size that outlives the step with the k-th of
+   that size that exists before it (replay_sched.carry_to). */
+static int build_carry(struct replay_sched *s, bool carry)
+{
+    const plan_model *m = s->m;
+    size_t na = m->nallocs ? m->nallocs : 1;
+
+    if (!(s->carry_to = malloc(na * sizeof *s->carry_to)))
+        return oom("carried allocations");
+    memset(s->carry_to, 0xff, na * sizeof *s->carry_to);
+    for (uint32_t a = 0; carry && a < m->nallocs; a++) {
+        const plan_alloc *x = &m->allocs[a];
+        if (x->birth == PLAN_NO_OP || x->death != PLAN_NO_OP)
+            continue;
+        /* the k-th outliving one of its size */
+        uint32_t k = 0;
+        for (uint32_t b = 0; b < a; b++)
+            k += m->allocs[b].bytes == x->bytes && m->allocs[b].birth != PLAN_NO_OP &&
+                 m->allocs[b].death == PLAN_NO_OP;
+        for (uint32_t b = 0; b < m->nallocs; b++) {
+            const plan_alloc *y = &m->allocs[b];
+            if (y->bytes == x->bytes && y->birth == PLAN_NO_OP && y->death != PLAN_NO_OP &&
+                k-- == 0) {
+                s->carry_to[a] = (int32_t)b;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+int replay_sched_build(struct replay_sched *s, const plan_model *m, bool streams, bool carry)
 {
     memset(s, 0, sizeof *s);
     s->m = m;
@@ -232,6 +269,8 @@ int replay_sched_build(struct replay_sched *s, const plan_model *m, bool streams
         memset(waited, 0xff, s->nstreams * s->nstreams * sizeof *waited);
         rc = build_waits(s, last, waited);
     }
+    if (rc == 0)
+        rc = build_carry(s, carry);
     free(counts);
     free(last);
     free(waited);
@@ -252,5 +291,6 @@ void replay_sched_free(struct replay_sched *s)
     free(s->record_after);
     free(s->alloc_stream);
     free(s->free_stream);
+    free(s->carry_to);
     memset(s, 0, sizeof *s);
 }
