@@ -142,11 +142,11 @@ void html_table_steps(html_page *p)
         td_bytes(out, st->peak_device_bytes);
         td_us(out, wall, wall >= 0);
         td_us(out, (double)x->stall_ns / 1e3, 1);
-        td_u(out, x->evictions);
-        td_u(out, x->cancelled_evictions);
-        td_u(out, x->restores);
-        td_bytes(out, x->bytes_to_host);
-        td_bytes(out, x->bytes_to_device);
+        td_u(out, x->moves.evictions);
+        td_u(out, x->moves.cancelled_evictions);
+        td_u(out, x->moves.restores);
+        td_bytes(out, x->moves.bytes_to_host);
+        td_bytes(out, x->moves.bytes_to_device);
         fprintf(out, "</tr>\n");
     }
     close_table(out);
@@ -306,8 +306,8 @@ void html_table_devices(html_page *p)
         td_u(p->out, s->device_allocs[d]);
         td_bytes(p->out, s->device_peak[d]);
         td_bytes(p->out, s->device_budget[d]);
-        td_u(p->out, s->device_residency[d].evictions);
-        td_u(p->out, s->device_residency[d].restores);
+        td_u(p->out, s->device_residency[d].moves.evictions);
+        td_u(p->out, s->device_residency[d].moves.restores);
         fprintf(p->out, "</tr>\n");
     }
     close_table(p->out);
@@ -525,11 +525,11 @@ void html_table_ranks(FILE *out, const report_ranks *rk)
         td_u(out, r->s->nsteps);
         td_ms(out, r->median_step_ms, r->median_step_ms >= 0);
         td_bytes(out, r->s->peak_device_bytes);
-        td_u(out, x->evictions);
-        td_u(out, x->cancelled_evictions);
-        td_u(out, x->restores);
-        td_bytes(out, x->bytes_to_host);
-        td_bytes(out, x->bytes_to_device);
+        td_u(out, x->moves.evictions);
+        td_u(out, x->moves.cancelled_evictions);
+        td_u(out, x->moves.restores);
+        td_bytes(out, x->moves.bytes_to_host);
+        td_bytes(out, x->moves.bytes_to_device);
         td_u(out, x->stalls);
         td_us(out, (double)x->stall_ns / 1e3, 1);
         td_text(out, r->t->name);

@@ -203,8 +203,11 @@ int report_moves_compute(report_moves *m, const report_trace *t, const report_st
     ctx c = {.t = t, .s = s, .m = m};
     int rc = slab_pass(&c);
     for (size_t i = 0; rc == 0 && i < t->n; i++)
-        if (t->recs[i].kind == SHIM_TRACE_TRANSITION)
+        if (t->recs[i].kind == SHIM_TRACE_TRANSITION) {
+            const report_rec *r = &t->recs[i];
+            shim_fig_moves_transition(&m->taxonomy, r->sub3, r->sub, r->sub2);
             rc = on_transition(&c, i);
+        }
     report_map_free(&c.open);
     report_map_free(&c.slab_of);
     free(c.slabs);
