@@ -76,7 +76,7 @@ uint64_t shim_fig_moves_started(const struct shim_fig_moves *m)
 /* Contract in shim_trace_figures.h. */
 uint64_t shim_fig_moves_unfinished(const struct shim_fig_moves *m)
 {
-    uint64_t ended = 0;
+    uint64_t ended = m->superseded;
     for (int i = 0; i < SHIM_FIG_OUTCOMES; i++)
         ended += m->by_outcome[i];
     uint64_t started = shim_fig_moves_started(m);
@@ -86,8 +86,9 @@ uint64_t shim_fig_moves_unfinished(const struct shim_fig_moves *m)
 /* Contract in shim_trace_figures.h. */
 const char *shim_fig_outcome_name(uint32_t outcome)
 {
-    static const char *const names[] = {"done", "cancelled", "error", "freed", "unfinished"};
-    return outcome <= SHIM_FIG_OUTCOMES ? names[outcome] : "?";
+    static const char *const names[] = {"done",  "cancelled",  "error",
+                                        "freed", "superseded", "unfinished"};
+    return outcome <= SHIM_FIG_OUTCOMES + 1 ? names[outcome] : "?";
 }
 
 /* Contract in shim_trace_figures.h. */
@@ -356,8 +357,10 @@ const char *shim_fig_moves_words(char *buf, size_t n, const struct shim_fig_move
         }
     }
     sep = "; by outcome ";
-    for (uint32_t o = 0; o <= SHIM_FIG_OUTCOMES; o++) {
-        uint64_t k = o < SHIM_FIG_OUTCOMES ? m->by_outcome[o] : unfinished;
+    for (uint32_t o = 0; o <= SHIM_FIG_OUTCOMES + 1; o++) {
+        uint64_t k = o < SHIM_FIG_OUTCOMES    ? m->by_outcome[o]
+                     : o == SHIM_FIG_OUTCOMES ? m->superseded
+                                              : unfinished;
         if (k) {
             add(&w, "%s%s %llu", sep, shim_fig_outcome_name(o), (unsigned long long)k);
             sep = ", ";

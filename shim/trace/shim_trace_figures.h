@@ -55,11 +55,14 @@ enum shim_fig_outcome {
 
 /* Moves started (an EVICT or RESTORE transition each) by reason and by direction, and moves
    ended by outcome. A move started and not ended (the run or the trace stopped first) is
-   unfinished: shim_fig_moves_unfinished. */
+   unfinished: shim_fig_moves_unfinished. superseded: moves another start of the same unit
+   ended, its own end lost; a reader that pairs transitions (tools/trace) finds them in a
+   damaged trace, the states of a transition never give one. */
 struct shim_fig_moves {
     uint64_t by_reason[SHIM_FIG_REASONS];
     uint64_t to_host, to_device;
     uint64_t by_outcome[SHIM_FIG_OUTCOMES];
+    uint64_t superseded;
 };
 
 /* Counts one transition (from: enum shim_resid_state, event: enum shim_resid_event, reason: enum
@@ -67,12 +70,12 @@ struct shim_fig_moves {
 void shim_fig_moves_transition(struct shim_fig_moves *m, uint32_t from, uint32_t event,
                                uint32_t reason);
 
-/* Moves started in all, and those of them not ended. */
+/* Moves started in all, and those of them not ended (superseded ones apart). */
 uint64_t shim_fig_moves_started(const struct shim_fig_moves *m);
 uint64_t shim_fig_moves_unfinished(const struct shim_fig_moves *m);
 
-/* "done", "cancelled", "error", "freed" for enum shim_fig_outcome; "unfinished" for
-   SHIM_FIG_OUTCOMES; "?" past it. */
+/* "done", "cancelled", "error", "freed" for enum shim_fig_outcome; "superseded" for
+   SHIM_FIG_OUTCOMES, "unfinished" for SHIM_FIG_OUTCOMES + 1; "?" past it. */
 const char *shim_fig_outcome_name(uint32_t outcome);
 
 /* ---- steps: step marks, plans and plan steps, fed in time order ---- */

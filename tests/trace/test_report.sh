@@ -129,7 +129,7 @@ check "moves: 6, an eviction ended by the program's free" \
 check "moves: 7, unfinished at the trace's end: no end time, no duration" \
     row 7 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
 check "moves: the totals line" has_line "$work/mv" \
-    "total: 8 moves; by reason: budget 4, demand 1, prefetch 1, planned 2; by outcome: done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456; by device: 0 8"
+    "total: 8 moves (6 to the host, 2 to the device): by reason budget 4, demand 1, prefetch 1, planned 2; by outcome done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456; by device: 0 8"
 
 "$REPORT" moves --json "$work/mv.trace" >"$work/mv.json"
 check "moves --json: exit 0" [ $? -eq 0 ]
@@ -207,7 +207,7 @@ for seed in synthetic:1.0 residency:1.1; do
     check "moves on the $old seed: exit 0" [ $? -eq 0 ]
     check "moves on the $old seed: header and a zero totals line" sh -c \
         "[ \$(wc -l <'$work/old.mv') -eq 2 ] && tail -n 1 '$work/old.mv' | grep -qxF \
-        'total: 0 moves; by reason: none; by outcome: none; bytes to host: 0; bytes to device: 0; by device: none'"
+        'total: 0 moves (0 to the host, 0 to the device); bytes to host: 0; bytes to device: 0; by device: none'"
     "$REPORT" moves --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$work/old.mv.json"
     check "moves --json on the $old seed: no moves, no transitions" json "$work/old.mv.json" \
         "d['moves'] == [] and d['transitions'] == [] and d['totals']['moves'] == 0"
@@ -271,7 +271,7 @@ check "devices: a one-device trace has no devices list" \
 "$REPORT" summary "$work/plan.trace" >"$work/plan.sum" 2>"$work/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$work/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.12"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.13"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$work/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

@@ -105,7 +105,7 @@ void report_verdict_moves_json(FILE *out, const report_verdict *v)
     fprintf(out, "\"other\": %llu}, \"by_outcome\": {", U(m->by_reason[0]));
     for (uint32_t o = 0; o < SHIM_FIG_OUTCOMES; o++)
         fprintf(out, "\"%s\": %llu, ", shim_fig_outcome_name(o), U(m->by_outcome[o]));
-    fprintf(out, "\"%s\": %llu}}", shim_fig_outcome_name(SHIM_FIG_OUTCOMES),
+    fprintf(out, "\"%s\": %llu}}", shim_fig_outcome_name(SHIM_FIG_OUTCOMES + 1),
             U(shim_fig_moves_unfinished(m)));
 }
 

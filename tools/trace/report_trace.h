@@ -399,10 +399,10 @@ typedef struct report_moves {
     uint64_t transitions, slabs;        /* records of each kind */
     uint64_t by_reason[REPORT_REASONS]; /* moves by their starting reason */
     uint64_t by_outcome[REPORT_OUTCOMES];
-    /* The same moves counted as every surface counts them, libshim's exit line too
-       (shim_fig_moves_transition over the transitions): what the totals line prints. In a
-       trace whose transitions pair up the counts are by_reason's and by_outcome's; a move
-       superseded (its end lost) is unfinished here. */
+    /* The same counts as the taxonomy every surface prints (shim_trace_figures.h): what the
+       totals line says in its words. libshim's exit line and the summary count each transition
+       by its states (shim_fig_moves_transition); in a trace libshim wrote every move's end
+       leaves a moving state, so the counts are these. */
     struct shim_fig_moves taxonomy;
     uint64_t bytes_to_host, bytes_to_device; /* of every move's copy, whatever its outcome */
     uint64_t by_device[REPORT_MAX_DEVICES];  /* moves by device */
