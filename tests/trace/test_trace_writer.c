@@ -876,7 +876,8 @@ static void check_one_step(const report_summary *m, uint64_t i)
     assert_int_equal(m->stall_ns, i % 3 == 0 ? 1000 : 0);
     /* its step record, 3 launches, the allocations and frees, a copy, a sync, the moves,
        the stall */
-    assert_int_equal(m->records, 1 + 3 + 2 * m->allocations + 1 + 1 + 2 * m->moves.evictions + m->stalls);
+    assert_int_equal(m->records,
+                     1 + 3 + 2 * m->allocations + 1 + 1 + 2 * m->moves.evictions + m->stalls);
     assert_true(m->start_ns < m->end_ns);
 }
 

@@ -102,6 +102,8 @@ void html_verdict(html_page *p)
     vfig_ratio(p, "bound_slowdown", "the least any plan could do", d->bound_slowdown);
     int steady = d->steady_steps > 0;
     vfig_count(p, "steady_steps", "steps in the steady state (under the plan)", d->steady_steps);
+    if (steady)
+        vfig_count(p, "steady_from_step", "the first step under the plan", d->steady_from);
     vfig_bytes(p, "bytes_moved_per_step", "moved per step of the steady state (both ways)", steady,
                d->bytes_per_step);
     vfig_ms(p, "stall_ms_per_step", "stalled per step of the steady state",

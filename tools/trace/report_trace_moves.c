@@ -188,9 +188,9 @@ static int on_transition(ctx *c, size_t rec)
 static void taxonomy_add(struct shim_fig_moves *x, const report_move *mv)
 {
     static const int outcome[REPORT_OUTCOMES] = {
-        [REPORT_DONE] = SHIM_FIG_DONE,     [REPORT_CANCELLED] = SHIM_FIG_CANCELLED,
-        [REPORT_ERROR] = SHIM_FIG_ERROR,   [REPORT_FREED] = SHIM_FIG_FREED,
-        [REPORT_SUPERSEDED] = -1,          [REPORT_UNFINISHED] = -2};
+        [REPORT_DONE] = SHIM_FIG_DONE,   [REPORT_CANCELLED] = SHIM_FIG_CANCELLED,
+        [REPORT_ERROR] = SHIM_FIG_ERROR, [REPORT_FREED] = SHIM_FIG_FREED,
+        [REPORT_SUPERSEDED] = -1,        [REPORT_UNFINISHED] = -2};
     x->by_reason[mv->reason < SHIM_FIG_REASONS ? mv->reason : 0]++;
     (*(mv->event == SHIM_EV_EVICT ? &x->to_host : &x->to_device))++;
     int o = outcome[mv->outcome];
