@@ -8,7 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
-plan 158
+plan 161
 build="$root/${BUILD:-build}"
 
 "$GEN" synthetic "$work/syn.trace"
@@ -22,7 +22,8 @@ for line in "status: complete" "records: 83" "iterations: 4" "warmup_launches: 3
     "launches: 24" "launches_per_iteration: 5" "allocations: 7" "allocations_per_iteration: 1" \
     "frees: 5" "copies: 2" "syncs: 6" "graph_launches: 1" "kernel_times: 20" \
     "peak_device_bytes: 14680064 (14.0 MiB)" "peak_host_pinned_bytes: 1048576" \
-    "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic"; do
+    "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic" \
+    "notes: 1" "note: synthetic trace: done"; do
     check "summary: '$line'" has_line "$work/sum" "$line"
 done
 # residency: a budget of 12 MiB (host 64 MiB, device 80 GiB); evictions of 4 MiB (warm-up, in no
@@ -46,14 +47,16 @@ check "summary: step 2 holds the 8 MiB temporary (peak 14 MiB)" \
     grep -qE '^ +2 +13 +5 +2 +2 +14680064 ' "$work/sum"
 check "summary: the launch after the last step's mark belongs to no step" \
     grep -qE '^ +3 +18 +5 +1 +1 +6291456 ' "$work/sum"
-check "summary: the largest allocation comes first" \
-    sh -c "grep -A2 '^top allocations' '$work/sum' | tail -n 1 | grep -qE '^ +99 +8388608 +plain '"
+check "summary: the largest allocation comes first, by its name (no id: allocs has them)" \
+    sh -c "grep -A2 '^top allocations' '$work/sum' | tail -n 1 | grep -qE '^ +8388608 +plain .*  8\.0 MiB [a-z/ -]+ \(.*\)$'"
 check "summary: top kernel is gemm with 800 us over 11 launches, 8 timed" \
     sh -c "grep -A2 '^top kernels' '$work/sum' | tail -n 1 | grep -qE '^ +800\.000 +11 +8 +100\.000  gemm$'"
 
 # ---- summary --json ----
 "$REPORT" summary --json "$work/syn.trace" >"$work/sum.json"
 check "summary --json: exit 0" [ $? -eq 0 ]
+check "summary --json: every note's text" json "$work/sum.json" \
+    "d['notes'] == ['synthetic trace: done']"
 check "summary --json: counts" json "$work/sum.json" \
     "d['iterations']==4 and d['launches']==24 and d['allocations']==7 and d['frees']==5 \
      and d['peak_device_bytes']==14680064 and d['launches_per_iteration']==5 \

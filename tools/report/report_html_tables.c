@@ -317,7 +317,6 @@ void html_table_devices(html_page *p)
 void html_table_allocs(html_page *p)
 {
     static const col cols[] = {
-        {"alloc_id", "id", NULL, 1, 0},
         {"bytes", "bytes", NULL, 1, 0},
         {"kind", "kind", NULL, 0, 0},
         {"born_ms", "born (ms)", "ms since the trace's start", 1, 1},
@@ -338,8 +337,7 @@ void html_table_allocs(html_page *p)
     open_table(out, p->pfx, "allocations-table", n, cols, NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
         const report_alloc *a = v[i];
-        fprintf(out, "<tr>");
-        td_u(out, a->id);
+        fprintf(out, "<tr data-alloc-id=\"%llu\">", U(a->id)); /* for programs, not shown */
         td_bytes(out, a->bytes);
         td_text(out, report_alloc_kind_name(a->kind));
         td_ms(out, html_ms(p->t, a->t_alloc), 1);
@@ -374,7 +372,6 @@ static int by_moved_bytes(const void *pa, const void *pb)
 static void table_moved_allocs(html_page *p)
 {
     static const col cols[] = {
-        {"alloc_id", "id", NULL, 1, 0},
         {"moves", "moves", NULL, 1, 0},
         {"bytes_to_host", "to host", NULL, 1, 0},
         {"bytes_to_device", "to device", NULL, 1, 0},
@@ -403,8 +400,7 @@ static void table_moved_allocs(html_page *p)
         open_table(p->out, p->pfx, "moves-by-allocation", n, cols, NCOLS(cols));
         for (size_t i = 0; i < n; i++) {
             char name[REPORT_ALLOC_NAME_MAX];
-            fprintf(p->out, "<tr>");
-            td_u(p->out, v[i].a->id);
+            fprintf(p->out, "<tr data-alloc-id=\"%llu\">", U(v[i].a->id));
             td_u(p->out, v[i].moves);
             td_bytes(p->out, v[i].to_host);
             td_bytes(p->out, v[i].to_device);

@@ -207,11 +207,12 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
     report_summary_plan_text(out, t, s);
     size_t n;
     const report_alloc **v = report_top_allocs(s, &n, top);
-    fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s  %s\n", "alloc_id",
-            "bytes", "kind", "born_ms", "freed_ms", "touches", "name");
+    /* by name, not id: the ids are in allocs and --json */
+    fprintf(out, "\ntop allocations (by bytes):\n  %14s %8s %12s %12s %8s  %s\n", "bytes", "kind",
+            "born_ms", "freed_ms", "touches", "name");
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "  %12llu %14llu %8s %12.3f ", U(v[i]->id), U(v[i]->bytes),
-                report_alloc_kind_name(v[i]->kind), ms_since(t, v[i]->t_alloc));
+        fprintf(out, "  %14llu %8s %12.3f ", U(v[i]->bytes), report_alloc_kind_name(v[i]->kind),
+                ms_since(t, v[i]->t_alloc));
         if (v[i]->freed)
             fprintf(out, "%12.3f", ms_since(t, v[i]->t_free));
         else
