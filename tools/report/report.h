@@ -216,15 +216,17 @@ void report_summary_plan_json(FILE *out, const report_trace *t, const report_sta
 /* One plan_step record and what the summary sets it against. */
 typedef struct report_plan_row {
     const report_plan_step *ps;
-    size_t plan;             /* index in t->plans of the plan in force, SIZE_MAX: none */
-    const report_step *step; /* the step of the same number and first launch, or NULL */
+    size_t plan;               /* index in t->plans of the plan in force, SIZE_MAX: none */
+    const report_step *step;   /* the step of the same number and first launch, or NULL */
+    const report_step *before; /* the step numbered one less (detailed), or NULL */
 } report_plan_row;
 
 /* The summary's rows: one per plan_step record of t, in launch order (t->nplan_steps of them;
    free the array), or NULL (none, or memory ran out). */
 report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
 
-/* The row's step's wall time in microseconds (report_step_wall_us), or -1 without a step. */
+/* The row's step's wall time in microseconds: from the mark of the step before to its own, as
+   the steady state's figures take it (shim_fig_plan_step), or -1 without both marks. */
 double report_plan_row_wall_us(const report_plan_row *r);
 
 /* `kernels [--json] TRACE`: as report_fn. */

@@ -217,7 +217,7 @@ void html_table_plan_steps(html_page *p)
         {"step", "step", NULL, 1, 0},
         {"first_seq", "first launch", NULL, 1, 0},
         {"plan", "plan", NULL, 1, 0},
-        {"wall_us", "wall", "the step's window in the trace (host clock)", 1, 0},
+        {"wall_us", "wall", "from the mark of the step before to its own (host clock)", 1, 0},
         {"predicted_us", "predicted", "the plan's step time (model time)", 1, 0},
         {"stall_us", "stall", NULL, 1, 0},
         {"evictions", "planned evictions", NULL, 1, 0},
