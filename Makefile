@@ -83,6 +83,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $($(subst /,_,$(patsubst %/,%,$(dir $<)))_CFLAGS) -MMD -MP -c $< -o $@
 
+# An object that only a pattern rule names (a test program's, before its .d file exists) is an
+# intermediate file to make, which deletes it after the first build ("rm build/...o") and then
+# builds it again on the next make, once the .d file names it. Objects are kept: they are
+# artifacts like any other.
+.PRECIOUS: $(BUILD)/%.o
+
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # TEST=TEXT keeps the tests whose path contains TEXT (every artifact is still built: the scripts

@@ -10,7 +10,9 @@
 #include "shim_path.h"
 
 #include "conf.h"
+#include "shim_trace_figures.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,60 +185,80 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1 << 20);
 }
 
-/* The step time against native: with nothing moved, the measured steps are native; else the
-   plan's estimate for both (its model, from the kernel times measured in the profiled steps: the
-   same clock on both sides), with the measured step beside it. */
-static int step_words(char *buf, size_t n, const struct shim_resid_totals *t, bool managed)
+/* The exit line being written: each addition is cut to what is left, never past it. */
+struct line {
+    char buf[3072];
+    size_t len;
+};
+
+static void line_add(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line_add(struct line *l, const char *fmt, ...)
 {
-    double ms = shim_steps_median_ms(&shim.steps);
-    bool moved = managed && t->evictions + t->restores > 0; /* a stall alone moved nothing */
-    if (!moved && ms >= 0)
-        return snprintf(buf, n, "step %.1f ms measured, native (nothing moved)", ms);
-    if (!moved)
-        return snprintf(buf, n, "step time not measured (no steady step)");
-    if (t->plan_native_us <= 0 && ms < 0)
-        return snprintf(buf, n, "step time not measured, native unknown (no plan was made)");
-    if (t->plan_native_us <= 0)
-        return snprintf(buf, n, "step %.1f ms measured, native unknown (no plan was made)", ms);
-    int k = snprintf(buf, n,
-                     "step %.1f ms under the budget against %.1f ms native, %.2fx (the plan's "
-                     "estimate from measured kernel times)",
-                     t->plan_predicted_us / 1e3, t->plan_native_us / 1e3,
-                     t->plan_predicted_us / t->plan_native_us);
-    if (ms < 0 || k < 0 || (size_t)k >= n)
-        return k;
-    return k + snprintf(buf + k, n - (size_t)k, ", %.1f ms measured", ms);
+    if (l->len + 1 >= sizeof l->buf)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(l->buf + l->len, sizeof l->buf - l->len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        l->len = l->len + (size_t)k < sizeof l->buf ? l->len + (size_t)k : sizeof l->buf - 1;
+}
+
+/* The name of CUDA device `ordinal` as the driver gives it, in buf (empty when unknown): the
+   trace's END chunk and the figures say from it which clock a wall time is (on the simulated
+   device it is the simulator's own, shim_fig_simulated). */
+static const char *device_name(int ordinal, char *buf, int n)
+{
+    CUresult (*get)(CUdevice *, int) =
+        (CUresult(*)(CUdevice *, int))shim_real_dlsym(shim.driver, "cuDeviceGet");
+    CUresult (*name)(char *, int, CUdevice) =
+        (CUresult(*)(char *, int, CUdevice))shim_real_dlsym(shim.driver, "cuDeviceGetName");
+    CUdevice dev;
+    buf[0] = '\0';
+    if (!get || !name || get(&dev, ordinal) != CUDA_SUCCESS || name(buf, n, dev) != CUDA_SUCCESS)
+        buf[0] = '\0';
+    buf[n - 1] = '\0';
+    return buf;
+}
+
+/* The run's figures as the trace's reader computes them (shim_trace_figures.h): the verdict
+   from residency's totals, the steps, plans and moves from what the trace writer's record
+   functions were fed. */
+static void figures(struct shim_figures *f, const struct shim_resid_totals *t, bool managed)
+{
+    char name[128];
+    *f = (struct shim_figures){
+        .managed = managed,
+        .have_resident_peak = managed,
+        .budget = t->budget,
+        .resident_peak = t->resident_peak,
+        .alloc_peak = shim_registry_device_peak(),
+        .devices_together = shim_resid_several(),
+        .bytes_to_host = t->bytes_to_host,
+        .bytes_to_device = t->bytes_to_device,
+        .stall_ns = t->stall_ns,
+    };
+    shim_trace_figures_live(&f->steps, &f->moves, &f->have_moves);
+    device_name(managed ? t->device : 0, name, sizeof name);
+    f->simulated = shim_fig_simulated(name);
+    if (name[0])
+        shim_trace_set_device_name(name);
 }
 
 /* The verdict that opens the exit line: fitted or not (the resident peak against the budget),
-   the allocations' peak apart, the step time against native, bytes moved and stall per step. */
-static void verdict(char *buf, size_t n, const struct shim_resid_totals *t, bool managed,
-                    uint64_t steps)
+   the allocations' peak apart, the step time against native, the steady state under the plan
+   and the warm-up apart: the words every surface prints (shim_trace_figures.h). */
+static void verdict(struct line *l, const struct shim_figures *f)
 {
-    uint64_t alloc_peak = shim_registry_device_peak();
-    const char *together = shim_resid_several() ? " (devices together)" : "";
-    int k;
-    if (!managed)
-        k = snprintf(buf, n, "no budget: peak %.1f MiB allocated on the device%s", mib(alloc_peak),
-                     together);
-    else
-        k = snprintf(buf, n,
-                     "%s: resident peak %.1f MiB %s the %llu MiB budget (allocations peaked at "
-                     "%.1f MiB%s, evicted ones counted)",
-                     t->resident_peak <= t->budget ? "fitted" : "did not fit",
-                     mib(t->resident_peak), t->resident_peak <= t->budget ? "within" : "over",
-                     (unsigned long long)(t->budget >> 20), mib(alloc_peak), together);
-    if (k < 0 || (size_t)k >= n)
-        return;
-    buf[k++] = ';';
-    buf[k++] = ' ';
-    int w = step_words(buf + k, n - (size_t)k, t, managed);
-    if (w < 0 || (size_t)(k += w) >= n || !managed)
-        return;
-    uint64_t per = steps ? steps : 1;
-    snprintf(buf + k, n - (size_t)k, "; %.1f MiB moved and %.1f ms stalled %s",
-             mib((t->bytes_to_host + t->bytes_to_device) / per),
-             (double)t->stall_ns / 1e6 / (double)per, steps ? "per step" : "in all");
+    struct shim_fig_derived d;
+    char w[1024];
+    shim_fig_derive(f, &d);
+    line_add(l, "%s", shim_fig_verdict_words(w, sizeof w, f));
+    line_add(l, "; %s", shim_fig_step_words(w, sizeof w, f, &d));
+    if (*shim_fig_steady_words(w, sizeof w, f, &d))
+        line_add(l, "; %s", w);
+    if (*shim_fig_warmup_words(w, sizeof w, f, &d))
+        line_add(l, "; %s", w);
 }
 
 /* host_resident's sizes that no allocation matched (sizes must match exactly): a warning each,
@@ -257,84 +279,88 @@ static void unmatched_placements(bool managed)
                      (unsigned long long)shim.host_resident[k], k + 1);
 }
 
-/* The one line at exit: the verdict first, then steps, what residency moved and what the plan
-   did. */
+/* One device manager's totals as residency counts them: evictions and restores completed,
+   evictions cancelled, moves failed; bytes of the moves started; stall. */
+static void totals_words(struct line *l, const struct shim_resid_totals *t)
+{
+    line_add(l,
+             "%llu evictions (%llu cancelled), %llu restores, %llu errors, %.1f MiB to host, %.1f "
+             "MiB to device, %.1f ms stalled, budget %llu MiB",
+             (unsigned long long)t->evictions, (unsigned long long)t->cancelled,
+             (unsigned long long)t->restores, (unsigned long long)t->errors, mib(t->bytes_to_host),
+             mib(t->bytes_to_device), (double)t->stall_ns / 1e6,
+             (unsigned long long)(t->budget >> 20));
+}
+
+/* What residency moved and what the plan did: the totals, the moves' taxonomy (as `shim-report
+   moves` counts it, when the transitions were recorded), then each of what is rarer. */
+static void residency_words(struct line *l, const struct shim_resid_totals *t,
+                            const struct shim_figures *f)
+{
+    char w[512];
+    line_add(l, "residency: ");
+    totals_words(l, t);
+    if (f->have_moves)
+        line_add(l, "; moves: %s", shim_fig_moves_words(w, sizeof w, &f->moves));
+    if (t->planned)
+        line_add(l,
+                 "; plan: %llu planned evictions and %llu prefetches, %llu missed (allocation "
+                 "absent or busy), %llu departures (used before the plan brought it back), %llu "
+                 "evictions for room",
+                 (unsigned long long)t->planned_evictions,
+                 (unsigned long long)t->planned_prefetches, (unsigned long long)t->planned_missing,
+                 (unsigned long long)t->departures, (unsigned long long)t->reactive_evictions);
+    if (t->remaps)
+        line_add(l, "; remaps: %llu (%llu by the mover), %llu handles created, %llu released",
+                 (unsigned long long)t->remaps, (unsigned long long)t->remaps_by_mover,
+                 (unsigned long long)t->handles_created, (unsigned long long)t->handles_released);
+    if (t->host_births)
+        line_add(l, "; %llu allocations made on the host (the budget held by work in progress)",
+                 (unsigned long long)t->host_births);
+    if (t->placed)
+        line_add(l, "; %llu allocations kept on the host (host_resident, %.1f MiB)",
+                 (unsigned long long)t->placed, mib(t->placed_bytes));
+    if (t->foreign_allocs)
+        line_add(l,
+                 "; serving device %d: %llu allocations (%.1f MiB) on other devices left to the "
+                 "driver",
+                 t->device, (unsigned long long)t->foreign_allocs, mib(t->foreign_bytes));
+    if (t->outside_allocs || t->stepped_aside)
+        line_add(l,
+                 "; stepped aside%s: %llu allocations (%.1f MiB) left to the driver outside the "
+                 "budget",
+                 t->stepped_aside ? " for good" : "", (unsigned long long)t->outside_allocs,
+                 mib(t->outside_bytes));
+    /* Further devices' managers, each within its own budget (the figures above are the first's:
+       the device the first allocation was made on). */
+    struct shim_resid_totals o;
+    for (uint32_t k = 1; shim_resid_totals(k, &o); k++) {
+        line_add(l, "; device %d: ", o.device);
+        totals_words(l, &o);
+    }
+}
+
+/* The exit lines: the verdict and its figures first, then the steps, what residency moved and
+   what the plan did. Two lines, each within the log's line (shim_log cuts a longer one). */
 static void exit_line(void)
 {
     struct shim_resid_totals t;
-    char moves[1024], head[512];
+    struct shim_figures f;
+    struct line l = {.len = 0};
     bool managed = shim_resid_totals(0, &t);
     if (managed)
         shim_trace_set_resident_peak(t.resident_peak);
-    if (!managed) {
-        snprintf(moves, sizeof moves, "nothing moved (%s)",
+    figures(&f, &t, managed);
+    verdict(&l, &f);
+    shim_log(SHIM_LOG_INFO, "exit: %s", l.buf);
+    l.len = 0;
+    line_add(&l, "%llu step%s; ", (unsigned long long)f.steps.marks, f.steps.marks == 1 ? "" : "s");
+    if (managed)
+        residency_words(&l, &t, &f);
+    else
+        line_add(&l, "nothing moved (%s)",
                  shim.mode == CONF_MODE_RECORD ? "mode = record" : "residency did not start");
-    } else {
-        int n = snprintf(moves, sizeof moves,
-                         "residency: %llu evictions (%llu cancelled), %llu restores, %llu errors, "
-                         "%.1f MiB to host, %.1f MiB to device, %.1f ms stalled, budget %llu MiB",
-                         (unsigned long long)t.evictions, (unsigned long long)t.cancelled,
-                         (unsigned long long)t.restores, (unsigned long long)t.errors,
-                         mib(t.bytes_to_host), mib(t.bytes_to_device), (double)t.stall_ns / 1e6,
-                         (unsigned long long)(t.budget >> 20));
-        if (t.planned && n > 0 && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; plan: %llu planned evictions and %llu prefetches, %llu missed (allocation "
-                     "absent or busy), %llu departures (used before the plan brought it back), "
-                     "%llu evictions for room",
-                     (unsigned long long)t.planned_evictions,
-                     (unsigned long long)t.planned_prefetches,
-                     (unsigned long long)t.planned_missing, (unsigned long long)t.departures,
-                     (unsigned long long)t.reactive_evictions);
-        n = (int)strlen(moves);
-        if (t.remaps && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; remaps: %llu (%llu by the mover), %llu handles created, %llu released",
-                     (unsigned long long)t.remaps, (unsigned long long)t.remaps_by_mover,
-                     (unsigned long long)t.handles_created, (unsigned long long)t.handles_released);
-        n = (int)strlen(moves);
-        if (t.host_births && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; %llu allocations made on the host (the budget held by work in progress)",
-                     (unsigned long long)t.host_births);
-        n = (int)strlen(moves);
-        if (t.placed && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; %llu allocations kept on the host (host_resident, %.1f MiB)",
-                     (unsigned long long)t.placed, mib(t.placed_bytes));
-        n = (int)strlen(moves);
-        if (t.foreign_allocs && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; serving device %d: %llu allocations (%.1f MiB) on other devices left to "
-                     "the driver",
-                     t.device, (unsigned long long)t.foreign_allocs, mib(t.foreign_bytes));
-        n = (int)strlen(moves);
-        if ((t.outside_allocs || t.stepped_aside) && (size_t)n < sizeof moves)
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; stepped aside%s: %llu allocations (%.1f MiB) left to the driver outside "
-                     "the budget",
-                     t.stepped_aside ? " for good" : "", (unsigned long long)t.outside_allocs,
-                     mib(t.outside_bytes));
-        /* Further devices' managers, each within its own budget (the figures above are the
-           first's: the device the first allocation was made on). */
-        struct shim_resid_totals o;
-        for (uint32_t k = 1; shim_resid_totals(k, &o); k++) {
-            n = (int)strlen(moves);
-            if ((size_t)n >= sizeof moves)
-                break;
-            snprintf(moves + n, sizeof moves - (size_t)n,
-                     "; device %d: %llu evictions (%llu cancelled), %llu restores, %llu errors, "
-                     "%.1f MiB to host, %.1f MiB to device, %.1f ms stalled, budget %llu MiB",
-                     o.device, (unsigned long long)o.evictions, (unsigned long long)o.cancelled,
-                     (unsigned long long)o.restores, (unsigned long long)o.errors,
-                     mib(o.bytes_to_host), mib(o.bytes_to_device), (double)o.stall_ns / 1e6,
-                     (unsigned long long)(o.budget >> 20));
-        }
-    }
-    uint64_t steps = shim_steps_closed(&shim.steps);
-    verdict(head, sizeof head, &t, managed, steps);
-    shim_log(SHIM_LOG_INFO, "exit: %s; %llu step%s; %s", head, (unsigned long long)steps,
-             steps == 1 ? "" : "s", moves);
+    shim_log(SHIM_LOG_INFO, "exit: %s", l.buf);
     unmatched_placements(managed);
 }
 

@@ -34,12 +34,15 @@ PLANOPT_SRCS := $(sort $(wildcard tools/planopt/*.c))
 PLANOPT_OBJS := $(PLANOPT_SRCS:%.c=$(BUILD)/%.o)
 tools_planopt_CFLAGS = $(call room_inc,tools/planopt)
 
-# ---- trace: the reader, an archive so that each user links only what it calls ----
+# ---- trace: the reader, an archive so that each user links only what it calls. It holds the
+# figures every surface prints (shim/trace/shim_trace_figures.c, libc only), the object libshim
+# links too: the reader and the exit line compute them by the same code. ----
+SHIM_FIGURES_SRC := shim/trace/shim_trace_figures.c
 TRACE_READER_SRCS := $(sort $(wildcard tools/trace/*.c))
 TRACE_READER_LIB := $(BUILD)/tools/trace/libtracereader.a
 tools_trace_CFLAGS = $(call room_inc,tools/trace)
 
-$(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o)
+$(TRACE_READER_LIB): $(TRACE_READER_SRCS:%.c=$(BUILD)/%.o) $(SHIM_FIGURES_SRC:%.c=$(BUILD)/%.o)
 	rm -f $@
 	$(AR) rcs $@ $^
 

@@ -32,6 +32,19 @@ enum shim_alloc_kind {
     SHIM_ALLOC_MANAGED = 5, /* an allocation the shim backs with VMM (later issues) */
 };
 
+/* The short name of an allocation kind, as the tools print it ("plain", "async", "vmm", "host",
+   "managed"; "?" for a value the format does not define): the one table of these names, beside
+   the enum, so that a new kind gets its name here. */
+static inline const char *shim_alloc_kind_name(uint32_t kind)
+{
+    static const char *const names[] = {[SHIM_ALLOC_PLAIN] = "plain",
+                                        [SHIM_ALLOC_ASYNC] = "async",
+                                        [SHIM_ALLOC_VMM_MAP] = "vmm",
+                                        [SHIM_ALLOC_HOST] = "host",
+                                        [SHIM_ALLOC_MANAGED] = "managed"};
+    return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
+}
+
 /* Direction of a copy record. */
 enum shim_copy_dir {
     SHIM_COPY_H2D = 1,
@@ -68,6 +81,19 @@ enum shim_move_reason {
     SHIM_REASON_PLACEMENT = 8,     /* (transitions, 1.11) made on the host to stay there: its size
                                       is one of host_resident's */
 };
+
+/* The short name of a reason ("budget", "demand", "prefetch", "cancelled", "planned", "error",
+   "freed", "placement"; "?" for a value the format does not define), as libshim's log and the
+   tools print it: the one table of these names, beside the enum. */
+static inline const char *shim_move_reason_name(uint32_t reason)
+{
+    static const char *const names[] = {
+        [SHIM_REASON_BUDGET] = "budget",         [SHIM_REASON_DEMAND] = "demand",
+        [SHIM_REASON_PREFETCH] = "prefetch",     [SHIM_REASON_CANCELLED] = "cancelled",
+        [SHIM_REASON_PLANNED_EVICT] = "planned", [SHIM_REASON_ERROR] = "error",
+        [SHIM_REASON_FREED] = "freed",           [SHIM_REASON_PLACEMENT] = "placement"};
+    return reason < sizeof names / sizeof names[0] && names[reason] ? names[reason] : "?";
+}
 
 /* Why an allocation was pinned on the device for good (the pin record, since 1.5): the entry
    point that handed its memory or its address range to someone libshim cannot follow. */
@@ -185,6 +211,20 @@ void shim_trace_stop(void);
 /* Before shim_trace_stop: the most device bytes the primary residency manager held at once,
    written in the END chunk as resident_peak_bytes (format 1.9). Not called: no such key. */
 void shim_trace_set_resident_peak(uint64_t bytes);
+
+/* Before shim_trace_stop: the name of the device the primary residency manager serves (as
+   cuDeviceGetName gives it), written in the END chunk as device_name (format 1.13), so that a
+   reader knows what the run's clocks were (shim_fig_simulated). Not called: no such key. */
+void shim_trace_set_device_name(const char *name);
+
+struct shim_fig_steps;
+struct shim_fig_moves;
+/* This run's figures so far (shim_trace_figures.h), as its step, plan, plan_step and transition
+   records fed them, whether or not a trace is written: the steps, and the moves' taxonomy
+   (*have_moves: transitions were recorded, trace.record's moves). For the exit line: a reader of
+   the trace is fed the same records. */
+void shim_trace_figures_live(struct shim_fig_steps *steps, struct shim_fig_moves *moves,
+                             int *have_moves);
 
 /* Writes all cnt buffers of iov to fd (the trace, or the log: shim_trace_file.c), resuming after
    short writes and signals, and stopping at the file size limit (RLIMIT_FSIZE) with EFBIG rather

@@ -164,12 +164,7 @@ static void merge(struct shim_trace_body_step_summary *s,
     ADD(kernel_times);
     MAX(peak_device_bytes);
     MAX(peak_host_bytes);
-    ADD(evictions);
-    ADD(cancelled_evictions);
-    ADD(restores);
-    ADD(bytes_to_host);
-    ADD(bytes_to_device);
-    ADD(cancelled_bytes);
+    shim_trace_move_counts_add(&s->moves, &tail->moves);
     ADD(stalls);
     ADD(stall_ns);
     for (int i = 0; i < SHIM_TRACE_SUMMARY_REASONS; i++)
@@ -196,23 +191,12 @@ static void summary_write(struct shim_trace_bound *b, const struct shim_trace_bo
     }
 }
 
+/* A move counts as the reader counts it (shim_trace_count_move: one arithmetic for both); the
+   reader counts no move of another direction, and neither does its reason. */
 static void add_move(struct shim_trace_body_step_summary *s, const struct shim_trace_event *e)
 {
-    if (e->b != SHIM_MOVE_TO_HOST && e->b != SHIM_MOVE_TO_DEVICE)
-        return; /* the reader counts no move of another direction */
-    s->moves_by_reason[e->sub < SHIM_TRACE_SUMMARY_REASONS ? e->sub : 0]++;
-    if (e->b == SHIM_MOVE_TO_DEVICE) {
-        s->restores++;
-        s->bytes_to_device = sat(s->bytes_to_device, e->a);
-        return;
-    }
-    if (e->sub == SHIM_REASON_CANCELLED) {
-        s->cancelled_evictions++;
-        s->cancelled_bytes = sat(s->cancelled_bytes, e->a);
-    } else {
-        s->evictions++;
-    }
-    s->bytes_to_host = sat(s->bytes_to_host, e->a);
+    if (shim_trace_count_move(&s->moves, e->b, e->sub, e->a) == 0)
+        s->moves_by_reason[e->sub < SHIM_TRACE_SUMMARY_REASONS ? e->sub : 0]++;
 }
 
 /* A step record: what came since the last one joins the summary, which is written once it

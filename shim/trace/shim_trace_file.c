@@ -249,7 +249,8 @@ int shim_trace_write_end(int fd)
     int error = shim_trace_g.write_error;
     struct payload b = {0};
     bool peak = atomic_load(&shim_trace_g.have_resident_peak);
-    put_u32(&b, 9u + (bd->summarising ? 5u : 0u) + (error != 0) + peak);
+    bool name = atomic_load(&shim_trace_g.have_device_name);
+    put_u32(&b, 9u + (bd->summarising ? 5u : 0u) + (error != 0) + peak + name);
     put_kv_u64(&b, "records", shim_trace_g.records);
     put_kv_u64(&b, "dropped", shim_trace_g.dropped);
     put_kv_u64(&b, "chunks", shim_trace_g.chunks);
@@ -270,7 +271,19 @@ int shim_trace_write_end(int fd)
         put_kv(&b, "write_error", strerror(error));
     if (peak)
         put_kv_u64(&b, "resident_peak_bytes", atomic_load(&shim_trace_g.resident_peak));
+    if (name)
+        put_kv(&b, "device_name", shim_trace_g.device_name);
     return write_payload(fd, SHIM_TRACE_CHUNK_END, &b);
+}
+
+/* Contract in shim_trace.h. The name is kept printable: a byte outside [ -~] becomes '?'. */
+void shim_trace_set_device_name(const char *name)
+{
+    size_t n = 0;
+    for (; name && name[n] && n + 1 < sizeof shim_trace_g.device_name; n++)
+        shim_trace_g.device_name[n] = name[n] >= ' ' && name[n] <= '~' ? name[n] : '?';
+    shim_trace_g.device_name[n] = '\0';
+    atomic_store(&shim_trace_g.have_device_name, true);
 }
 
 /* Contract in shim_trace.h. */

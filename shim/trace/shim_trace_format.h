@@ -21,8 +21,8 @@
 #define SHIM_TRACE_MAGIC "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR 1          /* a reader rejects another major version */
 /* Minor versions: 1.10 transitions made on the host; 1.11 reason 8, placement (host_resident);
-   1.12 the plan record's remap_us. */
-#define SHIM_TRACE_MINOR         12 /* a reader accepts any minor */
+   1.12 the plan record's remap_us; 1.13 the END chunk's device_name. */
+#define SHIM_TRACE_MINOR         13 /* a reader accepts any minor */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -325,13 +325,21 @@ struct shim_trace_body_plan_step {
     uint64_t step, first_seq, evictions, prefetches, missing, departures, reactive_evictions;
     uint64_t bytes_to_host, bytes_to_device, stall_ns;
 };
+/* Residency moves as their move records count (shim_trace_count_move in shim_trace_figures.h,
+   the writer's step summaries and the reader's totals alike): an eviction is a move to the host
+   whose reason is not "cancelled"; a cancelled eviction is counted apart, but its bytes were
+   copied, so they are in bytes_to_host. Six u64, as the step_summary body holds them. */
+struct shim_trace_move_counts {
+    uint64_t evictions, cancelled_evictions, restores;
+    uint64_t bytes_to_host, bytes_to_device, cancelled_bytes;
+};
 #define SHIM_TRACE_SUMMARY_REASONS 8  /* moves_by_reason: 0 other, 1..7 enum shim_move_reason */
 struct shim_trace_body_step_summary { /* the fixed part (192 bytes), then the reasons' tail */
     uint64_t step, steps, first_seq, start_ns, end_ns, records;
     uint64_t launches, allocations, frees, copies, syncs, graph_launches, kernel_times;
     uint64_t peak_device_bytes, device_bytes, peak_host_bytes;
-    uint64_t evictions, cancelled_evictions, restores, bytes_to_host, bytes_to_device;
-    uint64_t cancelled_bytes, stalls, stall_ns;
+    struct shim_trace_move_counts moves; /* evictions .. cancelled_bytes, at 128 */
+    uint64_t stalls, stall_ns;
     uint64_t moves_by_reason[SHIM_TRACE_SUMMARY_REASONS];
 };
 

@@ -12,6 +12,7 @@
 #define SHIM_TRACE_INTERNAL_H
 
 #include "shim_trace.h"
+#include "shim_trace_figures.h"
 #include "shim_trace_format.h"
 
 #include "base_map.h"
@@ -129,6 +130,8 @@ struct shim_trace_state {
     uint64_t records, dropped, chunks; /* writer: totals for the END chunk */
     _Atomic uint64_t resident_peak;    /* for the END chunk (shim_trace_set_resident_peak)... */
     _Atomic bool have_resident_peak;   /* ...when set */
+    char device_name[128];             /* for the END chunk (shim_trace_set_device_name)... */
+    _Atomic bool have_device_name;     /* ...when set */
     int write_error;               /* writer: errno of the first failed write (then nothing more) */
     struct shim_trace_bound bound; /* writer: the size limit and the write error's count */
     char path[4096];               /* ctl_lock: the file's path, for messages */
@@ -186,8 +189,9 @@ static inline uint64_t shim_trace_now_ns(void)
 }
 
 /* Reserves size bytes (a multiple of 8, at most SHIM_TRACE_RECORD_MAX) and writes the record
-   header. Returns 0, or -1 when nothing is to be written (not active, no room). */
-static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uint32_t size)
+   header with time now. Returns 0, or -1 when nothing is to be written (not active, no room). */
+static inline int shim_trace_begin_at(struct shim_trace_slot *s, uint16_t kind, uint32_t size,
+                                      uint64_t now)
 {
     if (!atomic_load_explicit(&shim_trace_g.active, memory_order_relaxed))
         return -1;
@@ -215,7 +219,6 @@ static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uin
         off = 0;
     }
     uint16_t hdr16[2] = {kind, (uint16_t)size};
-    uint64_t now = shim_trace_now_ns();
     __builtin_memcpy(r->data + off, hdr16, 4);
     __builtin_memcpy(r->data + off + 4, &r->tid, 4);
     __builtin_memcpy(r->data + off + 8, &now, 8);
@@ -225,6 +228,12 @@ static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uin
     return 0;
 }
 
+/* shim_trace_begin_at with the time now. */
+static inline int shim_trace_begin(struct shim_trace_slot *s, uint16_t kind, uint32_t size)
+{
+    return shim_trace_begin_at(s, kind, size, shim_trace_now_ns());
+}
+
 /* Publishes the record begun by shim_trace_begin. */
 static inline void shim_trace_commit(const struct shim_trace_slot *s)
 {
@@ -232,6 +241,19 @@ static inline void shim_trace_commit(const struct shim_trace_slot *s)
     atomic_signal_fence(memory_order_seq_cst);
     s->ring->busy = 0;
 }
+
+/* ---- shim_trace_live.c: this run's figures as the records go by (the exit line's) ---- */
+
+/* Each feeds the run's figures (shim_trace_figures.h) with what its record says, whether or not
+   a trace is written, under the figures' own lock (taken last, after any lock of the caller's).
+   A step mark: returns the time its record must carry, so that a reader of the trace is fed the
+   same time. */
+uint64_t shim_trace_live_mark(uint64_t step);
+void shim_trace_live_plan(const struct shim_trace_plan *p);
+void shim_trace_live_plan_step(const struct shim_trace_plan_step *s);
+void shim_trace_live_transition(const struct shim_trace_transition *t);
+/* In a fork child: the figures start empty, with a fresh lock (another thread may have held it). */
+void shim_trace_live_after_fork(void);
 
 /* ---- shim_trace_file.c: the file ---- */
 

@@ -153,10 +153,17 @@ void shim_trace_sync(enum shim_sync_kind kind, uint64_t stream)
     put_fixed(SHIM_TRACE_SYNC, &body, sizeof body);
 }
 
-/* Contract in shim_trace.h. */
+/* Contract in shim_trace.h. The run's figures take the mark first, with the time the record
+   carries. */
 void shim_trace_step(uint64_t step, uint64_t first_seq)
 {
-    put_two(SHIM_TRACE_STEP, step, first_seq);
+    uint64_t t = shim_trace_live_mark(step);
+    struct shim_trace_body_ids body = {step, first_seq};
+    struct shim_trace_slot s;
+    if (shim_trace_begin_at(&s, SHIM_TRACE_STEP, REC(sizeof body), t) != 0)
+        return;
+    memcpy(s.at, &body, sizeof body);
+    shim_trace_commit(&s);
 }
 
 /* Contract in shim_trace.h. */
@@ -202,6 +209,7 @@ void shim_trace_transition(const struct shim_trace_transition *t)
 {
     if (t == NULL)
         return;
+    shim_trace_live_transition(t);
     struct shim_trace_body_transition body = {.unit_id = t->unit_id,
                                               .bytes = t->bytes,
                                               .stream = t->stream,
@@ -236,6 +244,7 @@ void shim_trace_plan(const struct shim_trace_plan *p)
 {
     if (p == NULL)
         return;
+    shim_trace_live_plan(p);
     struct shim_trace_body_plan body = {.first_seq = p->first_seq,
                                         .model_step = p->model_step,
                                         .model_first_seq = p->model_first_seq,
@@ -263,6 +272,7 @@ void shim_trace_plan_step(const struct shim_trace_plan_step *s)
 {
     if (s == NULL)
         return;
+    shim_trace_live_plan_step(s);
     struct shim_trace_body_plan_step body = {
         s->step,       s->first_seq,          s->evictions,     s->prefetches,      s->missing,
         s->departures, s->reactive_evictions, s->bytes_to_host, s->bytes_to_device, s->stall_ns};

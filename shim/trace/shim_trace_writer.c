@@ -329,6 +329,7 @@ void shim_trace_forget_after_fork(void)
 {
     struct shim_trace_state *g = &shim_trace_g;
     atomic_store(&g->active, 0);
+    shim_trace_live_after_fork();
     pthread_mutex_init(&g->ctl_lock, NULL);
     pthread_mutex_init(&g->wake_lock, NULL);
     pthread_mutex_init(&g->reg_lock, NULL);

@@ -1,8 +1,9 @@
 # resid_env.sh — sourced by the residency tests: train_sim and threads_sim runs with and without
 # the shim, each under a time limit ($RUN_TIMEOUT; exit 124 or 137 when a run reached it), and
-# readers for what a run left (checksum, SIMGPU_STATS figures, the shim's exit line
-# "exit: VERDICT; STEP TIME; MOVED per step; S steps; residency: E evictions (C cancelled),
-# R restores, ..., budget B MiB...", and verdict NAME: its first words, "fitted" or "did not fit").
+# readers for what a run left (checksum, SIMGPU_STATS figures, the shim's two exit lines
+# "exit: VERDICT; STEP TIME; STEADY STATE per step; WARM-UP" and "exit: S steps; residency: E
+# evictions (C cancelled), R restores, ..., budget B MiB...", and verdict NAME: the first line's
+# first words, "fitted" or "did not fit").
 # Every run is named; its files are $work/NAME.out, .err, .json and .rc.
 source "$(dirname "${BASH_SOURCE[0]}")/../shim/shim_env.sh"
 TRAIN="$B/train_sim"

@@ -4,7 +4,9 @@
 #     fitted: resident peak R MiB within the B MiB budget (allocations peaked at A MiB...)", with
 #     R <= B < A (the allocations' peak counts evicted ones: it is not what the budget bounds), R
 #     the trace's resident_peak_bytes (format 1.9) and A its peak_device_bytes; then the step time
-#     against native (the plan's estimate, labelled) and the moves and stall per step.
+#     against native (the plan's estimate, labelled) with its lower bound, the steady state under
+#     the plan per step (moves, a stall within the wall time, the simulator's wall time labelled)
+#     and the warm-up apart.
 #   * shim-report summary opens with the same verdict (text: its first lines; --json: "verdict"
 #     first), its step figures those of the trace's plan record; a trace whose resident peak
 #     passed the budget "did not fit"; one without a resident peak (older formats) is "unknown".
@@ -40,65 +42,93 @@ ran_natively() {
 }
 check "train_sim at 60% of its native peak under libshim: exit 0, native checksum" ran_natively
 
-# The exit line's verdict against the trace of the same run.
+# The exit line's verdict against the trace of the same run. Per step is the steady state under
+# the plan (its plan_step records: the figures' meaning since the figures were made one set,
+# shim/trace/shim_trace_figures.h), with the warm-up apart; on the simulated device the wall time
+# is labelled the simulator's own.
 exit_verdict() {
     python3 - "$work/auto.err" "$work/auto.json" <<'PY'
 import json, re, sys
 log, s = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))
 m = re.findall(r"^libshim\[\d+\]: info: exit: (fitted|did not fit): resident peak (\d+\.\d) MiB "
-               r"(within|over) the (\d+) MiB budget \(allocations peaked at (\d+\.\d) MiB, evicted "
+               r"(within|over) the (\d+\.\d) MiB budget \(allocations peaked at (\d+\.\d) MiB, evicted "
                r"ones counted\); step (\d+\.\d) ms under the budget against (\d+\.\d) ms native, "
-               r"(\d+\.\d\d)x \(the plan's estimate from measured kernel times\), \d+\.\d ms measured; "
-               r"(\d+\.\d) MiB moved and (\d+\.\d) ms stalled per step; (\d+) steps; residency: ",
+               r"(\d+\.\d\d)x, at least (\d+\.\d\d)x for any plan \(the plan's estimate from measured "
+               r"kernel times\); steady state under the plan \((\d+) steps from step (\d+)\): "
+               r"(\d+\.\d) MiB moved and (\d+\.\d) ms stalled per step, of (\d+\.\d) ms of wall time "
+               r"per step \(the simulator's own, not the device's time\); warm-up apart \((\d+) other "
+               r"steps, and the time outside any step\): (\d+\.\d) MiB moved, (\d+\.\d) ms stalled$",
                log, re.M)
 assert len(m) == 1, f"one exit line with a verdict, got {m} in:\n{log[-1500:]}"
-ans, res, rel, bud, alloc, step, native, x, moved, stall, steps = m[0]
+(ans, res, rel, bud, alloc, step, native, x, least, k, first, moved, stall, wall, other, omoved,
+ ostall) = m[0]
+n = re.findall(r"^libshim\[\d+\]: info: exit: (\d+) steps; residency: ", log, re.M)
+assert len(n) == 1, f"one exit line of residency, got {n}"
 mib = lambda b: f"{b / 2**20:.1f}"
-v = s["verdict"]
 assert ans == "fitted" and rel == "within", ans
-assert float(res) <= int(bud) < float(alloc), (res, bud, alloc)
+assert float(res) <= float(bud) < float(alloc), (res, bud, alloc)
 assert res == mib(s["resident_peak_bytes"]), (res, s["resident_peak_bytes"])
 assert alloc == mib(s["peak_device_bytes"]), (alloc, s["peak_device_bytes"])
-assert int(bud) == s["budget_bytes"] >> 20, (bud, s["budget_bytes"])
+assert bud == mib(s["budget_bytes"]), (bud, s["budget_bytes"])
 p = s["plans"][-1]
 assert step == f"{p['predicted_us'] / 1e3:.1f}" and native == f"{p['native_us'] / 1e3:.1f}", (step, native, p)
 assert x == f"{p['predicted_us'] / p['native_us']:.2f}", (x, p)
-assert int(steps) == s["iterations"], (steps, s["iterations"])
-moved_all = (s["bytes_to_host"] + s["bytes_to_device"]) / int(steps)
-assert abs(float(moved) - moved_all / 2**20) <= 0.051 + 0.001 * moved_all / 2**20, (moved, moved_all)
+assert least == f"{p['bound_us'] / p['native_us']:.2f}" and float(least) <= float(x), (least, p)
+assert int(n[0]) == s["iterations"], (n, s["iterations"])
+ps = s["plan_steps"]
+assert int(k) == len(ps) > 0 and int(first) == ps[0]["step"], (k, first, ps[:1])
+want = sum(r["bytes_to_host"] + r["bytes_to_device"] for r in ps) / len(ps)
+assert moved == mib(want), (moved, want)
+assert float(stall) <= float(wall), ("a stall never exceeds the step it is part of", stall, wall)
+assert int(other) == s["iterations"] - len(ps), (other, s["iterations"], len(ps))
+rest = s["bytes_to_host"] + s["bytes_to_device"] - sum(r["bytes_to_host"] + r["bytes_to_device"] for r in ps)
+assert omoved == mib(rest), (omoved, rest)
 PY
 }
-check "exit line: 'fitted: resident peak R within the B MiB budget (allocations peaked at A)', R <= B < A, R and A the trace's, the plan's step estimate, moves per step" exit_verdict
+check "exit line: 'fitted: resident peak R within the B MiB budget (allocations peaked at A)', R <= B < A, R and A the trace's, the plan's step estimate and lower bound, the steady state per step (the plan's steps, stall within the wall time, the simulator's), the warm-up apart" exit_verdict
 
-# summary (text): the verdict is its first line, the resident peak a line of its own.
+# summary (text): the verdict is its first lines, in the exit line's words, the resident peak a
+# line of its own.
 summary_text() {
-    head -n 1 "$work/auto.txt" | grep -qE '^verdict: fitted: resident peak [0-9.]+ MiB within the [0-9.]+ MiB budget \(allocations peaked at [0-9.]+ MiB' &&
-        sed -n 2p "$work/auto.txt" | grep -qE "^step: [0-9.]+ ms per step against [0-9.]+ ms native, [0-9.]+x \(the plan's estimate from measured kernel times; measured [0-9.]+ ms\)$" &&
-        sed -n 3p "$work/auto.txt" | grep -qE '^moved_per_step: [0-9.]+ MiB to and from the host, [0-9.]+ ms stalled$' &&
-        grep -qxE "resident_peak_bytes: $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["resident_peak_bytes"])' "$work/auto.json") \([0-9.]+ MiB\)" "$work/auto.txt"
+    python3 - "$work/auto.txt" "$work/auto.err" <<'PY'
+import re, sys
+text, log = open(sys.argv[1]).read().splitlines(), open(sys.argv[2]).read()
+line = re.search(r"info: exit: (fitted: .*)$", log, re.M).group(1).split("; ")
+assert text[0] == "verdict: " + line[0], (text[0], line[0])
+assert text[1] == "step: " + line[1], (text[1], line[1])
+assert text[2] == "steady_state: " + line[2], (text[2], line[2])
+assert text[3] == "warm_up: " + line[3], (text[3], line[3])
+assert text[4].startswith("moves: ") and text[5].startswith("resident_peak_bytes: "), text[4:6]
+PY
 }
-check "summary: the verdict first (verdict, step, moved_per_step lines), resident_peak_bytes a line of its own" summary_text
+check "summary: the verdict first (verdict, step, steady_state, warm_up, moves lines: the exit line's words), resident_peak_bytes a line of its own" summary_text
 
 # summary --json: "verdict" is the first key, its figures the trace's.
 summary_json() {
     python3 - "$work/auto.json" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-assert list(s)[:2] == ["verdict", "resident_peak_bytes"], list(s)[:3]
-v, p = s["verdict"], s["plans"][-1]
+assert list(s)[:3] == ["verdict", "moves", "resident_peak_bytes"], list(s)[:3]
+v, p, ps = s["verdict"], s["plans"][-1], s["plan_steps"]
 assert v["answer"] == "fitted" and v["fitted"] is True, v
 assert v["resident_peak_bytes"] == s["resident_peak_bytes"] <= v["budget_bytes"] == s["budget_bytes"], v
 assert v["allocated_peak_bytes"] == s["peak_device_bytes"] > v["budget_bytes"], v
-assert v["step_source"] == "plan estimate", v
+assert v["step_source"] == "plan estimate" and v["simulated_device"] is True, v
+assert v["device_name"].startswith("simgpu"), v["device_name"]
 assert abs(v["step_ms"] - p["predicted_us"] / 1e3) < 0.001 and abs(v["native_step_ms"] - p["native_us"] / 1e3) < 0.001, (v, p)
 assert abs(v["slowdown"] - p["predicted_us"] / p["native_us"]) < 0.001, v
-moving = [st for st in s["steps"] if st["evictions"] + st["restores"] + st["cancelled_evictions"] > 0]
-want = sum(st["bytes_to_host"] + st["bytes_to_device"] for st in moving) / len(moving)
+assert abs(v["bound_slowdown"] - p["bound_us"] / p["native_us"]) < 0.001, v
+assert v["steady_steps"] == len(ps) and v["steady_from_step"] == ps[0]["step"], v
+want = sum(r["bytes_to_host"] + r["bytes_to_device"] for r in ps) / len(ps)
 assert abs(v["bytes_moved_per_step"] - want) <= 1, (v["bytes_moved_per_step"], want)
-assert abs(v["stall_ms_per_step"] - sum(st["stall_us"] for st in moving) / 1e3 / len(moving)) < 0.01, v
+assert 0 <= v["stall_ms_per_step"] <= v["wall_ms_per_step"], v
+assert v["warmup_steps"] + v["steady_steps"] == v["steps"] == s["iterations"], v
+m = s["moves"]
+assert m["started"] == m["to_host"] + m["to_device"] == sum(m["by_reason"].values()) > 0, m
+assert m["by_reason"]["cancelled"] == 0 and m["by_outcome"]["cancelled"] == s["cancelled_evictions"], m
 PY
 }
-check "summary --json: verdict first (fitted, resident peak <= budget < allocations' peak, the plan's step estimate, moves and stall per step of the steps that moved)" summary_json
+check "summary --json: verdict first (fitted, resident peak <= budget < allocations' peak, the plan's step estimate and bound, the steady state per step of the plan's steps), the moves by reason and outcome (cancelled an outcome, not a reason)" summary_json
 
 # A resident peak over the budget did not fit; a trace without one (format 1.1) is unknown.
 TRACE_GEN_RESIDENT_PEAK=$((13 << 20)) "$GEN" synthetic "$work/over.trace"
@@ -189,16 +219,18 @@ check "moves (text and --json): each move of an allocation carries its name, a s
 SHIM_MODE=record SHIM_LOG_LEVEL=info LD_PRELOAD="$PRELOAD" "$B/train_sim" "${ARGS[@]}" \
     >/dev/null 2>"$work/record.err"
 record_line() {
-    grep -qE '^libshim\[[0-9]+\]: info: exit: no budget: peak [0-9.]+ MiB allocated on the device; step [0-9.]+ ms measured, native \(nothing moved\); 12 steps; nothing moved \(mode = record\)$' "$work/record.err"
+    grep -qE "^libshim\[[0-9]+\]: info: exit: no budget: allocations peaked at [0-9.]+ MiB; step time unknown: no plan gave an estimate, and the simulated device's wall time is the simulator's own; [0-9.]+ ms of wall time per step \(the simulator's own, not the device's time\)$" "$work/record.err" &&
+        grep -qE '^libshim\[[0-9]+\]: info: exit: 12 steps; nothing moved \(mode = record\)$' "$work/record.err"
 }
-check "record mode: the exit line says there is no budget and the steps are native" record_line
+check "record mode: the exit line says there is no budget, and that the simulated device's wall time is no step time" record_line
 # A run that moved nothing under a budget fitted, at native speed.
 SHIM_BUDGET=$((P * 2)) SHIM_LOG_LEVEL=info LD_PRELOAD="$PRELOAD" "$B/train_sim" "${ARGS[@]}" \
     >/dev/null 2>"$work/roomy.err"
 roomy_line() {
-    grep -qE '^libshim\[[0-9]+\]: info: exit: fitted: resident peak [0-9.]+ MiB within the [0-9]+ MiB budget .*; step [0-9.]+ ms measured, native \(nothing moved\); 0\.0 MiB moved and 0\.0 ms stalled per step; 12 steps; residency: 0 evictions' "$work/roomy.err"
+    grep -qE "^libshim\[[0-9]+\]: info: exit: fitted: resident peak [0-9.]+ MiB within the [0-9.]+ MiB budget .*; step ([0-9.]+) ms against \1 ms native, 1\.00x, .*nothing moved\); steady state under the plan \([0-9]+ steps from step [0-9]+\): 0\.0 MiB moved and 0\.0 ms stalled per step" "$work/roomy.err" &&
+        grep -qE '^libshim\[[0-9]+\]: info: exit: 12 steps; residency: 0 evictions' "$work/roomy.err"
 }
-check "a budget twice the peak: fitted, nothing moved, the measured step native" roomy_line
+check "a budget twice the peak: fitted, nothing moved, the step native (1.00x)" roomy_line
 roomy_peak() {
     local r
     r=$(sed -n 's/.*info: exit: fitted: resident peak \([0-9.]*\) MiB .*/\1/p' "$work/roomy.err")

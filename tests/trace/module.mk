@@ -28,8 +28,8 @@ TESTS += $(TRACE_UNIT_TESTS) $(sort $(wildcard tests/trace/test_*.sh))
 # page with its style sheet and script as built. Not report_main.c (libFuzzer has the main) nor
 # the two subcommands that read the configuration or plan (config, plan).
 FUZZ_TRACE := $(BUILD)/fuzz_trace
-FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(HTML_ASSETS_C) \
-                   $(PLANOPT_SRCS) $(filter-out conf/conf_bytes.c,$(CONF_SRCS)) \
+FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(SHIM_FIGURES_SRC) $(UTIL_SRCS) $(PLANNER_SRCS) \
+                   $(HTML_ASSETS_C) $(PLANOPT_SRCS) $(filter-out conf/conf_bytes.c,$(CONF_SRCS)) \
                    $(filter-out %/report_main.c %/report_config.c %/report_plan.c,$(REPORT_SRCS))
 $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
                $(wildcard tools/report/*.h) $(SHIM_FORMAT_HDRS) planner/plan_build.h \

@@ -8,7 +8,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/trace/report_checks.sh"
-plan 158
+plan 161
 build="$root/${BUILD:-build}"
 
 "$GEN" synthetic "$work/syn.trace"
@@ -22,7 +22,8 @@ for line in "status: complete" "records: 83" "iterations: 4" "warmup_launches: 3
     "launches: 24" "launches_per_iteration: 5" "allocations: 7" "allocations_per_iteration: 1" \
     "frees: 5" "copies: 2" "syncs: 6" "graph_launches: 1" "kernel_times: 20" \
     "peak_device_bytes: 14680064 (14.0 MiB)" "peak_host_pinned_bytes: 1048576" \
-    "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic"; do
+    "device_bytes_at_end: 4194304" "pid: 4242" "rank: 3" "command: trace_gen --synthetic" \
+    "notes: 1" "note: synthetic trace: done"; do
     check "summary: '$line'" has_line "$work/sum" "$line"
 done
 # residency: a budget of 12 MiB (host 64 MiB, device 80 GiB); evictions of 4 MiB (warm-up, in no
@@ -46,14 +47,16 @@ check "summary: step 2 holds the 8 MiB temporary (peak 14 MiB)" \
     grep -qE '^ +2 +13 +5 +2 +2 +14680064 ' "$work/sum"
 check "summary: the launch after the last step's mark belongs to no step" \
     grep -qE '^ +3 +18 +5 +1 +1 +6291456 ' "$work/sum"
-check "summary: the largest allocation comes first" \
-    sh -c "grep -A2 '^top allocations' '$work/sum' | tail -n 1 | grep -qE '^ +99 +8388608 +plain '"
+check "summary: the largest allocation comes first, by its name (no id: allocs has them)" \
+    sh -c "grep -A2 '^top allocations' '$work/sum' | tail -n 1 | grep -qE '^ +8388608 +plain .*  8\.0 MiB [a-z/ -]+ \(.*\)$'"
 check "summary: top kernel is gemm with 800 us over 11 launches, 8 timed" \
     sh -c "grep -A2 '^top kernels' '$work/sum' | tail -n 1 | grep -qE '^ +800\.000 +11 +8 +100\.000  gemm$'"
 
 # ---- summary --json ----
 "$REPORT" summary --json "$work/syn.trace" >"$work/sum.json"
 check "summary --json: exit 0" [ $? -eq 0 ]
+check "summary --json: every note's text" json "$work/sum.json" \
+    "d['notes'] == ['synthetic trace: done']"
 check "summary --json: counts" json "$work/sum.json" \
     "d['iterations']==4 and d['launches']==24 and d['allocations']==7 and d['frees']==5 \
      and d['peak_device_bytes']==14680064 and d['launches_per_iteration']==5 \
@@ -129,7 +132,7 @@ check "moves: 6, an eviction ended by the program's free" \
 check "moves: 7, unfinished at the trace's end: no end time, no duration" \
     row 7 "^slab 100 \(3 allocations\) +0 +to host +2097152 +planned +unfinished +0x5000 +35 +$num +- +- +- +-$"
 check "moves: the totals line" has_line "$work/mv" \
-    "total: 8 moves; by reason: budget 4, demand 1, prefetch 1, planned 2; by outcome: done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456; by device: 0 8"
+    "total: 8 moves (6 to the host, 2 to the device): by reason budget 4, demand 1, prefetch 1, planned 2; by outcome done 4, cancelled 1, error 1, freed 1, unfinished 1; bytes to host: 14680064; bytes to device: 6291456; by device: 0 8"
 
 "$REPORT" moves --json "$work/mv.trace" >"$work/mv.json"
 check "moves --json: exit 0" [ $? -eq 0 ]
@@ -207,7 +210,7 @@ for seed in synthetic:1.0 residency:1.1; do
     check "moves on the $old seed: exit 0" [ $? -eq 0 ]
     check "moves on the $old seed: header and a zero totals line" sh -c \
         "[ \$(wc -l <'$work/old.mv') -eq 2 ] && tail -n 1 '$work/old.mv' | grep -qxF \
-        'total: 0 moves; by reason: none; by outcome: none; bytes to host: 0; bytes to device: 0; by device: none'"
+        'total: 0 moves (0 to the host, 0 to the device); bytes to host: 0; bytes to device: 0; by device: none'"
     "$REPORT" moves --json "$root/tests/trace/corpus-fuzz_trace/$old.trace" >"$work/old.mv.json"
     check "moves --json on the $old seed: no moves, no transitions" json "$work/old.mv.json" \
         "d['moves'] == [] and d['transitions'] == [] and d['totals']['moves'] == 0"
@@ -271,7 +274,7 @@ check "devices: a one-device trace has no devices list" \
 "$REPORT" summary "$work/plan.trace" >"$work/plan.sum" 2>"$work/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$work/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.12"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.13"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$work/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

@@ -10,16 +10,18 @@
 # the console, no error recorded by the page's own handler), the charts drew, and every number
 # in the page is that of summary --json and moves --json (tests/trace/check_report_html.py reads
 # the DOM); opened as PAGE#selftest, the page clicks every table header twice and checks the
-# order, and moves over the memory chart. A page with a failing script is caught (control). The
-# demo's screenshot is left in $BUILD/report-html/demo.png (docs/report.png is a copy).
+# order, and moves over the memory chart. A page with a failing script is caught (control). At
+# 1400 px wide no table of the demo's page scrolls sideways (a planted wide one is seen). The
+# demo's screenshot, 1400 px wide, is left in $BUILD/report-html/demo.png (docs/report.png is a
+# copy).
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them); the browser checks
 # print "skip - ..." when chromium is not installed.
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
-# 22 checks without a browser; with one, 328 of the pages as rendered (each page's checker
+# 22 checks without a browser; with one, 330 of the pages as rendered (each page's checker
 # items included); without one, a skip line for them.
 BROWSER=${CHROMIUM-$(command -v chromium || true)}
-plan $((22 + $([ -n "$BROWSER" ] && echo 328 || echo 1)))
+plan $((22 + $([ -n "$BROWSER" ] && echo 330 || echo 1)))
 REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 CHECK="$root/tests/trace/check_report_html.py"
@@ -136,10 +138,22 @@ for name in "${PAGES[@]}"; do
         failures=$((failures + 1))
 done
 
-# The demo's screenshot: the page as a person sees it (kept for the README).
+# At 1400 px wide every table of the demo's page fits its column: none scrolls sideways (the
+# page's script lists those that would in <body data-wide-tables>).
+chrome "$work/wide.log" --window-size=1400,3000 --dump-dom "file://$work/demo.html" >"$work/wide.dom"
+check "demo at 1400 px: every table fits (body data-wide-tables is empty)" \
+    grep -q '<body[^>]* data-wide-tables=""' "$work/wide.dom"
+sed 's|</main>|<div class="table-wrap"><table id="planted-wide"><tr><td>'"$(printf 'x%.0s' $(seq 600))"'</td></tr></table></div></main>|' \
+    "$work/demo.html" >"$work/wide-control.html"
+chrome "$work/wide-control.log" --window-size=1400,3000 --dump-dom "file://$work/wide-control.html" \
+    >"$work/wide-control.dom"
+check "control: a planted table 600 characters wide is listed in data-wide-tables" \
+    grep -q '<body[^>]* data-wide-tables="planted-wide"' "$work/wide-control.dom"
+
+# The demo's screenshot: the page as a person sees it at 1400 px (docs/report.png is a copy).
 mkdir -p "$SHOT_DIR"
 rm -f "$SHOT_DIR/demo.png"
-chrome "$work/shot.log" --hide-scrollbars --window-size=1280,2600 \
+chrome "$work/shot.log" --hide-scrollbars --window-size=1400,2600 \
     --screenshot="$SHOT_DIR/demo.png" "file://$work/demo.html" >/dev/null
 check "demo: a screenshot of the page ($SHOT_DIR/demo.png, $(stat -c %s "$SHOT_DIR/demo.png" 2>/dev/null || echo 0) bytes)" \
     sh -c "head -c 8 '$SHOT_DIR/demo.png' | od -An -tx1 | tr -d ' \n' | grep -qx 89504e470d0a1a0a &&

@@ -490,8 +490,9 @@ static void text_output(void **state)
         "\n9                                 2 to device            400 prefetch  unfinished       "
         "    "
         "0x10         35          3.000              -            -            -          -\n",
-        "\ntotal: 7 moves; by reason: budget 3, demand 1, prefetch 1, planned 1, other 1; by "
-        "outcome: done 4, freed 1, superseded 1, unfinished 1; bytes to host: "
+        "\ntotal: 7 moves (5 to the host, 2 to the device): by reason budget 3, demand 1, "
+        "prefetch 1, planned 1, other 1; by outcome done 4, freed 1, superseded 1, unfinished 1; "
+        "bytes to host: "
         "18446744073709551615; bytes to device: 700; by device: 0 6, 2 1\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)

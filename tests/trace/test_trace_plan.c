@@ -382,7 +382,9 @@ static void bad_schemas(void **state)
 /* ---- the summary's plan section ---- */
 
 /* Steps 0, 1, 2 of two launches each; their windows [100, 1000), [1000, 3000), [3000, 6010)
-   ns (from the sync before the first launch to the next step's; the last one's mark ends it).
+   ns (from the sync before the first launch to the next step's; the last one's mark ends it),
+   their marks at 1010, 3010 and 6010: a plan step's wall time is from the mark before it to its
+   own (step 0 has none before it).
    Plan 0 is recorded at 1008, plan 1 at 6050. plan_step records: step 0 at 1005 (before any
    plan), step 2 at 6005 and step 1 at 3005 (in that file order), and step 7 (first_seq 99, no
    such step) at 6100, under plan 1. */
@@ -461,18 +463,18 @@ static void summary_text(void **state)
               "     1          6          2        2           2000       30.500       29.000"
               "          inf        1.500        1048576         2097152         1          2"
               "       no\n");
-    has(text, "\nplan by step (wall_us: the step's window in the trace, the host's time; "
-              "predicted: the plan in force):\n"
+    has(text, "\nplan by step (wall_us: from the mark of the step before to the step's, the "
+              "host's time; predicted: the plan in force):\n"
               "    step plan      wall_us predicted_us evictions prefetches missing departures"
               " reactive  bytes_to_host bytes_to_device predicted_to_host predicted_to_device"
               "     stall_us\n"
-              "       0    -        0.900            -         1          1       0          0"
+              "       0    -            -            -         1          1       0          0"
               "        9            100             200                 -                   -"
               "        0.000\n"
               "       1    0        2.000        2.250         3          4       1          2"
               "        5           4096           12288              4096                8192"
               "        1.500\n"
-              "       2    0        3.010        2.250         3          3       0          1"
+              "       2    0        3.000        2.250         3          3       0          1"
               "        0           4096            8192              4096                8192"
               "        0.000\n"
               "       7    1            -       30.500         0          0       2          0"
@@ -497,7 +499,7 @@ static void summary_json(void **state)
               "\"evictions\": 1, \"prefetches\": 2, \"feasible\": false, \"remap_us\": "
               "123.500}], ");
     has(text, "\"plan_steps\": [{\"step\": 0, \"first_seq\": 0, \"plan\": null, \"wall_us\": "
-              "0.900, \"evictions\": 1, \"prefetches\": 1, \"missing\": 0, \"departures\": 0, "
+              "null, \"evictions\": 1, \"prefetches\": 1, \"missing\": 0, \"departures\": 0, "
               "\"reactive_evictions\": 9, \"bytes_to_host\": 100, \"bytes_to_device\": 200, "
               "\"stall_us\": 0.000, \"predicted_us\": null, \"predicted_bytes_to_host\": null, "
               "\"predicted_bytes_to_device\": null}, {\"step\": 1, \"first_seq\": 2, \"plan\": 0, "

@@ -380,12 +380,12 @@ static void residency_records_exact(void **state)
     assert_int_equal(s.budget_bytes, 0);
     assert_int_equal(s.host_budget_bytes, UINT64_MAX);
     assert_int_equal(s.device_total, 1);
-    assert_int_equal(s.residency.evictions, 1);
-    assert_int_equal(s.residency.cancelled_evictions, 1);
-    assert_int_equal(s.residency.cancelled_bytes, UINT64_MAX);
-    assert_int_equal(s.residency.bytes_to_host, UINT64_MAX); /* saturated, not wrapped */
-    assert_int_equal(s.residency.restores, 1);
-    assert_int_equal(s.residency.bytes_to_device, 4);
+    assert_int_equal(s.residency.moves.evictions, 1);
+    assert_int_equal(s.residency.moves.cancelled_evictions, 1);
+    assert_int_equal(s.residency.moves.cancelled_bytes, UINT64_MAX);
+    assert_int_equal(s.residency.moves.bytes_to_host, UINT64_MAX); /* saturated, not wrapped */
+    assert_int_equal(s.residency.moves.restores, 1);
+    assert_int_equal(s.residency.moves.bytes_to_device, 4);
     assert_int_equal(s.odd_moves, 1);
     assert_int_equal(s.residency.stalls, 2);
     assert_int_equal(s.residency.stall_ns, 1);
@@ -866,17 +866,18 @@ static void check_one_step(const report_summary *m, uint64_t i)
     assert_int_equal(m->syncs, 1);
     assert_int_equal(m->peak_device_bytes, (i % 4 == 1 ? 14 : 6) * MIB);
     assert_int_equal(m->device_bytes, 4 * MIB);
-    assert_int_equal(m->evictions, i % 2 == 0);
-    assert_int_equal(m->restores, i % 2 == 0);
-    assert_int_equal(m->bytes_to_host, i % 2 == 0 ? MIB : 0);
-    assert_int_equal(m->bytes_to_device, i % 2 == 0 ? MIB : 0);
+    assert_int_equal(m->moves.evictions, i % 2 == 0);
+    assert_int_equal(m->moves.restores, i % 2 == 0);
+    assert_int_equal(m->moves.bytes_to_host, i % 2 == 0 ? MIB : 0);
+    assert_int_equal(m->moves.bytes_to_device, i % 2 == 0 ? MIB : 0);
     assert_int_equal(m->moves_by_reason[SHIM_REASON_BUDGET], i % 2 == 0);
     assert_int_equal(m->moves_by_reason[SHIM_REASON_PREFETCH], i % 2 == 0);
     assert_int_equal(m->stalls, i % 3 == 0);
     assert_int_equal(m->stall_ns, i % 3 == 0 ? 1000 : 0);
     /* its step record, 3 launches, the allocations and frees, a copy, a sync, the moves,
        the stall */
-    assert_int_equal(m->records, 1 + 3 + 2 * m->allocations + 1 + 1 + 2 * m->evictions + m->stalls);
+    assert_int_equal(m->records,
+                     1 + 3 + 2 * m->allocations + 1 + 1 + 2 * m->moves.evictions + m->stalls);
     assert_true(m->start_ns < m->end_ns);
 }
 
@@ -950,8 +951,8 @@ static void limit_summarises_later_steps(void **state)
     assert_int_equal(st.syncs, n + 1);
     assert_int_equal(st.peak_device_bytes, 14 * MIB);
     assert_int_equal(st.end_device_bytes, 0);
-    assert_int_equal(st.residency.evictions, (n + 1) / 2);
-    assert_int_equal(st.residency.restores, (n + 1) / 2);
+    assert_int_equal(st.residency.moves.evictions, (n + 1) / 2);
+    assert_int_equal(st.residency.moves.restores, (n + 1) / 2);
     assert_int_equal(st.residency.stalls, (n + 2) / 3);
     assert_int_equal(st.residency.stall_ns, 1000 * ((n + 2) / 3));
     assert_int_equal(st.moves_by_reason[SHIM_REASON_BUDGET], (n + 1) / 2);

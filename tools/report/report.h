@@ -41,40 +41,34 @@ void report_config_help(FILE *out);
 
 /* ---- report_verdict.c: the answer every report opens with ---- */
 
-/* Did the job fit, and what did it cost: the resident peak (the END chunk's, format 1.9) against
-   the budget, the allocations' peak apart, the step time against native, bytes moved and stall
-   per step. */
+/* Did the job fit, and what did it cost: the figures libshim's exit line prints, computed by the
+   same code from the trace's records (shim_trace_figures.h, report_figures_make). */
 typedef struct report_verdict {
-    const char *answer;     /* "fitted", "did not fit", "no budget", or "unknown" (a trace
-                               older than 1.9, or cut before its END chunk: no resident peak) */
-    int fitted;             /* 1, 0, or -1 when not known (no budget, no resident peak) */
-    int have_resident_peak; /* resident_peak_bytes is the trace's */
-    uint64_t resident_peak_bytes, allocated_peak_bytes, budget_bytes; /* budget 0: none */
-    double step_ms, native_step_ms;                                   /* -1: not known */
-    double slowdown;             /* step_ms / native_step_ms, -1: not known */
-    const char *step_source;     /* how step_ms and native_step_ms were found: "measured"
-                                    (native: the steps in which nothing moved), "no budget"
-                                    (every step is native), "plan estimate" (the plan's
-                                    model, from the kernel times measured in the profiled
-                                    steps), or "none" */
-    size_t native_steps;         /* steps measured as native ("measured") */
-    double measured_step_ms;     /* the median wall time of the steps; -1: no step */
-    double bytes_moved_per_step; /* to host and to device, mean over the steps that moved */
-    double stall_ms_per_step;    /* (the budget's steps: every step when none moved) */
+    const char *answer; /* "fitted", "did not fit", "no budget", or "unknown" (a trace older
+                           than 1.9, or cut before its END chunk: no resident peak) */
+    int fitted;         /* 1, 0, or -1 when not known (no budget, no resident peak) */
+    struct shim_figures f;
+    struct shim_fig_derived d;
+    const char *device_name; /* the END chunk's, "" when not recorded */
 } report_verdict;
-/* bytes_moved_per_step rounded to a whole byte, as the JSON and the page write it. */
-uint64_t report_verdict_moved_bytes(const report_verdict *v);
 /* Fills v from a loaded trace; cannot fail. */
 void report_verdict_make(const report_trace *t, const report_stats *s, report_verdict *v);
-/* The verdict as text: "verdict: ..." and "step: ..." lines, then "moved_per_step: ..." when a
-   budget was recorded, then resident_peak_bytes (one fact per line, as summary has them). */
+/* The verdict as text, one fact per line as summary has them: "verdict: ...", "step: ...", then
+   "steady_state: ..." and "warm_up: ..." when there are such words, "moves: ..." when the
+   transitions were recorded, then resident_peak_bytes. */
 void report_verdict_text(FILE *out, const report_verdict *v);
-/* The verdict as JSON keys: "verdict": {answer, fitted, resident_peak_bytes, allocated_peak_bytes,
-   budget_bytes, step_ms, native_step_ms, slowdown, step_source, native_steps, measured_step_ms,
-   bytes_moved_per_step, stall_ms_per_step}, "resident_peak_bytes": N or null, each followed by
-   ", " (unknown figures are null). */
+/* The verdict as JSON keys: "verdict": {answer, fitted, resident_peak_bytes,
+   allocated_peak_bytes, budget_bytes, step_ms, native_step_ms, slowdown, bound_ms,
+   bound_slowdown, step_source, device_name, simulated_device, steps, steady_steps,
+   steady_from_step, bytes_moved_per_step, stall_ms_per_step, wall_ms_per_step, warmup_steps,
+   warmup_bytes_moved, warmup_stall_ms, words}, "moves": {...} (report_verdict_moves_json),
+   "resident_peak_bytes": N or null, each followed by ", " (unknown figures are null). */
 void report_verdict_json(FILE *out, const report_verdict *v);
-/* One sentence for a person: "Fitted: ..." (HTML-safe: no markup characters). */
+/* The moves' taxonomy as a JSON object (no key before it, no comma after): {"started",
+   "to_host", "to_device", "by_reason": {name: N, ..., "other": N}, "by_outcome": {"done",
+   "cancelled", "error", "freed", "unfinished"}}; null when the transitions were not recorded. */
+void report_verdict_moves_json(FILE *out, const report_verdict *v);
+/* The words of the verdict (shim_fig_verdict_words, HTML-safe). */
 void report_verdict_sentence(FILE *out, const report_verdict *v);
 
 /* ---- report_out.c: what the subcommands share: options, loading, names, escaping ---- */
@@ -227,15 +221,17 @@ void report_summary_plan_json(FILE *out, const report_trace *t, const report_sta
 /* One plan_step record and what the summary sets it against. */
 typedef struct report_plan_row {
     const report_plan_step *ps;
-    size_t plan;             /* index in t->plans of the plan in force, SIZE_MAX: none */
-    const report_step *step; /* the step of the same number and first launch, or NULL */
+    size_t plan;               /* index in t->plans of the plan in force, SIZE_MAX: none */
+    const report_step *step;   /* the step of the same number and first launch, or NULL */
+    const report_step *before; /* the step numbered one less (detailed), or NULL */
 } report_plan_row;
 
 /* The summary's rows: one per plan_step record of t, in launch order (t->nplan_steps of them;
    free the array), or NULL (none, or memory ran out). */
 report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
 
-/* The row's step's wall time in microseconds (report_step_wall_us), or -1 without a step. */
+/* The row's step's wall time in microseconds: from the mark of the step before to its own, as
+   the steady state's figures take it (shim_fig_plan_step), or -1 without both marks. */
 double report_plan_row_wall_us(const report_plan_row *r);
 
 /* `kernels [--json] TRACE`: as report_fn. */

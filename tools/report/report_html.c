@@ -224,11 +224,11 @@ static void figures(html_page *p)
     figure_u(p, "launches", "launches", s->launches, 0);
     figure_u(p, "launches_per_iteration", "launches per step", s->launches_per_iteration, 0);
     figure_u(p, "allocations", "allocations", s->allocations, 0);
-    figure_u(p, "evictions", "evictions", x->evictions, 0);
-    figure_u(p, "restores", "restores", x->restores, 0);
-    figure_u(p, "cancelled_evictions", "cancelled evictions", x->cancelled_evictions, 0);
-    figure_u(p, "bytes_to_host", "moved to host", x->bytes_to_host, 1);
-    figure_u(p, "bytes_to_device", "moved to device", x->bytes_to_device, 1);
+    figure_u(p, "evictions", "evictions", x->moves.evictions, 0);
+    figure_u(p, "restores", "restores", x->moves.restores, 0);
+    figure_u(p, "cancelled_evictions", "cancelled evictions", x->moves.cancelled_evictions, 0);
+    figure_u(p, "bytes_to_host", "moved to host", x->moves.bytes_to_host, 1);
+    figure_u(p, "bytes_to_device", "moved to device", x->moves.bytes_to_device, 1);
     figure_u(p, "stalls", "stalls", x->stalls, 0);
     figure_us(p, "stall_us", "stalled", (double)x->stall_ns / 1e3);
     figure_u(p, "kernel_times", "kernel times measured", s->kernel_times, 0);

@@ -5,7 +5,8 @@
    rank selector (one rank's part shown at a time; #rank-select, or a click on a row of the
    ranks table), and, when the page's address ends in #selftest, a check of all three whose
    result is written to <body data-selftest>. When it
-   has run, <body data-ready="1">. Errors are caught by the handler the page's head installs
+   has run, <body data-ready="1">, and <body data-wide-tables> lists the tables wider than the
+   window lets the page be (none: ""). Errors are caught by the handler the page's head installs
    (window.shimErrors, <html data-errors>) and listed in #shim-errors. */
 (function () {
   "use strict";
@@ -305,6 +306,19 @@
     }
   }
 
+  /* The ids of the shown tables wider than the page's column (they scroll sideways in their
+     box), space-separated: what a test reads to know the tables fit the window. */
+  function wideTables() {
+    var wide = [];
+    document.querySelectorAll(".table-wrap").forEach(function (w) {
+      var t = w.querySelector("table");
+      if (w.offsetParent !== null && w.scrollWidth > w.clientWidth) {
+        wide.push(t && t.id ? t.id : "?");
+      }
+    });
+    return wide.join(" ");
+  }
+
   var data = parseData();
   var tables = Array.prototype.slice.call(document.querySelectorAll("table.sortable"));
   tables.forEach(makeSortable);
@@ -314,6 +328,7 @@
     selftest(tables, hovers, ranked);
   }
   document.body.setAttribute("data-sortable-tables", String(tables.length));
+  document.body.setAttribute("data-wide-tables", wideTables());
   document.body.setAttribute("data-ready", "1");
   window.addEventListener("error", showErrors);
   showErrors();

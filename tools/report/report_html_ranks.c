@@ -39,7 +39,7 @@ static double step_value(const per_step *c, const report_step *st)
     if (strcmp(c->key, "peak_device_bytes") == 0)
         return (double)st->peak_device_bytes;
     if (strcmp(c->key, "bytes_moved") == 0)
-        return (double)x->bytes_to_host + (double)x->bytes_to_device;
+        return (double)x->moves.bytes_to_host + (double)x->moves.bytes_to_device;
     return (double)x->stall_ns / 1e3;
 }
 
@@ -150,7 +150,7 @@ static int any_residency(const report_ranks *rk)
 {
     for (size_t k = 0; k < rk->n; k++) {
         const report_residency *x = &rk->r[k].s->residency;
-        if (x->evictions + x->cancelled_evictions + x->restores + x->stalls > 0)
+        if (x->moves.evictions + x->moves.cancelled_evictions + x->moves.restores + x->stalls > 0)
             return 1;
     }
     return 0;

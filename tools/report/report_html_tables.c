@@ -142,11 +142,11 @@ void html_table_steps(html_page *p)
         td_bytes(out, st->peak_device_bytes);
         td_us(out, wall, wall >= 0);
         td_us(out, (double)x->stall_ns / 1e3, 1);
-        td_u(out, x->evictions);
-        td_u(out, x->cancelled_evictions);
-        td_u(out, x->restores);
-        td_bytes(out, x->bytes_to_host);
-        td_bytes(out, x->bytes_to_device);
+        td_u(out, x->moves.evictions);
+        td_u(out, x->moves.cancelled_evictions);
+        td_u(out, x->moves.restores);
+        td_bytes(out, x->moves.bytes_to_host);
+        td_bytes(out, x->moves.bytes_to_device);
         fprintf(out, "</tr>\n");
     }
     close_table(out);
@@ -217,7 +217,7 @@ void html_table_plan_steps(html_page *p)
         {"step", "step", NULL, 1, 0},
         {"first_seq", "first launch", NULL, 1, 0},
         {"plan", "plan", NULL, 1, 0},
-        {"wall_us", "wall", "the step's window in the trace (host clock)", 1, 0},
+        {"wall_us", "wall", "from the mark of the step before to its own (host clock)", 1, 0},
         {"predicted_us", "predicted", "the plan's step time (model time)", 1, 0},
         {"stall_us", "stall", NULL, 1, 0},
         {"evictions", "planned evictions", NULL, 1, 0},
@@ -306,8 +306,8 @@ void html_table_devices(html_page *p)
         td_u(p->out, s->device_allocs[d]);
         td_bytes(p->out, s->device_peak[d]);
         td_bytes(p->out, s->device_budget[d]);
-        td_u(p->out, s->device_residency[d].evictions);
-        td_u(p->out, s->device_residency[d].restores);
+        td_u(p->out, s->device_residency[d].moves.evictions);
+        td_u(p->out, s->device_residency[d].moves.restores);
         fprintf(p->out, "</tr>\n");
     }
     close_table(p->out);
@@ -317,7 +317,6 @@ void html_table_devices(html_page *p)
 void html_table_allocs(html_page *p)
 {
     static const col cols[] = {
-        {"alloc_id", "id", NULL, 1, 0},
         {"bytes", "bytes", NULL, 1, 0},
         {"kind", "kind", NULL, 0, 0},
         {"born_ms", "born (ms)", "ms since the trace's start", 1, 1},
@@ -338,8 +337,7 @@ void html_table_allocs(html_page *p)
     open_table(out, p->pfx, "allocations-table", n, cols, NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
         const report_alloc *a = v[i];
-        fprintf(out, "<tr>");
-        td_u(out, a->id);
+        fprintf(out, "<tr data-alloc-id=\"%llu\">", U(a->id)); /* for programs, not shown */
         td_bytes(out, a->bytes);
         td_text(out, report_alloc_kind_name(a->kind));
         td_ms(out, html_ms(p->t, a->t_alloc), 1);
@@ -374,7 +372,6 @@ static int by_moved_bytes(const void *pa, const void *pb)
 static void table_moved_allocs(html_page *p)
 {
     static const col cols[] = {
-        {"alloc_id", "id", NULL, 1, 0},
         {"moves", "moves", NULL, 1, 0},
         {"bytes_to_host", "to host", NULL, 1, 0},
         {"bytes_to_device", "to device", NULL, 1, 0},
@@ -403,8 +400,7 @@ static void table_moved_allocs(html_page *p)
         open_table(p->out, p->pfx, "moves-by-allocation", n, cols, NCOLS(cols));
         for (size_t i = 0; i < n; i++) {
             char name[REPORT_ALLOC_NAME_MAX];
-            fprintf(p->out, "<tr>");
-            td_u(p->out, v[i].a->id);
+            fprintf(p->out, "<tr data-alloc-id=\"%llu\">", U(v[i].a->id));
             td_u(p->out, v[i].moves);
             td_bytes(p->out, v[i].to_host);
             td_bytes(p->out, v[i].to_device);
@@ -525,11 +521,11 @@ void html_table_ranks(FILE *out, const report_ranks *rk)
         td_u(out, r->s->nsteps);
         td_ms(out, r->median_step_ms, r->median_step_ms >= 0);
         td_bytes(out, r->s->peak_device_bytes);
-        td_u(out, x->evictions);
-        td_u(out, x->cancelled_evictions);
-        td_u(out, x->restores);
-        td_bytes(out, x->bytes_to_host);
-        td_bytes(out, x->bytes_to_device);
+        td_u(out, x->moves.evictions);
+        td_u(out, x->moves.cancelled_evictions);
+        td_u(out, x->moves.restores);
+        td_bytes(out, x->moves.bytes_to_host);
+        td_bytes(out, x->moves.bytes_to_device);
         td_u(out, x->stalls);
         td_us(out, (double)x->stall_ns / 1e3, 1);
         td_text(out, r->t->name);

@@ -71,22 +71,6 @@ static void text_row(FILE *out, const report_trace *t, const report_moves *m, co
     fputc('\n', out);
 }
 
-/* "a 3, b 1" of the nonzero counts n[from..count) then n[0..from), or "none". */
-static void counts(FILE *out, const uint64_t *n, uint32_t count, uint32_t from,
-                   const char *(*name)(uint32_t))
-{
-    int first = 1;
-    for (uint32_t k = 0; k < count; k++) {
-        uint32_t i = (from + k) % count;
-        if (n[i] > 0) {
-            fprintf(out, "%s%s %llu", first ? "" : ", ", name(i), U(n[i]));
-            first = 0;
-        }
-    }
-    if (first)
-        fprintf(out, "none");
-}
-
 /* The reason names for the totals: reasons the format does not define are "other". */
 static const char *reason_or_other(uint32_t reason)
 {
@@ -107,11 +91,9 @@ static void print_text(FILE *out, const report_trace *t, const report_moves *m)
             "end_us", "dur_us", "score", "next_use", "name");
     for (size_t i = 0; i < m->nmoves; i++)
         text_row(out, t, m, &m->moves[i]);
-    fprintf(out, "total: %zu moves; by reason: ", m->nmoves);
-    counts(out, m->by_reason, REPORT_REASONS, 1, reason_or_other); /* "other" last */
-    fprintf(out, "; by outcome: ");
-    counts(out, m->by_outcome, REPORT_OUTCOMES, 0, report_outcome_name);
-    fprintf(out, "; bytes to host: %llu; bytes to device: %llu; by device: ", U(m->bytes_to_host),
+    char w[512]; /* the taxonomy in the words every surface prints (shim_trace_figures.h) */
+    fprintf(out, "total: %s; bytes to host: %llu; bytes to device: %llu; by device: ",
+            shim_fig_moves_words(w, sizeof w, &m->taxonomy), U(m->bytes_to_host),
             U(m->bytes_to_device));
     int any = 0;
     for (uint32_t d = 0; d < REPORT_MAX_DEVICES; d++)

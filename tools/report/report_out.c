@@ -13,8 +13,7 @@
 /* Contract in report.h. */
 const char *report_alloc_kind_name(uint32_t kind)
 {
-    static const char *names[] = {"?", "plain", "async", "vmm", "host", "managed"};
-    return kind < sizeof names / sizeof names[0] ? names[kind] : "?";
+    return shim_alloc_kind_name(kind); /* the table beside enum shim_alloc_kind */
 }
 
 /* Contract in report.h. */
@@ -41,9 +40,7 @@ const char *report_move_dir_name(uint32_t dir)
 /* Contract in report.h. */
 const char *report_move_reason_name(uint32_t reason)
 {
-    static const char *names[] = {"?",       "budget", "demand", "prefetch", "cancelled",
-                                  "planned", "error",  "freed",  "placement"};
-    return reason < sizeof names / sizeof names[0] ? names[reason] : "?";
+    return shim_move_reason_name(reason); /* the table beside enum shim_move_reason */
 }
 
 /* Contract in report.h. */

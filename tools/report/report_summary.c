@@ -104,7 +104,8 @@ static void text_devices(FILE *out, const report_stats *s)
         if (s->device_allocs[d])
             fprintf(out, "    %6u %12llu %18llu %18llu %10llu %9llu\n", d, U(s->device_allocs[d]),
                     U(s->device_peak[d]), U(s->device_budget[d]),
-                    U(s->device_residency[d].evictions), U(s->device_residency[d].restores));
+                    U(s->device_residency[d].moves.evictions),
+                    U(s->device_residency[d].moves.restores));
 }
 
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
@@ -135,6 +136,12 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
             U(s->peak_host_bytes));
     fprintf(out, "device_bytes_at_end: %llu\nunmatched_frees: %llu\nnotes: %llu\n",
             U(s->end_device_bytes), U(s->unmatched_frees), U(s->notes));
+    for (size_t i = 0; i < t->n; i++) /* each note's text, in time order */
+        if (t->recs[i].kind == SHIM_TRACE_NOTE) {
+            fprintf(out, "note: ");
+            report_text_string(out, t->text + t->recs[i].text);
+            fputc('\n', out);
+        }
     text_devices(out, s);
 }
 
@@ -155,35 +162,27 @@ static void text_residency(FILE *out, const report_stats *s)
         fprintf(out, "budget_bytes: 0 (none recorded)\nhost_budget_bytes: 0\n");
     fprintf(out, "device_total_bytes: %llu\n", U(s->device_total));
     fprintf(out, "evictions: %llu\ncancelled_evictions: %llu (%llu bytes)\nrestores: %llu\n",
-            U(x->evictions), U(x->cancelled_evictions), U(x->cancelled_bytes), U(x->restores));
+            U(x->moves.evictions), U(x->moves.cancelled_evictions), U(x->moves.cancelled_bytes),
+            U(x->moves.restores));
     fprintf(out, "bytes_to_host: %llu (%.1f MiB)\nbytes_to_device: %llu (%.1f MiB)\n",
-            U(x->bytes_to_host), mib(x->bytes_to_host), U(x->bytes_to_device),
-            mib(x->bytes_to_device));
+            U(x->moves.bytes_to_host), mib(x->moves.bytes_to_host), U(x->moves.bytes_to_device),
+            mib(x->moves.bytes_to_device));
     fprintf(out, "stalls: %llu\nstall_us: %.3f\n", U(x->stalls), (double)x->stall_ns / 1e3);
-    if (x->evictions + x->cancelled_evictions + x->restores == 0)
-        return;
-    fprintf(out, "moves_by_reason:");
-    for (uint32_t r = 1; r < 8; r++)
-        if (s->moves_by_reason[r])
-            fprintf(out, " %s %llu", report_move_reason_name(r), U(s->moves_by_reason[r]));
-    if (s->moves_by_reason[0])
-        fprintf(out, " other %llu", U(s->moves_by_reason[0]));
-    fputc('\n', out);
 }
 
 /* Moves and stalls of each step, when the trace has any. */
 static void text_residency_steps(FILE *out, const report_stats *s)
 {
     const report_residency *x = &s->residency;
-    if (x->evictions + x->cancelled_evictions + x->restores + x->stalls == 0)
+    if (x->moves.evictions + x->moves.cancelled_evictions + x->moves.restores + x->stalls == 0)
         return;
     fprintf(out, "\nresidency by step:\n  %6s %9s %9s %8s %14s %15s %12s\n", "step", "evictions",
             "cancelled", "restores", "bytes_to_host", "bytes_to_device", "stall_us");
     for (size_t i = 0; i < s->nsteps; i++) {
         const report_residency *r = &s->steps[i].residency;
         fprintf(out, "  %6llu %9llu %9llu %8llu %14llu %15llu %12.3f\n", U(s->steps[i].step),
-                U(r->evictions), U(r->cancelled_evictions), U(r->restores), U(r->bytes_to_host),
-                U(r->bytes_to_device), (double)r->stall_ns / 1e3);
+                U(r->moves.evictions), U(r->moves.cancelled_evictions), U(r->moves.restores),
+                U(r->moves.bytes_to_host), U(r->moves.bytes_to_device), (double)r->stall_ns / 1e3);
     }
 }
 
@@ -208,11 +207,12 @@ static void text_tables(FILE *out, const report_trace *t, const report_stats *s,
     report_summary_plan_text(out, t, s);
     size_t n;
     const report_alloc **v = report_top_allocs(s, &n, top);
-    fprintf(out, "\ntop allocations (by bytes):\n  %12s %14s %8s %12s %12s %8s  %s\n", "alloc_id",
-            "bytes", "kind", "born_ms", "freed_ms", "touches", "name");
+    /* by name, not id: the ids are in allocs and --json */
+    fprintf(out, "\ntop allocations (by bytes):\n  %14s %8s %12s %12s %8s  %s\n", "bytes", "kind",
+            "born_ms", "freed_ms", "touches", "name");
     for (size_t i = 0; i < n; i++) {
-        fprintf(out, "  %12llu %14llu %8s %12.3f ", U(v[i]->id), U(v[i]->bytes),
-                report_alloc_kind_name(v[i]->kind), ms_since(t, v[i]->t_alloc));
+        fprintf(out, "  %14llu %8s %12.3f ", U(v[i]->bytes), report_alloc_kind_name(v[i]->kind),
+                ms_since(t, v[i]->t_alloc));
         if (v[i]->freed)
             fprintf(out, "%12.3f", ms_since(t, v[i]->t_free));
         else
@@ -255,8 +255,8 @@ static void json_devices(FILE *out, const report_stats *s)
                 "\"budget_bytes\": %llu, \"evictions\": %llu, \"restores\": %llu, "
                 "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_ms\": ",
                 n++ ? ", " : "", d, U(s->device_allocs[d]), U(s->device_peak[d]),
-                U(s->device_budget[d]), U(r->evictions), U(r->restores), U(r->bytes_to_host),
-                U(r->bytes_to_device));
+                U(s->device_budget[d]), U(r->moves.evictions), U(r->moves.restores),
+                U(r->moves.bytes_to_host), U(r->moves.bytes_to_device));
         report_json_double(out, (double)r->stall_ns / 1e6);
         fputs("}", out);
     }
@@ -319,6 +319,13 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
     json_u(out, "device_bytes_at_end", s->end_device_bytes);
     json_u(out, "unmatched_frees", s->unmatched_frees);
+    fprintf(out, "\"notes\": [");
+    for (size_t i = 0, k = 0; i < t->n; i++)
+        if (t->recs[i].kind == SHIM_TRACE_NOTE) {
+            fprintf(out, "%s", k++ ? ", " : "");
+            report_json_string(out, t->text + t->recs[i].text);
+        }
+    fprintf(out, "], ");
     json_devices(out, s);
     json_limits(out, t, s);
 }
@@ -330,11 +337,11 @@ static void json_residency(FILE *out, const report_stats *s)
     json_u(out, "budget_bytes", s->budget_bytes);
     json_u(out, "host_budget_bytes", s->host_budget_bytes);
     json_u(out, "device_total_bytes", s->device_total);
-    json_u(out, "evictions", x->evictions);
-    json_u(out, "cancelled_evictions", x->cancelled_evictions);
-    json_u(out, "restores", x->restores);
-    json_u(out, "bytes_to_host", x->bytes_to_host);
-    json_u(out, "bytes_to_device", x->bytes_to_device);
+    json_u(out, "evictions", x->moves.evictions);
+    json_u(out, "cancelled_evictions", x->moves.cancelled_evictions);
+    json_u(out, "restores", x->moves.restores);
+    json_u(out, "bytes_to_host", x->moves.bytes_to_host);
+    json_u(out, "bytes_to_device", x->moves.bytes_to_device);
     json_u(out, "stalls", x->stalls);
     fprintf(out, "\"stall_us\": ");
     report_json_double(out, (double)x->stall_ns / 1e3);
@@ -360,8 +367,8 @@ static void json_lists(FILE *out, const report_stats *s, long top)
         fprintf(out,
                 "\"evictions\": %llu, \"cancelled_evictions\": %llu, \"restores\": %llu, "
                 "\"bytes_to_host\": %llu, \"bytes_to_device\": %llu, \"stall_us\": ",
-                U(x->evictions), U(x->cancelled_evictions), U(x->restores), U(x->bytes_to_host),
-                U(x->bytes_to_device));
+                U(x->moves.evictions), U(x->moves.cancelled_evictions), U(x->moves.restores),
+                U(x->moves.bytes_to_host), U(x->moves.bytes_to_device));
         report_json_double(out, (double)x->stall_ns / 1e3);
         fprintf(out, ", \"wall_us\": ");
         if (report_step_wall_us(st) >= 0)

@@ -37,13 +37,23 @@ static const report_step *step_of(const report_stats *s, const report_plan_step 
     return NULL;
 }
 
+/* The step numbered `step`, or NULL. */
+static const report_step *step_numbered(const report_stats *s, uint64_t step)
+{
+    for (size_t i = 0; i < s->nsteps; i++)
+        if (s->steps[i].step == step && !s->steps[i].summary)
+            return &s->steps[i];
+    return NULL;
+}
+
 /* Contract in report.h. */
 report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s)
 {
     row *v = t->nplan_steps ? malloc(t->nplan_steps * sizeof *v) : NULL;
     for (size_t i = 0; v && i < t->nplan_steps; i++) {
         const report_plan_step *ps = &t->plan_steps[i];
-        v[i] = (row){ps, plan_of(t, ps), step_of(s, ps)};
+        const report_step *before = ps->step ? step_numbered(s, ps->step - 1) : NULL;
+        v[i] = (row){ps, plan_of(t, ps), step_of(s, ps), before};
     }
     if (v)
         qsort(v, t->nplan_steps, sizeof *v, by_first_seq);
@@ -53,7 +63,9 @@ report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s)
 /* Contract in report.h. */
 double report_plan_row_wall_us(const report_plan_row *r)
 {
-    return r->step ? report_step_wall_us(r->step) : -1.0;
+    if (!r->step || !r->before || r->step->t_mark < r->before->t_mark)
+        return -1.0;
+    return (double)(r->step->t_mark - r->before->t_mark) / 1e3;
 }
 
 static void text_plans(FILE *out, const report_trace *t)
@@ -114,8 +126,8 @@ void report_summary_plan_text(FILE *out, const report_trace *t, const report_sta
     if (!v)
         return;
     fprintf(out,
-            "\nplan by step (wall_us: the step's window in the trace, the host's time; "
-            "predicted: the plan in force):\n  %6s %4s %12s %12s %9s %10s %7s %10s %8s %14s "
+            "\nplan by step (wall_us: from the mark of the step before to the step's, the host's "
+            "time; predicted: the plan in force):\n  %6s %4s %12s %12s %9s %10s %7s %10s %8s %14s "
             "%15s %17s %19s %12s\n",
             "step", "plan", "wall_us", "predicted_us", "evictions", "prefetches", "missing",
             "departures", "reactive", "bytes_to_host", "bytes_to_device", "predicted_to_host",

@@ -113,10 +113,10 @@ static void totals_of(column *c)
                                            : (cell){CELL_NONE, 0, 0.0},
                   count_cell(s->peak_host_bytes),
                   count_cell(s->budget_bytes),
-                  count_cell(x->evictions),
-                  count_cell(x->restores),
-                  count_cell(x->bytes_to_host),
-                  count_cell(x->bytes_to_device),
+                  count_cell(x->moves.evictions),
+                  count_cell(x->moves.restores),
+                  count_cell(x->moves.bytes_to_host),
+                  count_cell(x->moves.bytes_to_device),
                   count_cell(x->stalls),
                   figure_cell((double)x->stall_ns / 1e3),
                   count_cell(c->t->dropped)};
@@ -170,7 +170,7 @@ static cell per_step(const report_step *st, int what)
     case PER_STEP_PEAK:
         return count_cell(st->peak_device_bytes);
     case PER_STEP_MOVED:
-        return count_cell(x->bytes_to_host + x->bytes_to_device);
+        return count_cell(x->moves.bytes_to_host + x->moves.bytes_to_device);
     default:
         return figure_cell((double)x->stall_ns / 1e3);
     }
@@ -193,7 +193,7 @@ static int any_residency(const column *c, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const report_residency *x = &c[i].s->residency;
-        if (x->evictions + x->cancelled_evictions + x->restores + x->stalls > 0)
+        if (x->moves.evictions + x->moves.cancelled_evictions + x->moves.restores + x->stalls > 0)
             return 1;
     }
     return 0;

@@ -13,6 +13,9 @@
 #ifndef REPORT_TRACE_H
 #define REPORT_TRACE_H
 
+#include "shim_trace_figures.h"
+#include "shim_trace_format.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -90,8 +93,8 @@ typedef struct report_summary {
     uint64_t step, steps, first_seq, start_ns, end_ns, records;
     uint64_t launches, allocations, frees, copies, syncs, graph_launches, kernel_times;
     uint64_t peak_device_bytes, device_bytes, peak_host_bytes;
-    uint64_t evictions, cancelled_evictions, restores, bytes_to_host, bytes_to_device;
-    uint64_t cancelled_bytes, stalls, stall_ns;
+    struct shim_trace_move_counts moves; /* evictions .. cancelled_bytes, as in the body */
+    uint64_t stalls, stall_ns;
     uint64_t moves_by_reason[8];
 } report_summary;
 
@@ -131,6 +134,10 @@ typedef struct report_trace {
        residency: 0, not have) */
     uint64_t resident_peak_bytes;
     int have_resident_peak;
+    /* END chunk (format 1.13): the name of the device the primary manager served, as the driver
+       gives it; "" when not recorded. On the simulated device wall times are the simulator's own
+       (shim_fig_simulated). */
+    char device_name[128];
     char write_error[120];
     int truncated;         /* the file stops inside a chunk, or without an END chunk */
     uint64_t truncated_at; /* byte offset where the whole chunks end */
@@ -201,9 +208,8 @@ typedef struct report_alloc {
    to host whose reason is not "cancelled"; a cancelled eviction is counted apart, but its
    bytes were copied, so they are in bytes_to_host. stall_ns sums the stalls' durations. */
 typedef struct report_residency {
-    uint64_t evictions, cancelled_evictions, restores, stalls;
-    uint64_t bytes_to_host, bytes_to_device, cancelled_bytes;
-    uint64_t stall_ns;
+    struct shim_trace_move_counts moves; /* shim_trace_count_move: the writer's arithmetic */
+    uint64_t stalls, stall_ns;
 } report_residency;
 
 typedef struct report_step {
@@ -303,6 +309,14 @@ int report_device_shown(const report_stats *s, uint32_t d);
 /* Whether an allocation of this kind takes device memory (everything but pinned host). */
 int report_alloc_on_device(uint32_t kind);
 
+/* ---- report_trace_figures.c: the figures every surface prints (shim_trace_figures.h) ---- */
+
+/* The figures of t (s: report_stats_compute of t) into f: the verdict's from the budget records,
+   the END chunk's resident peak and device name and the primary device's moves and stalls; the
+   steps, plans, plan steps and the moves' taxonomy from their records, fed in time order as
+   libshim's exit line was fed them. Cannot fail. */
+void report_figures_make(const report_trace *t, const report_stats *s, struct shim_figures *f);
+
 /* ---- report_trace_names.c: allocation names a person can recognise ---- */
 
 /* An allocation's role in the training step, from its lifetime against the steps: STATE was made
@@ -385,6 +399,11 @@ typedef struct report_moves {
     uint64_t transitions, slabs;        /* records of each kind */
     uint64_t by_reason[REPORT_REASONS]; /* moves by their starting reason */
     uint64_t by_outcome[REPORT_OUTCOMES];
+    /* The same counts as the taxonomy every surface prints (shim_trace_figures.h): what the
+       totals line says in its words. libshim's exit line and the summary count each transition
+       by its states (shim_fig_moves_transition); in a trace libshim wrote every move's end
+       leaves a moving state, so the counts are these. */
+    struct shim_fig_moves taxonomy;
     uint64_t bytes_to_host, bytes_to_device; /* of every move's copy, whatever its outcome */
     uint64_t by_device[REPORT_MAX_DEVICES];  /* moves by device */
     const report_stats *stats; /* what it was computed with: the moves' allocations' names */

@@ -158,6 +158,8 @@ static void on_end(void *ctx, const char *key, const char *value)
     else if (strcmp(key, "resident_peak_bytes") == 0) {
         t->resident_peak_bytes = strtoull(value, NULL, 10);
         t->have_resident_peak = 1;
+    } else if (strcmp(key, "device_name") == 0) {
+        snprintf(t->device_name, sizeof t->device_name, "%s", value);
     }
 }
 

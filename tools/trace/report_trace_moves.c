@@ -184,12 +184,29 @@ static int on_transition(ctx *c, size_t rec)
     return add_other(c, rec, SIZE_MAX);
 }
 
+/* The pairs' outcomes as the taxonomy every surface prints names them (shim_trace_figures.h). */
+static void taxonomy_add(struct shim_fig_moves *x, const report_move *mv)
+{
+    static const int outcome[REPORT_OUTCOMES] = {
+        [REPORT_DONE] = SHIM_FIG_DONE,   [REPORT_CANCELLED] = SHIM_FIG_CANCELLED,
+        [REPORT_ERROR] = SHIM_FIG_ERROR, [REPORT_FREED] = SHIM_FIG_FREED,
+        [REPORT_SUPERSEDED] = -1,        [REPORT_UNFINISHED] = -2};
+    x->by_reason[mv->reason < SHIM_FIG_REASONS ? mv->reason : 0]++;
+    (*(mv->event == SHIM_EV_EVICT ? &x->to_host : &x->to_device))++;
+    int o = outcome[mv->outcome];
+    if (o >= 0)
+        x->by_outcome[o]++;
+    else if (o == -1)
+        x->superseded++;
+}
+
 static void totals(report_moves *m)
 {
     for (size_t i = 0; i < m->nmoves; i++) {
         const report_move *mv = &m->moves[i];
         m->by_reason[mv->reason < REPORT_REASONS ? mv->reason : 0]++;
         m->by_outcome[mv->outcome]++;
+        taxonomy_add(&m->taxonomy, mv);
         m->by_device[mv->device]++;
         uint64_t *b = mv->event == SHIM_EV_EVICT ? &m->bytes_to_host : &m->bytes_to_device;
         *b = sat_add(*b, mv->bytes);

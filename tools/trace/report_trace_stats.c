@@ -95,14 +95,8 @@ static report_step summary_step(const report_summary *m)
                       .allocations = m->allocations,
                       .frees = m->frees,
                       .peak_device_bytes = m->peak_device_bytes};
-    st.residency = (report_residency){.evictions = m->evictions,
-                                      .cancelled_evictions = m->cancelled_evictions,
-                                      .restores = m->restores,
-                                      .stalls = m->stalls,
-                                      .bytes_to_host = m->bytes_to_host,
-                                      .bytes_to_device = m->bytes_to_device,
-                                      .cancelled_bytes = m->cancelled_bytes,
-                                      .stall_ns = m->stall_ns};
+    st.residency =
+        (report_residency){.moves = m->moves, .stalls = m->stalls, .stall_ns = m->stall_ns};
     return st;
 }
 
@@ -520,20 +514,10 @@ static void add_reason(report_stats *s, uint32_t reason)
                                                                                          : 0]++;
 }
 
+/* A move record counts as the writer's step summaries count it (shim_trace_count_move). */
 static void add_move(report_residency *x, const report_rec *r)
 {
-    if (r->sub == SHIM_MOVE_TO_DEVICE) {
-        x->restores++;
-        x->bytes_to_device = sat_add(x->bytes_to_device, r->b);
-        return;
-    }
-    if (r->sub2 == SHIM_REASON_CANCELLED) {
-        x->cancelled_evictions++;
-        x->cancelled_bytes = sat_add(x->cancelled_bytes, r->b);
-    } else {
-        x->evictions++;
-    }
-    x->bytes_to_host = sat_add(x->bytes_to_host, r->b); /* a cancelled copy was made too */
+    shim_trace_count_move(&x->moves, r->sub, r->sub2, r->b);
 }
 
 static void add_stall(report_residency *x, const report_rec *r)
@@ -554,7 +538,7 @@ int report_device_shown(const report_stats *s, uint32_t d)
     const report_residency *x = d < REPORT_MAX_DEVICES ? &s->device_residency[d] : NULL;
     return x != NULL && (d == report_device_slot(s->primary_device) ||
                          (d < s->ndevices && s->device_allocs[d] > 0) ||
-                         x->evictions + x->cancelled_evictions + x->restores > 0);
+                         x->moves.evictions + x->moves.cancelled_evictions + x->moves.restores > 0);
 }
 
 /* Contract in report_trace.h. */
@@ -620,13 +604,8 @@ static void residency_pass(ctx *c)
 
 static void add_residency(report_residency *x, const report_summary *m)
 {
-    x->evictions = sat_add(x->evictions, m->evictions);
-    x->cancelled_evictions = sat_add(x->cancelled_evictions, m->cancelled_evictions);
-    x->restores = sat_add(x->restores, m->restores);
+    shim_trace_move_counts_add(&x->moves, &m->moves);
     x->stalls = sat_add(x->stalls, m->stalls);
-    x->bytes_to_host = sat_add(x->bytes_to_host, m->bytes_to_host);
-    x->bytes_to_device = sat_add(x->bytes_to_device, m->bytes_to_device);
-    x->cancelled_bytes = sat_add(x->cancelled_bytes, m->cancelled_bytes);
     x->stall_ns = sat_add(x->stall_ns, m->stall_ns);
 }
 
