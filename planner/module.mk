@@ -4,8 +4,8 @@
 # member of the library too, so that everything linking the planner has it; linked beside
 # libconf.a, only one of the two copies of that one object is ever taken.
 
-HOUSE_ROOMS += planner:planner/base,conf
-planner_CFLAGS := -Iplanner -Iplanner/base -Iconf
+HOUSE_ROOMS += planner:planner/rules,planner/base,conf planner/rules:
+planner_CFLAGS := -Iplanner -Iplanner/rules -Iplanner/base -Iconf
 PLANNER_SRCS := $(sort $(wildcard planner/plan_*.c)) conf/conf_bytes.c
 PLANNER_OBJS := $(PLANNER_SRCS:%.c=$(BUILD)/%.o)
 PLANNER_LIB := $(BUILD)/planner/libplanner.a

@@ -146,7 +146,7 @@ plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64
 /* m into the initialised empty model *out, with every allocation i for which movable[i] is false
  * touched at each operation of its life, so that no plan moves it (libshim's in-process planner
  * and shim-report's model of a libshim trace pin what libshim cannot move:
- * plan_build_movable). PLAN_ERR_NOMEM or a limit of plan_model_add_alloc. */
+ * plan_rules_movable). PLAN_ERR_NOMEM or a limit of plan_model_add_alloc. */
 plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out);
 
 /* Checks a complete model: at least one operation, hardware figures positive and finite,

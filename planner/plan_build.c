@@ -16,8 +16,8 @@ plan_builder *plan_build_new(void)
     plan_builder *b = calloc(1, sizeof(*b));
     if (!b)
         return NULL;
-    b->granule = PLAN_BUILD_GRANULE;
-    b->page = PLAN_BUILD_PAGE;
+    b->granule = PLAN_RULES_GRANULE;
+    b->page = PLAN_RULES_PAGE;
     b->link = (plan_hw){.h2d_gbps = PLAN_BUILD_GBPS,
                         .d2h_gbps = PLAN_BUILD_GBPS,
                         .duplex = PLAN_BUILD_DUPLEX,

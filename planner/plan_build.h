@@ -18,89 +18,10 @@
 #define PLAN_BUILD_H
 
 #include "plan.h"
+#include "plan_rules.h"
 
-/* Kinds of memory, with the values of the trace's alloc_kind (tools/trace/TRACE-FORMAT.md). */
-typedef enum plan_mem_kind {
-    PLAN_MEM_PLAIN = 1,   /* cuMemAlloc */
-    PLAN_MEM_ASYNC = 2,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
-    PLAN_MEM_MAPPED = 3,  /* a cuMemMap of a cuMemCreate handle: the mapped range */
-    PLAN_MEM_HOST = 4,    /* pinned host memory: not device memory, left out of models */
-    PLAN_MEM_MANAGED = 5, /* managed by the shim: a VMM unit of its own, or a slab member */
-} plan_mem_kind;
-
-/* Device granularity of physical memory (VMM granularity of current GPUs and of the simulated
- * device), and the page that smaller plain allocations round to on the simulated device. */
-#define PLAN_BUILD_GRANULE ((uint64_t)2 << 20)
-#define PLAN_BUILD_PAGE    ((uint64_t)4096)
-/* Block size of the shim's slabs (small managed allocations). */
-#define PLAN_BUILD_SLAB_BLOCK ((uint64_t)512)
-
-/* The largest managed allocation that shares a slab: half the granule (shim/resid's try_member,
- * shim_resid_slab_max). */
-#define PLAN_BUILD_SLAB_MAX (PLAN_BUILD_GRANULE / 2)
-/* Empty slabs libshim keeps mapped for new members, at most (shim/resid/shim_resid_slab.c): a
- * search for room releases them first, without a copy, so a model does not count them. */
-#define PLAN_BUILD_SLAB_KEEP_EMPTY 8
-
-/* How libshim packs a slab member, the one rule the shim (shim_resid_slab.c) and the planner's
- * model of it (plan_model_hold) follow: a member of want blocks takes the first run of want free
- * blocks of the newest slab that has one, else a new slab. This is the search within one slab:
- * the first block of the first run of want clear bits of used[0 .. nblocks) (a bit per 512-byte
- * block, set when taken), or -1. Cannot fail. */
-static inline int64_t plan_build_slab_find(const uint64_t *used, uint32_t nblocks, uint32_t want)
-{
-    uint32_t run = 0;
-    for (uint32_t b = 0; b < nblocks; b++) {
-        uint64_t word = used[b / 64];
-        if (word == UINT64_MAX && b % 64 == 0) { /* a full word: skip it */
-            run = 0;
-            b += 63;
-            continue;
-        }
-        run = (word >> (b % 64)) & 1 ? 0 : run + 1;
-        if (run == want)
-            return (int64_t)(b + 1 - want);
-    }
-    return -1;
-}
-
-/* libshim's rules for how it holds a device allocation the program asks for: the one
- * description the shim's in-process planner, shim-report plan and shim-plan model it by
- * (shim/resid/shim_resid_alloc.c carries them out). A request smaller than min_managed goes to
- * the driver (unmanaged: rounded as a plain allocation, never moved); a managed one of at most
- * slab_max is a slab member (its 512-byte blocks; moved only with its slab); a larger one is a
- * unit of its own, rounded up to the granule, the only kind a plan moves. */
-typedef struct plan_hold_rules {
-    uint64_t granule;     /* a power of two (PLAN_BUILD_GRANULE) */
-    uint64_t page;        /* smaller plain allocations round to it; a power of two <= granule */
-    uint64_t min_managed; /* residency's min_managed_bytes (conf/conf.h; default 64KiB) */
-    uint64_t slab_max;    /* residency's slab maximum (PLAN_BUILD_SLAB_MAX) */
-} plan_hold_rules;
-
-/* The kind libshim gives a device allocation of bytes the program asks for with cuMemAlloc or
- * cuMemAllocAsync: PLAN_MEM_MANAGED from min_managed bytes on, PLAN_MEM_PLAIN below. */
-static inline plan_mem_kind plan_build_kind(uint64_t bytes, uint64_t min_managed)
-{
-    return bytes >= min_managed ? PLAN_MEM_MANAGED : PLAN_MEM_PLAIN;
-}
-
-/* The bytes the device holds for an allocation of kind and bytes under rules r (the rule is
- * planner/MODEL-FORMAT.md's "Bytes: what the device holds"): plain and stream-ordered round up to
- * the granule from the granule on, to the page below; managed round up to the granule above
- * r->slab_max, to 512-byte blocks at most it (the blocks a slab member takes in its slab; a model
- * counts the member's slab instead: plan_model_hold, the builder); pinned host memory holds none; a
- * VMM mapping or an unknown kind as given. r->min_managed is not read. Cannot fail. */
-uint64_t plan_build_held_bytes(plan_mem_kind kind, uint64_t bytes, const plan_hold_rules *r);
-
-/* The one rule of which device allocations libshim's residency manager can move on their own:
- * managed ones with a unit of their own, i.e. larger than the largest that shares a slab
- * (slab_max, the shim's residency.slab_max_bytes). Everything else (unmanaged memory, slab
- * members, which move only with their slab) stays where it is as far as a plan goes. The shim's
- * in-process planner and shim-report's model of a libshim trace both ask this. */
-static inline int plan_build_movable(plan_mem_kind kind, uint64_t bytes, uint64_t slab_max)
-{
-    return kind == PLAN_MEM_MANAGED && bytes > slab_max;
-}
+/* The kinds of memory, and libshim's rules of how it holds each (granule, slabs, what moves, the
+   bytes held): planner/rules/plan_rules.h, shared with the shim. */
 
 /* Link figures of a model when neither plan_build_link nor plan_build_move gave them: PCIe 4.0
  * x16 (and the simulated device's default), both directions at once, the generator's remap cost. */
@@ -140,8 +61,8 @@ plan_builder *plan_build_new(void);
 void plan_build_free(plan_builder *b);
 
 /* Sets the granularity the device rounds plain, stream-ordered and managed allocations to
- * (granule, a power of two; default PLAN_BUILD_GRANULE) and the page of plain allocations smaller
- * than granule (a power of two, at most granule; default PLAN_BUILD_PAGE). PLAN_ERR_INVALID. */
+ * (granule, a power of two; default PLAN_RULES_GRANULE) and the page of plain allocations smaller
+ * than granule (a power of two, at most granule; default PLAN_RULES_PAGE). PLAN_ERR_INVALID. */
 plan_err plan_build_rounding(plan_builder *b, uint64_t granule, uint64_t page);
 
 /* An allocation id of bytes (as the program asked: the builder rounds) of the given kind at addr,
@@ -239,9 +160,9 @@ plan_err plan_model_pin_slabs(const plan_model *m, const bool *movable, const bo
                               uint64_t granule, plan_model *out, plan_hold_info *info);
 
 /* m as libshim holds it into the initialised empty model *out: each allocation's bytes taken
- * as a request of that size, given the kind plan_build_kind says, held as plan_build_held_bytes
+ * as a request of that size, given the kind plan_rules_kind says, held as plan_rules_held_bytes
  * says, its moves copying its own bytes (plan_alloc's moved: m's, at most what it holds), and
- * pinned (plan_model_pin) unless plan_build_movable; operations, touches, copies and the link as
+ * pinned (plan_model_pin) unless plan_rules_movable; operations, touches, copies and the link as
  * in m. A slab member holds 1 byte (the format's least) and the slabs' chunks are allocations of
  * a granule each after m's, pinned, one per span of operations a slab holds members as libshim
  * packs them (planner/plan_slab.c), so out's allocation i is m's for i < m->nallocs. Describes the

@@ -21,33 +21,11 @@
 
 #include <stdlib.h>
 
-static uint64_t round_up(uint64_t v, uint64_t to)
-{
-    uint64_t r = v % to;
-    return r == 0 || v > UINT64_MAX - (to - r) ? v : v + (to - r);
-}
-
-/* Contract in plan_build.h. */
-uint64_t plan_build_held_bytes(plan_mem_kind kind, uint64_t bytes, const plan_hold_rules *r)
-{
-    switch (kind) {
-    case PLAN_MEM_PLAIN:
-    case PLAN_MEM_ASYNC:
-        return round_up(bytes, bytes >= r->granule ? r->granule : r->page);
-    case PLAN_MEM_MANAGED:
-        return round_up(bytes, bytes > r->slab_max ? r->granule : PLAN_BUILD_SLAB_BLOCK);
-    case PLAN_MEM_HOST:
-        return 0;
-    default: /* a VMM mapping, or a kind this builder does not know: as recorded */
-        return bytes;
-    }
-}
-
 /* Contract in plan_internal.h. */
 uint64_t plan_build_held(const plan_builder *b, uint32_t kind, uint64_t bytes)
 {
     plan_hold_rules r = {.granule = b->granule, .page = b->page, .slab_max = b->granule / 2};
-    return plan_build_held_bytes((plan_mem_kind)kind, bytes, &r);
+    return plan_rules_held_bytes((plan_mem_kind)kind, bytes, &r); /* a trace's alloc_kind */
 }
 
 /* An allocation's place when looking it up by id: ordered by id, then by the order it came. */

@@ -73,14 +73,6 @@ double plan_ctx_h2d_us(const plan_ctx *c, uint64_t bytes);
 double plan_ctx_evict_us(const plan_ctx *c, uint64_t bytes);
 double plan_ctx_restore_us(const plan_ctx *c, uint64_t bytes);
 
-/* plan_link.c — the both-busy link rates (link_both) */
-/* Whether hw's link_both rates are absent, or each in (0, its full rate] with duplex; on false,
-   the reason in msg. */
-bool plan_link_check(const plan_hw *hw, char *msg, size_t cap);
-/* Whether hw's copies follow the fluid rule (link_both present on a duplex link). */
-bool plan_link_on(const plan_hw *hw);
-/* The link object (plan_link_init, plan_link_place, ...) is public: planner/plan.h. */
-
 /* Nominal time of position q (may be >= n: next step) at an operation's start / end. */
 double plan_ctx_start_at(const plan_ctx *c, int64_t q);
 double plan_ctx_end_at(const plan_ctx *c, int64_t q);
@@ -91,6 +83,15 @@ size_t plan_ctx_find_gap(const plan_ctx *c, uint32_t alloc, int32_t evict_after)
 
 /* The entry of gap g with the given prefetch and wait positions. */
 plan_entry plan_ctx_entry(const plan_ctx *c, size_t g, int32_t prefetch_at, int32_t wait_at);
+
+/* plan_link.c — the both-busy link rates (link_both) */
+/* Whether hw's link_both rates are absent, or each in (0, its full rate] with duplex; on false,
+   the reason in msg. */
+bool plan_link_check(const plan_hw *hw, char *msg, size_t cap);
+/* Whether hw's copies follow the fluid rule (link_both present on a duplex link). */
+bool plan_link_on(const plan_hw *hw);
+/* The link object (plan_link_init, plan_link_place, ...) is public: planner/plan.h. */
+
 
 /* ---- plan_mover.c: the host's mover, which remaps each move's range ------------------------ */
 
@@ -211,10 +212,13 @@ plan_span plan_cover(const plan_ctx *c, const plan_engines *en, size_t g);
 /* The reactive plan for budget. PLAN_ERR_NOMEM. */
 plan_err plan_reactive(const plan_ctx *c, uint64_t budget, plan *out);
 
-/* ---- plan_sched.c / plan_place.c / plan_improve.c: the scheduled planner -------------------- */
+/* ---- plan_sched.c: the scheduled planner (plan_select.c chooses, plan_place.c places,
+   plan_improve.c and plan_repair.c refine) ---- */
 
 /* The scheduled plan for budget. PLAN_ERR_NOMEM. */
 plan_err plan_scheduled(const plan_ctx *c, uint64_t budget, plan *out);
+
+/* ---- plan_select.c ---- */
 
 /* Chooses gaps to evict (sel[g] = 1) so that the estimated level (live bytes plus extra[q], when
  * extra is not NULL) fits budget. A gap whose copies cannot be hidden is chosen to keep a span of
@@ -222,6 +226,8 @@ plan_err plan_scheduled(const plan_ctx *c, uint64_t budget, plan *out);
  * PLAN_ERR_NOMEM. */
 plan_err plan_select(const plan_ctx *c, uint64_t budget, const uint64_t *extra, uint8_t *sel,
                      plan_span *force);
+
+/* ---- plan_place.c ---- */
 
 /* Entry of gap g whose copy back is placed as late as the link allows on the nominal timeline,
  * issued no earlier than position kmin. */
@@ -237,9 +243,13 @@ plan_err plan_place(const plan_ctx *c, const uint8_t *sel, const plan_span *forc
  * PLAN_ERR_NOMEM. */
 plan_err plan_maximal(const plan_ctx *c, plan *out);
 
+/* ---- plan_improve.c ---- */
+
 /* Improves p in place by simulation-judged moves within the canonical plan space, up to a work
  * budget that scales with the model. *st is p's outcome on entry and on return. PLAN_ERR_NOMEM. */
 plan_err plan_improve(const plan_ctx *c, uint64_t budget, plan *p, plan_stats *st);
+
+/* ---- plan_repair.c ---- */
 
 /* Repairs an infeasible p toward the budget (waits, later prefetches, more gaps), keeping the
  * best outcome seen. PLAN_ERR_NOMEM. */

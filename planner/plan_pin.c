@@ -102,7 +102,7 @@ static plan_err hold_into(const plan_model *m, const bool *movable, const bool *
     if (!blocks)
         return PLAN_ERR_NOMEM;
     for (size_t i = 0; i < m->nallocs; i++) {
-        uint64_t b = (bytes[i] + PLAN_BUILD_SLAB_BLOCK - 1) / PLAN_BUILD_SLAB_BLOCK;
+        uint64_t b = (bytes[i] + PLAN_RULES_SLAB_BLOCK - 1) / PLAN_RULES_SLAB_BLOCK;
         blocks[i] = member[i] ? (uint32_t)(b < UINT32_MAX ? b : UINT32_MAX) : 0;
         if (member[i]) /* its slab's chunk holds its bytes; the model format's least here */
             bytes[i] = moved[i] = 1;
@@ -118,7 +118,7 @@ static plan_err hold_into(const plan_model *m, const bool *movable, const bool *
 plan_err plan_model_pin_slabs(const plan_model *m, const bool *movable, const bool *member,
                               uint64_t granule, plan_model *out, plan_hold_info *info)
 {
-    if (!power_of_two(granule) || granule < PLAN_BUILD_SLAB_BLOCK)
+    if (!power_of_two(granule) || granule < PLAN_RULES_SLAB_BLOCK)
         return PLAN_ERR_INVALID;
     plan_hold_info none;
     info = info ? info : &none;
@@ -142,7 +142,7 @@ plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_mod
                          plan_hold_info *info)
 {
     if (!power_of_two(r->granule) || !power_of_two(r->page) || r->page > r->granule ||
-        r->granule < PLAN_BUILD_SLAB_BLOCK)
+        r->granule < PLAN_RULES_SLAB_BLOCK)
         return PLAN_ERR_INVALID;
     plan_hold_info none;
     info = info ? info : &none;
@@ -152,10 +152,10 @@ plan_err plan_model_hold(const plan_model *m, const plan_hold_rules *r, plan_mod
     plan_err e = movable && bytes ? PLAN_OK : PLAN_ERR_NOMEM;
     for (size_t i = 0; i < m->nallocs && !e; i++) {
         uint64_t asked = m->allocs[i].bytes;
-        plan_mem_kind kind = plan_build_kind(asked, r->min_managed);
-        movable[i] = plan_build_movable(kind, asked, r->slab_max);
+        plan_mem_kind kind = plan_rules_kind(asked, r->min_managed);
+        movable[i] = plan_rules_movable(kind, asked, r->slab_max);
         member[i] = kind == PLAN_MEM_MANAGED && !movable[i];
-        bytes[i] = plan_build_held_bytes(kind, asked, r);
+        bytes[i] = plan_rules_held_bytes(kind, asked, r);
         /* libshim copies the allocation's own bytes, not the granules that hold it */
         moved[i] = m->allocs[i].moved < bytes[i] ? m->allocs[i].moved : bytes[i];
         count(info, kind, movable[i], bytes[i]);

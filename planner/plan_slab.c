@@ -3,13 +3,13 @@
  * by the slab they were in, plan_build_mem.c).
  *
  * libshim packs each small managed allocation into the newest slab with a run of free blocks
- * (plan_build_slab_find) and a slab holds a whole granule while any member lives, so a step's
+ * (plan_rules_slab_find) and a slab holds a whole granule while any member lives, so a step's
  * slabs hold more than its members' blocks: on the HTA trace of shared/traces, 88 MiB of chunks
  * for 70.8 MiB of blocks (tests/bench/RESULTS-real.md, run 5). Here that packing is replayed in
  * the order replay makes and frees the model's allocations (tests/workloads/replay_sched.c):
  * cyclic members once, first; then at each operation its births, then its deaths, each in
  * allocation order. A slab emptied is kept for new members while fewer than
- * PLAN_BUILD_SLAB_KEEP_EMPTY are, else released. The step runs twice and the second is recorded,
+ * PLAN_RULES_SLAB_KEEP_EMPTY are, else released. The step runs twice and the second is recorded,
  * so slabs kept empty by the first take members as in every later step. Not modelled: a slab
  * evicted or made on the host takes no new members in libshim (a plan never evicts a slab; a
  * reactive eviction may), which then opens another. */
@@ -56,7 +56,7 @@ static plan_err take(sim *x, uint32_t a, uint32_t want)
     while (i > 0 && at < 0) {
         i--;
         if (!x->s[i].gone)
-            at = plan_build_slab_find(x->s[i].used, x->nblocks, want);
+            at = plan_rules_slab_find(x->s[i].used, x->nblocks, want);
     }
     if (at < 0) {
         if (base_array_grow((void **)&x->s, &x->cap, x->n + 1, sizeof *x->s))
@@ -87,7 +87,7 @@ static void give(sim *x, uint32_t a, uint32_t want)
     set_blocks(s->used, x->first[a], want, false);
     if (--s->members)
         return;
-    if (x->empty < PLAN_BUILD_SLAB_KEEP_EMPTY) {
+    if (x->empty < PLAN_RULES_SLAB_KEEP_EMPTY) {
         s->kept_empty = true;
         x->empty++;
         return;
@@ -183,7 +183,7 @@ plan_err plan_slab_lives(const plan_model *m, const bool *member, const uint32_t
 {
     *out = NULL;
     *n = *most = 0;
-    sim x = {.nblocks = (uint32_t)(granule / PLAN_BUILD_SLAB_BLOCK)};
+    sim x = {.nblocks = (uint32_t)(granule / PLAN_RULES_SLAB_BLOCK)};
     x.words = (x.nblocks + 63) / 64;
     size_t na = m->nallocs;
     x.in = malloc((na + 1) * sizeof *x.in);

@@ -15,17 +15,17 @@
 # same way. libshim.so has no DT_NEEDED on libcuda or libcudart and exports only the hooks (cu*)
 # and dlsym (shim/shim.map).
 RESID_INSIDE := shim/resid/budget,shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver
-HOUSE_ROOMS += shim:shim/hooks,shim/plan,shim/resid,shim/core,shim/trace,planner,planner/base,conf \
-    shim/hooks:shim/plan,shim/resid,shim/core,shim/trace,planner/base,conf \
-    shim/plan:shim/resid,shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid:$(RESID_INSIDE),shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid/budget:shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid/moves:shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid/pools:shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid/state:shim/resid/driver,shim/core,shim/trace,planner,planner/base,conf \
-    shim/resid/driver:shim/core,shim/trace,planner/base,conf \
-    shim/core:shim/trace,planner/base,conf \
-    shim/trace:planner/base
+HOUSE_ROOMS += shim:shim/hooks,shim/plan,shim/resid,shim/core,shim/trace,planner,planner/rules,planner/base,conf \
+    shim/hooks:shim/plan,shim/resid,shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/plan:shim/resid,shim/core,shim/trace,planner,planner/rules,planner/base,conf \
+    shim/resid:$(RESID_INSIDE),shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/resid/budget:shim/resid/moves,shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/resid/moves:shim/resid/pools,shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/resid/pools:shim/resid/state,shim/resid/driver,shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/resid/state:shim/resid/driver,shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/resid/driver:shim/core,shim/trace,planner/rules,planner/base,conf \
+    shim/core:shim/trace,planner/rules,planner/base,conf \
+    shim/trace:planner/rules,planner/base
 shim_room_cflags = $(if $(filter shim/trace,$(1)),,$(CUDA_INC)) $(call room_inc,$(1)) -fvisibility=hidden
 shim_CFLAGS = $(call shim_room_cflags,shim)
 shim_hooks_CFLAGS = $(call shim_room_cflags,shim/hooks)

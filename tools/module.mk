@@ -15,12 +15,13 @@
 # The trace format's definitions: shim_trace_format.h and the enums of shim_trace.h, included by
 # bare name. The one place that says where they live (the trace reader, the report and their
 # tests and fuzz targets all use it).
-SHIM_FORMAT_INC := -Ishim/trace
+SHIM_FORMAT_INC := -Ishim/trace -Iplanner/rules
 SHIM_FORMAT_HDRS = $(wildcard $(patsubst -I%,%/shim_trace_format.h,$(SHIM_FORMAT_INC)))
 
-HOUSE_ROOMS += tools/report:tools/trace,tools/util,tools/planopt,shim/trace,planner,planner/base,conf \
-    tools/import:tools/util,tools/planopt,planner,planner/base,conf \
-    tools/trace:tools/util,shim/trace,planner/base tools/planopt:planner,planner/base,conf \
+HOUSE_ROOMS += tools/report:tools/trace,tools/util,tools/planopt,shim/trace,planner,planner/rules,planner/base,conf \
+    tools/import:tools/util,tools/planopt,planner,planner/rules,planner/base,conf \
+    tools/trace:tools/util,shim/trace,planner/rules,planner/base \
+    tools/planopt:planner,planner/rules,planner/base,conf \
     tools/run:conf tools/util:
 
 # ---- util ----

@@ -168,7 +168,7 @@ void shim_log(enum shim_log_level level, const char *fmt, ...)
 #define SHIM_MANAGED_ID_TAG ((uint64_t)1 << 62)
 struct shim_alloc {
     uint64_t id, addr, size;
-    int kind; /* enum shim_alloc_kind */
+    int kind; /* plan_mem_kind */
 };
 /* Adds [addr, addr+size); returns its id (0 if it could not be tracked). */
 uint64_t shim_registry_add(uint64_t addr, uint64_t size, int kind);
@@ -406,7 +406,7 @@ struct shim_step_listener {
        took usec (to_device: a restore) */
     void (*kernel_time)(uint64_t seq, double usec);
     void (*link_time)(bool to_device, uint64_t bytes, double usec);
-    /* an allocation (kind: enum shim_alloc_kind), the ordinal-th at its launch index; a copy
+    /* an allocation (kind: plan_mem_kind), the ordinal-th at its launch index; a copy
        between allocations dst and src (0: not an allocation) */
     void (*alloc)(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
                   uint32_t ordinal);
@@ -425,8 +425,8 @@ static inline bool shim_step_recording(void)
 void shim_step_recording_set(bool on);
 /* Registers and records a new allocation; returns its id (0 if untracked). plan_on: a plan is
    applied, so the allocation's ordinal is counted even when the step is not recorded. */
-uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
-                           uint64_t stream, bool plan_on);
+uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream,
+                           bool plan_on);
 /* Registers and records a managed allocation kept in host memory for good (host_resident):
    registry and trace as a managed allocation; the step recorder never sees it and its ordinal
    is not counted (no step model holds it, no plan binds it). Its id, or 0 if untracked. */

@@ -27,23 +27,23 @@ void shim_record_step_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind
         listener->alloc(id, addr, bytes, kind, stream, ordinal);
 }
 
-uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
-                           uint64_t stream, bool plan_on)
+uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream,
+                           bool plan_on)
 {
     uint64_t id = shim_registry_add(addr, bytes, kind);
     if (id && (shim.record & CONF_RECORD_ALLOCS))
         shim_trace_alloc_on(id, addr, bytes, kind, stream,
-                            kind == SHIM_ALLOC_HOST ? 0 : shim_current_device());
-    if (id && kind != SHIM_ALLOC_HOST && (shim_step_recording() || plan_on))
+                            kind == PLAN_MEM_HOST ? 0 : shim_current_device());
+    if (id && kind != PLAN_MEM_HOST && (shim_step_recording() || plan_on))
         shim_record_step_alloc(id, addr, bytes, kind, stream);
     return id;
 }
 
 uint64_t shim_record_alloc_kept_on_host(uint64_t addr, uint64_t bytes, uint64_t stream)
 {
-    uint64_t id = shim_registry_add(addr, bytes, SHIM_ALLOC_MANAGED);
+    uint64_t id = shim_registry_add(addr, bytes, PLAN_MEM_MANAGED);
     if (id && (shim.record & CONF_RECORD_ALLOCS))
-        shim_trace_alloc_on(id, addr, bytes, SHIM_ALLOC_MANAGED, stream, shim_current_device());
+        shim_trace_alloc_on(id, addr, bytes, PLAN_MEM_MANAGED, stream, shim_current_device());
     return id;
 }
 

@@ -84,7 +84,7 @@ static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
         return 0;
     }
     uint64_t id = shim_new_id();
-    if (kind == SHIM_ALLOC_MANAGED)
+    if (kind == PLAN_MEM_MANAGED)
         id |= SHIM_MANAGED_ID_TAG;
     *r = (struct shim_alloc){id, addr, size, kind};
     pthread_mutex_lock(&lock);
@@ -103,7 +103,7 @@ static uint64_t add(uint64_t addr, uint64_t size, int kind, bool placed)
                       (unsigned long long)addr);
         free(take(stale));
     }
-    if (kind != SHIM_ALLOC_HOST && (device_bytes += size) > device_peak)
+    if (kind != PLAN_MEM_HOST && (device_bytes += size) > device_peak)
         device_peak = device_bytes;
     if (placed && size >= SHIM_REG_MIN_TRACKED && addr && !place(r, true))
         SHIM_LOG_ONCE(SHIM_LOG_WARN, "out of memory for the address table: some launches will "
@@ -145,7 +145,7 @@ struct shim_slab_map *shim_registry_add_slab(uint64_t addr, uint64_t size, uint6
         m->size = size;
         m->slab_id = slab_id;
         struct shim_alloc r = {(uint64_t)(uintptr_t)m | SHIM_REG_SLAB_TAG, addr, size,
-                               SHIM_ALLOC_MANAGED};
+                               PLAN_MEM_MANAGED};
         if (!place(&r, true)) {
             m->next_free = free_maps;
             free_maps = m;
@@ -168,7 +168,7 @@ void shim_registry_slab_set(struct shim_slab_map *m, uint64_t addr, uint64_t siz
 void shim_registry_remove_slab(struct shim_slab_map *m)
 {
     struct shim_alloc r = {(uint64_t)(uintptr_t)m | SHIM_REG_SLAB_TAG, m->base, m->size,
-                           SHIM_ALLOC_MANAGED};
+                           PLAN_MEM_MANAGED};
     pthread_mutex_lock(&lock);
     place(&r, false);
     m->next_free = free_maps;
@@ -179,7 +179,7 @@ void shim_registry_remove_slab(struct shim_slab_map *m)
 /* Counts r out and takes its range out of the address table; r has left by_addr (lock held). */
 static struct shim_alloc *take(struct shim_alloc *r)
 {
-    if (r->kind != SHIM_ALLOC_HOST)
+    if (r->kind != PLAN_MEM_HOST)
         device_bytes -= r->size;
     if (r->size >= SHIM_REG_MIN_TRACKED && r->addr)
         place(r, false);

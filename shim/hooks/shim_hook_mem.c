@@ -9,11 +9,10 @@
 #include "shim_hooks.h"
 
 /* Registers and records an allocation the driver made; its id (0: untracked). */
-static uint64_t record_alloc(uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
-                             uint64_t stream)
+static uint64_t record_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream)
 {
     return shim_record_alloc(addr, bytes, kind, stream,
-                             kind != SHIM_ALLOC_HOST && shim_resid_plan_on());
+                             kind != PLAN_MEM_HOST && shim_resid_plan_on());
 }
 
 /* Unregisters the allocation at addr before it is freed; *a keeps it for undo. */
@@ -27,7 +26,7 @@ static void freed(bool had, const struct shim_alloc *a, CUresult rc, uint64_t st
     if (!had)
         return;
     if (rc != CUDA_SUCCESS) { /* still allocated: track it again (under a new id) */
-        record_alloc(a->addr, a->size, (enum shim_alloc_kind)a->kind, stream);
+        record_alloc(a->addr, a->size, (plan_mem_kind)a->kind, stream);
         return;
     }
     if (shim.record & CONF_RECORD_ALLOCS)
@@ -69,7 +68,7 @@ static CUresult alloc_outside(const struct alloc_call *c)
     if (rc != CUDA_SUCCESS || !c->dptr)
         return rc;
     shim_resid_outside_add(*c->dptr, c->bytes);
-    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? PLAN_MEM_PLAIN : PLAN_MEM_ASYNC,
                  c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
     return CUDA_SUCCESS;
 }
@@ -89,8 +88,7 @@ static CUresult alloc_any(const struct alloc_call *c)
         if (rc != CUDA_SUCCESS)
             return rc;
         shim_resid_foreign_add(*c->dptr, c->bytes, dev);
-        record_alloc(*c->dptr, c->bytes,
-                     c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+        record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? PLAN_MEM_PLAIN : PLAN_MEM_ASYNC,
                      c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
         return CUDA_SUCCESS;
     }
@@ -116,7 +114,7 @@ static CUresult alloc_any(const struct alloc_call *c)
         return rc;
     if (counted)
         shim_resid_unmanaged_add(c->bytes, true);
-    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? SHIM_ALLOC_PLAIN : SHIM_ALLOC_ASYNC,
+    record_alloc(*c->dptr, c->bytes, c->which == CALL_PLAIN ? PLAN_MEM_PLAIN : PLAN_MEM_ASYNC,
                  c->which == CALL_PLAIN ? 0 : shim_stream_id(c->stream, c->per_thread));
     return CUDA_SUCCESS;
 }
@@ -129,7 +127,7 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
 {
     struct shim_alloc a;
     bool had = dptr && unregister(dptr, &a);
-    if (had && a.kind == SHIM_ALLOC_MANAGED) {
+    if (had && a.kind == PLAN_MEM_MANAGED) {
         CUresult rc = shim_resid_free(a.id, s, per_thread, async);
         if (rc == CUDA_SUCCESS && (shim.record & CONF_RECORD_ALLOCS))
             shim_trace_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
@@ -140,14 +138,13 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
     shim_free_later_flush(false);
     /* A plain free would wait for libshim's moves in flight (cuMemFree synchronises): kept for
        later, the program's own work waited for. */
-    if (had && a.kind == SHIM_ALLOC_PLAIN && real == real_free &&
-        !shim_capture_active(NULL, false) && !shim_resid_foreign_has(dptr) &&
-        shim_free_later(dptr, a.size)) {
+    if (had && a.kind == PLAN_MEM_PLAIN && real == real_free && !shim_capture_active(NULL, false) &&
+        !shim_resid_foreign_has(dptr) && shim_free_later(dptr, a.size)) {
         freed(had, &a, CUDA_SUCCESS, 0);
         return CUDA_SUCCESS;
     }
     CUresult rc = real(dptr, s, per_thread);
-    if (had && rc == CUDA_SUCCESS && (a.kind == SHIM_ALLOC_PLAIN || a.kind == SHIM_ALLOC_ASYNC) &&
+    if (had && rc == CUDA_SUCCESS && (a.kind == PLAN_MEM_PLAIN || a.kind == PLAN_MEM_ASYNC) &&
         !shim_resid_foreign_remove(dptr))
         shim_resid_unmanaged_add(a.size, false);
     freed(had, &a, rc, async ? shim_stream_id(s, per_thread) : 0);
@@ -235,7 +232,7 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     SHIM_NEED_REAL(cuMemMap);
     CUresult rc = shim.real.cuMemMap(ptr, size, offset, handle, flags);
     if (rc == CUDA_SUCCESS && shim_active())
-        record_alloc(ptr, size, SHIM_ALLOC_VMM_MAP, 0);
+        record_alloc(ptr, size, PLAN_MEM_MAPPED, 0);
     return rc;
 }
 
@@ -252,7 +249,7 @@ CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     SHIM_NEED_REAL(cuMemUnmap);
     CUresult rc = shim.real.cuMemUnmap(ptr, size);
     if (rc == CUDA_SUCCESS && shim_active())
-        shim_registry_remove_range(ptr, size, SHIM_ALLOC_VMM_MAP, unmapped);
+        shim_registry_remove_range(ptr, size, PLAN_MEM_MAPPED, unmapped);
     return rc;
 }
 
@@ -261,7 +258,7 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
     SHIM_NEED_REAL(cuMemHostAlloc);
     CUresult rc = shim.real.cuMemHostAlloc(pp, bytesize, flags);
     if (rc == CUDA_SUCCESS && shim_active())
-        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
+        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, PLAN_MEM_HOST, 0);
     return rc;
 }
 
@@ -270,7 +267,7 @@ CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
     SHIM_NEED_REAL(cuMemAllocHost_v2);
     CUresult rc = shim.real.cuMemAllocHost_v2(pp, bytesize);
     if (rc == CUDA_SUCCESS && shim_active())
-        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, SHIM_ALLOC_HOST, 0);
+        record_alloc((uint64_t)(uintptr_t)*pp, bytesize, PLAN_MEM_HOST, 0);
     return rc;
 }
 

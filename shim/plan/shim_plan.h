@@ -29,7 +29,7 @@
 /* Registers the recorder as the core's step listener (shim_step_listen); called once before the
    shim is READY (shim_main.c). */
 void shim_plan_listen(void);
-/* An allocation the program made (kind: enum shim_alloc_kind), the ordinal-th at its index. */
+/* An allocation the program made (kind: plan_mem_kind), the ordinal-th at its index. */
 void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
                          uint32_t ordinal);
 /* The end of allocation id (on stream for stream-ordered frees, else 0). */

@@ -60,8 +60,7 @@ static void check(plan_err e)
 /* Whether a device allocation of bytes and kind is a unit residency can move on its own. */
 static bool movable(uint64_t bytes, int kind)
 {
-    _Static_assert((int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED, "memory kinds differ");
-    return plan_build_movable((plan_mem_kind)kind, bytes, shim_resid_slab_max());
+    return plan_rules_movable((plan_mem_kind)kind, bytes, shim_resid_slab_max());
 }
 
 /* Remembers allocation id made now, the ordinal-th at its launch index (lock held). */
@@ -74,7 +73,7 @@ static void note_alloc(uint64_t id, uint64_t bytes, int kind, bool before, uint3
     }
     bool unit = movable(bytes, kind);
     rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){
-        id, seq, ordinal, unit, before, kind == SHIM_ALLOC_MANAGED && !unit};
+        id, seq, ordinal, unit, before, kind == PLAN_MEM_MANAGED && !unit};
 }
 
 /* The live device allocations when the recording starts, gathered to be handed over in the
@@ -89,7 +88,7 @@ struct live_set {
 static void gather_live(const struct shim_alloc *a, void *ctx)
 {
     struct live_set *s = ctx;
-    if (a->kind == SHIM_ALLOC_HOST || s->failed)
+    if (a->kind == PLAN_MEM_HOST || s->failed)
         return;
     if (base_array_grow((void **)&s->a, &s->cap, s->n + 1, sizeof *s->a)) {
         s->failed = true;
@@ -114,7 +113,7 @@ static void add_live(void)
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
     for (size_t i = 0; i < s.n && !s.failed; i++) {
         const struct shim_alloc *a = &s.a[i];
-        if (a->kind == SHIM_ALLOC_MANAGED && shim_resid_kept_on_host(a->id))
+        if (a->kind == PLAN_MEM_MANAGED && shim_resid_kept_on_host(a->id))
             continue; /* host memory for good: no model holds it */
         check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
         note_alloc(a->id, a->size, a->kind, true, 0);
@@ -194,7 +193,7 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
 void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
                          uint32_t ordinal)
 {
-    if (kind == SHIM_ALLOC_HOST)
+    if (kind == PLAN_MEM_HOST)
         return;
     pthread_mutex_lock(&lock);
     if (rec.b) {

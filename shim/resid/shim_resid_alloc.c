@@ -100,7 +100,7 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
         if (u->id)
             resid_placed_born(r, u);
     } else {
-        u->id = shim_record_alloc(u->va, bytes, SHIM_ALLOC_MANAGED,
+        u->id = shim_record_alloc(u->va, bytes, PLAN_MEM_MANAGED,
                                   shim_stream_id(stream, per_thread), r->plan != NULL);
         if (on_host && u->id) /* traced after the allocation record, under its id */
             resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
@@ -129,14 +129,14 @@ static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUst
     int got = resid_slab_alloc(r, bytes, &va, &m);
     if (got != 0)
         return got;
-    m->id = shim_registry_add_unplaced(va, bytes, SHIM_ALLOC_MANAGED);
+    m->id = shim_registry_add_unplaced(va, bytes, PLAN_MEM_MANAGED);
     if (m->id && resid_member_insert(r, m) == 0) {
         shim_registry_slab_set(m->unit->slab->map, va, bytes, m->id);
         if (shim.record & CONF_RECORD_ALLOCS)
-            shim_trace_alloc_on(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+            shim_trace_alloc_on(m->id, va, bytes, PLAN_MEM_MANAGED,
                                 shim_stream_id(stream, per_thread), (uint32_t)r->device);
         if (shim_step_recording() || r->plan)
-            shim_record_step_alloc(m->id, va, bytes, SHIM_ALLOC_MANAGED,
+            shim_record_step_alloc(m->id, va, bytes, PLAN_MEM_MANAGED,
                                    shim_stream_id(stream, per_thread));
         *dptr = va;
         return 0;
@@ -153,9 +153,9 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
                                          bool per_thread, bool async, CUresult *rc)
 {
     struct resid_ctx *r;
-    /* Which requests are managed, and which share a slab, is planner/plan_build.h's one rule
-       (plan_build_kind, plan_build_movable), which every model of libshim's memory follows. */
-    if (plan_build_kind(bytes, shim.min_managed_bytes) != PLAN_MEM_MANAGED ||
+    /* Which requests are managed, and which share a slab, is planner/rules/plan_rules.h's one rule
+       (plan_rules_kind, plan_rules_movable), which every model of libshim's memory follows. */
+    if (plan_rules_kind(bytes, shim.min_managed_bytes) != PLAN_MEM_MANAGED ||
         !(r = resid_start_current()) || shim_capture_active(stream, per_thread))
         return SHIM_RESID_DRIVER;
     pthread_mutex_lock(&r->lock);
@@ -178,7 +178,7 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
          attempt++) {
         r->oom.driver_failed = false;
         before = resid_driver_failures();
-        got = !plan_build_movable(PLAN_MEM_MANAGED, bytes, resid_slab_max(r))
+        got = !plan_rules_movable(PLAN_MEM_MANAGED, bytes, resid_slab_max(r))
                   ? try_member(r, dptr, bytes, stream, per_thread)
                   : try_unit(r, dptr, bytes, stream, per_thread, async);
         if (got == 1 && !resid_machinery_failed(r, before))

@@ -23,27 +23,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-/* What kind of memory an allocation record describes. */
-enum shim_alloc_kind {
-    SHIM_ALLOC_PLAIN = 1,   /* cuMemAlloc */
-    SHIM_ALLOC_ASYNC = 2,   /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
-    SHIM_ALLOC_VMM_MAP = 3, /* cuMemMap of a cuMemCreate handle (addr = mapped range) */
-    SHIM_ALLOC_HOST = 4,    /* pinned host memory (cuMemHostAlloc, cuMemAllocHost) */
-    SHIM_ALLOC_MANAGED = 5, /* an allocation the shim backs with VMM (later issues) */
-};
+#include "plan_rules.h"
 
-/* The short name of an allocation kind, as the tools print it ("plain", "async", "vmm", "host",
-   "managed"; "?" for a value the format does not define): the one table of these names, beside
-   the enum, so that a new kind gets its name here. */
-static inline const char *shim_alloc_kind_name(uint32_t kind)
-{
-    static const char *const names[] = {[SHIM_ALLOC_PLAIN] = "plain",
-                                        [SHIM_ALLOC_ASYNC] = "async",
-                                        [SHIM_ALLOC_VMM_MAP] = "vmm",
-                                        [SHIM_ALLOC_HOST] = "host",
-                                        [SHIM_ALLOC_MANAGED] = "managed"};
-    return kind < sizeof names / sizeof names[0] && names[kind] ? names[kind] : "?";
-}
+/* What kind of memory an allocation record describes: plan_mem_kind (planner/rules/plan_rules.h,
+   the one list of kinds, which the planner's models use too), with its names. */
 
 /* Direction of a copy record. */
 enum shim_copy_dir {
@@ -107,7 +90,8 @@ enum shim_pin_reason {
 
 /* Residency state of a unit (what moves: one managed allocation, or a slab that packs
    several small managed allocations into one 2 MiB chunk). The residency manager's state machine
-   (shim/resid/state/shim_resid_fsm.c) uses these names and the events below; the tools read them. */
+   (shim/resid/state/shim_resid_fsm.c) uses these names and the events below; the tools read them.
+ */
 enum shim_resid_state {
     SHIM_RS_NONE = 0, /* before it exists / after it is gone */
     SHIM_RS_DEVICE = 1,
@@ -153,7 +137,7 @@ struct shim_trace_transition {
    bound of the step time; the peaks and floor in bytes; bytes each way, evictions and
    prefetches per step; feasible: the plan keeps the budget; slab_max_bytes (1.9): the largest
    managed allocation that shares a slab, so that a reader knows which allocations the plan
-   could move on their own (planner/plan_build.h, plan_build_movable). */
+   could move on their own (planner/rules/plan_rules.h, plan_rules_movable). */
 struct shim_trace_plan {
     uint64_t first_seq, model_step, model_first_seq, step_len;
     uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
@@ -242,11 +226,11 @@ int shim_trace_active(void);
 /* ---- records ---- */
 
 /* An allocation on device 0 (pinned host memory: device 0 too). */
-void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, plan_mem_kind kind,
                       uint64_t stream);
 /* An allocation made on CUDA device ordinal `device` (the device current at the call). */
-void shim_trace_alloc_on(uint64_t alloc_id, uint64_t addr, uint64_t bytes,
-                         enum shim_alloc_kind kind, uint64_t stream, uint32_t device);
+void shim_trace_alloc_on(uint64_t alloc_id, uint64_t addr, uint64_t bytes, plan_mem_kind kind,
+                         uint64_t stream, uint32_t device);
 void shim_trace_free(uint64_t alloc_id, uint64_t stream);
 /* The name of a function, recorded once before its first launch record. */
 void shim_trace_func_name(uint64_t func_id, const char *name);

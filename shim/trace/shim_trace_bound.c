@@ -88,7 +88,7 @@ static void live_alloc(struct shim_trace_bound *b, uint64_t id, uint64_t bytes, 
     }
     if (old != 0) /* ids are never reused: the reader takes it as the end of the old one */
         hold(b, old, -1);
-    uint64_t v = live_value(bytes, kind != SHIM_ALLOC_HOST);
+    uint64_t v = live_value(bytes, kind != PLAN_MEM_HOST);
     map_put(b, id, v);
     if (!b->map_broken)
         hold(b, v, +1);

@@ -308,6 +308,8 @@ void shim_trace_cut_back(void);
 /* Says msg through the session's log callback, if any. */
 void shim_trace_bound_say(int level, const char *msg);
 
+/* ---- shim_trace_writer.c: waking and holding the writer ---- */
+
 /* Asks the writer thread to drain soon (from a ring past half full). */
 void shim_trace_writer_kick(void);
 

@@ -78,15 +78,15 @@ static void put_text(uint16_t kind, const void *body, uint32_t fixed, const char
 }
 
 /* Contract in shim_trace.h. */
-void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, enum shim_alloc_kind kind,
+void shim_trace_alloc(uint64_t alloc_id, uint64_t addr, uint64_t bytes, plan_mem_kind kind,
                       uint64_t stream)
 {
     shim_trace_alloc_on(alloc_id, addr, bytes, kind, stream, 0);
 }
 
 /* Contract in shim_trace.h. */
-void shim_trace_alloc_on(uint64_t alloc_id, uint64_t addr, uint64_t bytes,
-                         enum shim_alloc_kind kind, uint64_t stream, uint32_t device)
+void shim_trace_alloc_on(uint64_t alloc_id, uint64_t addr, uint64_t bytes, plan_mem_kind kind,
+                         uint64_t stream, uint32_t device)
 {
     struct shim_trace_body_alloc body = {alloc_id, addr, bytes, stream, (uint32_t)kind, device};
     put_fixed(SHIM_TRACE_ALLOC, &body, sizeof body);

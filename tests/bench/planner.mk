@@ -7,7 +7,7 @@ ALL_TARGETS += $(PLAN_BENCH)
 
 $(BUILD)/tests/bench/plan_bench.o: tests/bench/plan_bench.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Iplanner -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -Iplanner -Iplanner/rules -MMD -MP -c $< -o $@
 
 $(PLAN_BENCH): $(BUILD)/tests/bench/plan_bench.o $(PLANNER_LIB)
 	@mkdir -p $(dir $@)

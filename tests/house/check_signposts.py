@@ -17,7 +17,7 @@ at ROOT (the files git tracks, or the FILEs given, paths relative to ROOT) and r
             "PyTorch's c10/cuda/CUDACachingAllocator.cpp"), is not ours to find;
   name:     a comment that cites one of our functions, types or macros the repository lacks: a
             name with one of the project's prefixes and at least two parts (shim_plan_recording,
-            resid_take_device, PLAN_BUILD_GRANULE) must be a name some code (outside comments
+            resid_take_device, PLAN_RULES_GRANULE) must be a name some code (outside comments
             and strings) uses.
 
 Prints one line per finding, "FILE:LINE: KIND: what", then a count; exits 1 on any finding, 2 on

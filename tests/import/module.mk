@@ -12,12 +12,12 @@ FUZZ_TARGETS += $(IMPORT_FUZZ)
 $(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c $(IMPORT_SRCS) \
                 $(UTIL_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner/base -Iplanner -Iconf -o $@ $< \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner/base -Iplanner -Iplanner/rules -Iconf -o $@ $< \
 		$(IMPORT_SRCS) $(UTIL_SRCS) $(PLANNER_SRCS) $(IMPORT_LIBS) -lm
 
 # Unit tests of the importers' parts: tests/import/test_NAME.c (cmocka), linked with the
 # importers' objects.
-tests_import_CFLAGS := -Itools/import -Itools/util -Iplanner/base -Iplanner -Iconf
+tests_import_CFLAGS := -Itools/import -Itools/util -Iplanner/base -Iplanner -Iplanner/rules -Iconf
 IMPORT_UNIT_TESTS := $(patsubst tests/import/%.c,$(BUILD)/tests/import/%,\
                      $(sort $(wildcard tests/import/test_*.c)))
 $(IMPORT_UNIT_TESTS): $(BUILD)/tests/import/%: $(BUILD)/tests/import/%.o $(IMPORT_OBJS) \

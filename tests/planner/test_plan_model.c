@@ -383,7 +383,7 @@ static void test_generators(void **state)
 static void expect_slab(const plan_model *h, size_t a, int32_t birth, int32_t death)
 {
     assert_true(a < h->nallocs);
-    assert_int_equal(h->allocs[a].bytes, PLAN_BUILD_GRANULE);
+    assert_int_equal(h->allocs[a].bytes, PLAN_RULES_GRANULE);
     assert_int_equal(h->allocs[a].birth, birth);
     assert_int_equal(h->allocs[a].death, death);
     int32_t lo = birth == PLAN_NO_OP ? 0 : birth;
@@ -406,10 +406,10 @@ static void test_hold(void **state)
     plan_model m, h;
     char msg[256];
     assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
-    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
-                         .page = PLAN_BUILD_PAGE,
+    plan_hold_rules r = {.granule = PLAN_RULES_GRANULE,
+                         .page = PLAN_RULES_PAGE,
                          .min_managed = 65536,
-                         .slab_max = PLAN_BUILD_SLAB_MAX};
+                         .slab_max = PLAN_RULES_SLAB_MAX};
     plan_hold_info info;
     plan_model_init(&h);
     assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
@@ -467,10 +467,10 @@ static void test_hold_slabs(void **state)
     plan_model m, h;
     char msg[256];
     assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
-    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
-                         .page = PLAN_BUILD_PAGE,
+    plan_hold_rules r = {.granule = PLAN_RULES_GRANULE,
+                         .page = PLAN_RULES_PAGE,
                          .min_managed = 65536,
-                         .slab_max = PLAN_BUILD_SLAB_MAX};
+                         .slab_max = PLAN_RULES_SLAB_MAX};
     plan_hold_info info;
     plan_model_init(&h);
     assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
@@ -518,10 +518,10 @@ static void test_hold_slabs_older(void **state)
     plan_model m, h;
     char msg[256];
     assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
-    plan_hold_rules r = {.granule = PLAN_BUILD_GRANULE,
-                         .page = PLAN_BUILD_PAGE,
+    plan_hold_rules r = {.granule = PLAN_RULES_GRANULE,
+                         .page = PLAN_RULES_PAGE,
                          .min_managed = 65536,
-                         .slab_max = PLAN_BUILD_SLAB_MAX};
+                         .slab_max = PLAN_RULES_SLAB_MAX};
     plan_hold_info info;
     plan_model_init(&h);
     assert_int_equal(plan_model_hold(&m, &r, &h, &info), PLAN_OK);
@@ -548,7 +548,7 @@ static void test_pin_slabs(void **state)
     bool movable[3] = {true, false, false}, member[3] = {false, false, true};
     plan_hold_info info;
     plan_model_init(&h);
-    assert_int_equal(plan_model_pin_slabs(&m, movable, member, PLAN_BUILD_GRANULE, &h, &info),
+    assert_int_equal(plan_model_pin_slabs(&m, movable, member, PLAN_RULES_GRANULE, &h, &info),
                      PLAN_OK);
     assert_int_equal(h.nallocs, 4);
     assert_int_equal(h.allocs[0].bytes, 4u << 20);

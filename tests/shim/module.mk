@@ -2,7 +2,7 @@
 # A new test is one file: a script tests/shim/test_NAME.sh, a cmocka test tests/shim/test_NAME.c
 # (linked with the core room, the trace writer and the base room's map), or a program tests/shim/NAME_prog.c the
 # scripts run (linked with the simulated runtime and driver).
-tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim/core -Ishim/trace -Iconf
+tests_shim_CFLAGS := $(CUDA_INC) -Itests/simgpu -Ishim/core -Ishim/trace -Iplanner/rules -Iconf
 
 SHIM_TEST_PROGS := $(patsubst tests/shim/%.c,$(BUILD)/tests/shim/%,$(sort $(wildcard tests/shim/*_prog.c)))
 SHIM_UNIT_TESTS := $(patsubst tests/shim/%.c,$(BUILD)/tests/shim/%,$(sort $(wildcard tests/shim/test_*.c)))

@@ -28,12 +28,12 @@ static void test_replace_and_peak(void **state)
     (void)state;
     uint64_t at = 0x200000000ull;
     assert_int_equal(shim_registry_device_peak(), 0);
-    assert_int_not_equal(shim_registry_add(0x7f0000000000ull, 8 * MIB, SHIM_ALLOC_HOST), 0);
+    assert_int_not_equal(shim_registry_add(0x7f0000000000ull, 8 * MIB, PLAN_MEM_HOST), 0);
     assert_int_equal(shim_registry_device_peak(), 0);
-    uint64_t first = shim_registry_add(at, 2 * MIB, SHIM_ALLOC_PLAIN);
+    uint64_t first = shim_registry_add(at, 2 * MIB, PLAN_MEM_PLAIN);
     assert_int_not_equal(first, 0);
     assert_int_equal(shim_registry_find(at + 4096), first);
-    uint64_t second = shim_registry_add(at, 3 * MIB, SHIM_ALLOC_ASYNC);
+    uint64_t second = shim_registry_add(at, 3 * MIB, PLAN_MEM_ASYNC);
     assert_int_not_equal(second, first);
     assert_int_equal(shim_registry_find(at + 4096), second);
     assert_int_equal(shim_registry_find(at + 2 * MIB + 4096), second);
@@ -42,11 +42,11 @@ static void test_replace_and_peak(void **state)
     assert_true(shim_registry_remove(at, &a));
     assert_int_equal(a.id, second);
     assert_int_equal(a.size, 3 * MIB);
-    assert_int_equal(a.kind, SHIM_ALLOC_ASYNC);
+    assert_int_equal(a.kind, PLAN_MEM_ASYNC);
     assert_false(shim_registry_remove(at, &a));
     assert_int_equal(shim_registry_find(at + 4096), 0);
     assert_true(shim_registry_remove(0x7f0000000000ull, &a));
-    assert_int_equal(a.kind, SHIM_ALLOC_HOST);
+    assert_int_equal(a.kind, PLAN_MEM_HOST);
 }
 
 struct tally {
@@ -70,9 +70,9 @@ static void test_many_and_each(void **state)
     static uint64_t ids[N];
     uint64_t base = 0x300000000ull;
     for (uint64_t i = 0; i < N; i++)
-        assert_int_not_equal(ids[i] = shim_registry_add(base + i * 4096, 100 + i, SHIM_ALLOC_PLAIN),
+        assert_int_not_equal(ids[i] = shim_registry_add(base + i * 4096, 100 + i, PLAN_MEM_PLAIN),
                              0);
-    uint64_t zero = shim_registry_add(0, 77, SHIM_ALLOC_PLAIN);
+    uint64_t zero = shim_registry_add(0, 77, PLAN_MEM_PLAIN);
     assert_int_not_equal(zero, 0);
     uint64_t kept = 77;
     for (uint64_t i = 0; i < N; i++) {
@@ -105,7 +105,7 @@ static uint64_t unmapped_bytes;
 
 static void on_unmapped(const struct shim_alloc *a)
 {
-    assert_int_equal(a->kind, SHIM_ALLOC_VMM_MAP);
+    assert_int_equal(a->kind, PLAN_MEM_MAPPED);
     unmapped_n++;
     unmapped_bytes += a->size;
 }
@@ -117,12 +117,12 @@ static void test_remove_range(void **state)
     (void)state;
     uint64_t lo = 0x400000000ull, span = 256 * MIB;
     for (uint64_t i = 0; i < 200; i++)
-        assert_int_not_equal(shim_registry_add(lo + i * MIB, MIB, SHIM_ALLOC_VMM_MAP), 0);
+        assert_int_not_equal(shim_registry_add(lo + i * MIB, MIB, PLAN_MEM_MAPPED), 0);
     for (uint64_t i = 0; i < 10; i++)
-        assert_int_not_equal(shim_registry_add(lo + (200 + i) * MIB, MIB, SHIM_ALLOC_PLAIN), 0);
-    assert_int_not_equal(shim_registry_add(lo - MIB, MIB, SHIM_ALLOC_VMM_MAP), 0);
-    assert_int_not_equal(shim_registry_add(lo + span, MIB, SHIM_ALLOC_VMM_MAP), 0);
-    shim_registry_remove_range(lo, span, SHIM_ALLOC_VMM_MAP, on_unmapped);
+        assert_int_not_equal(shim_registry_add(lo + (200 + i) * MIB, MIB, PLAN_MEM_PLAIN), 0);
+    assert_int_not_equal(shim_registry_add(lo - MIB, MIB, PLAN_MEM_MAPPED), 0);
+    assert_int_not_equal(shim_registry_add(lo + span, MIB, PLAN_MEM_MAPPED), 0);
+    shim_registry_remove_range(lo, span, PLAN_MEM_MAPPED, on_unmapped);
     assert_int_equal(unmapped_n, 200);
     assert_int_equal(unmapped_bytes, 200 * MIB);
     struct shim_alloc a;

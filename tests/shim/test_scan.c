@@ -38,7 +38,7 @@ static void register_allocations(void)
         return;
     shim_log_open(0, NULL, 0);
     for (int k = 0; k < NALLOC; k++)
-        assert_int_not_equal(shim_registry_add(BASE + k * SPAN, SPAN / 2, SHIM_ALLOC_PLAIN), 0);
+        assert_int_not_equal(shim_registry_add(BASE + k * SPAN, SPAN / 2, PLAN_MEM_PLAIN), 0);
     done = true;
 }
 

@@ -3,7 +3,7 @@
 
 # The simulated device's link model is the planner's (plan_link_place): the driver links
 # libplanner.a, whose objects stay local to it (only cu* and simgpu_* are exported).
-tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu -Iplanner
+tests_simgpu_CFLAGS := $(CUDA_INC) -Itests/simgpu -Iplanner -Iplanner/rules
 
 SIMGPU_DRIVER_SRC := $(filter-out tests/simgpu/simgpu_rt_% tests/simgpu/test_%,$(wildcard tests/simgpu/simgpu_*.c))
 SIMGPU_DRIVER_OBJ := $(SIMGPU_DRIVER_SRC:%.c=$(BUILD)/%.o)

@@ -4,8 +4,8 @@
  *
  * The facts each generation rests on:
  * - CU_MEM_LOCATION_TYPE_HOST_NUMA and CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (134) first appear in
- *   CUDA 12.2: NVSHMEM's cudawrap.h defines both itself "#if CUDART_VERSION < 12020", and NCCL's
- *   ncclCuMemHostAlloc (src/include/alloc.h) is compiled only "#if CUDART_VERSION >= 12020".
+ *   CUDA 12.2: NVSHMEM's cudawrap.h defines both itself "#if CUDART_VERSION < 12020", and
+ *   ncclCuMemHostAlloc in NCCL's src/include/alloc.h is compiled only "#if CUDART_VERSION >= 12020".
  *   So host-located cuMemCreate works from a 12.2 driver (SIM_GEN_HOST_NUMA).
  * - CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (141) and
  *   ..._HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (145) are in CUDA 13.0's cuda.h; a copy of a
@@ -17,7 +17,7 @@
  *   cuMemCreate documentation that describes it is the one that comes with attribute 145; on an
  *   older driver the worse case is modelled, the location type is refused as invalid. HOST_NUMA
  *   is what NCCL uses, with the node from attribute 134 ("if (cpuNumaNodeId < 0) cpuNumaNodeId
- *   = 0", alloc.h).
+ *   = 0", in NCCL's alloc.h).
  * - cuda.h (13.0) on cuMemCreate: HOST_NUMA's id "must specify the NUMA ID of the CPU. On
  *   systems where NUMA is not available ... must be set to 0", and HOST_NUMA_CURRENT "will
  *   result in CUDA_ERROR_INVALID_VALUE". The simulated host has one node, 0.

@@ -642,6 +642,8 @@ CUresult sim_api_capture_end(CUstream h, bool per_thread, CUgraph *g);
 CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *st,
                               cuuint64_t *id, CUgraph *g, const CUgraphNode **deps,
                               const CUgraphEdgeData **edges, size_t *ndeps);
+
+/* simgpu_graph.c */
 CUresult sim_api_graph_launch(CUgraphExec e, CUstream h, bool per_thread);
 
 /* simgpu_alloc.c */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A C program that is not part of the build uses the simulated device exactly as
 # the issue states it:
-#   cc prog.c -Itests/simgpu -I$CUDA_HOME/include -Lbuild/simgpu -lcudart -lcuda
+#   cc FILE.c -Itests/simgpu -I$CUDA_HOME/include -Lbuild/simgpu -lcudart -lcuda
 # registers a kernel, launches it through cudaLaunchKernel and cuLaunchKernel,
 # maps and unmaps VMM memory, measures simgpu_set_cost through events, hits
 # SIMGPU_MEMORY, gets CUDA_ERROR_ILLEGAL_ADDRESS from a kernel touching an

@@ -35,7 +35,7 @@ import pickletools
 import sys
 from collections import Counter
 
-# Opcodes of MemoryViz.js's unpickler that Python's protocol-2 pickler also has; we write a
+# Opcodes of PyTorch's MemoryViz.js's unpickler that Python's protocol-2 pickler also has; we write a
 # subset of these.
 VIEWER_OPS = {
     "PROTO", "EMPTY_DICT", "EMPTY_LIST", "MARK", "SETITEMS", "SETITEM", "APPENDS", "APPEND",

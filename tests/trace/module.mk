@@ -36,5 +36,5 @@ $(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trac
                planner/plan_internal.h tools/planopt/planopt.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -Itools/report -Itools/util \
-		-Itools/planopt -Iplanner/base -Iplanner -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
+		-Itools/planopt -Iplanner/base -Iplanner -Iplanner/rules -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

@@ -385,18 +385,18 @@ static void slab_members(void **state)
     memset(&x, 0, sizeof x);
     slab_rec(&x, 10, 50, 0x1000, 0x1000);
     slab_rec(&x, 20, 50, 0x8000, 0x1000);
-    alloc_rec(&x, 100, 1, 0x1000, SHIM_ALLOC_MANAGED);
-    alloc_rec(&x, 100, 2, 0x1fff, SHIM_ALLOC_MANAGED);
-    alloc_rec(&x, 100, 3, 0x2000, SHIM_ALLOC_MANAGED);
-    alloc_rec(&x, 100, 4, 0x0fff, SHIM_ALLOC_MANAGED);
-    alloc_rec(&x, 100, 5, 0x1800, SHIM_ALLOC_MANAGED);
-    alloc_rec(&x, 100, 7, 0x1a00, SHIM_ALLOC_HOST);
-    alloc_rec(&x, 100, 9, 0x8000, SHIM_ALLOC_MANAGED); /* in the second record's range */
-    alloc_rec(&x, 500, 6, 0x1900, SHIM_ALLOC_MANAGED);
+    alloc_rec(&x, 100, 1, 0x1000, PLAN_MEM_MANAGED);
+    alloc_rec(&x, 100, 2, 0x1fff, PLAN_MEM_MANAGED);
+    alloc_rec(&x, 100, 3, 0x2000, PLAN_MEM_MANAGED);
+    alloc_rec(&x, 100, 4, 0x0fff, PLAN_MEM_MANAGED);
+    alloc_rec(&x, 100, 5, 0x1800, PLAN_MEM_MANAGED);
+    alloc_rec(&x, 100, 7, 0x1a00, PLAN_MEM_HOST);
+    alloc_rec(&x, 100, 9, 0x8000, PLAN_MEM_MANAGED); /* in the second record's range */
+    alloc_rec(&x, 500, 6, 0x1900, PLAN_MEM_MANAGED);
     free_rec(&x, 500, 5);
     tr(&x, 500, 50, SHIM_EV_EVICT, SHIM_REASON_PLANNED_EVICT, 0x1000);
     tr(&x, 550, 50, SHIM_EV_COPY_DONE, SHIM_REASON_PLANNED_EVICT, 0);
-    alloc_rec(&x, 600, 8, 0x1b00, SHIM_ALLOC_MANAGED);
+    alloc_rec(&x, 600, 8, 0x1b00, PLAN_MEM_MANAGED);
     tr(&x, 700, 50, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0x1000);
     tr(&x, 800, 50, SHIM_EV_ERROR, SHIM_REASON_ERROR, 0);
     tr(&x, 900, 51, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0x1000); /* no slab: an allocation */
@@ -423,7 +423,7 @@ static void no_transitions(void **state)
     (void)state;
     static mem x;
     memset(&x, 0, sizeof x);
-    alloc_rec(&x, 1, 1, 0x1000, SHIM_ALLOC_PLAIN);
+    alloc_rec(&x, 1, 1, 0x1000, PLAN_MEM_PLAIN);
     compute(&x);
     assert_int_equal(x.m.nmoves + x.m.nothers + x.m.transitions, 0);
     assert_int_equal(x.m.bytes_to_host + x.m.bytes_to_device, 0);

@@ -189,7 +189,7 @@ static buf written(void)
     writer_start(path, &info);
     struct shim_trace_plan zero = {0};
     struct shim_trace_plan_step small = {1, 2, 0, 0, 0, 0, 0, 0, 0, 0};
-    shim_trace_alloc(11, 0x1000, 4096, SHIM_ALLOC_MANAGED, 0);
+    shim_trace_alloc(11, 0x1000, 4096, PLAN_MEM_MANAGED, 0);
     shim_trace_plan(&big);
     shim_trace_plan(NULL);
     shim_trace_plan_step(&big_step);

@@ -267,7 +267,7 @@ static void newer_writer(void **state)
     put64(&p, 17);
     put64(&p, 0xabc000);
     put64(&p, 9);
-    put32(&p, SHIM_ALLOC_MANAGED);
+    put32(&p, PLAN_MEM_MANAGED);
     put32(&p, 0);
     rec(&p, 300, 8 + 5, 6); /* an odd size: a reader must not assume padding */
     put64(&p, 17);
@@ -286,7 +286,7 @@ static void newer_writer(void **state)
     assert_int_equal(t.recs[0].b, 0xabc000);
     assert_int_equal(t.recs[0].c, 4096);
     assert_int_equal(t.recs[0].d, 9);
-    assert_int_equal(t.recs[0].sub, SHIM_ALLOC_MANAGED);
+    assert_int_equal(t.recs[0].sub, PLAN_MEM_MANAGED);
     assert_int_equal(t.recs[0].tid, 42);
     assert_int_equal(t.recs[0].t_ns, 5);
     assert_string_equal(t.text + t.recs[1].text, "hi");
@@ -495,13 +495,13 @@ static void stats_on_odd_data(void **state)
     put64(&p, 0);
     put64(&p, UINT64_MAX);
     put64(&p, 0);
-    put64(&p, SHIM_ALLOC_PLAIN);
+    put64(&p, PLAN_MEM_PLAIN);
     rec(&p, SHIM_TRACE_ALLOC, 40, 13); /* id 7 again */
     put64(&p, 7);
     put64(&p, 0);
     put64(&p, 100);
     put64(&p, 0);
-    put64(&p, SHIM_ALLOC_PLAIN);
+    put64(&p, PLAN_MEM_PLAIN);
     rec_free(&p, 7);
     rec_free(&p, 7);
     rec(&p, SHIM_TRACE_KERNEL_TIME, 16, 14);

@@ -76,7 +76,7 @@ static void *record_all(void *arg)
         snprintf(text, sizeof text, "kernel_%llu_%llu", (unsigned long long)k,
                  (unsigned long long)i);
         shim_trace_func_name(V(k, i, 1), text);
-        shim_trace_alloc(V(k, i, 2), V(k, i, 3), V(k, i, 4), SHIM_ALLOC_ASYNC, V(k, i, 5));
+        shim_trace_alloc(V(k, i, 2), V(k, i, 3), V(k, i, 4), PLAN_MEM_ASYNC, V(k, i, 5));
         shim_trace_launch(V(k, i, 6), V(k, i, 1), V(k, i, 5), ids, (uint32_t)(i % 6));
         shim_trace_kernel_time(V(k, i, 6), (double)i + 0.25);
         shim_trace_copy(SHIM_COPY_D2D, V(k, i, 2), V(k, i, 7), V(k, i, 4), V(k, i, 5));
@@ -144,7 +144,7 @@ static uint64_t check_record(const report_trace *t, const report_rec *r, uint64_
         assert_int_equal(r->b, V(k, i, 3));
         assert_int_equal(r->c, V(k, i, 4));
         assert_int_equal(r->d, V(k, i, 5));
-        assert_int_equal(r->sub, SHIM_ALLOC_ASYNC);
+        assert_int_equal(r->sub, PLAN_MEM_ASYNC);
         break;
     case SHIM_TRACE_LAUNCH:
         assert_int_equal(r->b, V(k, i, 1));
@@ -809,15 +809,15 @@ static void wait_drained(void)
 static void record_steps(uint64_t n)
 {
     uint64_t seq = 0;
-    shim_trace_alloc(1, 0x1000000, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_alloc(1, 0x1000000, 4 * MIB, PLAN_MEM_PLAIN, 0);
     shim_trace_launch(seq++, 7, 0, NULL, 0);
     shim_trace_sync(SHIM_SYNC_CTX, 0);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t act = 1000 + i, first = seq, ids[2] = {1, act}, t = shim_trace_now_ns();
-        shim_trace_alloc(act, 0x2000000, 2 * MIB, SHIM_ALLOC_ASYNC, 9);
+        shim_trace_alloc(act, 0x2000000, 2 * MIB, PLAN_MEM_ASYNC, 9);
         shim_trace_launch(seq++, 7, 9, ids, 2);
         if (i % 4 == 1) {
-            shim_trace_alloc(1000000 + i, 0x4000000, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+            shim_trace_alloc(1000000 + i, 0x4000000, 8 * MIB, PLAN_MEM_PLAIN, 0);
             shim_trace_free(1000000 + i, 0);
         }
         shim_trace_launch(seq++, 8, 9, &act, 1);

@@ -136,12 +136,12 @@ static void step(uint64_t i, uint64_t stream)
 {
     uint64_t act = 10 + i, weights = 1, first = seq;
     uint64_t both[2] = {weights, act};
-    shim_trace_alloc(act, 0x7f0000000000ull + i * 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, stream);
+    shim_trace_alloc(act, 0x7f0000000000ull + i * 4 * MIB, 2 * MIB, PLAN_MEM_ASYNC, stream);
     launch(GEMM, stream, both, 2, 100.0);
     launch(RELU, stream, &act, 1, 10.0);
     residency(i, act);
     if (i == 2) {
-        shim_trace_alloc(99, 0x7e0000000000ull, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+        shim_trace_alloc(99, 0x7e0000000000ull, 8 * MIB, PLAN_MEM_PLAIN, 0);
         shim_trace_free(99, 0);
     }
     launch(GEMM, stream, both, 2, 100.0);
@@ -160,8 +160,8 @@ static void synthetic(void)
     shim_trace_func_name(SOFTMAX, "softmax_kernel<float>");
     shim_trace_func_name(LOSS, "loss \"readback\"");
     shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
-    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
-    shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
+    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, PLAN_MEM_PLAIN, 0);
+    shim_trace_alloc(2, 0x10000, 1 * MIB, PLAN_MEM_HOST, 0);
     shim_trace_copy(SHIM_COPY_H2D, 1, 2, 1 * MIB, stream);
     uint64_t w = 1;
     for (int i = 0; i < 3; i++)
@@ -212,15 +212,15 @@ static void on_mover(tr_t t)
    inside, 14 inside but freed before the slab moves, 15 just past its end (never a member). */
 static void slab_and_allocs(void)
 {
-    shim_trace_alloc(1, 0x7f0000000000ull, 4 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(2, 0x7f0000400000ull, 2 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(1, 0x7f0000000000ull, 4 * MIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(2, 0x7f0000400000ull, 2 * MIB, PLAN_MEM_MANAGED, S_MAIN);
     shim_trace_slab(SLAB, SLAB_ADDR, 2 * MIB, 0);
-    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(12, SLAB_ADDR + 0x10000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(13, SLAB_ADDR + 0x20000, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(14, SLAB_ADDR + 0x40000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(12, SLAB_ADDR + 0x10000, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(13, SLAB_ADDR + 0x20000, 128 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(14, SLAB_ADDR + 0x40000, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
     shim_trace_free(14, S_MAIN);
-    shim_trace_alloc(15, SLAB_ADDR + 2 * MIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(15, SLAB_ADDR + 2 * MIB, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
 }
 
 /* Moves 0..7 in order, each over before the next starts (times in us are lower bounds):
@@ -251,8 +251,8 @@ static void moves(void)
        400);
     on_mover((tr_t){1, 0, 0, 20, 0, 20, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0});
     shim_trace_free(12, S_MAIN);
-    shim_trace_alloc(17, SLAB_ADDR + 0x60000, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(18, SLAB_ADDR + 2 * MIB - 64 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(17, SLAB_ADDR + 0x60000, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(18, SLAB_ADDR + 2 * MIB - 64 * KIB, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
     tr((tr_t){SLAB, 2 * MIB, S_MAIN, 25, 0, 26, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_PREFETCH,
               0},
        150);
@@ -276,7 +276,7 @@ static void moves(void)
 static void host_made(void)
 {
     enum { DEV = SHIM_RS_DEVICE, HOST = SHIM_RS_HOST, RES = SHIM_RS_RESTORING };
-    shim_trace_alloc(3, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(3, 0x7f0000800000ull, 2 * MIB, PLAN_MEM_MANAGED, S_MAIN);
     tr((tr_t){3, 2 * MIB, 0, 5, 0, UNKNOWN, SHIM_RS_NONE, HOST, SHIM_EV_CREATE_HOST, 0, 0}, 0);
     tr((tr_t){3, 2 * MIB, S_MAIN, 6, 0, 6, HOST, RES, SHIM_EV_RESTORE, SHIM_REASON_DEMAND, 0}, 100);
     on_mover((tr_t){3, 0, 0, 6, 0, 6, RES, DEV, SHIM_EV_COPY_DONE, SHIM_REASON_DEMAND, 0});
@@ -294,7 +294,7 @@ static void lanes(void)
     shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     uint64_t t = now_ns();
     for (uint64_t i = 0; i < 20; i++) {
-        shim_trace_alloc(100 + i, 0x7f0000000000ull + i * 2 * MIB, 2 * MIB, SHIM_ALLOC_MANAGED,
+        shim_trace_alloc(100 + i, 0x7f0000000000ull + i * 2 * MIB, 2 * MIB, PLAN_MEM_MANAGED,
                          stream);
         shim_trace_move(SHIM_MOVE_TO_HOST, 100 + i, 2 * MIB, t + i * 1000000,
                         t + i * 1000000 + 100000000, SHIM_REASON_BUDGET, 0);
@@ -322,25 +322,25 @@ static void unit_freed(uint64_t id)
 static void memviz(void)
 {
     const uint64_t base = 0x7f0000000000ull;
-    shim_trace_alloc(1, base, 4 * MIB, SHIM_ALLOC_PLAIN, 0); /* live at the end */
-    shim_trace_alloc(2, 0x10000, 1 * MIB, SHIM_ALLOC_HOST, 0);
-    shim_trace_alloc(3, base + 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC, S_MAIN);
+    shim_trace_alloc(1, base, 4 * MIB, PLAN_MEM_PLAIN, 0); /* live at the end */
+    shim_trace_alloc(2, 0x10000, 1 * MIB, PLAN_MEM_HOST, 0);
+    shim_trace_alloc(3, base + 4 * MIB, 2 * MIB, PLAN_MEM_ASYNC, S_MAIN);
     shim_trace_free(3, S_MAIN);
     shim_trace_slab(100, SLAB_ADDR, 2 * MIB, 0);
-    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(12, SLAB_ADDR + 64 * KIB, 128 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(11, SLAB_ADDR, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(12, SLAB_ADDR + 64 * KIB, 128 * KIB, PLAN_MEM_MANAGED, S_MAIN);
     shim_trace_free(11, S_MAIN);
     unit_freed(SLAB); /* while 12 lives: the segment goes with it */
     shim_trace_free(12, S_MAIN);
     shim_trace_slab(101, SLAB_ADDR, 2 * MIB, 0); /* the same range again */
-    shim_trace_alloc(13, SLAB_ADDR + 128 * KIB, 64 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(14, SLAB_ADDR + 1 * MIB, 256 * KIB, SHIM_ALLOC_MANAGED, S_MAIN);
-    shim_trace_alloc(20, base + 8 * MIB, 0, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_alloc(13, SLAB_ADDR + 128 * KIB, 64 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(14, SLAB_ADDR + 1 * MIB, 256 * KIB, PLAN_MEM_MANAGED, S_MAIN);
+    shim_trace_alloc(20, base + 8 * MIB, 0, PLAN_MEM_PLAIN, 0);
     shim_trace_free(20, 0);
     shim_trace_free(999, 0);
-    shim_trace_alloc(30, base + 0x3000000000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
-    shim_trace_alloc(30, base + 0x3000200000ull, 2 * MIB, SHIM_ALLOC_VMM_MAP, 0);
-    shim_trace_alloc(40, base + 0x2000000000ull, 6 * MIB, SHIM_ALLOC_MANAGED, S_MAIN);
+    shim_trace_alloc(30, base + 0x3000000000ull, 2 * MIB, PLAN_MEM_MAPPED, 0);
+    shim_trace_alloc(30, base + 0x3000200000ull, 2 * MIB, PLAN_MEM_MAPPED, 0);
+    shim_trace_alloc(40, base + 0x2000000000ull, 6 * MIB, PLAN_MEM_MANAGED, S_MAIN);
     unit_freed(40);
     shim_trace_free(40, S_MAIN);
 }
@@ -390,7 +390,7 @@ static void *thread_body(void *arg)
         uint64_t id = base + i + 1;
         snprintf(name, sizeof name, "kernel_%llu", (unsigned long long)id);
         shim_trace_func_name(id, name);
-        shim_trace_alloc(id, id << 20, 4096 * (i + 1), SHIM_ALLOC_ASYNC, base);
+        shim_trace_alloc(id, id << 20, 4096 * (i + 1), PLAN_MEM_ASYNC, base);
         shim_trace_launch(base + i, id, base, &id, 1);
         shim_trace_kernel_time(base + i, 1.5 * (double)(i + 1));
         shim_trace_copy(SHIM_COPY_D2H, 0, id, 4096, base);
@@ -422,16 +422,16 @@ static void steps(uint64_t n)
     shim_trace_func_name(GEMM, "gemm");
     shim_trace_func_name(RELU, "relu");
     shim_trace_budget(64 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
-    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0);
+    shim_trace_alloc(1, 0x7f1000000000ull, 4 * MIB, PLAN_MEM_PLAIN, 0);
     launch(GEMM, stream, NULL, 0, 0); /* warm-up */
     shim_trace_sync(SHIM_SYNC_CTX, 0);
     for (uint64_t i = 0; i < n; i++) {
         uint64_t act = 1000 + i, first = seq, both[2] = {1, act}, t = now_ns();
-        shim_trace_alloc(act, 0x7f0000000000ull + (i % 64) * 4 * MIB, 2 * MIB, SHIM_ALLOC_ASYNC,
+        shim_trace_alloc(act, 0x7f0000000000ull + (i % 64) * 4 * MIB, 2 * MIB, PLAN_MEM_ASYNC,
                          stream);
         launch(GEMM, stream, both, 2, 0);
         if (i % 4 == 1) {
-            shim_trace_alloc(1000000 + i, 0x7e0000000000ull, 8 * MIB, SHIM_ALLOC_PLAIN, 0);
+            shim_trace_alloc(1000000 + i, 0x7e0000000000ull, 8 * MIB, PLAN_MEM_PLAIN, 0);
             shim_trace_free(1000000 + i, 0);
         }
         launch(RELU, stream, &act, 1, 0);
@@ -457,12 +457,12 @@ static void devices(void)
 {
     const uint64_t stream = 0x5000;
     shim_trace_func_name(GEMM, "gemm");
-    shim_trace_alloc_on(1, 0x7f0000000000ull, 8 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
-    shim_trace_alloc_on(2, 0x7e0000000000ull, 4 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
-    shim_trace_alloc_on(3, 0x7d0000000000ull, 6 * MIB, SHIM_ALLOC_PLAIN, 0, 2);
-    shim_trace_alloc_on(4, 0x7f0000800000ull, 2 * MIB, SHIM_ALLOC_MANAGED, stream, 1);
+    shim_trace_alloc_on(1, 0x7f0000000000ull, 8 * MIB, PLAN_MEM_MANAGED, stream, 1);
+    shim_trace_alloc_on(2, 0x7e0000000000ull, 4 * MIB, PLAN_MEM_PLAIN, 0, 0);
+    shim_trace_alloc_on(3, 0x7d0000000000ull, 6 * MIB, PLAN_MEM_PLAIN, 0, 2);
+    shim_trace_alloc_on(4, 0x7f0000800000ull, 2 * MIB, PLAN_MEM_MANAGED, stream, 1);
     shim_trace_slab(300, 0x7c0000000000ull, 2 * MIB, 2); /* device 2's (1.8), live to the end */
-    shim_trace_alloc_on(6, 0x7c0000000000ull, 64 * KIB, SHIM_ALLOC_MANAGED, 0x7000, 2);
+    shim_trace_alloc_on(6, 0x7c0000000000ull, 64 * KIB, PLAN_MEM_MANAGED, 0x7000, 2);
     shim_trace_budget(12 * MIB, 64 * MIB, 80 * 1024 * MIB, 1);
     shim_trace_budget(5 * MIB, 64 * MIB, 80 * 1024 * MIB, 0);
     uint64_t t = now_ns();
@@ -487,7 +487,7 @@ static void devices(void)
     for (uint64_t id = 1; id <= 3; id++) /* one stream per device: 0x5000 on 1, 0x6000 on 0 */
         launch(GEMM, id == 1 ? stream : 0x4000 + 0x1000 * id, &id, 1, 10);
     shim_trace_free(4, stream);
-    shim_trace_alloc_on(5, 0x7e0000400000ull, 3 * MIB, SHIM_ALLOC_PLAIN, 0, 0);
+    shim_trace_alloc_on(5, 0x7e0000400000ull, 3 * MIB, PLAN_MEM_PLAIN, 0, 0);
     shim_trace_free(5, 0);
     shim_trace_free(2, 0);
     shim_trace_free(3, 0);

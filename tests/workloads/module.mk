@@ -1,4 +1,4 @@
-# tests/workloads — training-like programs for the simulated device (DESIGN.md section 9).
+# tests/workloads — training-like programs for the simulated device (docs/simulated-device.md).
 # train_sim links the simulated runtime and driver, and finds them through its run path.
 
 tests_workloads_CFLAGS := $(CUDA_INC) -Itests/simgpu
@@ -28,7 +28,7 @@ ALL_TARGETS += $(BUILD)/threads_sim
 # replay: runs any iteration model (planner/MODEL-FORMAT.md) as a program on the simulated
 # device, one kernel per operation at its duration; parsed with the planner library.
 REPLAY_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/replay_*.c)))
-$(REPLAY_OBJS): tests_workloads_CFLAGS += -Iplanner
+$(REPLAY_OBJS): tests_workloads_CFLAGS += -Iplanner -Iplanner/rules
 
 $(BUILD)/replay: $(REPLAY_OBJS) $(PLANNER_LIB) $(CONF_LIB) $(BUILD)/simgpu/libcudart.so \
                  $(BUILD)/simgpu/libcuda.so.1 tests/workloads/module.mk
@@ -39,7 +39,7 @@ ALL_TARGETS += $(BUILD)/replay
 
 # twin: writes the model of a twin of one of the H100's two PyTorch jobs (twin.h), for replay.
 TWIN_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard tests/workloads/twin_*.c)))
-$(TWIN_OBJS): tests_workloads_CFLAGS += -Iplanner
+$(TWIN_OBJS): tests_workloads_CFLAGS += -Iplanner -Iplanner/rules
 
 $(BUILD)/twin: $(TWIN_OBJS) $(PLANNER_LIB) $(CONF_LIB) tests/workloads/module.mk
 	$(CC) $(LDFLAGS_ALL) -o $@ $(TWIN_OBJS) $(PLANNER_LIB) $(CONF_LIB) -lm

@@ -1,5 +1,5 @@
 /* train_sim_main.c — command line and output of train_sim, a training-like program for the
- * simulated device (DESIGN.md section 9).
+ * simulated device (docs/simulated-device.md).
  *
  *   train_sim [--mode segments|async|exact] [--layers N] [--hidden N] [--batch N]
  *             [--seq N] [--vocab N] [--iters N] [--stride BYTES] [--lose w1:K|h:K]

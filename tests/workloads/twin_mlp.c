@@ -17,7 +17,7 @@
  * - backward: the loss's gradient, then per block from the last: GELU's backward (frees h and the
  *   incoming gradient), Linear's input gradient (not for the first block: x needs none), weight
  *   and bias gradients (they outlive the step), freeing the block's input a;
- * - Adam (torch.optim.Adam's default on CUDA: the foreach path, torch/optim/adam.py
+ * - Adam (torch.optim.Adam's default on CUDA: the foreach path, PyTorch's torch/optim/adam.py
  *   _multi_tensor_adam): lerp_ of exp_avg, mul_ and addcmul_ of exp_avg_sq, then sqrt into new
  *   tensors, div_, add_, and addcdiv_ into the parameters; the sqrt tensors are freed after.
  *

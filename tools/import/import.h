@@ -104,11 +104,15 @@ void import_note(const import_opts *o, const char *fmt, ...) __attribute__((form
 
 /* ---- Importers -------------------------------------------------------------------------- */
 
+/* ---- import_kineto.c ---- */
+
 /* Builds into the initialised empty model m the step of the Kineto trace at path: operations
  * from its GPU kernels, allocations from its [memory] events (tools/import/IMPORT.md says how
  * touches and memory resident before the trace are modelled). Notes for the user (what was assumed)
  * go to stderr. Errors as above; m is then left for plan_model_free. */
 int import_kineto(const char *path, const import_opts *o, plan_model *m, char *msg, size_t cap);
+
+/* ---- import_et.c ---- */
 
 /* An operator moves at least its operands' bytes through the GPU's memory, so bytes over the
  * fastest memory of a GPU this tool plans for bound its time from below: 4.8 TB/s, the H200's

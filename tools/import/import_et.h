@@ -83,6 +83,8 @@ typedef struct ie_step_window {
 int ie_step_pick(const ie_trace *e, const import_opts *o, const unsigned char *is_op,
                  ie_step_window *s, char *msg, size_t cap);
 
+/* ---- import_et_load.c ---- */
+
 /* Keeps of e's nodes those whose rf_id lies in [lo, hi] (one step's window) with their
  * operands, relinked as ie_load leaves them. Returns 0, or -1 when memory runs out (e then
  * holds the kept nodes, unlinked, and is still for ie_free). */
@@ -90,6 +92,8 @@ int ie_keep(ie_trace *e, int64_t lo, int64_t hi);
 
 /* Frees what ie_load kept. */
 void ie_free(ie_trace *e);
+
+/* ---- import_et_join.c ---- */
 
 /* t->op's indices ordered by thread, then start time (enclosing operator first): a new array
  * (free() it), or NULL when memory runs out. */

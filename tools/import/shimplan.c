@@ -110,10 +110,10 @@ static void default_hold(plan_hold_rules *r)
     char err[CONF_ERR_LEN];
     if (conf_size_parse(def, strlen(def), &m, err, sizeof err))
         fprintf(stderr, "shim-plan: min_managed_bytes's default '%s': %s\n", def, err);
-    *r = (plan_hold_rules){.granule = PLAN_BUILD_GRANULE,
-                           .page = PLAN_BUILD_PAGE,
+    *r = (plan_hold_rules){.granule = PLAN_RULES_GRANULE,
+                           .page = PLAN_RULES_PAGE,
                            .min_managed = conf_size_resolve(&m, 0, 2u << 20),
-                           .slab_max = PLAN_BUILD_SLAB_MAX};
+                           .slab_max = PLAN_RULES_SLAB_MAX};
 }
 
 /* --min-managed (bounded as libshim's min_managed_bytes) or --slab-max (at most a granule: a
@@ -128,7 +128,7 @@ static int hold_option(const char *a, const char *v, options *o)
         ; /* err says why */
     else if (sz.kind != CONF_SIZE_BYTES)
         snprintf(err, sizeof err, "a size in bytes, such as 64KiB, not '%s'", v);
-    else if (!mm && sz.bytes > PLAN_BUILD_GRANULE)
+    else if (!mm && sz.bytes > PLAN_RULES_GRANULE)
         snprintf(err, sizeof err, "at most 2MiB (a slab is one granule), not '%s'", v);
     if (*err) {
         char what[CONF_ERR_LEN + 32];

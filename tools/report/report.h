@@ -135,7 +135,7 @@ int report_run_one(int argc, char **argv, const char *usage, int allow_json, int
                    report_one_fn fn);
 
 /* Short names of the format's enums, "?" for a value the format does not define:
-   "plain", "async", ...: enum shim_alloc_kind. */
+   "plain", "async", ...: plan_mem_kind. */
 const char *report_alloc_kind_name(uint32_t kind);
 /* "HtoD", "DtoH", ...: enum shim_copy_dir. */
 const char *report_copy_dir_name(uint32_t dir);
@@ -153,6 +153,8 @@ const char *report_resid_event_name(uint32_t event);
 /* ---- the subcommands (report_summary.c, report_kernels.c, report_allocs.c, report_moves.c,
    report_perfetto.c, report_memviz.c; report_summary_plan.c is part of summary): *_main as
    report_fn above; *_print writes the output for a loaded trace ---- */
+
+/* ---- report_summary.c ---- */
 
 /* `summary [--json] [--top N] TRACE...`: as report_fn. */
 int report_summary_main(int argc, char **argv, char **envp);
@@ -234,6 +236,8 @@ report_plan_row *report_plan_rows(const report_trace *t, const report_stats *s);
    the steady state's figures take it (shim_fig_plan_step), or -1 without both marks. */
 double report_plan_row_wall_us(const report_plan_row *r);
 
+/* ---- report_kernels.c ---- */
+
 /* `kernels [--json] TRACE`: as report_fn. */
 int report_kernels_main(int argc, char **argv, char **envp);
 /* Every kernel of s: launches and measured times, as text or (json) a JSON object. */
@@ -242,10 +246,14 @@ void report_kernels_print(FILE *out, const report_stats *s, int json);
    "total_us" (no brace before, no comma after). */
 void report_kernel_json_fields(FILE *out, const report_kernel *k);
 
+/* ---- report_allocs.c ---- */
+
 /* `allocs [--json] TRACE`: as report_fn. */
 int report_allocs_main(int argc, char **argv, char **envp);
 /* Every allocation of s: size, kind, device, lifetime, as text or (json) a JSON object. */
 void report_allocs_print(FILE *out, const report_trace *t, const report_stats *s, int json);
+
+/* ---- report_moves.c ---- */
 
 /* `moves [--json] TRACE`: as report_fn. */
 int report_moves_main(int argc, char **argv, char **envp);
@@ -254,6 +262,8 @@ int report_moves_main(int argc, char **argv, char **envp);
 void report_moves_print(FILE *out, const report_trace *t, const report_moves *m, int json);
 /* The "totals" object of `moves --json` (no key before it, no newline after). */
 void report_moves_totals_json(FILE *out, const report_moves *m);
+
+/* ---- report_perfetto.c ---- */
 
 /* `perfetto [-o FILE] TRACE...`: as report_fn. */
 int report_perfetto_main(int argc, char **argv, char **envp);
@@ -265,6 +275,8 @@ int report_perfetto_print_ranks(FILE *out, const report_trace *const *t,
 /* The same for one trace. */
 int report_perfetto_print(FILE *out, const report_trace *t, const report_stats *s);
 
+/* ---- report_memviz.c ---- */
+
 /* `memviz [-o FILE] TRACE`: as report_fn. */
 int report_memviz_main(int argc, char **argv, char **envp);
 /* The pickled memory snapshot of torch.cuda.memory._dump_snapshot (pytorch.org/memory_viz)
@@ -273,7 +285,10 @@ int report_memviz_main(int argc, char **argv, char **envp);
    its entries' and blocks' frames (one frame, report_alloc_name; NULL: no frames). 0, or -1 when
    memory ran out (out's errors are its own). */
 int report_memviz_print(FILE *out, const report_trace *t, const report_stats *s);
-/* report_html.c (and report_html_*.c): one self-contained HTML page of the trace, its tables
+
+/* ---- report_html.c ---- */
+
+/* One self-contained HTML page of the trace, its tables
    of the summary's top allocations and kernels cut at top. `html [--top N] [-o FILE] TRACE...`:
    as report_fn. */
 int report_html_main(int argc, char **argv, char **envp);
@@ -285,13 +300,20 @@ int report_html_print(FILE *out, const report_trace *t, const report_stats *s, l
 int report_html_print_ranks(FILE *out, const report_trace *t, const report_stats *s, size_t n,
                             long top);
 
-/* ---- report_model.c, report_plan.c (report_model.h holds the rest of them) ---- */
+/* ---- report_model.c ---- */
+/* (report_model.h holds the rest of the model's functions.) */
 
-/* `model [--step N] [-o FILE] TRACE` (report_model.c): as report_fn. */
+/* `model [--step N] [-o FILE] TRACE`: as report_fn. */
 int report_model_main(int argc, char **argv, char **envp);
+
+/* ---- report_plan.c ---- */
+
 /* `plan --budget SIZE ... TRACE`: as report_fn (report_model_opts_parse). */
 int report_plan_main(int argc, char **argv, char **envp);
-/* The help of `model` (for_plan == 0) or `plan` (report_model_opts.c): the synopsis and every
+
+/* ---- report_model_opts.c ---- */
+
+/* The help of `model` (for_plan == 0) or `plan`: the synopsis and every
    option, as --help prints it. */
 void report_model_help(FILE *out, int for_plan);
 

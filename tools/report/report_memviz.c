@@ -220,7 +220,7 @@ static int on_alloc(mv *m, const report_rec *r)
         return 0;
     }
     a->shown = 1;
-    a->slab = r->sub == SHIM_ALLOC_MANAGED ? slab_holding(m, r->b, r->c) : NO_SLAB;
+    a->slab = r->sub == PLAN_MEM_MANAGED ? slab_holding(m, r->b, r->c) : NO_SLAB;
     if (a->slab != NO_SLAB)
         m->slabs[a->slab].members++;
     else

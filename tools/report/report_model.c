@@ -15,14 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The builder's memory kinds are the trace's alloc_kind values: records pass them as they are. */
-_Static_assert((int)PLAN_MEM_PLAIN == (int)SHIM_ALLOC_PLAIN &&
-                   (int)PLAN_MEM_ASYNC == (int)SHIM_ALLOC_ASYNC &&
-                   (int)PLAN_MEM_MAPPED == (int)SHIM_ALLOC_VMM_MAP &&
-                   (int)PLAN_MEM_HOST == (int)SHIM_ALLOC_HOST &&
-                   (int)PLAN_MEM_MANAGED == (int)SHIM_ALLOC_MANAGED,
-               "plan_mem_kind and shim_alloc_kind differ");
-
 /* One record to the builder; *next is one past the largest launch seen so far: the launch index
    of allocations, frees and copies. timed: the trace has link_time records (1.9), the copies
    libshim timed on its own stream: the link is theirs, not the moves' wall-clock times (a move's
@@ -104,8 +96,8 @@ static double remap_of_plans(const report_trace *t, uint64_t step)
 }
 
 /* m with what libshim could not move pinned, as its in-process planner pins it
-   (plan_build_movable over each allocation's kind and bytes in the trace), and the slab members'
-   slabs counted whole as it counts them (plan_model_pin_slabs, granules of PLAN_BUILD_GRANULE, the
+   (plan_rules_movable over each allocation's kind and bytes in the trace), and the slab members'
+   slabs counted whole as it counts them (plan_model_pin_slabs, granules of PLAN_RULES_GRANULE, the
    builder's): into *m, replacing it.
    Without the slab limit in the trace (no plan record, or one older than 1.9), m is kept as it
    is: every allocation movable. */
@@ -125,12 +117,12 @@ static plan_err pin_as_libshim(const report_trace *t, const uint64_t *ids, plan_
         qsort(k, n, sizeof *k, by_alloc_id);
         for (size_t i = 0; i < m->nallocs; i++) {
             alloc_key q = {.id = ids[i]}, *f = bsearch(&q, k, n, sizeof *k, by_alloc_id);
-            movable[i] = f && plan_build_movable((plan_mem_kind)f->kind, f->bytes, slab_max);
+            movable[i] = f && plan_rules_movable((plan_mem_kind)f->kind, f->bytes, slab_max);
             member[i] = f && f->kind == PLAN_MEM_MANAGED && !movable[i];
         }
         plan_model pinned;
         plan_model_init(&pinned);
-        e = plan_model_pin_slabs(m, movable, member, PLAN_BUILD_GRANULE, &pinned, NULL);
+        e = plan_model_pin_slabs(m, movable, member, PLAN_RULES_GRANULE, &pinned, NULL);
         plan_model_free(m);
         *m = pinned;
     }

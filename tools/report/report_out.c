@@ -13,7 +13,7 @@
 /* Contract in report.h. */
 const char *report_alloc_kind_name(uint32_t kind)
 {
-    return shim_alloc_kind_name(kind); /* the table beside enum shim_alloc_kind */
+    return plan_mem_kind_name(kind); /* the table beside plan_mem_kind */
 }
 
 /* Contract in report.h. */

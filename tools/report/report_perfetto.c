@@ -419,7 +419,7 @@ static int memory_counter(pctx *p)
 
 /* The host process's name: the command's program (its file name, without the folder), then
    as many of its arguments, whole, as fit in PROC_WORDS bytes ("..." for the rest), then the
-   rank and pid: "python3 train.py --lr 0.1 ... (rank 0, pid 4242)". No argument is cut.
+   rank and pid: "python3 FILE.py --lr 0.1 ... (rank 0, pid 4242)". No argument is cut.
    malloc'd; NULL when memory ran out. */
 #define PROC_WORDS 40
 static char *process_name(const char *cmd, int rank, int pid)

@@ -434,7 +434,7 @@ uint32_t report_primary_device(const report_trace *t)
         const report_rec *r = &t->recs[i];
         if (r->kind != SHIM_TRACE_ALLOC || !report_alloc_on_device(r->sub))
             continue;
-        if (r->sub == SHIM_ALLOC_MANAGED)
+        if (r->sub == PLAN_MEM_MANAGED)
             return r->sub2;
         if (!first)
             first = r;
@@ -704,7 +704,7 @@ double report_step_wall_us(const report_step *st)
 /* Contract in report_trace.h. */
 int report_alloc_on_device(uint32_t kind)
 {
-    return kind != SHIM_ALLOC_HOST;
+    return kind != PLAN_MEM_HOST;
 }
 
 /* Contract in report_trace.h. */

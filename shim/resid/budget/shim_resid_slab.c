@@ -17,13 +17,13 @@
 #include <stdlib.h>
 
 #define SLAB_KEEP_EMPTY                                                                            \
-    PLAN_BUILD_SLAB_KEEP_EMPTY /* empty slabs kept mapped at most (a chunk each) */
+    PLAN_RULES_SLAB_KEEP_EMPTY /* empty slabs kept mapped at most (a chunk each) */
 
 /* First run of `want` free blocks in s, or -1: the planner's rule, which its model of the slabs
-   follows too (plan_build_slab_find). */
+   follows too (plan_rules_slab_find). */
 static int64_t find_run(const struct resid_slab *s, uint32_t want)
 {
-    return plan_build_slab_find(s->used, s->nblocks, want);
+    return plan_rules_slab_find(s->used, s->nblocks, want);
 }
 
 static void set_blocks(struct resid_slab *s, uint32_t first, uint32_t n, bool used)

@@ -31,7 +31,7 @@
 
 #include "base_array.h"
 #include "base_map.h"
-#include "plan_build.h"
+#include "plan_rules.h"
 #include "shim_resid_driver.h"
 
 struct shim_resid_plan; /* the compiled plan (shim_resid.h), executed by the entry points' room */
@@ -111,10 +111,7 @@ struct resid_move {
 };
 
 /* A slab's bookkeeping: which 512-byte blocks of its chunk are taken. */
-#define RESID_SLAB_BLOCK 512u
-/* The block is the one the planner models slabs by (planner/plan_build.h: libshim's rules of how
-   it holds memory, one description for the shim and the planner). */
-_Static_assert(RESID_SLAB_BLOCK == PLAN_BUILD_SLAB_BLOCK, "slab block differs from the planner's");
+#define RESID_SLAB_BLOCK ((uint32_t)PLAN_RULES_SLAB_BLOCK) /* the planner's rule (plan_rules.h) */
 struct resid_slab {
     uint64_t *used;            /* bitmap, one bit per block */
     uint32_t nblocks;          /* blocks in the chunk */
@@ -331,7 +328,7 @@ static inline uint64_t resid_chunk_bytes(const struct resid_ctx *r, const struct
     return (uint64_t)c->grans * r->gran;
 }
 
-/* The largest managed allocation that shares a slab: half a chunk (plan_build.h's slab_max). */
+/* The largest managed allocation that shares a slab: half a chunk (plan_rules.h's slab_max). */
 static inline uint64_t resid_slab_max(const struct resid_ctx *r)
 {
     return r->gran / 2;
