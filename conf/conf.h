@@ -303,7 +303,6 @@ typedef enum {
 
 /* Values of ENUM options and bits of FLAGS options, in the order of their choices. */
 enum { CONF_MODE_OFF, CONF_MODE_RECORD, CONF_MODE_AUTO };
-enum { CONF_PLANNER_REACTIVE, CONF_PLANNER_SCHEDULED };
 enum { CONF_LINK_FULL, CONF_LINK_SHARED };
 enum { CONF_LEVEL_OFF, CONF_LEVEL_ERROR, CONF_LEVEL_WARN, CONF_LEVEL_INFO, CONF_LEVEL_DEBUG };
 enum {

@@ -2,7 +2,7 @@
 # seam header and may use only the rooms its HOUSE_ROOMS entry names (and the CUDA headers, libc;
 # planner/base/, the containers, is below every room):
 #   hooks/  the intercepted entry points, one file per API family (seam shim_hooks.h)
-#   plan/   the in-process planner: recording the step, making the plan (shim_plan.h)
+#   plan/   the in-process planner: studying the step, making the plan (shim_plan.h)
 #   resid/  the residency manager (shim_resid.h), rooms of its own one level down: its entry
 #           points (resid/ itself), budget/ (making room), moves/ (copies and remaps), pools/
 #           (physical chunks), state/ (the manager's state, the state machine), driver/ (the

@@ -1,5 +1,5 @@
 /* shim_main.c — the one file that may see every room: configuration at load time, what
- * happens when the driver is first resolved (the trace, the step recorder, fork and exit
+ * happens when the driver is first resolved (the trace, the step study, fork and exit
  * handling), the exit line.
  *
  * The constructor only reads the configuration (cheap, safe in every process the
@@ -10,6 +10,7 @@
 #include "shim_path.h"
 
 #include "conf.h"
+#include "plan.h"
 #include "shim_trace_figures.h"
 
 #include <stdarg.h>
@@ -79,6 +80,18 @@ static void add_config_line(void *ctx, const char *line)
 _Static_assert(CONF_MAX_SIZES == SHIM_MAX_DEVICE_BUDGETS,
                "budgets: one entry per device; host_resident: one a size");
 
+/* The `planner` option as a planner kind (planner/plan.h): its choices are named as the kinds
+   are, and test_plan_planners checks that each parses, so this is the one mapping. */
+static int planner_kind(const conf_config *cfg)
+{
+    char name[32];
+    plan_kind k;
+    conf_option_choice(CONF_PLANNER, conf_get_choice(cfg, CONF_PLANNER), name, sizeof name);
+    if (plan_kind_parse(name, &k) == PLAN_OK)
+        return k;
+    shim_log(SHIM_LOG_WARN, "planner '%s' is no planner kind: moves stay reactive", name);
+    return PLAN_KIND_REACTIVE;
+}
 /* host_resident: the sizes whose allocations are kept on the host (plain byte counts; an
    empty entry is skipped). */
 static void placement_options(const conf_config *cfg)
@@ -117,7 +130,7 @@ static void apply(const conf_config *cfg)
                         sizeof shim.device_budget_source);
     shim.host_budget = conf_get_size(cfg, CONF_HOST_BUDGET);
     shim.unmapped_eviction = conf_get_bool(cfg, CONF_UNMAPPED_EVICTION);
-    shim.planner = conf_get_choice(cfg, CONF_PLANNER);
+    shim.planner = planner_kind(cfg);
     shim.link_shared = conf_get_choice(cfg, CONF_LINK_DUPLEX) == CONF_LINK_SHARED;
     link_options(cfg);
     placement_options(cfg);

@@ -5,8 +5,8 @@
  * symbols, the log, the registry of live allocations, kernel parameter layouts and the launch
  * scan, the program's streams, graph capture, step detection, kernel timing and the record
  * helpers. It depends only on the trace writer (shim/trace/), conf/ and the CUDA headers: what
- * the rooms above must hear of it (the step recorder of shim/plan/) they register as a
- * listener (shim_record.c), never by a call from here.
+ * the rooms above must hear of it (the step study of shim/plan/) they register as a
+ * listener (shim_ledger.c), never by a call from here.
  *
  * The shim exports only the hooks and dlsym; everything here is hidden (-fvisibility=hidden).
  * Errors inside the shim never reach the program: a hook always returns what the real driver
@@ -98,13 +98,13 @@ struct shim_ctx {
     uint64_t host_resident[SHIM_MAX_DEVICE_BUDGETS]; /* host_resident: sizes kept on the host */
     uint32_t nhost_resident;
     bool unmapped_eviction;      /* evict without host VMM (ranges left unmapped) */
-    int planner;                 /* CONF_PLANNER_* */
+    int planner;                 /* a plan_kind: the `planner` option by name (shim_main.c) */
     bool link_shared;            /* link_duplex = "shared": the planner's link is half duplex */
     double link_both_gbps[2];    /* link_both_gbps (H2D, D2H); 0, 0 when not set */
     double link_remap_us;        /* link_remap in us; -1: measured */
     _Atomic uint64_t launch_seq; /* next launch index (relaxed atomic) */
     _Atomic uint64_t next_id;    /* next allocation / function / graph id */
-    _Atomic bool step_recording; /* the step recorder records (shim_step_recording) */
+    _Atomic bool step_studying;  /* the step study is on (shim_step_studying) */
     struct shim_steps steps;     /* step detection (shim_steps.c): its own locks */
 };
 
@@ -354,7 +354,7 @@ int shim_timing_begin(CUstream stream, bool per_thread);
 /* Records the closing event of slot after the launch of seq. */
 void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq);
 /* Records an event before one of the residency manager's copies on its stream while the step
-   model is recorded (shim_step_recording), for the first 64 copies each way (to_device: a
+   model is recorded (shim_step_studying), for the first 64 copies each way (to_device: a
    restore); returns a slot to close, or -1. */
 int shim_timing_copy_begin(CUstream stream, bool to_device);
 /* Records the closing event of slot after a copy of bytes (to_device: a restore). */
@@ -388,8 +388,8 @@ static inline void shim_streams_note(CUstream stream, bool per_thread)
    driver's error (a sticky one is returned as the device reports it). */
 CUresult shim_streams_sync_program(void);
 
-/* shim_record.c — what an operation leaves behind: the registry entry, the trace record, and
-   the step recorder's event. The step recorder lives in the plan room above; it hears the core
+/* shim_ledger.c — what an operation leaves behind: the registry entry, the trace record, and
+   the step study's event. The step study lives in the plan room above; it hears the core
    (and residency) through this listener, registered once before the state is READY
    (shim_main.c). Every entry is called without any lock of libshim's held but the registry's
    callers' own, from any thread. */
@@ -416,32 +416,32 @@ struct shim_step_listener {
 void shim_step_listen(const struct shim_step_listener *l);
 /* The listener set, or NULL. */
 const struct shim_step_listener *shim_step_listener(void);
-/* Whether the step recorder records now (set by it through shim_step_recording_set): the
+/* Whether the step study is on now (set by it through shim_step_studying_set): the
    listener's alloc, copy, kernel_time and link_time events are wanted. One relaxed load. */
-static inline bool shim_step_recording(void)
+static inline bool shim_step_studying(void)
 {
-    return atomic_load_explicit(&shim.step_recording, memory_order_relaxed);
+    return atomic_load_explicit(&shim.step_studying, memory_order_relaxed);
 }
-void shim_step_recording_set(bool on);
+void shim_step_studying_set(bool on);
 /* Registers and records a new allocation; returns its id (0 if untracked). plan_on: a plan is
    applied, so the allocation's ordinal is counted even when the step is not recorded. */
-uint64_t shim_record_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream,
+uint64_t shim_ledger_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream,
                            bool plan_on);
 /* Registers and records a managed allocation kept in host memory for good (host_resident):
-   registry and trace as a managed allocation; the step recorder never sees it and its ordinal
+   registry and trace as a managed allocation; the step study never sees it and its ordinal
    is not counted (no step model holds it, no plan binds it). Its id, or 0 if untracked. */
-uint64_t shim_record_alloc_kept_on_host(uint64_t addr, uint64_t bytes, uint64_t stream);
+uint64_t shim_ledger_alloc_kept_on_host(uint64_t addr, uint64_t bytes, uint64_t stream);
 /* Counts allocation id's ordinal at the current launch index (shim_steps_count_alloc) and hands
    it to the listener while the step is recorded: for an allocation registered otherwise (a
    small allocation inside a slab). */
-void shim_record_step_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream);
+void shim_ledger_step_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream);
 /* Records a copy (or memset, src 0) between addresses on stream (as the entry point named it:
    per_thread for _ptsz/_ptds; shim_stream_id); host addresses map to 0. */
-void shim_record_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
+void shim_ledger_copy(enum shim_copy_dir dir, uint64_t dst, uint64_t src, uint64_t bytes,
                       CUstream stream, bool per_thread);
 /* A host synchronisation point: kernel times, step detection, trace record (stream as in
-   shim_record_copy). */
-void shim_record_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread);
+   shim_ledger_copy). */
+void shim_ledger_sync(enum shim_sync_kind kind, CUstream stream, bool per_thread);
 /* The calling thread's current device (its context's), for the trace: 0 when the driver
    cannot say. */
 uint32_t shim_current_device(void);

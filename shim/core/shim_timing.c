@@ -100,7 +100,7 @@ void shim_timing_end(int slot, CUstream stream, bool per_thread, uint64_t seq)
 
 int shim_timing_copy_begin(CUstream stream, bool to_device)
 {
-    if (!shim.real.cuEventCreate || !shim_step_recording())
+    if (!shim.real.cuEventCreate || !shim_step_studying())
         return -1;
     pthread_mutex_lock(&lock);
     int slot = copies_timed[to_device] < COPY_SAMPLES ? open_pair(stream, false) : -1;
@@ -133,7 +133,7 @@ static void report(const struct pair *p, double usec)
     else
         shim_trace_link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
     const struct shim_step_listener *l = shim_step_listener();
-    if (!shim_step_recording() || !l)
+    if (!shim_step_studying() || !l)
         return;
     if (p->kind == PAIR_KERNEL)
         l->kernel_time(p->seq, usec);

@@ -41,10 +41,10 @@ static bool copy_enter(uint64_t *ids, uint32_t *n, uint64_t dst, uint64_t src, C
         if (pinned_)                                                                               \
             shim_resid_leave(ids_, nids_);                                                         \
         if (rc == CUDA_SUCCESS && shim_active()) {                                                 \
-            shim_record_copy(dir, (uint64_t)(uintptr_t)(dst), (uint64_t)(uintptr_t)(src), n,       \
+            shim_ledger_copy(dir, (uint64_t)(uintptr_t)(dst), (uint64_t)(uintptr_t)(src), n,       \
                              stream, PER_THREAD(sym));                                             \
             if (sync)                                                                              \
-                shim_record_sync(SHIM_SYNC_COPY, stream, PER_THREAD(sym));                         \
+                shim_ledger_sync(SHIM_SYNC_COPY, stream, PER_THREAD(sym));                         \
         }                                                                                          \
         return rc;                                                                                 \
     }

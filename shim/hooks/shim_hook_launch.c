@@ -92,9 +92,9 @@ static void after(const struct launch_args *a, const struct shim_func *fn, int s
     shim_steps_launch(&shim.steps, seq, fn->id);
     if (shim.record & CONF_RECORD_LAUNCHES)
         shim_trace_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids, t->s.n);
-    if (shim_step_recording())
-        shim_plan_rec_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids,
-                             t->s.n);
+    if (shim_step_studying())
+        shim_plan_study_launch(seq, fn->id, shim_stream_id(a->stream, a->per_thread), t->s.ids,
+                               t->s.n);
     shim_scan_release(&t->s);
 }
 

@@ -11,7 +11,7 @@
 /* Registers and records an allocation the driver made; its id (0: untracked). */
 static uint64_t record_alloc(uint64_t addr, uint64_t bytes, plan_mem_kind kind, uint64_t stream)
 {
-    return shim_record_alloc(addr, bytes, kind, stream,
+    return shim_ledger_alloc(addr, bytes, kind, stream,
                              kind != PLAN_MEM_HOST && shim_resid_plan_on());
 }
 
@@ -31,8 +31,8 @@ static void freed(bool had, const struct shim_alloc *a, CUresult rc, uint64_t st
     }
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, stream);
-    if (shim_step_recording())
-        shim_plan_rec_free(a->id, stream);
+    if (shim_step_studying())
+        shim_plan_study_free(a->id, stream);
 }
 
 /* An allocation request, whichever entry point made it. */
@@ -131,8 +131,8 @@ static CUresult free_any(CUdeviceptr dptr, CUstream s, bool per_thread, bool asy
         CUresult rc = shim_resid_free(a.id, s, per_thread, async);
         if (rc == CUDA_SUCCESS && (shim.record & CONF_RECORD_ALLOCS))
             shim_trace_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
-        if (rc == CUDA_SUCCESS && shim_step_recording())
-            shim_plan_rec_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
+        if (rc == CUDA_SUCCESS && shim_step_studying())
+            shim_plan_study_free(a.id, async ? shim_stream_id(s, per_thread) : 0);
         return rc;
     }
     shim_free_later_flush(false);
@@ -240,8 +240,8 @@ static void unmapped(const struct shim_alloc *a)
 {
     if (shim.record & CONF_RECORD_ALLOCS)
         shim_trace_free(a->id, 0);
-    if (shim_step_recording())
-        shim_plan_rec_free(a->id, 0);
+    if (shim_step_studying())
+        shim_plan_study_free(a->id, 0);
 }
 
 CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)

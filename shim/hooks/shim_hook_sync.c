@@ -7,16 +7,16 @@ CUresult CUDAAPI cuInit(unsigned int flags)
     return shim.real.cuInit(flags);
 }
 
-SHIM_HOOK_AFTER(cuCtxSynchronize, (void), (), shim_record_sync(SHIM_SYNC_CTX, NULL, false))
+SHIM_HOOK_AFTER(cuCtxSynchronize, (void), (), shim_ledger_sync(SHIM_SYNC_CTX, NULL, false))
 
 SHIM_HOOK_AFTER(cuStreamSynchronize, (CUstream hStream), (hStream),
-                shim_record_sync(SHIM_SYNC_STREAM, hStream, false))
+                shim_ledger_sync(SHIM_SYNC_STREAM, hStream, false))
 
 SHIM_HOOK_AFTER(cuStreamSynchronize_ptsz, (CUstream hStream), (hStream),
-                shim_record_sync(SHIM_SYNC_STREAM, hStream, true))
+                shim_ledger_sync(SHIM_SYNC_STREAM, hStream, true))
 
 SHIM_HOOK_AFTER(cuEventSynchronize, (CUevent hEvent), (hEvent),
-                shim_record_sync(SHIM_SYNC_EVENT, NULL, false))
+                shim_ledger_sync(SHIM_SYNC_EVENT, NULL, false))
 
 SHIM_HOOK_AFTER(cuStreamBeginCapture_v2, (CUstream hStream, CUstreamCaptureMode mode),
                 (hStream, mode), shim_capture_begin(hStream, false))

@@ -40,7 +40,7 @@ void *shim_hook_by_name(const char *name);
    (the driver could not be opened, or it lacks this entry point). A driver may lack any entry
    point: outside residency's driver seam, every shim.real.X call is either in X's own hook after
    SHIM_NEED_REAL(X), or checked for NULL where it is made (shim_params.c, shim_timing.c,
-   shim_record.c, shim_proc.c); the residency manager runs only when SHIM_RESID_NEEDS are all
+   shim_ledger.c, shim_proc.c); the residency manager runs only when SHIM_RESID_NEEDS are all
    there. */
 #define SHIM_NEED_REAL(sym)                                                                        \
     do {                                                                                           \

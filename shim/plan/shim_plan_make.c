@@ -1,6 +1,6 @@
-/* shim_plan_make.c — the planning thread: from a recording to an installed plan.
+/* shim_plan_make.c — the planning thread: from a study to an installed plan.
  *
- * One detached thread per recording (a few per run: one per detected step pattern). It builds
+ * One detached thread per study (a few per run: one per detected step pattern). It builds
  * the model of the last recorded step with kernel times (plan_build_model_ids), pins in the
  * model what libshim cannot move (memory left to the driver, small allocations that share
  * slabs: they get a touch at every operation they live through, so no plan moves them but
@@ -30,7 +30,7 @@
 
 struct job {
     plan_builder *b;
-    struct shim_plan_rec_alloc *allocs;
+    struct shim_plan_known_alloc *allocs;
     uint64_t n;
 };
 
@@ -42,14 +42,14 @@ static struct shim_resid_plan *ready; /* made, not yet installed */
 
 static int by_id(const void *a, const void *b)
 {
-    uint64_t x = ((const struct shim_plan_rec_alloc *)a)->id;
-    uint64_t y = ((const struct shim_plan_rec_alloc *)b)->id;
+    uint64_t x = ((const struct shim_plan_known_alloc *)a)->id;
+    uint64_t y = ((const struct shim_plan_known_alloc *)b)->id;
     return x < y ? -1 : x > y;
 }
 
-static const struct shim_plan_rec_alloc *find(const struct job *j, uint64_t id)
+static const struct shim_plan_known_alloc *find(const struct job *j, uint64_t id)
 {
-    struct shim_plan_rec_alloc key = {.id = id};
+    struct shim_plan_known_alloc key = {.id = id};
     return bsearch(&key, j->allocs, j->n, sizeof key, by_id);
 }
 
@@ -63,7 +63,7 @@ static plan_err pin_unmovable(const plan_model *m, const struct job *j, const ui
     if (!movable)
         return PLAN_ERR_NOMEM;
     for (size_t i = 0; i < m->nallocs; i++) {
-        const struct shim_plan_rec_alloc *a = find(j, ids[i]);
+        const struct shim_plan_known_alloc *a = find(j, ids[i]);
         movable[i] = keys[i].movable;
         member[i] = a && a->member;
     }
@@ -72,7 +72,7 @@ static plan_err pin_unmovable(const plan_model *m, const struct job *j, const ui
     return e;
 }
 
-/* How each model allocation is found again: by id if it was live when the recording began,
+/* How each model allocation is found again: by id if it was live when the study began,
    else by when it was made relative to the modelled step's first launch. */
 static struct shim_resid_plan_key *make_keys(const struct job *j, const uint64_t *ids, size_t n,
                                              uint64_t first, uint64_t step_len, size_t *movable)
@@ -80,7 +80,7 @@ static struct shim_resid_plan_key *make_keys(const struct job *j, const uint64_t
     struct shim_resid_plan_key *k = calloc(n + 1, sizeof *k);
     *movable = 0;
     for (size_t i = 0; k && i < n; i++) {
-        const struct shim_plan_rec_alloc *a = find(j, ids[i]);
+        const struct shim_plan_known_alloc *a = find(j, ids[i]);
         if (!a)
             continue; /* not movable: pinned */
         k[i].movable = a->movable;
@@ -168,7 +168,7 @@ static bool worth_applying(const struct shim_resid_plan *sp)
     return saved >= (sp->native_peak - sp->budget + 1) / 2;
 }
 
-/* Plans the recording of j; returns the plan, or NULL with why in msg. */
+/* Plans the study of j; returns the plan, or NULL with why in msg. */
 static struct shim_resid_plan *make(struct job *j, char *msg, size_t cap)
 {
     qsort(j->allocs, j->n, sizeof *j->allocs, by_id);
@@ -295,7 +295,7 @@ static void *planner_main(void *arg)
     return NULL;
 }
 
-bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_rec_alloc *allocs, uint64_t n)
+bool shim_plan_make_async(struct plan_builder *b, struct shim_plan_known_alloc *allocs, uint64_t n)
 {
     struct job *j = malloc(sizeof *j);
     pthread_t t;

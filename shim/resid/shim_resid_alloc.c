@@ -96,17 +96,17 @@ static int try_unit(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUstre
     }
     /* The registry takes its own lock after ours: never the other way round. */
     if (u->stays_on_host) { /* no step model holds it: it is host memory */
-        u->id = shim_record_alloc_kept_on_host(u->va, bytes, shim_stream_id(stream, per_thread));
+        u->id = shim_ledger_alloc_kept_on_host(u->va, bytes, shim_stream_id(stream, per_thread));
         if (u->id)
             resid_placed_born(r, u);
     } else {
-        u->id = shim_record_alloc(u->va, bytes, PLAN_MEM_MANAGED,
+        u->id = shim_ledger_alloc(u->va, bytes, PLAN_MEM_MANAGED,
                                   shim_stream_id(stream, per_thread), r->plan != NULL);
         if (on_host && u->id) /* traced after the allocation record, under its id */
             resid_fsm(r, u, SHIM_EV_CREATE_HOST, NULL);
     }
     if (u->id && resid_insert(r, u) == 0) {
-        if (r->plan && !u->stays_on_host) /* shim_record_alloc counted it */
+        if (r->plan && !u->stays_on_host) /* shim_ledger_alloc counted it */
             resid_plan_bind(r, u, atomic_load_explicit(&shim.launch_seq, memory_order_relaxed),
                             shim_steps_last_ordinal());
         *dptr = u->va;
@@ -135,8 +135,8 @@ static int try_member(struct resid_ctx *r, CUdeviceptr *dptr, size_t bytes, CUst
         if (shim.record & CONF_RECORD_ALLOCS)
             shim_trace_alloc_on(m->id, va, bytes, PLAN_MEM_MANAGED,
                                 shim_stream_id(stream, per_thread), (uint32_t)r->device);
-        if (shim_step_recording() || r->plan)
-            shim_record_step_alloc(m->id, va, bytes, PLAN_MEM_MANAGED,
+        if (shim_step_studying() || r->plan)
+            shim_ledger_step_alloc(m->id, va, bytes, PLAN_MEM_MANAGED,
                                    shim_stream_id(stream, per_thread));
         *dptr = va;
         return 0;

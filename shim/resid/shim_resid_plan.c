@@ -2,7 +2,7 @@
  * own moves.
  *
  * A plan names model allocations; the executor finds the live unit behind each one: by id for
- * memory made before the recording (weights, optimizer state), else by when it was made in its
+ * memory made before the study (weights, optimizer state), else by when it was made in its
  * step (the launch position and the ordinal among the allocations made there), which repeats
  * every step. From the first step boundary after installation, just before each launch it
  * starts the evictions planned after the previous launch (fenced behind every stream that

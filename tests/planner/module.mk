@@ -8,9 +8,9 @@ PLANNER_TESTS := $(PLANNER_TEST_NAMES:%=$(BUILD)/tests/planner/%)
 ALL_TARGETS += $(PLANNER_TESTS)
 TESTS += $(PLANNER_TESTS) tests/planner/test_shimplan.sh tests/planner/test_shimplan_host.sh
 
-$(BUILD)/tests/planner/test_plan_%: $(BUILD)/tests/planner/test_plan_%.o $(PLANNER_LIB)
+$(BUILD)/tests/planner/test_plan_%: $(BUILD)/tests/planner/test_plan_%.o $(PLANNER_LIB) $(CONF_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS_ALL) -o $@ $< $(PLANNER_LIB) -lcmocka -lm
+	$(CC) $(LDFLAGS_ALL) -o $@ $< $(PLANNER_LIB) $(CONF_LIB) -lcmocka -lm
 
 PLANNER_FUZZ := $(BUILD)/fuzz/plan_model_fuzz
 FUZZ_TARGETS += $(PLANNER_FUZZ)

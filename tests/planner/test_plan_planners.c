@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conf.h"
 #include "plan_internal.h"
 
 static void load(plan_model *m, const char *text)
@@ -319,6 +320,22 @@ static void test_errors(void **state)
     assert_string_equal(plan_strerror(PLAN_ERR_LIMIT), "problem too large");
 }
 
+/* The configuration's `planner` option names planner kinds: libshim maps its choice to a
+   plan_kind by name (shim_main.c), so every choice must parse as one, and there must be some. */
+static void test_conf_planner_choices_are_kinds(void **state)
+{
+    (void)state;
+    char name[32];
+    int n = 0;
+    for (int i = 0; conf_option_choice(CONF_PLANNER, i, name, sizeof name) > 0; i++, n++) {
+        plan_kind k;
+        assert_int_equal(plan_kind_parse(name, &k), PLAN_OK);
+        assert_string_equal(plan_kind_name(k), name);
+        assert_int_not_equal(k, PLAN_KIND_NONE);
+    }
+    assert_true(n >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_link_both_bound_holds),
         cmocka_unit_test(test_scheduled_keeps_the_better_plan),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_conf_planner_choices_are_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

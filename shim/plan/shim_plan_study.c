@@ -1,13 +1,13 @@
-/* shim_plan_rec.c — records a detected training step for the in-process planner.
+/* shim_plan_study.c — studies a detected training step for the in-process planner.
  *
  * From the step detection (shim_plan_steady) the hooks hand every allocation, free, launch,
  * copy and kernel time to a step model builder (planner/plan_build.h), under one mutex; the
- * allocations live at that moment are handed over first (made before the recording: the
+ * allocations live at that moment are handed over first (made before the study: the
  * model's weights and other long-lived memory). When the last profiled step has closed, one
  * more step is recorded so that its kernel times are all collected (they are read at host
- * synchronisations), and the recording goes to a planning thread (shim_plan_make.c).
+ * synchronisations), and the study goes to a planning thread (shim_plan_make.c).
  *
- * Besides the builder, the recorder keeps what the executor needs to find each allocation
+ * Besides the builder, the study keeps what the executor needs to find each allocation
  * again in later steps: when it was made (the launch index, and how many allocations were made
  * before it at that index) and whether libshim can move it (a managed allocation with a unit
  * of its own). Lock order: the step detector's lock, then the registry's, then this one;
@@ -22,37 +22,37 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     plan_builder *b;
-    struct shim_plan_rec_alloc *allocs;
+    struct shim_plan_known_alloc *allocs;
     size_t nallocs, cap;
     bool last_profiled; /* the last profiled step has closed: one more, then plan */
-    bool failed;        /* out of memory: the recording is dropped at the next step */
-} rec;
+    bool failed;        /* out of memory: the study is dropped at the next step */
+} study;
 
 /* Whether the planner runs in this process at all. */
 static bool wanted(void)
 {
-    return shim.mode == CONF_MODE_AUTO && shim.planner == CONF_PLANNER_SCHEDULED &&
+    return shim.mode == CONF_MODE_AUTO && shim.planner == PLAN_KIND_SCHEDULED &&
            shim_resid_started() && !shim_resid_several();
 }
 
-/* Drops the recording (lock held). */
+/* Drops the study (lock held). */
 static void drop(void)
 {
-    shim_step_recording_set(false);
-    plan_build_free(rec.b);
-    free(rec.allocs);
-    rec.b = NULL;
-    rec.allocs = NULL;
-    rec.nallocs = rec.cap = 0;
-    rec.last_profiled = rec.failed = false;
+    shim_step_studying_set(false);
+    plan_build_free(study.b);
+    free(study.allocs);
+    study.b = NULL;
+    study.allocs = NULL;
+    study.nallocs = study.cap = 0;
+    study.last_profiled = study.failed = false;
 }
 
 /* Notes a builder call's result (lock held). */
 static void check(plan_err e)
 {
-    if (e != PLAN_OK && !rec.failed) {
-        rec.failed = true;
-        SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory while recording the step: no plan "
+    if (e != PLAN_OK && !study.failed) {
+        study.failed = true;
+        SHIM_LOG_ONCE(SHIM_LOG_WARN, "planner: out of memory while studying the step: no plan "
                                      "(moves stay reactive)");
     }
 }
@@ -67,16 +67,17 @@ static bool movable(uint64_t bytes, int kind)
 static void note_alloc(uint64_t id, uint64_t bytes, int kind, bool before, uint32_t ordinal)
 {
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    if (base_array_grow((void **)&rec.allocs, &rec.cap, rec.nallocs + 1, sizeof *rec.allocs)) {
+    if (base_array_grow((void **)&study.allocs, &study.cap, study.nallocs + 1,
+                        sizeof *study.allocs)) {
         check(PLAN_ERR_NOMEM);
         return;
     }
     bool unit = movable(bytes, kind);
-    rec.allocs[rec.nallocs++] = (struct shim_plan_rec_alloc){
+    study.allocs[study.nallocs++] = (struct shim_plan_known_alloc){
         id, seq, ordinal, unit, before, kind == PLAN_MEM_MANAGED && !unit};
 }
 
-/* The live device allocations when the recording starts, gathered to be handed over in the
+/* The live device allocations when the study starts, gathered to be handed over in the
    order they were made (by id): the registry's own order follows addresses, which differ from run
    to run, and the planner breaks ties by the model's allocation order. */
 struct live_set {
@@ -115,7 +116,7 @@ static void add_live(void)
         const struct shim_alloc *a = &s.a[i];
         if (a->kind == PLAN_MEM_MANAGED && shim_resid_kept_on_host(a->id))
             continue; /* host memory for good: no model holds it */
-        check(plan_build_alloc(rec.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
+        check(plan_build_alloc(study.b, a->id, a->size, (plan_mem_kind)a->kind, a->addr, 0, seq));
         note_alloc(a->id, a->size, a->kind, true, 0);
     }
     free(s.a);
@@ -127,12 +128,12 @@ void shim_plan_steady(void)
         return;
     pthread_mutex_lock(&lock);
     drop();
-    if ((rec.b = plan_build_new()) != NULL) {
-        check(plan_build_rounding(rec.b, shim_resid_granularity(), 4096));
-        check(plan_build_duplex(rec.b, !shim.link_shared));
-        check(plan_build_link_both(rec.b, shim.link_both_gbps[0], shim.link_both_gbps[1]));
+    if ((study.b = plan_build_new()) != NULL) {
+        check(plan_build_rounding(study.b, shim_resid_granularity(), 4096));
+        check(plan_build_duplex(study.b, !shim.link_shared));
+        check(plan_build_link_both(study.b, shim.link_both_gbps[0], shim.link_both_gbps[1]));
         add_live();
-        shim_step_recording_set(true);
+        shim_step_studying_set(true);
     } else {
         check(PLAN_ERR_NOMEM);
     }
@@ -168,100 +169,100 @@ void shim_plan_step_closed(uint64_t step, uint64_t first_seq, int profiled_left)
     shim_resid_plan_step_closed(step, first_seq);
     shim_plan_collect(step + 1);
     pthread_mutex_lock(&lock);
-    if (!rec.b) {
+    if (!study.b) {
         pthread_mutex_unlock(&lock);
         return;
     }
-    check(plan_build_step(rec.b, step, first_seq));
-    if (rec.failed) {
+    check(plan_build_step(study.b, step, first_seq));
+    if (study.failed) {
         drop();
-    } else if (profiled_left == 0 && !rec.last_profiled) {
-        rec.last_profiled = true; /* its kernel times arrive by the end of the next step */
-    } else if (rec.last_profiled) {
-        shim_step_recording_set(false);
-        plan_builder *b = rec.b;
-        struct shim_plan_rec_alloc *allocs = rec.allocs;
-        uint64_t n = rec.nallocs;
-        rec.b = NULL;
-        rec.allocs = NULL;
+    } else if (profiled_left == 0 && !study.last_profiled) {
+        study.last_profiled = true; /* its kernel times arrive by the end of the next step */
+    } else if (study.last_profiled) {
+        shim_step_studying_set(false);
+        plan_builder *b = study.b;
+        struct shim_plan_known_alloc *allocs = study.allocs;
+        uint64_t n = study.nallocs;
+        study.b = NULL;
+        study.allocs = NULL;
         drop();
         shim_plan_make_async(b, allocs, n);
     }
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
-                         uint32_t ordinal)
+void shim_plan_study_alloc(uint64_t id, uint64_t addr, uint64_t bytes, int kind, uint64_t stream,
+                           uint32_t ordinal)
 {
     if (kind == PLAN_MEM_HOST)
         return;
     pthread_mutex_lock(&lock);
-    if (rec.b) {
-        check(plan_build_alloc(rec.b, id, bytes, (plan_mem_kind)kind, addr, stream,
+    if (study.b) {
+        check(plan_build_alloc(study.b, id, bytes, (plan_mem_kind)kind, addr, stream,
                                atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
         note_alloc(id, bytes, kind, false, ordinal);
     }
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_free(uint64_t id, uint64_t stream)
+void shim_plan_study_free(uint64_t id, uint64_t stream)
 {
     pthread_mutex_lock(&lock);
-    if (rec.b)
-        check(plan_build_free_alloc(rec.b, id, stream,
+    if (study.b)
+        check(plan_build_free_alloc(study.b, id, stream,
                                     atomic_load_explicit(&shim.launch_seq, memory_order_relaxed)));
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_launch(uint64_t seq, uint64_t func, uint64_t stream, const uint64_t *ids,
-                          uint32_t n)
+void shim_plan_study_launch(uint64_t seq, uint64_t func, uint64_t stream, const uint64_t *ids,
+                            uint32_t n)
 {
     pthread_mutex_lock(&lock);
-    if (rec.b)
-        check(plan_build_launch(rec.b, seq, func, stream, ids, n));
+    if (study.b)
+        check(plan_build_launch(study.b, seq, func, stream, ids, n));
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_copy(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes)
+void shim_plan_study_copy(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes)
 {
     pthread_mutex_lock(&lock);
     uint64_t seq = atomic_load_explicit(&shim.launch_seq, memory_order_relaxed);
-    if (rec.b)
-        check(plan_build_copy(rec.b, seq, dst, src));
-    if (rec.b && (dir == SHIM_COPY_H2D || dir == SHIM_COPY_D2H))
-        check(plan_build_transfer(rec.b, seq, dir == SHIM_COPY_H2D, bytes));
+    if (study.b)
+        check(plan_build_copy(study.b, seq, dst, src));
+    if (study.b && (dir == SHIM_COPY_H2D || dir == SHIM_COPY_D2H))
+        check(plan_build_transfer(study.b, seq, dir == SHIM_COPY_H2D, bytes));
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_link(bool to_device, uint64_t bytes, double usec)
+void shim_plan_study_link(bool to_device, uint64_t bytes, double usec)
 {
     pthread_mutex_lock(&lock);
-    if (rec.b)
-        check(plan_build_move(rec.b, to_device, bytes, usec));
+    if (study.b)
+        check(plan_build_move(study.b, to_device, bytes, usec));
     pthread_mutex_unlock(&lock);
 }
 
-void shim_plan_rec_kernel_time(uint64_t seq, double usec)
+void shim_plan_study_kernel_time(uint64_t seq, double usec)
 {
     pthread_mutex_lock(&lock);
-    if (rec.b && plan_build_kernel_time(rec.b, seq, usec) == PLAN_ERR_NOMEM)
+    if (study.b && plan_build_kernel_time(study.b, seq, usec) == PLAN_ERR_NOMEM)
         check(PLAN_ERR_NOMEM);
     pthread_mutex_unlock(&lock);
 }
 
-/* The recorder as the core's step listener. */
-static const struct shim_step_listener recorder = {
+/* The study as the core's step listener. */
+static const struct shim_step_listener study_listener = {
     .steady = shim_plan_steady,
     .step_closed = shim_plan_step_closed,
     .unsteady = shim_plan_unsteady,
     .changed = shim_plan_changed,
-    .kernel_time = shim_plan_rec_kernel_time,
-    .link_time = shim_plan_rec_link,
-    .alloc = shim_plan_rec_alloc,
-    .copy = shim_plan_rec_copy,
+    .kernel_time = shim_plan_study_kernel_time,
+    .link_time = shim_plan_study_link,
+    .alloc = shim_plan_study_alloc,
+    .copy = shim_plan_study_copy,
 };
 
 void shim_plan_listen(void)
 {
-    shim_step_listen(&recorder);
+    shim_step_listen(&study_listener);
 }
