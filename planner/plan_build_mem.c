@@ -19,6 +19,8 @@
  * slab's chunk is not counted; pinned host memory        nothing: not device memory. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 
 /* Contract in plan_internal.h. */
@@ -45,14 +47,8 @@ static int by_id(const void *pa, const void *pb)
 /* The first key of id at or after order: the keys of id made before it lie just below. */
 static size_t lower(const key *k, size_t n, uint64_t id, uint64_t order)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].id < id || (k[mid].id == id && k[mid].order < order))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, n, mid, k[mid].id < id || (k[mid].id == id && k[mid].order < order));
     return lo;
 }
 

@@ -5,6 +5,7 @@
 #include "plan_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -53,14 +54,8 @@ static size_t last_timed(const plan_builder *b, const plan_bstep *s, size_t n)
     size_t best = SIZE_MAX;
     for (size_t t = 0; t < b->ntimes; t++) {
         uint64_t seq = b->times[t].seq;
-        size_t lo = 0, hi = n; /* the first step beginning after seq */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s[mid].first_seq <= seq)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = 0; /* the first step beginning after seq */
+        BASE_BSEARCH(lo, n, mid, s[mid].first_seq <= seq);
         if (lo > 0 && seq < step_end(s, n, lo - 1) && (best == SIZE_MAX || lo - 1 > best))
             best = lo - 1;
     }
@@ -116,14 +111,8 @@ typedef struct touches {
  * builder knows, SIZE_MAX - 1 when it is one but not live then. */
 static size_t resolve(const touches *t, uint64_t id, uint64_t seq)
 {
-    size_t lo = 0, hi = t->nkeys;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->keys[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, t->nkeys, mid, t->keys[mid].id < id);
     size_t found = SIZE_MAX;
     for (; lo < t->nkeys && t->keys[lo].id == id; lo++) {
         const id_key *k = &t->keys[lo];

@@ -4,6 +4,8 @@
  * then the two name sequences in start order, skipping what only one side recorded. */
 #include "import_et.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,15 +145,10 @@ long ie_join(ie_trace *e, const ik_trace *t, const ik_step *st, const size_t *or
 
 long ie_node_at(const ik_trace *t, const size_t *order, const long *by_op, int64_t tid, double ts)
 {
-    size_t lo = 0, hi = t->nop; /* first operator after (tid, ts) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ik_span *p = &t->op[order[mid]];
-        if (p->tid < tid || (p->tid == tid && p->ts <= ts))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0; /* first operator after (tid, ts) */
+    BASE_BSEARCH(lo, t->nop, mid,
+                 t->op[order[mid]].tid < tid ||
+                     (t->op[order[mid]].tid == tid && t->op[order[mid]].ts <= ts));
     /* Walk back to the innermost joined operator holding ts; operators that ended before ts are
      * finished siblings. 512 back is deeper than any nesting seen in these traces. */
     for (size_t k = lo, n = 0; k-- > 0 && n < 512; n++) {

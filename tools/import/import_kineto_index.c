@@ -3,6 +3,8 @@
  * importer guesses touches from it, since a Kineto trace lists no kernel operands. */
 #include "import_kineto.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 
 typedef struct lk {
@@ -71,15 +73,9 @@ static int build_top(const ik_trace *t, ik_index *ix)
 
 long ik_index_top_at(const ik_index *ix, int64_t tid, double ts, int next)
 {
-    size_t lo = 0, hi = ix->ntop; /* first entry after (tid, ts) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ik_top *p = &ix->top[mid];
-        if (p->tid < tid || (p->tid == tid && p->ts <= ts))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0; /* first entry after (tid, ts) */
+    BASE_BSEARCH(lo, ix->ntop, mid,
+                 ix->top[mid].tid < tid || (ix->top[mid].tid == tid && ix->top[mid].ts <= ts));
     if (next)
         return lo < ix->ntop && ix->top[lo].tid == tid ? (long)lo : -1;
     if (lo == 0)
@@ -139,27 +135,15 @@ void ik_index_free(ik_index *ix)
 
 int32_t ik_index_first_from(const ik_index *ix, double ts)
 {
-    size_t lo = 0, hi = ix->nops;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->launch[mid] < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, ix->nops, mid, ix->launch[mid] < ts);
     return lo < ix->nops ? ix->sufmin[lo] : -1;
 }
 
 int32_t ik_index_last_by(const ik_index *ix, double ts)
 {
-    size_t lo = 0, hi = ix->nops;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->launch[mid] <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, ix->nops, mid, ix->launch[mid] <= ts);
     return lo ? ix->premax[lo - 1] : -1;
 }
 

@@ -24,6 +24,7 @@
 #include "report_pickle.h"
 
 #include "base_array.h"
+#include "base_order.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -115,14 +116,8 @@ static void event(mv *m, const char *action, uint64_t addr, uint64_t size, uint6
 /* Index in m->open of the first live slab whose address is above addr. */
 static size_t open_upper(const mv *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->nopen;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->slabs[m->open[mid]].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, m->nopen, mid, m->slabs[m->open[mid]].addr <= addr);
     return lo;
 }
 

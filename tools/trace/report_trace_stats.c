@@ -3,6 +3,7 @@
 #include "report_trace.h"
 
 #include "base_array.h"
+#include "base_order.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -190,14 +191,8 @@ static int by_u64(const void *pa, const void *pb)
 /* Index of the first of n sorted values >= key. */
 static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, n, mid, v[mid] < key);
     return lo;
 }
 
@@ -497,14 +492,8 @@ static int memory_pass(ctx *c)
    that starts at or before t. */
 static report_step *step_at(report_stats *s, uint64_t t)
 {
-    size_t lo = 0, hi = s->nsteps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->steps[mid].t_start <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, s->nsteps, mid, s->steps[mid].t_start <= t);
     return lo > 0 && t < s->steps[lo - 1].t_end ? &s->steps[lo - 1] : NULL;
 }
 
