@@ -39,9 +39,7 @@ typedef struct key {
 static int by_id(const void *pa, const void *pb)
 {
     const key *a = pa, *b = pb;
-    if (a->id != b->id)
-        return a->id < b->id ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    return BASE_CMP_THEN(a->id, b->id, BASE_CMP(a->order, b->order));
 }
 
 /* The first key of id at or after order: the keys of id made before it lie just below. */
@@ -99,9 +97,7 @@ typedef struct at_addr {
 static int by_addr(const void *pa, const void *pb)
 {
     const at_addr *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    return BASE_CMP_THEN(a->addr, b->addr, BASE_CMP(a->order, b->order));
 }
 
 /* A stream-ordered allocation right after the stream-ordered free, on its stream, of the range

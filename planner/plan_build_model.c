@@ -13,11 +13,8 @@
 static int by_first_seq(const void *pa, const void *pb)
 {
     const plan_bstep *a = pa, *b = pb;
-    if (a->first_seq != b->first_seq)
-        return a->first_seq < b->first_seq ? -1 : 1;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return (a->mark_end > b->mark_end) - (a->mark_end < b->mark_end);
+    return BASE_CMP_THEN(a->first_seq, b->first_seq,
+                         BASE_CMP_THEN(a->step, b->step, BASE_CMP(a->mark_end, b->mark_end)));
 }
 
 /* The steps by first launch, a step marked twice kept once (its first mark). */
@@ -94,9 +91,7 @@ typedef struct id_key {
 static int by_id(const void *pa, const void *pb)
 {
     const id_key *a = pa, *b = pb;
-    if (a->id != b->id)
-        return a->id < b->id ? -1 : 1;
-    return (a->alloc_seq > b->alloc_seq) - (a->alloc_seq < b->alloc_seq);
+    return BASE_CMP_THEN(a->id, b->id, BASE_CMP(a->alloc_seq, b->alloc_seq));
 }
 
 /* What the touches are resolved against. */

@@ -16,17 +16,13 @@ typedef struct seq_key {
 static int by_seq(const void *pa, const void *pb)
 {
     const seq_key *a = pa, *b = pb;
-    if (a->seq != b->seq)
-        return a->seq < b->seq ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+    return BASE_CMP_THEN(a->seq, b->seq, BASE_CMP(a->at, b->at));
 }
 
 static int by_func(const void *pa, const void *pb)
 {
     const seq_key *a = pa, *b = pb;
-    if (a->func != b->func)
-        return a->func < b->func ? -1 : 1;
-    return (a->v > b->v) - (a->v < b->v);
+    return BASE_CMP_THEN(a->func, b->func, BASE_CMP(a->v, b->v));
 }
 
 /* The first of n keys sorted by seq with this seq, or NULL. */

@@ -15,6 +15,11 @@
    see one keep their own rule. */
 #define BASE_CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
+/* A comparator's step: when a and b differ, -1 if a is below b and 1 otherwise (so a NaN sorts
+   as above); when they are equal, then. Chained, it orders by several keys, the first first;
+   swapping a and b makes a key descending. a and b are evaluated up to three times. */
+#define BASE_CMP_THEN(a, b, then) ((a) != (b) ? ((a) < (b) ? -1 : 1) : (then))
+
 /* The binary search: lo (a size_t lvalue) is the start of a range [lo, hi) that is sorted so that
    the elements for which below holds come first; below is an expression of the size_t index named
    i. Sets lo to the first index of the range for which below does not hold (hi when it holds for

@@ -85,11 +85,7 @@ static int cmp_op(const void *a, const void *b, void *ctx)
 {
     const ik_trace *t = ctx;
     const ik_span *x = &t->op[*(const size_t *)a], *y = &t->op[*(const size_t *)b];
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end;
+    return BASE_CMP_THEN(x->tid, y->tid, BASE_CMP_THEN(x->ts, y->ts, BASE_CMP(y->end, x->end)));
 }
 
 static long join_all(ie_trace *e, const ik_trace *t, const ik_step *st, const size_t *order, seq *a,

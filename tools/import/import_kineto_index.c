@@ -15,19 +15,15 @@ typedef struct lk {
 static int cmp_lk(const void *a, const void *b)
 {
     const lk *x = a, *y = b;
-    if (x->launch != y->launch)
-        return x->launch < y->launch ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
+    return BASE_CMP_THEN(x->launch, y->launch, BASE_CMP(x->op, y->op));
 }
 
 static int cmp_top(const void *a, const void *b)
 {
     const ik_top *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end; /* the enclosing span first */
+    return BASE_CMP_THEN(
+        x->tid, y->tid,
+        BASE_CMP_THEN(x->ts, y->ts, BASE_CMP(y->end, x->end))); /* the enclosing span first */
 }
 
 static int build_launch(const ik_step *s, ik_index *ix)

@@ -6,6 +6,8 @@
  * page's script, report_html.js). */
 #include "report_html.h"
 
+#include "base_order.h"
+
 #include "shim_trace.h"
 
 #include <math.h>
@@ -362,9 +364,7 @@ static int by_moved_bytes(const void *pa, const void *pb)
 {
     const moved *a = pa, *b = pb;
     uint64_t x = a->to_host + a->to_device, y = b->to_host + b->to_device;
-    if (x != y)
-        return x > y ? -1 : 1;
-    return a->a->id < b->a->id ? -1 : a->a->id > b->a->id;
+    return BASE_CMP_THEN(y, x, BASE_CMP(a->a->id, b->a->id));
 }
 
 /* The allocations (not slabs) that moved, by bytes moved, at most p->top: "moves-by-allocation"

@@ -177,9 +177,7 @@ static int kernel_pass(ctx *c)
 static int by_first_seq(const void *pa, const void *pb)
 {
     const report_step *a = pa, *b = pb;
-    if (a->first_seq != b->first_seq)
-        return a->first_seq < b->first_seq ? -1 : 1;
-    return a->step < b->step ? -1 : a->step > b->step;
+    return BASE_CMP_THEN(a->first_seq, b->first_seq, BASE_CMP(a->step, b->step));
 }
 
 static int by_u64(const void *pa, const void *pb)
@@ -641,11 +639,8 @@ static void summary_pass(ctx *c)
 static int by_total(const void *pa, const void *pb)
 {
     const report_kernel *a = pa, *b = pb;
-    if (a->total_us != b->total_us)
-        return a->total_us > b->total_us ? -1 : 1;
-    if (a->launches != b->launches)
-        return a->launches > b->launches ? -1 : 1;
-    return strcmp(a->name, b->name);
+    return BASE_CMP_THEN(b->total_us, a->total_us,
+                         BASE_CMP_THEN(b->launches, a->launches, strcmp(a->name, b->name)));
 }
 
 /* Contract in report_trace.h. */
