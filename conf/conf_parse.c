@@ -91,10 +91,12 @@ static conf_value *define_table(conf_parser *p, conf_value *t, const conf_key *k
         e->flags = CONF_T_DEFINED;
         return e;
     }
-    if (e->type == CONF_TABLE && (e->flags & CONF_T_DOTTED) && !(e->flags & CONF_T_DEFINED))
-        key_error(p, k, "'%.*s' is already defined as %s%s by dotted keys", e);
-    else
-        key_error(p, k, "'%.*s' is already defined as %s%s", e);
+    bool dotted =
+        e->type == CONF_TABLE && (e->flags & CONF_T_DOTTED) && !(e->flags & CONF_T_DEFINED);
+    key_error(p, k,
+              dotted ? "'%.*s' is already defined as %s%s by dotted keys"
+                     : "'%.*s' is already defined as %s%s",
+              e);
     return NULL;
 }
 

@@ -86,6 +86,8 @@
  * plan_lower_bound and plan_bound_ctx are unchanged. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,9 +363,7 @@ typedef struct excess {
 static int by_excess(const void *a, const void *b)
 {
     const excess *x = a, *y = b;
-    if (x->x != y->x)
-        return x->x > y->x ? -1 : 1;
-    return (x->p > y->p) - (x->p < y->p);
+    return BASE_CMP_THEN(y->x, x->x, BASE_CMP(x->p, y->p));
 }
 
 /* Bytes of gaps dying on host that cover each operation. */

@@ -19,6 +19,8 @@
  * slab's chunk is not counted; pinned host memory        nothing: not device memory. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 
 /* Contract in plan_internal.h. */
@@ -37,22 +39,14 @@ typedef struct key {
 static int by_id(const void *pa, const void *pb)
 {
     const key *a = pa, *b = pb;
-    if (a->id != b->id)
-        return a->id < b->id ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    return BASE_CMP_THEN(a->id, b->id, BASE_CMP(a->order, b->order));
 }
 
 /* The first key of id at or after order: the keys of id made before it lie just below. */
 static size_t lower(const key *k, size_t n, uint64_t id, uint64_t order)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].id < id || (k[mid].id == id && k[mid].order < order))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, n, mid, k[mid].id < id || (k[mid].id == id && k[mid].order < order));
     return lo;
 }
 
@@ -103,9 +97,7 @@ typedef struct at_addr {
 static int by_addr(const void *pa, const void *pb)
 {
     const at_addr *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    return BASE_CMP_THEN(a->addr, b->addr, BASE_CMP(a->order, b->order));
 }
 
 /* A stream-ordered allocation right after the stream-ordered free, on its stream, of the range

@@ -5,6 +5,7 @@
 #include "plan_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +13,8 @@
 static int by_first_seq(const void *pa, const void *pb)
 {
     const plan_bstep *a = pa, *b = pb;
-    if (a->first_seq != b->first_seq)
-        return a->first_seq < b->first_seq ? -1 : 1;
-    if (a->step != b->step)
-        return a->step < b->step ? -1 : 1;
-    return (a->mark_end > b->mark_end) - (a->mark_end < b->mark_end);
+    return BASE_CMP_THEN(a->first_seq, b->first_seq,
+                         BASE_CMP_THEN(a->step, b->step, BASE_CMP(a->mark_end, b->mark_end)));
 }
 
 /* The steps by first launch, a step marked twice kept once (its first mark). */
@@ -53,14 +51,8 @@ static size_t last_timed(const plan_builder *b, const plan_bstep *s, size_t n)
     size_t best = SIZE_MAX;
     for (size_t t = 0; t < b->ntimes; t++) {
         uint64_t seq = b->times[t].seq;
-        size_t lo = 0, hi = n; /* the first step beginning after seq */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (s[mid].first_seq <= seq)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = 0; /* the first step beginning after seq */
+        BASE_BSEARCH(lo, n, mid, s[mid].first_seq <= seq);
         if (lo > 0 && seq < step_end(s, n, lo - 1) && (best == SIZE_MAX || lo - 1 > best))
             best = lo - 1;
     }
@@ -99,9 +91,7 @@ typedef struct id_key {
 static int by_id(const void *pa, const void *pb)
 {
     const id_key *a = pa, *b = pb;
-    if (a->id != b->id)
-        return a->id < b->id ? -1 : 1;
-    return (a->alloc_seq > b->alloc_seq) - (a->alloc_seq < b->alloc_seq);
+    return BASE_CMP_THEN(a->id, b->id, BASE_CMP(a->alloc_seq, b->alloc_seq));
 }
 
 /* What the touches are resolved against. */
@@ -116,14 +106,8 @@ typedef struct touches {
  * builder knows, SIZE_MAX - 1 when it is one but not live then. */
 static size_t resolve(const touches *t, uint64_t id, uint64_t seq)
 {
-    size_t lo = 0, hi = t->nkeys;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->keys[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, t->nkeys, mid, t->keys[mid].id < id);
     size_t found = SIZE_MAX;
     for (; lo < t->nkeys && t->keys[lo].id == id; lo++) {
         const id_key *k = &t->keys[lo];

@@ -2,6 +2,8 @@
  * time filled in from the same function's other launches, and its stream. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 
 /* Something found by launch index: a launch (at: its index) or a kernel time (v). */
@@ -14,30 +16,20 @@ typedef struct seq_key {
 static int by_seq(const void *pa, const void *pb)
 {
     const seq_key *a = pa, *b = pb;
-    if (a->seq != b->seq)
-        return a->seq < b->seq ? -1 : 1;
-    return (a->at > b->at) - (a->at < b->at);
+    return BASE_CMP_THEN(a->seq, b->seq, BASE_CMP(a->at, b->at));
 }
 
 static int by_func(const void *pa, const void *pb)
 {
     const seq_key *a = pa, *b = pb;
-    if (a->func != b->func)
-        return a->func < b->func ? -1 : 1;
-    return (a->v > b->v) - (a->v < b->v);
+    return BASE_CMP_THEN(a->func, b->func, BASE_CMP(a->v, b->v));
 }
 
 /* The first of n keys sorted by seq with this seq, or NULL. */
 static const seq_key *find_seq(const seq_key *k, size_t n, uint64_t seq)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k[mid].seq < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, n, mid, k[mid].seq < seq);
     return lo < n && k[lo].seq == seq ? &k[lo] : NULL;
 }
 
@@ -96,14 +88,8 @@ static plan_err tables_init(tables *t, const plan_builder *b)
 /* The median time of func's timed launches, or the median of all times when it has none. */
 static double func_median(const tables *t, uint64_t func)
 {
-    size_t lo = 0, hi = t->nfunc;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->func[mid].func < func)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, t->nfunc, mid, t->func[mid].func < func);
     size_t end = lo;
     while (end < t->nfunc && t->func[end].func == func)
         end++;

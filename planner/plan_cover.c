@@ -8,6 +8,8 @@
  * judges the plan with its queue). */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,9 +65,7 @@ static int d_cmp(const void *x, const void *y, void *arg)
 {
     const plan_ctx *c = arg;
     const plan_gap *a = &c->gaps[*(const uint32_t *)x], *b = &c->gaps[*(const uint32_t *)y];
-    if (a->a != b->a)
-        return a->a < b->a ? -1 : 1;
-    return (a->alloc > b->alloc) - (a->alloc < b->alloc);
+    return BASE_CMP_THEN(a->a, b->a, BASE_CMP(a->alloc, b->alloc));
 }
 
 static int h_cmp(const void *x, const void *y, void *arg)
@@ -73,9 +73,7 @@ static int h_cmp(const void *x, const void *y, void *arg)
     const plan_ctx *c = arg;
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
     double na = need_mod(c, a), nb = need_mod(c, b);
-    if (na != nb)
-        return na > nb ? -1 : 1;
-    return (a < b) - (a > b);
+    return BASE_CMP_THEN(nb, na, BASE_CMP(b, a));
 }
 
 static void schedule_d(plan_engines *en, const plan_ctx *c)

@@ -3,6 +3,8 @@
  * live during each operation and the floor no plan can go below. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -218,14 +220,8 @@ size_t plan_ctx_find_gap(const plan_ctx *c, uint32_t alloc, int32_t evict_after)
 {
     if (alloc >= c->m->nallocs)
         return SIZE_MAX;
-    size_t lo = c->gap0[alloc], hi = c->gap0[alloc + 1];
-    while (lo < hi) { /* first gap with a > evict_after */
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->gaps[mid].a <= evict_after)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = c->gap0[alloc]; /* first gap with a > evict_after */
+    BASE_BSEARCH(lo, c->gap0[alloc + 1], mid, c->gaps[mid].a <= evict_after);
     if (lo == c->gap0[alloc])
         return SIZE_MAX;
     const plan_gap *g = &c->gaps[lo - 1];

@@ -11,6 +11,8 @@
  * HOST_TRIALS plannings at most, in a fixed order (deterministic, bounded on any model). */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +38,7 @@ typedef struct cand {
 static int by_cost(const void *a, const void *b)
 {
     const cand *p = a, *q = b;
-    if (p->per_byte != q->per_byte)
-        return p->per_byte < q->per_byte ? -1 : 1;
-    return (p->x > q->x) - (p->x < q->x);
+    return BASE_CMP_THEN(p->per_byte, q->per_byte, BASE_CMP(p->x, q->x));
 }
 
 /* The allocations of c's model read sparsely, cheapest first, into a new array *out of *n. */

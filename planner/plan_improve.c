@@ -11,6 +11,8 @@
  *      batch stage and small ones are searched thoroughly. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,9 +48,7 @@ typedef struct late_ent {
 static int late_cmp(const void *a, const void *b)
 {
     const late_ent *x = a, *y = b;
-    if (x->late != y->late)
-        return x->late > y->late ? -1 : 1;
-    return (x->ent > y->ent) - (x->ent < y->ent);
+    return BASE_CMP_THEN(y->late, x->late, BASE_CMP(x->ent, y->ent));
 }
 
 /* Simulated time at which unrolled position q of an entry became ready, in the instance whose

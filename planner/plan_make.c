@@ -30,13 +30,7 @@ plan_err plan_make_ctx(const plan_ctx *c, plan_kind kind, uint64_t budget, plan 
 
 plan_err plan_make(const plan_model *m, plan_kind kind, uint64_t budget, plan *out, plan_stats *st)
 {
-    plan_ctx c;
-    plan_err e = plan_ctx_init(&c, m, NULL, 0);
-    if (e)
-        return e;
-    e = plan_make_ctx(&c, kind, budget, out, st);
-    plan_ctx_free(&c);
-    return e;
+    return plan_make_opts(m, kind, budget, NULL, out, st); /* no options: plan_make_ctx's plan */
 }
 
 plan_err plan_proposals(const plan_model *m, plan_kind kind, size_t n, plan_proposal *out)

@@ -12,6 +12,7 @@
 #include "plan_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,14 +73,8 @@ plan_err plan_mover_place(plan_mover *mv, double ready, double us, double *start
     if (!(us > 0)) /* takes no time: occupies nothing */
         return PLAN_OK;
     /* the first interval ending after ready (ends are sorted), then the first idle stretch */
-    size_t i = mv->head, hi = mv->n;
-    while (i < hi) {
-        size_t mid = i + (hi - i) / 2;
-        if (mv->seg[mid].end <= ready)
-            i = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t i = mv->head;
+    BASE_BSEARCH(i, mv->n, mid, mv->seg[mid].end <= ready);
     double t = ready;
     for (; i < mv->n && mv->seg[i].start < t + us; i++)
         t = PLAN_MAX(t, mv->seg[i].end);

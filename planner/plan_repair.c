@@ -11,6 +11,7 @@
 #include "plan_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -170,11 +171,8 @@ static double end_of(const repair *r, int32_t pos, int32_t qg)
 static int option_cmp(const void *a, const void *b)
 {
     const option *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return (x->gap > y->gap) - (x->gap < y->gap);
+    return BASE_CMP_THEN(x->cost, y->cost,
+                         BASE_CMP_THEN(y->bytes, x->bytes, BASE_CMP(x->gap, y->gap)));
 }
 
 /* What entry i of gap g still does on the device in the window of step position qs. */

@@ -12,6 +12,8 @@
  * operations are over budget again: iterate until the estimated peak fits or nothing changes. */
 #include "plan_internal.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,9 +40,7 @@ typedef struct selector {
 static int cand_cmp(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    return (x->gap > y->gap) - (x->gap < y->gap);
+    return BASE_CMP_THEN(y->score, x->score, BASE_CMP(x->gap, y->gap));
 }
 
 static int64_t gbytes(const selector *s, size_t g)

@@ -41,6 +41,7 @@
 #include "plan_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -161,9 +162,7 @@ static int cmp_prefetch(const void *a, const void *b, void *arg)
     const sim_item *x = a, *y = b;
     const plan_entry *ex = &s->p->entries[x->ent], *ey = &s->p->entries[y->ent];
     int32_t dx = ex->need - ex->prefetch_at, dy = ey->need - ey->prefetch_at;
-    if (dx != dy)
-        return dx < dy ? -1 : 1;
-    return (ex->alloc > ey->alloc) - (ex->alloc < ey->alloc);
+    return BASE_CMP_THEN(dx, dy, BASE_CMP(ex->alloc, ey->alloc));
 }
 
 static int cmp_by_alloc(const void *a, const void *b, void *arg)
@@ -632,7 +631,5 @@ int plan_stats_cmp(const plan_stats *a, const plan_stats *b)
     if (fabs(a->stall_us - b->stall_us) > tol)
         return a->stall_us < b->stall_us ? -1 : 1;
     uint64_t ma = a->bytes_to_host + a->bytes_to_device, mb = b->bytes_to_host + b->bytes_to_device;
-    if (ma != mb)
-        return ma < mb ? -1 : 1;
-    return (a->peak_bytes > b->peak_bytes) - (a->peak_bytes < b->peak_bytes);
+    return BASE_CMP_THEN(ma, mb, BASE_CMP(a->peak_bytes, b->peak_bytes));
 }

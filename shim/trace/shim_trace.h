@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 
 #include "plan_rules.h"
+#include "shim_trace_format.h"
 
 /* What kind of memory an allocation record describes: plan_mem_kind (planner/rules/plan_rules.h,
    the one list of kinds, which the planner's models use too), with its names. */
@@ -139,11 +140,7 @@ struct shim_trace_transition {
    managed allocation that shares a slab, so that a reader knows which allocations the plan
    could move on their own (planner/rules/plan_rules.h, plan_rules_movable). */
 struct shim_trace_plan {
-    uint64_t first_seq, model_step, model_first_seq, step_len;
-    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
-    double native_us, predicted_us, stall_us, bound_us;
-    uint64_t bytes_to_host, bytes_to_device;
-    uint32_t evictions, prefetches;
+    SHIM_TRACE_PLAN_FIGURES; /* first_seq .. prefetches, as the record's body has them */
     bool feasible;
     uint64_t slab_max_bytes;
     double remap_us; /* 1.12: the mover's host time per move the plan was made with (measured, or

@@ -18,6 +18,7 @@
 #include "shim_trace_internal.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -275,9 +276,7 @@ static void fold(struct shim_trace_bound *b, const struct shim_trace_event *e)
 static int by_time(const void *pa, const void *pb)
 {
     const struct shim_trace_event *a = pa, *b = pb;
-    if (a->t != b->t)
-        return a->t < b->t ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    return BASE_CMP_THEN(a->t, b->t, BASE_CMP(a->order, b->order));
 }
 
 /* Contract in shim_trace_internal.h. */

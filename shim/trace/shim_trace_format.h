@@ -311,12 +311,16 @@ struct shim_trace_body_pin {
     uint64_t alloc_id, unit_id, addr, bytes;
     uint32_t reason, from;
 };
+/* The plan record's figures, in the order its body holds them (bytes 0..119): the body below and
+   the writer's struct shim_trace_plan (shim_trace.h) are both declared from this one list. */
+#define SHIM_TRACE_PLAN_FIGURES                                                                    \
+    uint64_t first_seq, model_step, model_first_seq, step_len;                                     \
+    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;                   \
+    double native_us, predicted_us, stall_us, bound_us;                                            \
+    uint64_t bytes_to_host, bytes_to_device;                                                       \
+    uint32_t evictions, prefetches
 struct shim_trace_body_plan {
-    uint64_t first_seq, model_step, model_first_seq, step_len;
-    uint64_t budget_bytes, predicted_peak_bytes, native_peak_bytes, floor_bytes;
-    double native_us, predicted_us, stall_us, bound_us;
-    uint64_t bytes_to_host, bytes_to_device;
-    uint32_t evictions, prefetches;
+    SHIM_TRACE_PLAN_FIGURES;
     uint8_t feasible, zero[7];
     uint64_t slab_max_bytes; /* 1.9 */
     double remap_us;         /* 1.12 */

@@ -4,6 +4,8 @@
  * then the two name sequences in start order, skipping what only one side recorded. */
 #include "import_et.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,11 +85,7 @@ static int cmp_op(const void *a, const void *b, void *ctx)
 {
     const ik_trace *t = ctx;
     const ik_span *x = &t->op[*(const size_t *)a], *y = &t->op[*(const size_t *)b];
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end;
+    return BASE_CMP_THEN(x->tid, y->tid, BASE_CMP_THEN(x->ts, y->ts, BASE_CMP(y->end, x->end)));
 }
 
 static long join_all(ie_trace *e, const ik_trace *t, const ik_step *st, const size_t *order, seq *a,
@@ -143,15 +141,10 @@ long ie_join(ie_trace *e, const ik_trace *t, const ik_step *st, const size_t *or
 
 long ie_node_at(const ik_trace *t, const size_t *order, const long *by_op, int64_t tid, double ts)
 {
-    size_t lo = 0, hi = t->nop; /* first operator after (tid, ts) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ik_span *p = &t->op[order[mid]];
-        if (p->tid < tid || (p->tid == tid && p->ts <= ts))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0; /* first operator after (tid, ts) */
+    BASE_BSEARCH(lo, t->nop, mid,
+                 t->op[order[mid]].tid < tid ||
+                     (t->op[order[mid]].tid == tid && t->op[order[mid]].ts <= ts));
     /* Walk back to the innermost joined operator holding ts; operators that ended before ts are
      * finished siblings. 512 back is deeper than any nesting seen in these traces. */
     for (size_t k = lo, n = 0; k-- > 0 && n < 512; n++) {

@@ -4,6 +4,7 @@
 #include "import_kineto.h"
 
 #include "base_array.h"
+#include "base_order.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -32,11 +33,8 @@ static int mem_on(const ik_mem *m, int64_t dev)
 static int cmp_addr(const void *a, const void *b)
 {
     const ik_mem *x = *(const ik_mem *const *)a, *y = *(const ik_mem *const *)b;
-    if (x->addr != y->addr)
-        return x->addr < y->addr ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
+    return BASE_CMP_THEN(x->addr, y->addr,
+                         BASE_CMP_THEN(x->ts, y->ts, BASE_CMP(x->order, y->order)));
 }
 
 static int add_rec(recs *rs, rec r)
@@ -100,9 +98,7 @@ static int64_t total_before(const ik_trace *t, int64_t dev, double start)
 static int cmp_rec(const void *a, const void *b)
 {
     const rec *x = a, *y = b;
-    if (x->ta != y->ta)
-        return x->ta < y->ta ? -1 : 1;
-    return x->tf < y->tf ? -1 : x->tf > y->tf;
+    return BASE_CMP_THEN(x->ta, y->ta, BASE_CMP(x->tf, y->tf));
 }
 
 /* The allocations of the GPU's events, in the order they were made. */

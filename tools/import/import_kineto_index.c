@@ -3,6 +3,8 @@
  * importer guesses touches from it, since a Kineto trace lists no kernel operands. */
 #include "import_kineto.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 
 typedef struct lk {
@@ -13,19 +15,15 @@ typedef struct lk {
 static int cmp_lk(const void *a, const void *b)
 {
     const lk *x = a, *y = b;
-    if (x->launch != y->launch)
-        return x->launch < y->launch ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
+    return BASE_CMP_THEN(x->launch, y->launch, BASE_CMP(x->op, y->op));
 }
 
 static int cmp_top(const void *a, const void *b)
 {
     const ik_top *x = a, *y = b;
-    if (x->tid != y->tid)
-        return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end; /* the enclosing span first */
+    return BASE_CMP_THEN(
+        x->tid, y->tid,
+        BASE_CMP_THEN(x->ts, y->ts, BASE_CMP(y->end, x->end))); /* the enclosing span first */
 }
 
 static int build_launch(const ik_step *s, ik_index *ix)
@@ -71,15 +69,9 @@ static int build_top(const ik_trace *t, ik_index *ix)
 
 long ik_index_top_at(const ik_index *ix, int64_t tid, double ts, int next)
 {
-    size_t lo = 0, hi = ix->ntop; /* first entry after (tid, ts) */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const ik_top *p = &ix->top[mid];
-        if (p->tid < tid || (p->tid == tid && p->ts <= ts))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0; /* first entry after (tid, ts) */
+    BASE_BSEARCH(lo, ix->ntop, mid,
+                 ix->top[mid].tid < tid || (ix->top[mid].tid == tid && ix->top[mid].ts <= ts));
     if (next)
         return lo < ix->ntop && ix->top[lo].tid == tid ? (long)lo : -1;
     if (lo == 0)
@@ -139,27 +131,15 @@ void ik_index_free(ik_index *ix)
 
 int32_t ik_index_first_from(const ik_index *ix, double ts)
 {
-    size_t lo = 0, hi = ix->nops;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->launch[mid] < ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, ix->nops, mid, ix->launch[mid] < ts);
     return lo < ix->nops ? ix->sufmin[lo] : -1;
 }
 
 int32_t ik_index_last_by(const ik_index *ix, double ts)
 {
-    size_t lo = 0, hi = ix->nops;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->launch[mid] <= ts)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, ix->nops, mid, ix->launch[mid] <= ts);
     return lo ? ix->premax[lo - 1] : -1;
 }
 

@@ -2,6 +2,8 @@
  * that step's kernels in GPU order with the CPU launch call of each (joined by correlation id):
  * the operations of the imported model. */
 #include "import_kineto.h"
+
+#include "base_order.h"
 #include "plan_build.h"
 
 #include <math.h>
@@ -84,11 +86,8 @@ typedef struct op_order {
 static int cmp_op(const void *a, const void *b)
 {
     const op_order *x = a, *y = b;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->launch != y->launch)
-        return x->launch < y->launch ? -1 : 1;
-    return x->kern < y->kern ? -1 : x->kern > y->kern;
+    return BASE_CMP_THEN(x->ts, y->ts,
+                         BASE_CMP_THEN(x->launch, y->launch, BASE_CMP(x->kern, y->kern)));
 }
 
 /* Kernels of the device launched in the window, sorted by GPU start. */

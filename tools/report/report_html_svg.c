@@ -543,9 +543,7 @@ void html_chart_plan(html_page *p)
 {
     FILE *out = p->out;
     const report_trace *t = p->t;
-    if (t->nplan_steps == 0)
-        return;
-    report_plan_row *v = report_plan_rows(t, p->s);
+    report_plan_row *v = report_plan_rows(t, p->s); /* NULL: no step under a plan, or no memory */
     if (v == NULL)
         return;
     size_t n = t->nplan_steps;

@@ -6,6 +6,8 @@
  * page's script, report_html.js). */
 #include "report_html.h"
 
+#include "base_order.h"
+
 #include "shim_trace.h"
 
 #include <math.h>
@@ -54,34 +56,43 @@ static void td_bytes(FILE *out, uint64_t v)
     fprintf(out, "</td>");
 }
 
-/* A time in microseconds; valid == 0: null (no value). */
-static void td_us(FILE *out, double us, int valid)
+/* A cell with no value. */
+static void td_null(FILE *out)
+{
+    fprintf(out, "<td data-value=\"null\">-</td>");
+}
+
+/* A time: in microseconds (us != 0), shown as a duration with the value in its title, or in
+   milliseconds since the trace's start, shown as the text summary's columns show it; valid == 0:
+   null (no value). */
+static void td_time(FILE *out, double v, int valid, int us)
 {
     if (!valid) {
-        fprintf(out, "<td data-value=\"null\">-</td>");
+        td_null(out);
         return;
     }
     fprintf(out, "<td data-value=\"");
-    html_double(out, us);
-    fprintf(out, "\" title=\"");
-    html_double(out, us);
-    fprintf(out, " us\">");
-    html_duration_us(out, us);
+    html_double(out, v);
+    if (us) {
+        fprintf(out, "\" title=\"");
+        html_double(out, v);
+        fprintf(out, " us\">");
+        html_duration_us(out, v);
+    } else {
+        fprintf(out, "\">");
+        html_double(out, v);
+    }
     fprintf(out, "</td>");
 }
 
-/* Milliseconds since the trace's start, as the text summary's columns. */
+static void td_us(FILE *out, double us, int valid)
+{
+    td_time(out, us, valid, 1);
+}
+
 static void td_ms(FILE *out, double ms, int valid)
 {
-    if (!valid) {
-        fprintf(out, "<td data-value=\"null\">-</td>");
-        return;
-    }
-    fprintf(out, "<td data-value=\"");
-    html_double(out, ms);
-    fprintf(out, "\">");
-    html_double(out, ms);
-    fprintf(out, "</td>");
+    td_time(out, ms, valid, 0);
 }
 
 static void td_bool(FILE *out, int v)
@@ -232,9 +243,7 @@ void html_table_plan_steps(html_page *p)
     };
     FILE *out = p->out;
     const report_trace *t = p->t;
-    if (t->nplan_steps == 0)
-        return;
-    report_plan_row *v = report_plan_rows(t, p->s);
+    report_plan_row *v = report_plan_rows(t, p->s); /* NULL: no step under a plan, or no memory */
     if (v == NULL)
         return;
     fprintf(out, "<h3>Steps under a plan</h3>\n");
@@ -249,7 +258,7 @@ void html_table_plan_steps(html_page *p)
         if (pl)
             td_u(out, v[i].plan);
         else
-            fprintf(out, "<td data-value=\"null\">-</td>");
+            td_null(out);
         td_us(out, wall, wall >= 0);
         td_us(out, pl ? pl->predicted_us : 0, pl != NULL);
         td_us(out, (double)ps->stall_ns / 1e3, 1);
@@ -262,12 +271,12 @@ void html_table_plan_steps(html_page *p)
         if (pl)
             td_bytes(out, pl->bytes_to_host);
         else
-            fprintf(out, "<td data-value=\"null\">-</td>");
+            td_null(out);
         td_bytes(out, ps->bytes_to_device);
         if (pl)
             td_bytes(out, pl->bytes_to_device);
         else
-            fprintf(out, "<td data-value=\"null\">-</td>");
+            td_null(out);
         fprintf(out, "</tr>\n");
     }
     close_table(out);
@@ -362,9 +371,7 @@ static int by_moved_bytes(const void *pa, const void *pb)
 {
     const moved *a = pa, *b = pb;
     uint64_t x = a->to_host + a->to_device, y = b->to_host + b->to_device;
-    if (x != y)
-        return x > y ? -1 : 1;
-    return a->a->id < b->a->id ? -1 : a->a->id > b->a->id;
+    return BASE_CMP_THEN(y, x, BASE_CMP(a->a->id, b->a->id));
 }
 
 /* The allocations (not slabs) that moved, by bytes moved, at most p->top: "moves-by-allocation"

@@ -24,6 +24,7 @@
 #include "report_pickle.h"
 
 #include "base_array.h"
+#include "base_order.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -115,14 +116,8 @@ static void event(mv *m, const char *action, uint64_t addr, uint64_t size, uint6
 /* Index in m->open of the first live slab whose address is above addr. */
 static size_t open_upper(const mv *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->nopen;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->slabs[m->open[mid]].addr <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, m->nopen, mid, m->slabs[m->open[mid]].addr <= addr);
     return lo;
 }
 
@@ -271,9 +266,7 @@ typedef struct seg {
 static int by_addr(const void *pa, const void *pb)
 {
     const seg *a = pa, *b = pb;
-    if (a->addr != b->addr)
-        return a->addr < b->addr ? -1 : 1;
-    return a->alloc < b->alloc ? -1 : a->alloc > b->alloc; /* stable: record order */
+    return BASE_CMP_THEN(a->addr, b->addr, BASE_CMP(a->alloc, b->alloc)); /* stable: record order */
 }
 
 static void block(pk *p, uint64_t addr, uint64_t size, uint64_t requested, const char *state,
@@ -341,9 +334,7 @@ static void segment(pk *p, uint32_t device, uint64_t addr, uint64_t size, uint64
 static int by_slab_addr(const void *pa, const void *pb)
 {
     const seg *a = pa, *b = pb;
-    if (a->slab != b->slab)
-        return a->slab < b->slab ? -1 : 1;
-    return by_addr(pa, pb);
+    return BASE_CMP_THEN(a->slab, b->slab, by_addr(pa, pb));
 }
 
 /* The items of the "segments" list for m's device: every live segment by address (none when

@@ -29,6 +29,8 @@
  * tests/trace/chrome_trace_check.py checks the output against the trace event format.
  */
 #include "report.h"
+
+#include "base_order.h"
 #include "util_file.h"
 
 #include "shim_trace.h"
@@ -224,11 +226,8 @@ typedef struct placed {
 static int by_track_start(const void *pa, const void *pb)
 {
     const placed *a = pa, *b = pb;
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
-    if (a->r->c != b->r->c)
-        return a->r->c < b->r->c ? -1 : 1;
-    return a->r->order < b->r->order ? -1 : a->r->order > b->r->order;
+    return BASE_CMP_THEN(a->track, b->track,
+                         BASE_CMP_THEN(a->r->c, b->r->c, BASE_CMP(a->r->order, b->r->order)));
 }
 
 /* The lanes of one residency track: where each one's last slice ends, and its tid; as many as

@@ -4,17 +4,16 @@
  * and `html TRACE...` (report_html_ranks.c) show the same ranks from this one place. */
 #include "report.h"
 
+#include "base_order.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 static int by_rank(const void *pa, const void *pb)
 {
     const report_rank *a = pa, *b = pb;
-    if (a->t->rank != b->t->rank)
-        return a->t->rank < b->t->rank ? -1 : 1;
-    if (a->t->pid != b->t->pid)
-        return a->t->pid < b->t->pid ? -1 : 1;
-    return a->given < b->given ? -1 : a->given > b->given;
+    return BASE_CMP_THEN(a->t->rank, b->t->rank,
+                         BASE_CMP_THEN(a->t->pid, b->t->pid, BASE_CMP(a->given, b->given)));
 }
 
 static int by_number(const void *pa, const void *pb)

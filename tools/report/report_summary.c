@@ -4,6 +4,8 @@
  * kernels of a trace, as text (one fact per line, then tables) or as one JSON object. */
 #include "report.h"
 
+#include "base_order.h"
+
 #include "shim_trace_format.h"
 
 #include <stdlib.h>
@@ -19,9 +21,7 @@ static double ms_since(const report_trace *t, uint64_t ns)
 static int by_bytes(const void *pa, const void *pb)
 {
     const report_alloc *a = *(report_alloc *const *)pa, *b = *(report_alloc *const *)pb;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
-    return a->t_alloc < b->t_alloc ? -1 : a->t_alloc > b->t_alloc;
+    return BASE_CMP_THEN(b->bytes, a->bytes, BASE_CMP(a->t_alloc, b->t_alloc));
 }
 
 /* Contract in report.h. */

@@ -3,6 +3,8 @@
  * what was done in it next to that prediction and the step's wall time (format 1.3 on). */
 #include "report.h"
 
+#include "base_order.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -13,9 +15,7 @@ typedef report_plan_row row;
 static int by_first_seq(const void *pa, const void *pb)
 {
     const row *a = pa, *b = pb;
-    if (a->ps->first_seq != b->ps->first_seq)
-        return a->ps->first_seq < b->ps->first_seq ? -1 : 1;
-    return a->ps->step < b->ps->step ? -1 : a->ps->step > b->ps->step;
+    return BASE_CMP_THEN(a->ps->first_seq, b->ps->first_seq, BASE_CMP(a->ps->step, b->ps->step));
 }
 
 /* The plan in force when ps was recorded: the latest plan recorded at or before it. */

@@ -1,5 +1,7 @@
 /* report_trace_load.c — reads a trace: preamble, chunk framing and checksums, truncation. */
 #include "report_trace.h"
+
+#include "base_order.h"
 #include "util_file.h"
 
 #include "shim_trace_format.h"
@@ -253,9 +255,7 @@ static int next_chunk(loader *l)
 static int by_time(const void *pa, const void *pb)
 {
     const report_rec *a = pa, *b = pb;
-    if (a->t_ns != b->t_ns)
-        return a->t_ns < b->t_ns ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
+    return BASE_CMP_THEN(a->t_ns, b->t_ns, BASE_CMP(a->order, b->order));
 }
 
 static int load(report_trace *t, source src, const char *name, char *err, size_t errlen)

@@ -4,6 +4,7 @@
 #include "report_trace.h"
 
 #include "base_array.h"
+#include "base_order.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -80,14 +81,8 @@ static int slab_members(const ctx *c, uint64_t unit, uint64_t t, uint64_t *membe
     if (!report_map_get(&c->slab_of, unit, &k))
         return 0;
     const slab *sl = &c->slabs[k];
-    size_t lo = 0, hi = c->nby_addr;
-    while (lo < hi) { /* the first allocation at or after the slab's start */
-        size_t mid = lo + (hi - lo) / 2;
-        if (c->by_addr[mid]->addr < sl->addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0; /* the first allocation at or after the slab's start */
+    BASE_BSEARCH(lo, c->nby_addr, mid, c->by_addr[mid]->addr < sl->addr);
     for (size_t i = lo; i < c->nby_addr && c->by_addr[i]->addr - sl->addr < sl->bytes; i++) {
         const report_alloc *a = c->by_addr[i];
         *members += a->t_alloc <= t && (!a->freed || a->t_free > t);

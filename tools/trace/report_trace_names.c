@@ -5,6 +5,8 @@
  * takes its names from here. */
 #include "report_trace.h"
 
+#include "base_order.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -82,14 +84,8 @@ const report_alloc *report_alloc_find(const report_stats *s, uint64_t id)
 {
     /* allocations are in the order they were made, ids grow with it in libshim's traces: a
        binary search first, a walk when the ids are out of order (another writer) */
-    size_t lo = 0, hi = s->nallocs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->allocs[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, s->nallocs, mid, s->allocs[mid].id < id);
     if (lo < s->nallocs && s->allocs[lo].id == id)
         return &s->allocs[lo];
     for (size_t i = 0; i < s->nallocs; i++)

@@ -3,6 +3,7 @@
 #include "report_trace.h"
 
 #include "base_array.h"
+#include "base_order.h"
 #include "shim_trace.h"
 #include "shim_trace_format.h"
 
@@ -176,9 +177,7 @@ static int kernel_pass(ctx *c)
 static int by_first_seq(const void *pa, const void *pb)
 {
     const report_step *a = pa, *b = pb;
-    if (a->first_seq != b->first_seq)
-        return a->first_seq < b->first_seq ? -1 : 1;
-    return a->step < b->step ? -1 : a->step > b->step;
+    return BASE_CMP_THEN(a->first_seq, b->first_seq, BASE_CMP(a->step, b->step));
 }
 
 static int by_u64(const void *pa, const void *pb)
@@ -190,14 +189,8 @@ static int by_u64(const void *pa, const void *pb)
 /* Index of the first of n sorted values >= key. */
 static size_t lower_bound(const uint64_t *v, size_t n, uint64_t key)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, n, mid, v[mid] < key);
     return lo;
 }
 
@@ -497,14 +490,8 @@ static int memory_pass(ctx *c)
    that starts at or before t. */
 static report_step *step_at(report_stats *s, uint64_t t)
 {
-    size_t lo = 0, hi = s->nsteps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->steps[mid].t_start <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = 0;
+    BASE_BSEARCH(lo, s->nsteps, mid, s->steps[mid].t_start <= t);
     return lo > 0 && t < s->steps[lo - 1].t_end ? &s->steps[lo - 1] : NULL;
 }
 
@@ -652,11 +639,8 @@ static void summary_pass(ctx *c)
 static int by_total(const void *pa, const void *pb)
 {
     const report_kernel *a = pa, *b = pb;
-    if (a->total_us != b->total_us)
-        return a->total_us > b->total_us ? -1 : 1;
-    if (a->launches != b->launches)
-        return a->launches > b->launches ? -1 : 1;
-    return strcmp(a->name, b->name);
+    return BASE_CMP_THEN(b->total_us, a->total_us,
+                         BASE_CMP_THEN(b->launches, a->launches, strcmp(a->name, b->name)));
 }
 
 /* Contract in report_trace.h. */
