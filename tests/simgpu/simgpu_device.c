@@ -5,6 +5,22 @@
 
 #define SIM_DEVICE_NAME "simgpu (simulated NVIDIA H100 80GB HBM3)"
 
+/* rc, or CUDA_ERROR_INVALID_VALUE where rc is success but the answer has nowhere to go. */
+static CUresult need_out(CUresult rc, const void *out)
+{
+    return rc == CUDA_SUCCESS && !out ? CUDA_ERROR_INVALID_VALUE : rc;
+}
+
+/* The body of a query: returns what check returned (or CUDA_ERROR_INVALID_VALUE where out is
+   NULL), storing value through out only on success; value is evaluated only then. */
+#define ANSWER(check, out, value)                                                                  \
+    do {                                                                                           \
+        CUresult answer_rc_ = need_out(check, out);                                                \
+        if (answer_rc_ == CUDA_SUCCESS)                                                            \
+            *(out) = (value);                                                                      \
+        return answer_rc_;                                                                         \
+    } while (0)
+
 CUresult CUDAAPI cuInit(unsigned int flags)
 {
     SIM_ENTER(cuInit);
@@ -40,12 +56,7 @@ CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
 CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
     SIM_ENTER(cuDeviceGetCount);
-    CUresult rc = sim_need_init();
-    if (rc == CUDA_SUCCESS && !count)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
-        *count = sim.ndevices;
-    return rc;
+    ANSWER(sim_need_init(), count, sim.ndevices);
 }
 
 CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
@@ -64,26 +75,23 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int len, CUdevice dev)
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     SIM_ENTER(cuDeviceTotalMem_v2);
-    CUresult rc = sim_check_device(dev);
-    if (rc == CUDA_SUCCESS && !bytes)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
-        *bytes = sim.dev[dev].capacity;
-    return rc;
+    ANSWER(sim_check_device(dev), bytes, sim.dev[dev].capacity);
+}
+
+/* "simgpu-device-NN", NN the ordinal (dev < 100). */
+static CUuuid uuid_of(CUdevice dev)
+{
+    CUuuid u;
+    memcpy(u.bytes, "simgpu-device-00", 16);
+    u.bytes[14] = (char)('0' + dev / 10);
+    u.bytes[15] = (char)('0' + dev % 10);
+    return u;
 }
 
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetUuid_v2);
-    CUresult rc = sim_check_device(dev);
-    if (rc == CUDA_SUCCESS && !uuid)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS) {
-        memcpy(uuid->bytes, "simgpu-device-00", 16);
-        uuid->bytes[14] = (char)('0' + dev / 10);
-        uuid->bytes[15] = (char)('0' + dev % 10);
-    }
-    return rc;
+    ANSWER(sim_check_device(dev), uuid, uuid_of(dev));
 }
 
 /* Attributes of an H100 SXM that programs commonly ask for; others are 0. Every device
@@ -162,9 +170,7 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute a, CUdevice
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
 {
     SIM_ENTER(cuDevicePrimaryCtxRetain);
-    CUresult rc = sim_check_device(dev);
-    if (rc == CUDA_SUCCESS && !ctx)
-        rc = CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = need_out(sim_check_device(dev), ctx);
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
@@ -192,9 +198,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
     SIM_ENTER(cuDevicePrimaryCtxGetState);
-    CUresult rc = sim_check_device(dev);
-    if (rc == CUDA_SUCCESS && (!flags || !active))
-        rc = CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = need_out(need_out(sim_check_device(dev), flags), active);
     if (rc != CUDA_SUCCESS)
         return rc;
     pthread_mutex_lock(&sim.lock);
@@ -244,12 +248,7 @@ static __thread int ctx_depth;
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *ctx)
 {
     SIM_ENTER(cuCtxGetCurrent);
-    CUresult rc = sim_need_init();
-    if (rc == CUDA_SUCCESS && !ctx)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
-        *ctx = sim_current_ctx();
-    return rc;
+    ANSWER(sim_need_init(), ctx, sim_current_ctx());
 }
 
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
@@ -306,11 +305,16 @@ CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *ctx)
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
 {
     SIM_ENTER(cuCtxGetDevice);
-    CUresult rc = sim_need_ctx();
-    if (rc == CUDA_SUCCESS && !dev)
-        rc = CUDA_ERROR_INVALID_VALUE;
-    if (rc == CUDA_SUCCESS)
-        *dev = sim_current_device();
+    ANSWER(sim_need_ctx(), dev, sim_current_device());
+}
+
+/* Waits for the work of live context c's device only, then answers the sticky error. */
+static CUresult ctx_wait(CUcontext c)
+{
+    pthread_mutex_lock(&sim.lock);
+    sim_host_wait_device(sim_ctx_device(c));
+    CUresult rc = sim_sticky();
+    pthread_mutex_unlock(&sim.lock);
     return rc;
 }
 
@@ -319,11 +323,7 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice *dev)
 static CUresult ctx_synchronize(void)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
-    sim_host_wait_device(sim_current_device());
-    rc = sim_sticky();
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return ctx_wait(sim_current_ctx());
 }
 
 CUresult CUDAAPI cuCtxSynchronize(void)
@@ -338,21 +338,14 @@ CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
     SIM_ENTER(cuCtxSynchronize_v2);
     if (ctx && !valid_ctx(ctx))
         return CUDA_ERROR_INVALID_CONTEXT;
-    if (ctx) {
-        /* synchronising a named context does not need it to be current; it waits for
-           that context's device, whichever is current */
-        pthread_mutex_lock(&sim.lock);
-        sim_host_wait_device(sim_ctx_device(ctx));
-        CUresult rc = sim_sticky();
-        pthread_mutex_unlock(&sim.lock);
-        return rc;
-    }
-    return ctx_synchronize();
+    /* synchronising a named context does not need it to be current; it waits for that
+       context's device, whichever is current */
+    return ctx ? ctx_wait(ctx) : ctx_synchronize();
 }
 
 /* ---- errors ---- */
 
-static const struct {
+static const struct error {
     CUresult code;
     const char *name, *text;
 } errors[] = {
@@ -387,32 +380,29 @@ static const struct {
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-static int error_index(CUresult code)
+/* The table's row of code; CUDA_ERROR_INVALID_VALUE (*row untouched) for a code it lacks. */
+static CUresult error_row(CUresult code, const struct error **row)
 {
     for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (errors[i].code == code)
-            return (int)i;
-    return -1;
+        if (errors[i].code == code) {
+            *row = &errors[i];
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult CUDAAPI cuGetErrorString(CUresult code, const char **text)
 {
     SIM_ENTER(cuGetErrorString);
-    int i = error_index(code);
-    if (!text || i < 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    *text = errors[i].text;
-    return CUDA_SUCCESS;
+    const struct error *e = NULL;
+    ANSWER(error_row(code, &e), text, e->text);
 }
 
 CUresult CUDAAPI cuGetErrorName(CUresult code, const char **name)
 {
     SIM_ENTER(cuGetErrorName);
-    int i = error_index(code);
-    if (!name || i < 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    *name = errors[i].name;
-    return CUDA_SUCCESS;
+    const struct error *e = NULL;
+    ANSWER(error_row(code, &e), name, e->name);
 }
 
 CUresult CUDAAPI cuGetExportTable(const void **table, const CUuuid *id)

@@ -161,7 +161,7 @@ struct sim_cmd {
         struct {
             uint64_t ptr, gen;
         } f;
-        struct {
+        struct sim_hostfn {
             CUhostFn fn;
             void *data;
         } h;

@@ -43,87 +43,111 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
     return rc;
 }
 
+/* What an entry point does to the stream it names, with sim.lock held. */
+typedef CUresult (*stream_op)(struct sim_stream *s, void *arg);
+
+/* Resolves h under sim.lock and applies op to it: op's answer, or the error of resolving. */
+static CUresult on_stream(CUstream h, bool per_thread, stream_op op, void *arg)
+{
+    pthread_mutex_lock(&sim.lock);
+    CUresult rc;
+    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
+    if (rc == CUDA_SUCCESS)
+        rc = op(s, arg);
+    pthread_mutex_unlock(&sim.lock);
+    return rc;
+}
+
+static CUresult sync_op(struct sim_stream *s, void *unused)
+{
+    (void)unused;
+    if (s->capture)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    sim_host_wait_stream(s);
+    return sim_sticky();
+}
+
 CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && s->capture)
-        rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (rc == CUDA_SUCCESS) {
-        sim_host_wait_stream(s);
-        rc = sim_sticky();
-    }
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return on_stream(h, per_thread, sync_op, NULL);
+}
+
+static CUresult query_op(struct sim_stream *s, void *unused)
+{
+    (void)unused;
+    if (!s->last)
+        return CUDA_SUCCESS;
+    return sim_host_sees_done(s->last, true) ? sim_sticky() : CUDA_ERROR_NOT_READY;
 }
 
 CUresult sim_api_stream_query(CUstream h, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && s->last)
-        rc = sim_host_sees_done(s->last, true) ? sim_sticky() : CUDA_ERROR_NOT_READY;
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return on_stream(h, per_thread, query_op, NULL);
+}
+
+static CUresult flags_op(struct sim_stream *s, void *flags)
+{
+    *(unsigned *)flags = s->flags;
+    return CUDA_SUCCESS;
 }
 
 CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags)
 {
-    if (!flags)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    CUresult rc;
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        *flags = s->flags;
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return flags ? on_stream(h, per_thread, flags_op, flags) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult host_func_op(struct sim_stream *s, void *call)
+{
+    struct sim_cmd *c = sim_cmd_new(CMD_HOSTFN, ENG_NONE);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    c->u.h = *(const struct sim_hostfn *)call;
+    return sim_submit(s, c);
 }
 
 CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 {
     SIM_NEED(sim_need_ctx);
-    if (!fn)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    struct sim_cmd *c = NULL;
-    if (rc == CUDA_SUCCESS && !(c = sim_cmd_new(CMD_HOSTFN, ENG_NONE)))
-        rc = CUDA_ERROR_OUT_OF_MEMORY;
-    if (rc == CUDA_SUCCESS) {
-        c->u.h.fn = fn;
-        c->u.h.data = data;
-        rc = sim_submit(s, c);
-    }
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    struct sim_hostfn call = {.fn = fn, .data = data};
+    return fn ? on_stream(h, per_thread, host_func_op, &call) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult capture_begin_op(struct sim_stream *s, void *mode)
+{
+    if (s->kind == STREAM_LEGACY)
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return sim_capture_begin(s, *(const CUstreamCaptureMode *)mode);
 }
 
 CUresult sim_api_capture_begin(CUstream h, bool per_thread, CUstreamCaptureMode mode)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = s->kind == STREAM_LEGACY ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
-                                      : sim_capture_begin(s, mode);
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return on_stream(h, per_thread, capture_begin_op, &mode);
+}
+
+static CUresult capture_end_op(struct sim_stream *s, void *g)
+{
+    return sim_capture_end(s, g);
 }
 
 CUresult sim_api_capture_end(CUstream h, bool per_thread, CUgraph *g)
 {
-    if (!g)
-        return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    CUresult rc;
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_capture_end(s, g);
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return g ? on_stream(h, per_thread, capture_end_op, g) : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Where sim_api_capture_info's answers go. */
+struct capture_info {
+    CUstreamCaptureStatus *st;
+    cuuint64_t *id;
+    CUgraph *g;
+};
+
+static CUresult capture_info_op(struct sim_stream *s, void *out)
+{
+    const struct capture_info *i = out;
+    return sim_capture_status(s, i->st, i->id, i->g);
 }
 
 CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus *st,
@@ -132,12 +156,8 @@ CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus
 {
     if (!st)
         return CUDA_ERROR_INVALID_VALUE;
-    pthread_mutex_lock(&sim.lock);
-    CUresult rc;
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS)
-        rc = sim_capture_status(s, st, id, g);
-    pthread_mutex_unlock(&sim.lock);
+    struct capture_info out = {.st = st, .id = id, .g = g};
+    CUresult rc = on_stream(h, per_thread, capture_info_op, &out);
     /* The simulator's graphs are sequences: no dependency nodes to report. */
     if (deps)
         *deps = NULL;

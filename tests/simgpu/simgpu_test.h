@@ -4,6 +4,7 @@
 
 #include "simgpu.h"
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,17 @@
 
 #define MIB      ((size_t)1 << 20)
 #define CK(call) assert_int_equal((call), CUDA_SUCCESS)
+
+/* Fails the test unless got is want virtual microseconds, to 0.01 us; got is evaluated once (it
+   is often a call with effects). */
+#define assert_us(got, want) sim_test_check_us((got), (want), __FILE__, __LINE__)
+static inline void sim_test_check_us(double got, double want, const char *file, int line)
+{
+    if (got > want - 0.01 && got < want + 0.01)
+        return;
+    print_error("virtual time %.4f us, want %.4f us\n", got, want);
+    _fail(file, line);
+}
 
 /* Tests add themselves to their program's one group, which runs them in the order they are
    defined: SIM_TEST(name) { body } defines static void name(void **state), and main ends with
@@ -65,6 +77,52 @@ static inline void sim_test_ctx(void)
     CK(cuCtxSetCurrent(ctx));
 }
 
+/* A thread of the test's besides its main one (libshim's mover, say): job(arg), run with ctx
+   current. */
+struct sim_test_thread {
+    pthread_t t;
+    CUcontext ctx;
+    void (*job)(void *);
+    void *arg;
+};
+
+static inline void *sim_test_thread_main(void *p)
+{
+    struct sim_test_thread *th = p;
+    CK(cuCtxSetCurrent(th->ctx));
+    th->job(th->arg);
+    return NULL;
+}
+
+/* Starts job(arg) on a new thread with ctx current; sim_test_join waits for it to end. */
+static inline void sim_test_start(struct sim_test_thread *th, CUcontext ctx, void (*job)(void *),
+                                  void *arg)
+{
+    *th = (struct sim_test_thread){.ctx = ctx, .job = job, .arg = arg};
+    assert_int_equal(pthread_create(&th->t, NULL, sim_test_thread_main, th), 0);
+}
+
+static inline void sim_test_join(struct sim_test_thread *th)
+{
+    assert_int_equal(pthread_join(th->t, NULL), 0);
+}
+
+/* Runs job(arg) on a new thread with ctx current, and waits for it to end. */
+static inline void sim_test_on_thread(CUcontext ctx, void (*job)(void *), void *arg)
+{
+    struct sim_test_thread th;
+    sim_test_start(&th, ctx, job, arg);
+    sim_test_join(&th);
+}
+
+/* A new non-blocking stream. */
+static inline CUstream sim_test_stream(void)
+{
+    CUstream s;
+    CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    return s;
+}
+
 /* A new event with default flags. */
 static inline CUevent sim_test_event(void)
 {
@@ -80,6 +138,27 @@ static inline double sim_test_elapsed_us(CUevent a, CUevent b)
     CK(cuEventSynchronize(b));
     CK(cuEventElapsedTime(&ms, a, b));
     return ms * 1000.0;
+}
+
+/* Records on one a start (returned) that two waits for too: what is queued on both next starts
+   together. */
+static inline CUevent sim_test_fork(CUstream one, CUstream two)
+{
+    CUevent start = sim_test_event();
+    CK(cuEventRecord(start, one));
+    CK(cuStreamWaitEvent(two, start, 0));
+    return start;
+}
+
+/* Virtual microseconds from start until what is queued on one and on two is done: one's end
+   joins two, whose end is timed. */
+static inline double sim_test_join_us(CUevent start, CUstream one, CUstream two)
+{
+    CUevent mid = sim_test_event(), end = sim_test_event();
+    CK(cuEventRecord(mid, one));
+    CK(cuStreamWaitEvent(two, mid, 0));
+    CK(cuEventRecord(end, two));
+    return sim_test_elapsed_us(start, end);
 }
 
 /* Number of the n words at va that are not seed + i (read with a synchronous copy). */

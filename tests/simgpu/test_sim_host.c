@@ -12,8 +12,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
-
 #define HOST_US   40.0 /* SIMGPU_HOST_US_PER_LAUNCH */
 #define CALLER_US 3.0  /* SIMGPU_HOST_CALLER_US */
 #define REC       4.5  /* what an event record costs its caller (simgpu_host.c) */
@@ -121,37 +119,34 @@ SIM_TEST(test_an_async_copy_costs_its_caller)
     CK(cuMemFree(d));
 }
 
-/* What a helper thread does, with the context current. */
+/* What a helper thread's job (run by sim_test_on_thread, the context current) works on. */
 struct helper {
-    void (*job)(struct helper *);
     CUstream stream;
     CUevent start, end;
     CUdeviceptr va;
     CUmemGenericAllocationHandle h;
 };
 
-static void *helper_main(void *arg)
+/* Ten launches of a 0 us kernel on the helper's stream between two marks: 400 us of its host. */
+static void ten_launches(void *arg)
 {
     struct helper *w = arg;
-    CK(cuCtxSetCurrent(main_ctx));
-    w->job(w);
-    return NULL;
-}
-
-static void run_helper(struct helper *w)
-{
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, helper_main, w), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
-}
-
-/* Ten launches of a 0 us kernel on the helper's stream between two marks: 400 us of its host. */
-static void ten_launches(struct helper *w)
-{
     w->start = mark(w->stream);
     for (int i = 0; i < 10; i++)
         launch(k0, w->stream);
     w->end = mark(w->stream);
+}
+
+/* From a synchronised start: a stream of this thread's (*mine) and one of the helper's, a mark
+   on ours (returned), then the helper's ten launches, run to their end. */
+static CUevent mark_then_ten_launches(CUstream *mine, struct helper *w)
+{
+    CK(cuCtxSynchronize());
+    *mine = new_stream();
+    *w = (struct helper){.stream = new_stream()};
+    CUevent m0 = mark(*mine);
+    sim_test_on_thread(main_ctx, ten_launches, w);
+    return m0;
 }
 
 /* Two threads' host work runs side by side: each takes 400 us for its ten launches and REC for
@@ -159,11 +154,9 @@ static void ten_launches(struct helper *w)
 SIM_TEST(test_two_threads_work_side_by_side)
 {
     (void)state;
-    CK(cuCtxSynchronize());
-    CUstream mine = new_stream();
-    struct helper w = {.job = ten_launches, .stream = new_stream()};
-    CUevent a = mark(mine);
-    run_helper(&w);
+    CUstream mine;
+    struct helper w;
+    CUevent a = mark_then_ten_launches(&mine, &w);
     for (int i = 0; i < 10; i++)
         launch(k0, mine);
     CUevent b = mark(mine);
@@ -179,19 +172,16 @@ SIM_TEST(test_two_threads_work_side_by_side)
 SIM_TEST(test_a_wait_on_another_threads_event_joins_its_clock)
 {
     (void)state;
-    CK(cuCtxSynchronize());
-    CUstream mine = new_stream();
-    struct helper w = {.job = ten_launches, .stream = new_stream()};
-    CUevent m0 = mark(mine);
-    run_helper(&w);
+    CUstream mine;
+    struct helper w;
+    CUevent m0 = mark_then_ten_launches(&mine, &w);
     CUevent before = mark(mine);
     CK(cuEventSynchronize(w.end));
     CUevent after = mark(mine);
     assert_us(sim_test_elapsed_us(m0, before), REC);
     assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US + 3 * REC);
     /* a stream synchronisation joins the same way */
-    w.job = ten_launches;
-    run_helper(&w);
+    sim_test_on_thread(main_ctx, ten_launches, &w);
     m0 = mark(mine);
     CK(cuStreamSynchronize(w.stream));
     after = mark(mine);
@@ -203,11 +193,9 @@ SIM_TEST(test_a_wait_on_another_threads_event_joins_its_clock)
 SIM_TEST(test_a_query_answers_at_the_worlds_time)
 {
     (void)state;
-    CK(cuCtxSynchronize());
-    CUstream mine = new_stream();
-    struct helper w = {.job = ten_launches, .stream = new_stream()};
-    CUevent m0 = mark(mine);
-    run_helper(&w);
+    CUstream mine;
+    struct helper w;
+    CUevent m0 = mark_then_ten_launches(&mine, &w);
     CK(cuEventQuery(w.end)); /* done 400 us ahead of this thread, not ahead of the world */
     CUevent after = mark(mine);
     assert_us(sim_test_elapsed_us(m0, after), 10 * HOST_US + 3 * REC);
@@ -242,8 +230,9 @@ SIM_TEST(test_the_interposers_calls_cost_its_caller)
 /* One 2 MiB handle reserved, created, mapped and made accessible: 22 + 12.78 + 1.84 + 36 us
    (simgpu_vmm_cost.c at SIMGPU_VMM_HOST_COST=1). */
 #define BACK_ONE_US (22.0 + 409.0 / 32 + 59.0 / 32 + 36.0)
-static void back_one(struct helper *w)
+static void back_one(void *arg)
 {
+    struct helper *w = arg;
     static const CUmemAllocationProp on_device = {
         .type = CU_MEM_ALLOCATION_TYPE_PINNED,
         .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
@@ -263,8 +252,8 @@ SIM_TEST(test_a_launch_waits_for_the_driver_lock)
     CK(cuCtxSynchronize());
     double waited = sim_test_stats().vmm_serial_us;
     CUevent a = mark(NULL);
-    struct helper w = {.job = back_one};
-    run_helper(&w);
+    struct helper w = {0};
+    sim_test_on_thread(main_ctx, back_one, &w);
     launch(k0, NULL);
     CUevent b = mark(NULL);
     assert_us(sim_test_elapsed_us(a, b), (serial ? BACK_ONE_US : HOST_US) + REC);
@@ -277,20 +266,13 @@ SIM_TEST(test_a_launch_waits_for_the_driver_lock)
 /* The helper starts its clock, lets this thread run ahead (ten launches: 400 us), then makes its
    VMM calls at its own, earlier, time. */
 static pthread_barrier_t turn;
-static void behind_then_back_one(struct helper *w)
+static void behind_then_back_one(void *arg)
 {
+    struct helper *w = arg;
     w->start = mark(w->stream); /* starts the helper's clock at the world's time */
     pthread_barrier_wait(&turn);
     pthread_barrier_wait(&turn);
     back_one(w);
-}
-
-static void *behind_main(void *arg)
-{
-    struct helper *w = arg;
-    CK(cuCtxSetCurrent(main_ctx));
-    w->job(w);
-    return NULL;
 }
 
 /* A hold of the driver-wide lock that starts in this thread's virtual past still stops it: its
@@ -301,16 +283,16 @@ SIM_TEST(test_a_hold_behind_a_thread_moves_it_on)
     (void)state;
     CK(cuCtxSynchronize());
     CUstream mine = new_stream();
-    struct helper w = {.job = behind_then_back_one, .stream = new_stream()};
+    struct helper w = {.stream = new_stream()};
     assert_int_equal(pthread_barrier_init(&turn, NULL, 2), 0);
-    pthread_t t;
+    struct sim_test_thread t;
     CUevent a = mark(mine);
-    assert_int_equal(pthread_create(&t, NULL, behind_main, &w), 0);
+    sim_test_start(&t, main_ctx, behind_then_back_one, &w);
     pthread_barrier_wait(&turn);
     for (int i = 0; i < 10; i++)
         launch(k0, mine);
     pthread_barrier_wait(&turn);
-    assert_int_equal(pthread_join(t, NULL), 0);
+    sim_test_join(&t);
     pthread_barrier_destroy(&turn);
     CUevent b = mark(mine);
     assert_us(sim_test_elapsed_us(a, b), 10 * HOST_US + (serial ? BACK_ONE_US : 0.0) + REC);

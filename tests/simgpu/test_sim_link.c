@@ -9,8 +9,6 @@
 #define BOTH_H2D 11.0 /* while the other direction copies too */
 #define BOTH_D2H 20.0
 
-#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
-
 static size_t n = 25 * MIB;
 static CUdeviceptr dev1, dev2;
 static void *host1, *host2;
@@ -51,19 +49,49 @@ static int setup(void **state)
     return 0;
 }
 
+/* Queues a copy of bytes host to device on up (host1 to dev1), or device to host on down
+   (dev2 to host2); returns an event recorded after it. */
+static CUevent copy_on(CUstream s, size_t bytes)
+{
+    if (s == up)
+        CK(cuMemcpyHtoDAsync(dev1, host1, bytes, up));
+    else
+        CK(cuMemcpyDtoHAsync(host2, dev2, bytes, down));
+    CUevent end = sim_test_event();
+    CK(cuEventRecord(end, s));
+    return end;
+}
+
 SIM_TEST(test_each_direction_alone_runs_at_its_full_rate)
 {
     (void)state;
-    CUevent a = sim_test_event(), b = sim_test_event();
+    CUevent a = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
-    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
-    CK(cuEventRecord(b, up));
-    assert_us(sim_test_elapsed_us(a, b), at((double)n, FULL_H2D));
+    assert_us(sim_test_elapsed_us(a, copy_on(up, n)), at((double)n, FULL_H2D));
     CK(cuEventRecord(a, down));
-    CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
-    CK(cuEventRecord(b, down));
-    assert_us(sim_test_elapsed_us(a, b), at((double)n, FULL_D2H));
+    assert_us(sim_test_elapsed_us(a, copy_on(down, n)), at((double)n, FULL_D2H));
+}
+
+/* From a common start, half the bytes on stream first, then all of them on the other stream
+   (the other direction): the first runs alone at its full rate; the second at the both-busy
+   rate while the first lasts, then at its full rate (fluid). Returns the second's time. */
+static double half_then_all(CUstream first)
+{
+    bool up_first = first == up;
+    CUstream second = up_first ? down : up;
+    double first_full = up_first ? FULL_H2D : FULL_D2H;
+    double second_full = up_first ? FULL_D2H : FULL_H2D,
+           second_both = up_first ? BOTH_D2H : BOTH_H2D;
+    CK(cuCtxSynchronize());
+    CUevent a = sim_test_fork(up, down);
+    CUevent first_end = copy_on(first, n / 2);
+    CUevent second_end = copy_on(second, n);
+    double first_us = at((double)n / 2, first_full);
+    assert_us(sim_test_elapsed_us(a, first_end), first_us);
+    double second_us = fluid((double)n, second_full, second_both, 0, first_us);
+    assert_us(sim_test_elapsed_us(a, second_end), second_us);
+    return second_us;
 }
 
 /* A device-to-host copy of half the bytes is placed first; the host-to-device copy starting
@@ -71,18 +99,7 @@ SIM_TEST(test_each_direction_alone_runs_at_its_full_rate)
 SIM_TEST(test_overlapped_part_runs_at_the_both_busy_rate)
 {
     (void)state;
-    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
-    CK(cuCtxSynchronize());
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
-    CK(cuMemcpyDtoHAsync(host2, dev2, n / 2, down));
-    CK(cuEventRecord(d_end, down));
-    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
-    CK(cuEventRecord(h_end, up));
-    double d_us = at((double)n / 2, FULL_D2H);
-    assert_us(sim_test_elapsed_us(a, d_end), d_us);
-    double h_us = fluid((double)n, FULL_H2D, BOTH_H2D, 0, d_us);
-    assert_us(sim_test_elapsed_us(a, h_end), h_us);
+    double h_us = half_then_all(down), d_us = at((double)n / 2, FULL_D2H);
     /* the figures are not those of a plain duplex link, nor of a shared one */
     assert_true(h_us > at((double)n, FULL_H2D) + 1);
     assert_true(h_us < at((double)n, FULL_H2D) + d_us - 1);
@@ -95,15 +112,11 @@ SIM_TEST(test_rate_changes_where_the_other_direction_starts_and_stops)
     (void)state;
     CUfunction k = simgpu_register("k200", k_nop, 0, NULL);
     simgpu_set_cost(k, 200.0);
-    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
     CK(cuCtxSynchronize());
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
+    CUevent a = sim_test_fork(up, down);
     CK(cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, down, NULL, NULL));
-    CK(cuMemcpyDtoHAsync(host2, dev2, n / 4, down));
-    CK(cuEventRecord(d_end, down));
-    CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
-    CK(cuEventRecord(h_end, up));
+    CUevent d_end = copy_on(down, n / 4);
+    CUevent h_end = copy_on(up, n);
     double d_us = at((double)n / 4, FULL_D2H);
     assert_us(sim_test_elapsed_us(a, d_end), 200.0 + d_us);
     assert_us(sim_test_elapsed_us(a, h_end),
@@ -115,17 +128,7 @@ SIM_TEST(test_rate_changes_where_the_other_direction_starts_and_stops)
 SIM_TEST(test_the_later_copy_is_slowed_by_the_earlier_one)
 {
     (void)state;
-    CUevent a = sim_test_event(), d_end = sim_test_event(), h_end = sim_test_event();
-    CK(cuCtxSynchronize());
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
-    CK(cuMemcpyHtoDAsync(dev1, host1, n / 2, up));
-    CK(cuEventRecord(h_end, up));
-    CK(cuMemcpyDtoHAsync(host2, dev2, n, down));
-    CK(cuEventRecord(d_end, down));
-    double h_us = at((double)n / 2, FULL_H2D);
-    assert_us(sim_test_elapsed_us(a, h_end), h_us);
-    assert_us(sim_test_elapsed_us(a, d_end), fluid((double)n, FULL_D2H, BOTH_D2H, 0, h_us));
+    half_then_all(up);
 }
 
 /* Copies of one direction still queue on their engine: two host-to-device copies on two
@@ -133,16 +136,11 @@ SIM_TEST(test_the_later_copy_is_slowed_by_the_earlier_one)
 SIM_TEST(test_one_direction_still_queues)
 {
     (void)state;
-    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
+    CUevent a = sim_test_fork(up, down);
     CK(cuMemcpyHtoDAsync(dev1, host1, n, up));
     CK(cuMemcpyHtoDAsync(dev2, host2, n, down));
-    CK(cuEventRecord(c, up));
-    CK(cuStreamWaitEvent(down, c, 0));
-    CK(cuEventRecord(b, down));
-    assert_us(sim_test_elapsed_us(a, b), 2 * at((double)n, FULL_H2D));
+    assert_us(sim_test_join_us(a, up, down), 2 * at((double)n, FULL_H2D));
 }
 
 int main(void)

@@ -18,8 +18,6 @@ static CUfunction nop_with_cost(const char *name, simgpu_body body, double us)
     return f;
 }
 
-#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
-
 /* SIMGPU_LINK_SHARED=1: the two copy directions share one queue. */
 static bool shared_link;
 
@@ -71,9 +69,7 @@ SIM_TEST(test_kernels_on_two_streams_share_the_compute_engine)
 {
     (void)state;
     CUfunction f = nop_with_cost("nop10", k_nop, 10.0);
-    CUstream s1, s2;
-    CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUstream s1 = sim_test_stream(), s2 = sim_test_stream();
     CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, s1));
@@ -99,10 +95,8 @@ SIM_TEST(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction)
     void *h1, *h2;
     CK(cuMemHostAlloc(&h1, n, 0));
     CK(cuMemHostAlloc(&h2, n, 0));
-    CUstream up, down;
-    CK(cuStreamCreate(&up, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&down, CU_STREAM_NON_BLOCKING));
-    CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
+    CUstream up = sim_test_stream(), down = sim_test_stream();
+    CUevent a = sim_test_event(), b = sim_test_event();
     double h2d_us = (double)n / 20e3, d2h_us = (double)n / 10e3; /* SIMGPU_*_GBPS below */
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, up));
@@ -111,23 +105,15 @@ SIM_TEST(test_copies_take_bytes_over_bandwidth_and_overlap_by_direction)
     assert_us(sim_test_elapsed_us(a, b), h2d_us);
     /* both directions at once: they overlap (two copy engines), or with a shared link
        (SIMGPU_LINK_SHARED=1, tests/simgpu/test_link_shared.sh) run one after the other */
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
+    a = sim_test_fork(up, down);
     CK(cuMemcpyHtoDAsync(d1, h1, n, up));
     CK(cuMemcpyDtoHAsync(h2, d2, n, down));
-    CK(cuEventRecord(c, up));
-    CK(cuStreamWaitEvent(down, c, 0));
-    CK(cuEventRecord(b, down));
-    assert_us(sim_test_elapsed_us(a, b), shared_link ? h2d_us + d2h_us : d2h_us);
+    assert_us(sim_test_join_us(a, up, down), shared_link ? h2d_us + d2h_us : d2h_us);
     /* the same direction twice on two streams: serialised on one engine */
-    CK(cuEventRecord(a, up));
-    CK(cuStreamWaitEvent(down, a, 0));
+    a = sim_test_fork(up, down);
     CK(cuMemcpyHtoDAsync(d1, h1, n, up));
     CK(cuMemcpyHtoDAsync(d2, h2, n, down));
-    CK(cuEventRecord(c, up));
-    CK(cuStreamWaitEvent(down, c, 0));
-    CK(cuEventRecord(b, down));
-    assert_us(sim_test_elapsed_us(a, b), 2 * h2d_us);
+    assert_us(sim_test_join_us(a, up, down), 2 * h2d_us);
     struct simgpu_stats s = sim_test_stats();
     assert_int_equal(s.bytes_h2d, 4 * n);
     assert_int_equal(s.bytes_d2h, n);
@@ -148,8 +134,7 @@ SIM_TEST(test_copy_overlaps_compute_and_host_clock_advances_at_sync)
     CK(cuMemAlloc(&d, n));
     void *h;
     CK(cuMemHostAlloc(&h, n, 0));
-    CUstream copy;
-    CK(cuStreamCreate(&copy, CU_STREAM_NON_BLOCKING));
+    CUstream copy = sim_test_stream();
     CUevent a = sim_test_event(), b = sim_test_event(), c = sim_test_event();
     CK(cuCtxSynchronize());
     CK(cuEventRecord(a, NULL));
@@ -195,9 +180,7 @@ SIM_TEST(test_queries_answer_at_the_host_clock)
     (void)state;
     CUfunction slow = nop_with_cost("nop1000", k_nop, 1000.0);
     CUfunction fast = nop_with_cost("nop100", k_nop, 100.0);
-    CUstream s1, s2;
-    CK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
-    CK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUstream s1 = sim_test_stream(), s2 = sim_test_stream();
     CK(cuCtxSynchronize());
     CUevent a = sim_test_event(), b = sim_test_event();
     CK(cuLaunchKernel(slow, 1, 1, 1, 1, 1, 1, 0, s1, NULL, NULL));

@@ -4,10 +4,7 @@
  * calling thread, and work touching what it mapped). */
 #include "simgpu_test.h"
 
-#include <pthread.h>
 #include <stdbool.h>
-
-#define assert_us(got, want) assert_true((got) > (want)-0.01 && (got) < (want) + 0.01)
 
 /* The model's figures (simgpu_vmm_cost.c), at SIMGPU_VMM_HOST_COST=1. */
 #define RESERVE_US        22.0
@@ -153,35 +150,20 @@ SIM_TEST(test_create_release_map_reserve_costs)
 
 static CUcontext main_ctx;
 
-/* What a helper thread (libshim's mover, say) does: its job, run with the context current. */
+/* What a helper thread's job (run by sim_test_on_thread, the context current) works on. */
 struct helper {
-    void (*job)(struct helper *);
     CUdeviceptr va;
     CUmemGenericAllocationHandle h[32];
     CUevent event;
     CUresult query; /* cuEventQuery(event) after the job's VMM calls */
 };
 
-static void *helper_main(void *arg)
-{
-    struct helper *w = arg;
-    CK(cuCtxSetCurrent(main_ctx));
-    w->job(w);
-    return NULL;
-}
-
-static void run_helper(struct helper *w)
-{
-    pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, helper_main, w), 0);
-    assert_int_equal(pthread_join(t, NULL), 0);
-}
-
 /* 32 handles of 2 MiB, mapped and made accessible: RESERVE + 32 creates and maps + one set
    access over the 32. */
 #define BACK_32_US (RESERVE_US + 32 * (CREATE_2MIB_US + MAP_US) + SET_ACCESS_32_US)
-static void back_32(struct helper *w)
+static void back_32(void *arg)
 {
+    struct helper *w = arg;
     w->va = map_handles(32, chunk, w->h);
     CK(cuMemSetAccess(w->va, 32 * chunk, &read_write, 1));
 }
@@ -195,8 +177,8 @@ SIM_TEST(test_another_threads_vmm_time)
     CK(cuCtxSynchronize());
     double serial_us = sim_test_stats().vmm_serial_us;
     CK(cuEventRecord(a, NULL));
-    struct helper w = {.job = back_32};
-    run_helper(&w);
+    struct helper w = {0};
+    sim_test_on_thread(main_ctx, back_32, &w);
     CK(cuEventRecord(b, NULL));
     assert_us(sim_test_elapsed_us(a, b), serial ? BACK_32_US : 0.0);
     assert_us(sim_test_stats().vmm_serial_us - serial_us, serial ? BACK_32_US : 0.0);
@@ -224,8 +206,8 @@ SIM_TEST(test_work_waits_for_a_mapping_made_ready_later)
     CK(cuCtxSynchronize());
     double wait_us = sim_test_stats().vmm_wait_us;
     CK(cuEventRecord(a, NULL));
-    struct helper w = {.job = back_32};
-    run_helper(&w);
+    struct helper w = {0};
+    sim_test_on_thread(main_ctx, back_32, &w);
     sim_test_launch_fill(NULL, other, 16, 1);
     CK(cuEventRecord(m, NULL));
     sim_test_launch_fill(NULL, w.va + chunk, 16, 2); /* inside the range */
@@ -240,8 +222,9 @@ SIM_TEST(test_work_waits_for_a_mapping_made_ready_later)
 }
 
 /* 16 handles of 2 MiB created, then the event queried: 16 * 12.8 = 204 us of the thread's time. */
-static void create_then_query(struct helper *w)
+static void create_then_query(void *arg)
 {
+    struct helper *w = arg;
     for (size_t i = 0; i < 16; i++)
         CK(cuMemCreate(&w->h[i], chunk, &on_device, 0));
     w->query = cuEventQuery(w->event);
@@ -265,8 +248,8 @@ SIM_TEST(test_a_query_answers_at_the_threads_time)
     CK(cuCtxSynchronize());
     CK(cuLaunchKernel(k, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CK(cuEventRecord(e, NULL));
-    struct helper w = {.job = create_then_query, .event = e};
-    run_helper(&w);
+    struct helper w = {.event = e};
+    sim_test_on_thread(main_ctx, create_then_query, &w);
     assert_int_equal(w.query, CUDA_SUCCESS);
     assert_int_equal(cuEventQuery(e), serial ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
     CK(cuEventSynchronize(e));
