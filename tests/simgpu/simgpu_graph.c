@@ -39,14 +39,10 @@ static void graph_free(struct sim_graph *g)
 
 static int graph_push(struct sim_graph *g, struct sim_cmd *c)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 16;
-        struct sim_cmd **v = realloc(g->nodes, cap * sizeof *v);
-        if (!v)
-            return -1;
-        g->nodes = v;
-        g->cap = cap;
-    }
+    struct sim_cmd **v = sim_grow(g->nodes, &g->cap, g->n + 1, sizeof *v, 16);
+    if (!v)
+        return -1;
+    g->nodes = v;
     g->nodes[g->n++] = c;
     return 0;
 }
