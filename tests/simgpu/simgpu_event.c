@@ -108,17 +108,8 @@ static CUresult event_host(CUevent e, bool wait)
     return rc;
 }
 
-CUresult CUDAAPI cuEventQuery(CUevent e)
-{
-    SIM_ENTER(cuEventQuery);
-    return event_host(e, false);
-}
-
-CUresult CUDAAPI cuEventSynchronize(CUevent e)
-{
-    SIM_ENTER(cuEventSynchronize);
-    return event_host(e, true);
-}
+SIM_TWIN_ENTRIES(wait, cuEventQuery, (CUevent e), cuEventSynchronize, (CUevent e),
+                 event_host(e, wait))
 
 CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 {

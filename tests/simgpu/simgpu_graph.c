@@ -160,24 +160,16 @@ CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuGraphDestroy(CUgraph h)
+/* Body of cuGraphDestroy (exec false) and cuGraphExecDestroy (exec true). */
+static CUresult destroy(void *h, bool exec)
 {
-    SIM_ENTER(cuGraphDestroy);
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *g = graph_of(h, false);
+    struct sim_graph *g = graph_of(h, exec);
     if (g)
         graph_free(g);
     pthread_mutex_unlock(&sim.lock);
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec h)
-{
-    SIM_ENTER(cuGraphExecDestroy);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_graph *e = graph_of(h, true);
-    if (e)
-        graph_free(e);
-    pthread_mutex_unlock(&sim.lock);
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
+SIM_TWIN_ENTRIES(exec, cuGraphDestroy, (CUgraph h), cuGraphExecDestroy, (CUgraphExec h),
+                 destroy(h, exec))

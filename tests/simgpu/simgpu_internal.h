@@ -56,6 +56,34 @@ enum sim_entry {
             return rc;                                                                             \
     } while (0)
 
+/* SIM_NEED(check), then CUDA_ERROR_INVALID_VALUE returned where bad (the arguments' test, true
+   when they are invalid): the preamble of an entry point that checks its arguments once the
+   driver is ready. */
+#define SIM_NEED_ARGS(check, bad)                                                                  \
+    SIM_NEED(check);                                                                               \
+    do {                                                                                           \
+        if (bad)                                                                                   \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+    } while (0)
+
+/* Defines two entry points that share one body, a flag apart: first runs body with the bool
+   named flag false, second with it true. Their parameter lists (each of its own types) give the
+   parameters body names the same names. For the driver's pairs: legacy and per-thread stream
+   (simgpu_ordered.c), module and library, graph and instantiated graph, query and wait. */
+#define SIM_TWIN_ENTRIES(flag, first, first_params, second, second_params, body)                   \
+    CUresult CUDAAPI first first_params                                                            \
+    {                                                                                              \
+        SIM_ENTER(first);                                                                          \
+        const bool flag = false;                                                                   \
+        return body;                                                                               \
+    }                                                                                              \
+    CUresult CUDAAPI second second_params                                                          \
+    {                                                                                              \
+        SIM_ENTER(second);                                                                         \
+        const bool flag = true;                                                                    \
+        return body;                                                                               \
+    }
+
 #define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
 
 /* ENG_PEER: copies between two devices (simgpu_copy.c), on the stream's device. */

@@ -5,9 +5,7 @@
 /* Both creation entry points: the simulator has no stream priorities. */
 static CUresult create(CUstream *out, unsigned int flags)
 {
-    SIM_NEED(sim_need_ctx);
-    if (!out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = NULL;
     rc = sim_stream_create(flags, &s);
