@@ -108,6 +108,7 @@ static CUresult event_host(CUevent e, bool wait)
     return rc;
 }
 
+/* Whether e's recorded work is done (cuEventQuery), or waits for it (cuEventSynchronize, wait). */
 SIM_TWIN_ENTRIES(wait, cuEventQuery, (CUevent e), cuEventSynchronize, (CUevent e),
                  event_host(e, wait))
 

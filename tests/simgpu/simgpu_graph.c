@@ -171,5 +171,6 @@ static CUresult destroy(void *h, bool exec)
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Destroys a graph, or an instantiated one (exec): CUDA_ERROR_INVALID_VALUE for neither. */
 SIM_TWIN_ENTRIES(exec, cuGraphDestroy, (CUgraph h), cuGraphExecDestroy, (CUgraphExec h),
                  destroy(h, exec))

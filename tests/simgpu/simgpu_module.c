@@ -222,6 +222,7 @@ CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
     return rc;
 }
 
+/* A function by name, and unloading: the same for a module and a library (library). */
 SIM_TWIN_ENTRIES(library, cuModuleGetFunction, (CUfunction * out, CUmodule h, const char *name),
                  cuLibraryGetKernel, (CUkernel * out, CUlibrary h, const char *name),
                  get_fn(h, library, name, (void **)out))
