@@ -69,9 +69,7 @@ void sim_release_range(uint64_t va)
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *out, size_t bytes)
 {
     SIM_ENTER(cuMemAlloc_v2);
-    SIM_NEED(sim_need_ctx);
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out);
     pthread_mutex_lock(&sim.lock);
     uint64_t va = 0;
     rc = sim_sticky();
@@ -156,9 +154,7 @@ static CUresult free_async(CUdeviceptr ptr, struct sim_stream *s)
 
 CUresult sim_api_alloc_async(CUdeviceptr *out, size_t bytes, CUstream h, bool per_thread)
 {
-    SIM_NEED(sim_need_ctx);
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = sim_stream_for_work(h, per_thread, &rc);
     if (rc == CUDA_SUCCESS)
@@ -181,9 +177,7 @@ CUresult sim_api_free_async(CUdeviceptr ptr, CUstream h, bool per_thread)
 CUresult CUDAAPI cuMemGetInfo_v2(size_t *free_bytes, size_t *total)
 {
     SIM_ENTER(cuMemGetInfo_v2);
-    SIM_NEED(sim_need_ctx);
-    if (!free_bytes || !total)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !free_bytes || !total);
     pthread_mutex_lock(&sim.lock);
     /* The current context's device. */
     const struct sim_device *d = &sim.dev[sim_current_device()];
@@ -216,9 +210,7 @@ CUresult CUDAAPI cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdevi
 
 static CUresult host_alloc(void **out, size_t bytes)
 {
-    SIM_NEED(sim_need_ctx);
-    if (!out || bytes == 0)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out || bytes == 0);
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;

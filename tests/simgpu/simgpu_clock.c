@@ -165,14 +165,10 @@ static void hold(struct sim_thread *by, double s, double e)
         return;
     }
     prune_holds();
-    if (sim.nholds == sim.hold_cap) {
-        size_t cap = sim.hold_cap ? 2 * sim.hold_cap : 64;
-        struct sim_hold *v = realloc(sim.holds, cap * sizeof *v);
-        if (!v)
-            return; /* not remembered: a thread behind it is not held back (rare, harmless) */
-        sim.holds = v;
-        sim.hold_cap = cap;
-    }
+    struct sim_hold *v = sim_grow(sim.holds, &sim.hold_cap, sim.nholds + 1, sizeof *v, 64);
+    if (!v)
+        return; /* not remembered: a thread behind it is not held back (rare, harmless) */
+    sim.holds = v;
     sim.holds[sim.nholds++] = (struct sim_hold){s, e};
 }
 

@@ -44,9 +44,7 @@ CUresult CUDAAPI cuDriverGetVersion(int *version)
 CUresult CUDAAPI cuDeviceGet(CUdevice *dev, int ordinal)
 {
     SIM_ENTER(cuDeviceGet);
-    SIM_NEED(sim_need_init);
-    if (!dev)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_init, !dev);
     if (ordinal < 0 || ordinal >= sim.ndevices)
         return CUDA_ERROR_INVALID_DEVICE;
     *dev = ordinal; /* the simulator's CUdevice is the ordinal */

@@ -43,51 +43,52 @@ CUresult CUDAAPI cuEventDestroy_v2(CUevent e)
     return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* A sim_stream_op: records event e (arg) on s. */
+static CUresult record_op(struct sim_stream *s, void *e)
+{
+    struct sim_event *ev = event_of(e);
+    if (!ev)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (s->capture)
+        return CUDA_SUCCESS; /* records inside a capture are not replayed */
+    struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
+    if (!c)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    sim_cmd_ref(c);
+    CUresult rc = sim_submit(s, c);
+    if (ev->rec)
+        sim_cmd_unref(ev->rec);
+    ev->rec = c;
+    return rc;
+}
+
 CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
+    return sim_on_stream(h, per_thread, record_op, e);
+}
+
+/* A sim_stream_op: makes s wait for event e (arg). */
+static CUresult wait_op(struct sim_stream *s, void *e)
+{
     struct sim_event *ev = event_of(e);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && !ev)
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    if (rc == CUDA_SUCCESS && !s->capture) { /* records inside a capture are not replayed */
-        struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
-        if (!c) {
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-        } else {
-            sim_cmd_ref(c);
-            rc = sim_submit(s, c);
-            if (ev->rec)
-                sim_cmd_unref(ev->rec);
-            ev->rec = c;
-        }
+    if (!ev)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!ev->rec || s->capture)
+        return CUDA_SUCCESS; /* waiting on a never-recorded event is a no-op, as on a device */
+    struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
+    if (!c || sim_cmd_add_dep(c, ev->rec) != 0) {
+        if (c)
+            sim_cmd_unref(c);
+        return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return sim_submit(s, c);
 }
 
 CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_event *ev = event_of(e);
-    struct sim_stream *s = sim_stream_get(h, per_thread, &rc);
-    if (rc == CUDA_SUCCESS && !ev)
-        rc = CUDA_ERROR_INVALID_HANDLE;
-    /* Waiting on a never-recorded event is a no-op, as on a device. */
-    if (rc == CUDA_SUCCESS && ev->rec && !s->capture) {
-        struct sim_cmd *c = sim_cmd_new(CMD_MARK, ENG_NONE);
-        if (!c || sim_cmd_add_dep(c, ev->rec) != 0) {
-            if (c)
-                sim_cmd_unref(c);
-            rc = CUDA_ERROR_OUT_OF_MEMORY;
-        } else {
-            rc = sim_submit(s, c);
-        }
-    }
-    pthread_mutex_unlock(&sim.lock);
-    return rc;
+    return sim_on_stream(h, per_thread, wait_op, e);
 }
 
 /* cuEventQuery (wait false: done or not yet) and cuEventSynchronize (wait true) on event e. */
@@ -107,17 +108,9 @@ static CUresult event_host(CUevent e, bool wait)
     return rc;
 }
 
-CUresult CUDAAPI cuEventQuery(CUevent e)
-{
-    SIM_ENTER(cuEventQuery);
-    return event_host(e, false);
-}
-
-CUresult CUDAAPI cuEventSynchronize(CUevent e)
-{
-    SIM_ENTER(cuEventSynchronize);
-    return event_host(e, true);
-}
+/* Whether e's recorded work is done (cuEventQuery), or waits for it (cuEventSynchronize, wait). */
+SIM_TWIN_ENTRIES(wait, cuEventQuery, (CUevent e), cuEventSynchronize, (CUevent e),
+                 event_host(e, wait))
 
 CUresult CUDAAPI cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
 {

@@ -18,13 +18,10 @@ void sim_extents_init(struct sim_extents *x, uint64_t base, uint64_t len)
 
 static int reserve_slot(struct sim_extents *x)
 {
-    if (x->n < x->cap)
-        return 0;
-    struct sim_extent *v = realloc(x->v, 2 * x->cap * sizeof *v);
+    struct sim_extent *v = sim_grow(x->v, &x->cap, x->n + 1, sizeof *v, 64);
     if (!v)
         return -1;
     x->v = v;
-    x->cap *= 2;
     return 0;
 }
 

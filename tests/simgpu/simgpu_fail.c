@@ -113,15 +113,22 @@ int simgpu_fail_caller(const char *substring)
     return rc;
 }
 
-unsigned long simgpu_caller_calls(const char *entry)
+/* The count that counts (sim.calls or sim.caller_calls) holds for the entry point named entry;
+   0 for a name that is none. */
+static unsigned long count_of(const unsigned long *counts, const char *entry)
 {
     int e = entry ? sim_entry_index(entry) : -1;
     if (e < 0)
         return 0;
     pthread_mutex_lock(&sim.lock);
-    unsigned long n = sim.caller_calls[e];
+    unsigned long n = counts[e];
     pthread_mutex_unlock(&sim.lock);
     return n;
+}
+
+unsigned long simgpu_caller_calls(const char *entry)
+{
+    return count_of(sim.caller_calls, entry);
 }
 
 int simgpu_fail(const char *entry, unsigned long nth, int sticky)
@@ -140,11 +147,5 @@ int simgpu_fail(const char *entry, unsigned long nth, int sticky)
 
 unsigned long simgpu_calls(const char *entry)
 {
-    int e = entry ? sim_entry_index(entry) : -1;
-    if (e < 0)
-        return 0;
-    pthread_mutex_lock(&sim.lock);
-    unsigned long n = sim.calls[e];
-    pthread_mutex_unlock(&sim.lock);
-    return n;
+    return count_of(sim.calls, entry);
 }

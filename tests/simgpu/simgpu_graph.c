@@ -39,14 +39,10 @@ static void graph_free(struct sim_graph *g)
 
 static int graph_push(struct sim_graph *g, struct sim_cmd *c)
 {
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 16;
-        struct sim_cmd **v = realloc(g->nodes, cap * sizeof *v);
-        if (!v)
-            return -1;
-        g->nodes = v;
-        g->cap = cap;
-    }
+    struct sim_cmd **v = sim_grow(g->nodes, &g->cap, g->n + 1, sizeof *v, 16);
+    if (!v)
+        return -1;
+    g->nodes = v;
     g->nodes[g->n++] = c;
     return 0;
 }
@@ -164,24 +160,17 @@ CUresult sim_api_graph_launch(CUgraphExec h, CUstream stream, bool per_thread)
     return rc;
 }
 
-CUresult CUDAAPI cuGraphDestroy(CUgraph h)
+/* Body of cuGraphDestroy (exec false) and cuGraphExecDestroy (exec true). */
+static CUresult destroy(void *h, bool exec)
 {
-    SIM_ENTER(cuGraphDestroy);
     pthread_mutex_lock(&sim.lock);
-    struct sim_graph *g = graph_of(h, false);
+    struct sim_graph *g = graph_of(h, exec);
     if (g)
         graph_free(g);
     pthread_mutex_unlock(&sim.lock);
     return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec h)
-{
-    SIM_ENTER(cuGraphExecDestroy);
-    pthread_mutex_lock(&sim.lock);
-    struct sim_graph *e = graph_of(h, true);
-    if (e)
-        graph_free(e);
-    pthread_mutex_unlock(&sim.lock);
-    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
+/* Destroys a graph, or an instantiated one (exec): CUDA_ERROR_INVALID_VALUE for neither. */
+SIM_TWIN_ENTRIES(exec, cuGraphDestroy, (CUgraph h), cuGraphExecDestroy, (CUgraphExec h),
+                 destroy(h, exec))

@@ -56,6 +56,34 @@ enum sim_entry {
             return rc;                                                                             \
     } while (0)
 
+/* SIM_NEED(check), then CUDA_ERROR_INVALID_VALUE returned where bad (the arguments' test, true
+   when they are invalid): the preamble of an entry point that checks its arguments once the
+   driver is ready. */
+#define SIM_NEED_ARGS(check, bad)                                                                  \
+    SIM_NEED(check);                                                                               \
+    do {                                                                                           \
+        if (bad)                                                                                   \
+            return CUDA_ERROR_INVALID_VALUE;                                                       \
+    } while (0)
+
+/* Defines two entry points that share one body, a flag apart: first runs body with the bool
+   named flag false, second with it true. Their parameter lists (each of its own types) give the
+   parameters body names the same names. For the driver's pairs: legacy and per-thread stream
+   (simgpu_ordered.c), module and library, graph and instantiated graph, query and wait. */
+#define SIM_TWIN_ENTRIES(flag, first, first_params, second, second_params, body)                   \
+    CUresult CUDAAPI first first_params                                                            \
+    {                                                                                              \
+        SIM_ENTER(first);                                                                          \
+        const bool flag = false;                                                                   \
+        return body;                                                                               \
+    }                                                                                              \
+    CUresult CUDAAPI second second_params                                                          \
+    {                                                                                              \
+        SIM_ENTER(second);                                                                         \
+        const bool flag = true;                                                                    \
+        return body;                                                                               \
+    }
+
 #define SIM_CALLER_MAX 256 /* bytes of a SIMGPU_FAIL_CALLER substring, with its NUL */
 
 /* ENG_PEER: copies between two devices (simgpu_copy.c), on the stream's device. */
@@ -430,6 +458,12 @@ int sim_handles_add(struct sim_handles *s, const void *p);
 bool sim_handles_has(const struct sim_handles *s, const void *p);
 void sim_handles_del(struct sim_handles *s, const void *p);
 
+/* simgpu_grow.c */
+/* Returns array v (elements of elem bytes, room for *cap of them) with room for need: v itself
+   when it has it, else v reallocated to twice *cap (first when *cap is 0), doubled until need
+   fits, and *cap updated. NULL when out of memory: v and *cap are then untouched. */
+void *sim_grow(void *v, size_t *cap, size_t need, size_t elem, size_t first);
+
 /* simgpu_extent.c */
 void sim_extents_init(struct sim_extents *x, uint64_t base, uint64_t len);
 /* Allocates len bytes aligned to align (power of two); at hint if hint is
@@ -633,6 +667,11 @@ CUresult sim_api_event_record(CUevent e, CUstream h, bool per_thread);
 CUresult sim_api_wait_event(CUstream h, CUevent e, bool per_thread);
 
 /* simgpu_streamapi.c — entry-point bodies shared by both forms (simgpu_ordered.c) */
+/* What an entry point does to the stream it names, with sim.lock held. */
+typedef CUresult (*sim_stream_op)(struct sim_stream *s, void *arg);
+/* Takes sim.lock, resolves h (sim_stream_get) and applies op(stream, arg): op's answer, or the
+   error of resolving. */
+CUresult sim_on_stream(CUstream h, bool per_thread, sim_stream_op op, void *arg);
 CUresult sim_api_stream_sync(CUstream h, bool per_thread);
 CUresult sim_api_stream_query(CUstream h, bool per_thread);
 CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags);

@@ -127,9 +127,7 @@ static CUresult copy_params(const struct sim_func *f, void **params, void **extr
 CUresult sim_api_launch(CUfunction fn, unsigned gx, unsigned gy, unsigned gz, CUstream h,
                         bool per_thread, void **params, void **extra)
 {
-    SIM_NEED(sim_need_ctx);
-    if (gx == 0 || gy == 0 || gz == 0 || (params && extra))
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, gx == 0 || gy == 0 || gz == 0 || (params && extra));
     pthread_mutex_lock(&sim.lock);
     struct sim_func *f = sim_func_of(fn);
     struct sim_stream *s = sim_stream_get(h, per_thread, &rc);

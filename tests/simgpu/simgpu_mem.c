@@ -100,14 +100,14 @@ void sim_phys_put(struct sim_phys *p)
     free(p);
 }
 
-/* ---- reservations: sorted array ---- */
-
-static size_t resv_lower(uint64_t va)
+/* The first of n disjoint ranges sorted by address whose end (end(i), exclusive) is above a:
+   the one holding a if any holds it, else where a range starting at a goes; n when none. */
+static size_t first_ending_above(size_t n, uint64_t (*end)(size_t i), uint64_t a)
 {
-    size_t lo = 0, hi = sim.nresv;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (sim.resv[mid].va + sim.resv[mid].size <= va)
+        if (end(mid) <= a)
             lo = mid + 1;
         else
             hi = mid;
@@ -115,16 +115,24 @@ static size_t resv_lower(uint64_t va)
     return lo;
 }
 
+/* ---- reservations: sorted array ---- */
+
+static uint64_t resv_end(size_t i)
+{
+    return sim.resv[i].va + sim.resv[i].size;
+}
+
+static size_t resv_lower(uint64_t va)
+{
+    return first_ending_above(sim.nresv, resv_end, va);
+}
+
 CUresult sim_resv_add(uint64_t size, uint64_t align, uint64_t hint, int kind, uint64_t *va)
 {
-    if (sim.nresv == sim.resv_cap) {
-        size_t cap = sim.resv_cap ? 2 * sim.resv_cap : 256;
-        struct sim_resv *v = realloc(sim.resv, cap * sizeof *v);
-        if (!v)
-            return CUDA_ERROR_OUT_OF_MEMORY;
-        sim.resv = v;
-        sim.resv_cap = cap;
-    }
+    struct sim_resv *v = sim_grow(sim.resv, &sim.resv_cap, sim.nresv + 1, sizeof *v, 256);
+    if (!v)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    sim.resv = v;
     if (sim_extents_alloc(&sim.va_free, size, align, hint, va) != 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     size_t i = resv_lower(*va);
@@ -158,17 +166,14 @@ void sim_resv_remove(struct sim_resv *r)
 
 /* ---- mappings: sorted array ---- */
 
+static uint64_t map_end(size_t i)
+{
+    return sim.maps[i].va + sim.maps[i].size;
+}
+
 size_t sim_map_lower(uint64_t va)
 {
-    size_t lo = 0, hi = sim.nmaps;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sim.maps[mid].va + sim.maps[mid].size <= va)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return first_ending_above(sim.nmaps, map_end, va);
 }
 
 struct sim_map *sim_map_containing(uint64_t va)
@@ -204,16 +209,10 @@ static int apply_mapping(const struct sim_map *m)
 
 static int grow_maps(size_t extra)
 {
-    if (sim.nmaps + extra <= sim.map_cap)
-        return 0;
-    size_t cap = sim.map_cap ? 2 * sim.map_cap : 256;
-    while (cap < sim.nmaps + extra)
-        cap *= 2;
-    struct sim_map *v = realloc(sim.maps, cap * sizeof *v);
+    struct sim_map *v = sim_grow(sim.maps, &sim.map_cap, sim.nmaps + extra, sizeof *v, 256);
     if (!v)
         return -1;
     sim.maps = v;
-    sim.map_cap = cap;
     return 0;
 }
 
@@ -319,17 +318,14 @@ unsigned char *sim_translate(uint64_t va, uint64_t *len, bool write)
 
 /* ---- pinned host memory: sorted array of [lo, hi) ---- */
 
+static uint64_t pinned_end(size_t i)
+{
+    return sim.pinned[i].hi;
+}
+
 static size_t pinned_lower(uintptr_t p)
 {
-    size_t lo = 0, hi = sim.npinned;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (sim.pinned[mid].hi <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return first_ending_above(sim.npinned, pinned_end, p);
 }
 
 struct sim_pinned *sim_pinned_find(uintptr_t p)
@@ -340,14 +336,10 @@ struct sim_pinned *sim_pinned_find(uintptr_t p)
 
 int sim_pinned_add(uintptr_t lo, uintptr_t hi, bool registered)
 {
-    if (sim.npinned == sim.pinned_cap) {
-        size_t cap = sim.pinned_cap ? 2 * sim.pinned_cap : 64;
-        struct sim_pinned *v = realloc(sim.pinned, cap * sizeof *v);
-        if (!v)
-            return -1;
-        sim.pinned = v;
-        sim.pinned_cap = cap;
-    }
+    struct sim_pinned *v = sim_grow(sim.pinned, &sim.pinned_cap, sim.npinned + 1, sizeof *v, 64);
+    if (!v)
+        return -1;
+    sim.pinned = v;
     size_t i = pinned_lower(lo);
     if (i < sim.npinned && sim.pinned[i].lo < hi)
         return -1; /* overlaps */

@@ -189,11 +189,17 @@ static CUresult unload(const void *h, bool library)
     return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Body of cuModuleLoadData and cuLibraryLoadData: image is the module's text. */
+static CUresult load_text(const void *image, bool library, void *out)
+{
+    const char *text = image;
+    return load_api(text, text ? strnlen(text, IMAGE_MAX) : 0, library, out);
+}
+
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 {
     SIM_ENTER(cuModuleLoadData);
-    const char *text = image;
-    return load_api(text, text ? strnlen(text, IMAGE_MAX) : 0, false, (struct sim_module **)module);
+    return load_text(image, false, module);
 }
 
 CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
@@ -216,17 +222,12 @@ CUresult CUDAAPI cuModuleLoad(CUmodule *module, const char *fname)
     return rc;
 }
 
-CUresult CUDAAPI cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
-{
-    SIM_ENTER(cuModuleGetFunction);
-    return get_fn(hmod, false, name, (void **)hfunc);
-}
-
-CUresult CUDAAPI cuModuleUnload(CUmodule hmod)
-{
-    SIM_ENTER(cuModuleUnload);
-    return unload(hmod, false);
-}
+/* A function by name, and unloading: the same for a module and a library (library). */
+SIM_TWIN_ENTRIES(library, cuModuleGetFunction, (CUfunction * out, CUmodule h, const char *name),
+                 cuLibraryGetKernel, (CUkernel * out, CUlibrary h, const char *name),
+                 get_fn(h, library, name, (void **)out))
+SIM_TWIN_ENTRIES(library, cuModuleUnload, (CUmodule h), cuLibraryUnload, (CUlibrary h),
+                 unload(h, library))
 
 CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions,
                                    void **jitOptionsValues, unsigned int numJitOptions,
@@ -236,18 +237,5 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
     SIM_ENTER(cuLibraryLoadData);
     (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
-    const char *text = code;
-    return load_api(text, text ? strnlen(text, IMAGE_MAX) : 0, true, (struct sim_module **)library);
-}
-
-CUresult CUDAAPI cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
-{
-    SIM_ENTER(cuLibraryGetKernel);
-    return get_fn(library, true, name, (void **)pKernel);
-}
-
-CUresult CUDAAPI cuLibraryUnload(CUlibrary library)
-{
-    SIM_ENTER(cuLibraryUnload);
-    return unload(library, true);
+    return load_text(code, true, library);
 }

@@ -6,16 +6,5 @@
 #include "simgpu_internal.h"
 
 #define SIM_ORDERED_DEFINE(legacy, per_thread, params, body)                                       \
-    CUresult CUDAAPI legacy params                                                                 \
-    {                                                                                              \
-        SIM_ENTER(legacy);                                                                         \
-        const bool pt = false;                                                                     \
-        return body;                                                                               \
-    }                                                                                              \
-    CUresult CUDAAPI per_thread params                                                             \
-    {                                                                                              \
-        SIM_ENTER(per_thread);                                                                     \
-        const bool pt = true;                                                                      \
-        return body;                                                                               \
-    }
+    SIM_TWIN_ENTRIES(pt, legacy, params, per_thread, params, body)
 SIMGPU_ORDERED(SIM_ORDERED_DEFINE)

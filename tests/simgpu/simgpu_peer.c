@@ -26,9 +26,7 @@ CUresult CUDAAPI cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
    share the setting. */
 static CUresult set_peer(CUcontext peer, unsigned flags, bool on)
 {
-    SIM_NEED(sim_need_ctx);
-    if (flags)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, flags);
     pthread_mutex_lock(&sim.lock);
     int self = sim_current_device();
     if (!peer || !sim_ctx_valid(peer) || peer == sim_current_ctx()) {

@@ -86,9 +86,7 @@ static bool valid_pool(CUmemoryPool p)
 CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *out, CUdevice dev)
 {
     SIM_ENTER(cuDeviceGetDefaultMemPool);
-    SIM_NEED(sim_need_init);
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_init, !out);
     if (dev != 0)
         return CUDA_ERROR_INVALID_DEVICE;
     *out = (CUmemoryPool)(void *)&default_pool;

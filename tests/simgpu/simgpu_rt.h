@@ -244,24 +244,31 @@ cudaError_t simgpu_rt_launch_graph(cudaGraphExec_t e, cudaStream_t s, enum simgp
         return body;                                                                               \
     }
 
-/* Loads the driver for a call that needs no context (simgpu_rt_driver_load, the legacy table):
-   declares d, the table, and returns the error (recorded) from the function when that fails. */
-#define SIMGPU_RT_LOAD(d)                                                                          \
+/* Declares d, the driver's table of mode as get (simgpu_rt_driver_load or _enter) gives it,
+   and returns get's error (recorded) from the function when that fails. */
+#define SIMGPU_RT_TABLE(get, mode, d)                                                              \
     const struct simgpu_rt_driver *d;                                                              \
     do {                                                                                           \
-        cudaError_t load_e_ = simgpu_rt_driver_load(SIMGPU_RT_LEGACY, &d);                         \
-        if (load_e_ != cudaSuccess)                                                                \
-            return load_e_;                                                                        \
+        cudaError_t table_e_ = get(mode, &d);                                                      \
+        if (table_e_ != cudaSuccess)                                                               \
+            return table_e_;                                                                       \
     } while (0)
+
+/* Loads the driver for a call that needs no context (simgpu_rt_driver_load, the legacy table):
+   declares d, the table, and returns the error (recorded) from the function when that fails. */
+#define SIMGPU_RT_LOAD(d) SIMGPU_RT_TABLE(simgpu_rt_driver_load, SIMGPU_RT_LEGACY, d)
 
 /* Prepares an API call with the table of mode (simgpu_rt_driver_enter): declares d, the table,
    and returns the error (recorded) from the function using it when that fails. */
-#define SIMGPU_RT_ENTER(mode, d)                                                                   \
-    const struct simgpu_rt_driver *d;                                                              \
-    do {                                                                                           \
-        cudaError_t enter_e_ = simgpu_rt_driver_enter(mode, &d);                                   \
-        if (enter_e_ != cudaSuccess)                                                               \
-            return enter_e_;                                                                       \
-    } while (0)
+#define SIMGPU_RT_ENTER(mode, d) SIMGPU_RT_TABLE(simgpu_rt_driver_enter, mode, d)
+
+/* Defines runtime function name (params) that passes its call to the driver unchanged: call, a
+   member of the legacy table with its arguments, and its result as a runtime error. */
+#define SIMGPU_RT_FORWARD(name, params, call)                                                      \
+    cudaError_t name params                                                                        \
+    {                                                                                              \
+        SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);                                                      \
+        return simgpu_rt_error_cu(d->call);                                                        \
+    }
 
 #endif

@@ -68,16 +68,6 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
     return simgpu_rt_error_cu(d->graph_instantiate(pGraphExec, graph, flags));
 }
 
-/* Destroys a graph. */
-cudaError_t cudaGraphDestroy(cudaGraph_t graph)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->graph_destroy(graph));
-}
-
-/* Destroys an instantiated graph. */
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->graph_exec_destroy(graphExec));
-}
+/* Destroys a graph (cudaGraphDestroy), or an instantiated one (cudaGraphExecDestroy). */
+SIMGPU_RT_FORWARD(cudaGraphDestroy, (cudaGraph_t graph), graph_destroy(graph))
+SIMGPU_RT_FORWARD(cudaGraphExecDestroy, (cudaGraphExec_t graphExec), graph_exec_destroy(graphExec))

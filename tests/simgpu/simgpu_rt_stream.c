@@ -19,11 +19,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 }
 
 /* Destroys a stream; work already queued on it still completes. */
-cudaError_t cudaStreamDestroy(cudaStream_t stream)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->stream_destroy(stream));
-}
+SIMGPU_RT_FORWARD(cudaStreamDestroy, (cudaStream_t stream), stream_destroy(stream))
 
 cudaError_t simgpu_rt_stream_synchronize(cudaStream_t s, enum simgpu_rt_mode mode)
 {
@@ -65,19 +61,10 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
     return simgpu_rt_error_cu(d->event_create(event, flags));
 }
 
-/* cudaSuccess when the recorded work is done, else cudaErrorNotReady. */
-cudaError_t cudaEventQuery(cudaEvent_t event)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->event_query(event));
-}
-
-/* Waits for the recorded work of event. */
-cudaError_t cudaEventSynchronize(cudaEvent_t event)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->event_synchronize(event));
-}
+/* cudaEventQuery: cudaSuccess when the recorded work is done, else cudaErrorNotReady;
+   cudaEventSynchronize waits for it. */
+SIMGPU_RT_FORWARD(cudaEventQuery, (cudaEvent_t event), event_query(event))
+SIMGPU_RT_FORWARD(cudaEventSynchronize, (cudaEvent_t event), event_synchronize(event))
 
 /* Milliseconds of (virtual) device time between two completed events. */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -89,8 +76,4 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 }
 
 /* Destroys an event. */
-cudaError_t cudaEventDestroy(cudaEvent_t event)
-{
-    SIMGPU_RT_ENTER(SIMGPU_RT_LEGACY, d);
-    return simgpu_rt_error_cu(d->event_destroy(event));
-}
+SIMGPU_RT_FORWARD(cudaEventDestroy, (cudaEvent_t event), event_destroy(event))

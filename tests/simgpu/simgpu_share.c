@@ -31,9 +31,7 @@
 CUresult CUDAAPI cuIpcGetMemHandle(CUipcMemHandle *out, CUdeviceptr dptr)
 {
     SIM_ENTER(cuIpcGetMemHandle);
-    SIM_NEED(sim_need_ctx);
-    if (!out)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out);
     pthread_mutex_lock(&sim.lock);
     struct sim_resv *r = sim_resv_find(dptr); /* the base, as cuda.h asks */
     bool ok = r && r->kind == RESV_ALLOC;
@@ -169,9 +167,7 @@ static CUresult attribute(void *data, CUpointer_attribute a, uint64_t ptr, const
 CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr ptr)
 {
     SIM_ENTER(cuPointerGetAttribute);
-    SIM_NEED(sim_need_ctx);
-    if (!data)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !data);
     pthread_mutex_lock(&sim.lock);
     struct ptr_info i = info_of(ptr);
     rc = i.device || i.host ? attribute(data, a, ptr, &i) : CUDA_ERROR_INVALID_VALUE;
@@ -202,9 +198,7 @@ CUresult CUDAAPI cuPointerGetAttributes(unsigned int n, CUpointer_attribute *att
                                         CUdeviceptr ptr)
 {
     SIM_ENTER(cuPointerGetAttributes);
-    SIM_NEED(sim_need_ctx);
-    if (!attrs || !data)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !attrs || !data);
     pthread_mutex_lock(&sim.lock);
     struct ptr_info i = info_of(ptr);
     for (unsigned int k = 0; k < n; k++) {

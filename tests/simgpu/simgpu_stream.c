@@ -241,12 +241,11 @@ static void log_touch(void *arg, uint64_t lo, uint64_t hi)
                     (s->ntouches - s->ntouches / 2) * sizeof *s->touches);
             s->ntouches -= s->ntouches / 2;
         } else {
-            size_t cap = s->touch_cap ? 2 * s->touch_cap : 256;
-            struct sim_touch *v = realloc(s->touches, cap * sizeof *v);
+            struct sim_touch *v =
+                sim_grow(s->touches, &s->touch_cap, s->ntouches + 1, sizeof *v, 256);
             if (!v)
                 return;
             s->touches = v;
-            s->touch_cap = cap;
         }
     }
     s->touches[s->ntouches++] = (struct sim_touch){c->seq, lo, hi};
@@ -282,14 +281,10 @@ void sim_cmd_touches(const struct sim_cmd *c, sim_touch_visit visit, void *arg)
 static void log_waits(struct sim_stream *s, struct sim_cmd *c)
 {
     for (int i = 0; i < c->ndeps; i++) {
-        if (s->nwaits == s->wait_cap) {
-            size_t cap = s->wait_cap ? 2 * s->wait_cap : 64;
-            struct sim_wait *v = realloc(s->waits, cap * sizeof *v);
-            if (!v)
-                return;
-            s->waits = v;
-            s->wait_cap = cap;
-        }
+        struct sim_wait *v = sim_grow(s->waits, &s->wait_cap, s->nwaits + 1, sizeof *v, 64);
+        if (!v)
+            return;
+        s->waits = v;
         s->waits[s->nwaits++] = (struct sim_wait){c->seq, c->deps[i]->stream, c->deps[i]->seq};
     }
 }

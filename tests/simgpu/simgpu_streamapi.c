@@ -5,9 +5,7 @@
 /* Both creation entry points: the simulator has no stream priorities. */
 static CUresult create(CUstream *out, unsigned int flags)
 {
-    SIM_NEED(sim_need_ctx);
-    if (!out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING)
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_ctx, !out || flags & ~(unsigned)CU_STREAM_NON_BLOCKING);
     pthread_mutex_lock(&sim.lock);
     struct sim_stream *s = NULL;
     rc = sim_stream_create(flags, &s);
@@ -43,11 +41,7 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream h)
     return rc;
 }
 
-/* What an entry point does to the stream it names, with sim.lock held. */
-typedef CUresult (*stream_op)(struct sim_stream *s, void *arg);
-
-/* Resolves h under sim.lock and applies op to it: op's answer, or the error of resolving. */
-static CUresult on_stream(CUstream h, bool per_thread, stream_op op, void *arg)
+CUresult sim_on_stream(CUstream h, bool per_thread, sim_stream_op op, void *arg)
 {
     pthread_mutex_lock(&sim.lock);
     CUresult rc;
@@ -70,7 +64,7 @@ static CUresult sync_op(struct sim_stream *s, void *unused)
 CUresult sim_api_stream_sync(CUstream h, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    return on_stream(h, per_thread, sync_op, NULL);
+    return sim_on_stream(h, per_thread, sync_op, NULL);
 }
 
 static CUresult query_op(struct sim_stream *s, void *unused)
@@ -84,7 +78,7 @@ static CUresult query_op(struct sim_stream *s, void *unused)
 CUresult sim_api_stream_query(CUstream h, bool per_thread)
 {
     SIM_NEED(sim_need_ctx);
-    return on_stream(h, per_thread, query_op, NULL);
+    return sim_on_stream(h, per_thread, query_op, NULL);
 }
 
 static CUresult flags_op(struct sim_stream *s, void *flags)
@@ -95,7 +89,7 @@ static CUresult flags_op(struct sim_stream *s, void *flags)
 
 CUresult sim_api_stream_flags(CUstream h, bool per_thread, unsigned *flags)
 {
-    return flags ? on_stream(h, per_thread, flags_op, flags) : CUDA_ERROR_INVALID_VALUE;
+    return flags ? sim_on_stream(h, per_thread, flags_op, flags) : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult host_func_op(struct sim_stream *s, void *call)
@@ -111,7 +105,7 @@ CUresult sim_api_host_func(CUstream h, bool per_thread, CUhostFn fn, void *data)
 {
     SIM_NEED(sim_need_ctx);
     struct sim_hostfn call = {.fn = fn, .data = data};
-    return fn ? on_stream(h, per_thread, host_func_op, &call) : CUDA_ERROR_INVALID_VALUE;
+    return fn ? sim_on_stream(h, per_thread, host_func_op, &call) : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult capture_begin_op(struct sim_stream *s, void *mode)
@@ -124,7 +118,7 @@ static CUresult capture_begin_op(struct sim_stream *s, void *mode)
 CUresult sim_api_capture_begin(CUstream h, bool per_thread, CUstreamCaptureMode mode)
 {
     SIM_NEED(sim_need_ctx);
-    return on_stream(h, per_thread, capture_begin_op, &mode);
+    return sim_on_stream(h, per_thread, capture_begin_op, &mode);
 }
 
 static CUresult capture_end_op(struct sim_stream *s, void *g)
@@ -134,7 +128,7 @@ static CUresult capture_end_op(struct sim_stream *s, void *g)
 
 CUresult sim_api_capture_end(CUstream h, bool per_thread, CUgraph *g)
 {
-    return g ? on_stream(h, per_thread, capture_end_op, g) : CUDA_ERROR_INVALID_VALUE;
+    return g ? sim_on_stream(h, per_thread, capture_end_op, g) : CUDA_ERROR_INVALID_VALUE;
 }
 
 /* Where sim_api_capture_info's answers go. */
@@ -157,7 +151,7 @@ CUresult sim_api_capture_info(CUstream h, bool per_thread, CUstreamCaptureStatus
     if (!st)
         return CUDA_ERROR_INVALID_VALUE;
     struct capture_info out = {.st = st, .id = id, .g = g};
-    CUresult rc = on_stream(h, per_thread, capture_info_op, &out);
+    CUresult rc = sim_on_stream(h, per_thread, capture_info_op, &out);
     /* The simulator's graphs are sequences: no dependency nodes to report. */
     if (deps)
         *deps = NULL;

@@ -19,9 +19,8 @@ CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *out, size_t size, size_t align
                                      CUdeviceptr addr, unsigned long long flags)
 {
     SIM_ENTER(cuMemAddressReserve);
-    SIM_NEED(sim_need_init);
-    if (!out || size == 0 || !granular(size) || flags || (alignment & (alignment - 1)))
-        return CUDA_ERROR_INVALID_VALUE;
+    SIM_NEED_ARGS(sim_need_init,
+                  !out || size == 0 || !granular(size) || flags || (alignment & (alignment - 1)));
     uint64_t align = alignment > SIM_GRANULE ? alignment : SIM_GRANULE;
     pthread_mutex_lock(&sim.lock);
     uint64_t va = 0;

@@ -4,6 +4,8 @@
  * turned off with cuMemPoolSetAttribute; a synchronisation gives pooled memory back. */
 #include "simgpu_test.h"
 
+#include <stdbool.h>
+
 static CUmemoryPool pool;
 static CUstream a, b;
 
@@ -32,6 +34,17 @@ static CUdeviceptr freed_on_a(void)
     return p;
 }
 
+/* Whether a 4 MiB allocation on s now takes the block at p; it is freed on s again and the
+   context synchronised. */
+static bool takes(CUstream s, CUdeviceptr p)
+{
+    CUdeviceptr q;
+    CK(cuMemAllocAsync(&q, 4 * MIB, s));
+    CK(cuMemFreeAsync(q, s));
+    CK(cuCtxSynchronize());
+    return q == p;
+}
+
 SIM_TEST(test_attributes_default_on_and_settable)
 {
     (void)state;
@@ -56,11 +69,8 @@ SIM_TEST(test_same_stream_reuses_at_once)
 {
     (void)state;
     set_reuse(0, 0);
-    CUdeviceptr p = freed_on_a(), q;
-    CK(cuMemAllocAsync(&q, 4 * MIB, a));
-    assert_int_equal(q, p);
-    CK(cuMemFreeAsync(q, a));
-    CK(cuCtxSynchronize());
+    CUdeviceptr p = freed_on_a();
+    assert_true(takes(a, p));
     set_reuse(1, 1);
 }
 
@@ -88,13 +98,10 @@ SIM_TEST(test_opportunistic_off_keeps_it_from_other_streams)
 {
     (void)state;
     set_reuse(0, 0);
-    CUdeviceptr p = freed_on_a(), q;
+    CUdeviceptr p = freed_on_a();
     uint32_t w;
     CK(cuMemcpyDtoH(&w, p, sizeof w)); /* the free is complete, and seen so */
-    CK(cuMemAllocAsync(&q, 4 * MIB, b));
-    assert_int_not_equal(q, p);
-    CK(cuMemFreeAsync(q, b));
-    CK(cuCtxSynchronize());
+    assert_false(takes(b, p));
     set_reuse(1, 1);
 }
 
@@ -120,10 +127,7 @@ SIM_TEST(test_event_dependency_allows_reuse_before_completion)
     p = freed_on_a();
     CK(cuEventRecord(e, a));
     CK(cuStreamWaitEvent(b, e, 0));
-    CK(cuMemAllocAsync(&q, 4 * MIB, b));
-    assert_int_not_equal(q, p);
-    CK(cuMemFreeAsync(q, b));
-    CK(cuCtxSynchronize());
+    assert_false(takes(b, p));
     CK(cuEventDestroy(e));
     set_reuse(1, 1);
 }
