@@ -5,8 +5,8 @@
  * The facts each generation rests on:
  * - CU_MEM_LOCATION_TYPE_HOST_NUMA and CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID (134) first appear in
  *   CUDA 12.2: NVSHMEM's cudawrap.h defines both itself "#if CUDART_VERSION < 12020", and
- *   ncclCuMemHostAlloc in NCCL's src/include/alloc.h is compiled only "#if CUDART_VERSION >= 12020".
- *   So host-located cuMemCreate works from a 12.2 driver (SIM_GEN_HOST_NUMA).
+ *   ncclCuMemHostAlloc in NCCL's src/include/alloc.h is compiled only "#if CUDART_VERSION >=
+ * 12020". So host-located cuMemCreate works from a 12.2 driver (SIM_GEN_HOST_NUMA).
  * - CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (141) and
  *   ..._HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED (145) are in CUDA 13.0's cuda.h; a copy of a
  *   12.x cuda.h seen in public code lists 139, 140 and 143 without them. Which 12.x release added
