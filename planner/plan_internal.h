@@ -92,7 +92,6 @@ bool plan_link_check(const plan_hw *hw, char *msg, size_t cap);
 bool plan_link_on(const plan_hw *hw);
 /* The link object (plan_link_init, plan_link_place, ...) is public: planner/plan.h. */
 
-
 /* ---- plan_mover.c: the host's mover, which remaps each move's range ------------------------ */
 
 /* The mover's busy intervals (remaps), sorted and disjoint; live: [head, n). Zeroed: idle. */

@@ -61,12 +61,11 @@ static bool check_budget(struct resid_ctx *r, const conf_size *b, const char *op
         return false;
     }
     if (r->budget < r->gran) {
-        shim_log(
-            SHIM_LOG_WARN,
-            "%s: %s = \"%s\" (%llu bytes on device %d) is less than one granule of the "
-            "device's memory (%llu bytes, the least libshim can map): raised to %llu bytes",
-            source, option, value, (unsigned long long)r->budget, r->device,
-            (unsigned long long)r->gran, (unsigned long long)r->gran);
+        shim_log(SHIM_LOG_WARN,
+                 "%s: %s = \"%s\" (%llu bytes on device %d) is less than one granule of the "
+                 "device's memory (%llu bytes, the least libshim can map): raised to %llu bytes",
+                 source, option, value, (unsigned long long)r->budget, r->device,
+                 (unsigned long long)r->gran, (unsigned long long)r->gran);
         r->budget = r->gran;
     }
     return true;

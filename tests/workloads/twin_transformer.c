@@ -6,8 +6,8 @@
  *
  * T = batch x seq tokens, E = width, F = 4E, H heads of D = E / H; the sizes below are per layer.
  * Forward of one layer, as PyTorch runs it (PyTorch's torch/nn/modules/transformer.py _sa_block
- * and _ff_block, PyTorch's torch/nn/functional.py multi_head_attention_forward, and ATen's math attention,
- * aten/src/ATen/native/transformers/attention.cpp _scaled_dot_product_attention_math):
+ * and _ff_block, PyTorch's torch/nn/functional.py multi_head_attention_forward, and ATen's math
+ * attention, aten/src/ATen/native/transformers/attention.cpp _scaled_dot_product_attention_math):
  *   n1 = layer_norm(x) (fp32: autocast runs layer_norm in fp32; saves x, mean, rstd);
  *   autocast casts n1, in_proj_weight and its bias to bf16 (the casts are saved for backward);
  *   qkv = linear (T x 3E bf16), made contiguous as proj (q, k, v are views of it);
