@@ -3,6 +3,7 @@
  * once, events complete at once unless held, and any entry can be made to fail on its Nth
  * call (once or from then on). See fake_driver.h. */
 #include "fake_driver.h"
+#include "shim_resid_state.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,24 @@ void fake_reset(void)
     memset(rules, 0, sizeof rules);
     hold = false;
     nheld = 0;
+}
+
+void fake_ctx_forget(struct resid_ctx *r)
+{
+    for (size_t i = 0; i < r->nevents; i++)
+        free((struct fake_event *)r->events[i]);
+    free(r->events);
+    struct resid_chunk *lists[] = {r->free_dev, r->free_host, r->aside};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (struct resid_chunk *c = lists[k], *next; c; c = next) {
+            next = c->next;
+            free(c);
+        }
+    free(r->slots);
+    r->events = NULL;
+    r->nevents = r->event_cap = r->nslots = r->slot_cap = 0;
+    r->free_dev = r->free_host = r->aside = NULL;
+    r->slots = NULL;
 }
 
 void fake_fail(const char *entry, unsigned long nth, bool sticky, CUresult rc)

@@ -18,6 +18,11 @@ extern const struct resid_driver fake_driver;
 
 /* Forgets every handle, mapping, rule and counter. */
 void fake_reset(void);
+struct resid_ctx;
+/* Frees what a manager that was never started holds on the fake driver: its pooled events, its
+   pooled chunks and the table of arena slots (their handles and mappings go with fake_reset).
+   For tests that end with such a manager on the stack, so that a leak check sees only leaks. */
+void fake_ctx_forget(struct resid_ctx *r);
 /* The Nth later call of entry (a field name of struct resid_driver) fails with rc; with
    sticky every call from then on. Up to four entries have rules at once; a new rule for an
    entry replaces its old one; entry NULL clears every rule. */

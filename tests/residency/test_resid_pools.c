@@ -73,6 +73,7 @@ static void test_pool_by_size(void **state)
     assert_int_equal(resid_trim_device(r, UINT64_MAX), 2 * FAKE_GRAN);
     assert_int_equal(fake.device_chunks, handles);
     assert_int_equal(r->dev_bytes, 0);
+    fake_ctx_forget(r);
 }
 
 /* Host chunks come within the host budget; past it nothing is taken and the search is told. */
@@ -99,6 +100,7 @@ static void test_host_chunks_within_the_host_budget(void **state)
     assert_int_equal(more[0]->grans, 2);
     assert_int_equal(r->host_bytes, 3 * FAKE_GRAN);
     resid_give_back(r, more, 4);
+    fake_ctx_forget(r);
 }
 
 /* A range maps its chunks (the bytes behind its address are theirs) and unmaps them, the chunks
@@ -121,6 +123,7 @@ static void test_map_and_unmap_a_range(void **state)
     assert_null(c[0]);
     assert_int_equal(r->nfree_dev, 2);
     resid_trim_device(r, UINT64_MAX);
+    fake_ctx_forget(r);
 }
 
 /* A chunk given two evictions' fences keeps the later (resid_chunk_fence); chunks taken by a
@@ -158,7 +161,7 @@ static void test_taken_chunks_wait_for_their_latest_fence(void **state)
     fresh(&mine, 4);
     take_fences_in_order(&mine, false);
     take_fences_in_order(&mine, true);
-    free(mine.events);
+    fake_ctx_forget(&mine);
 }
 
 /* A unit freed whole on the device is kept mapped as a spare, and the next unit of its chunk
@@ -195,6 +198,7 @@ static void test_spare_range_reused_without_vmm_calls(void **state)
     resid_unit_free(r, v);
     resid_unit_free(r, w);
     resid_trim_device(r, UINT64_MAX);
+    fake_ctx_forget(r);
 }
 
 int main(void)

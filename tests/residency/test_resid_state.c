@@ -157,7 +157,7 @@ static void test_fences_share_their_event(void **state)
     resid_fence_drop(r, c.fence);
     resid_fence_drop(r, late);
     resid_fence_drop(r, early);
-    free(r->events);
+    fake_ctx_forget(r);
 }
 
 /* The set of ids kept on the host answers without a lock, forgets what it is told to, and
@@ -198,6 +198,7 @@ static void test_unit_free_forgets_it(void **state)
     assert_true(resid_placed_has(u->id));
     resid_unit_free(r, u);
     assert_false(resid_placed_has(SHIM_MANAGED_ID_TAG | 77));
+    fake_ctx_forget(r);
 }
 
 /* The calling thread's operation: the pins it holds on a unit are counted from its handles, and

@@ -9,6 +9,12 @@ asan) PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so) $SHIM_LIB" ;;
 tsan) PRELOAD="$(${CC:-gcc} -print-file-name=libtsan.so) $SHIM_LIB" ;;
 *) PRELOAD="$SHIM_LIB" ;;
 esac
+# The sanitizer's runtime alone (empty in a plain build): shim-run keeps what LD_PRELOAD holds at
+# the head of the command's, so under a sanitizer build it is given the runtime, and only
+# shim-run is (the test's own tools are not instrumented). shim_run ARGS... runs it so.
+SAN_RT=${PRELOAD%"$SHIM_LIB"}
+SAN_RT=${SAN_RT% }
+shim_run() { LD_PRELOAD="$SAN_RT" "$B/shim-run" "$@"; }
 export LD_LIBRARY_PATH="$B/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export SIMGPU_QUIET=1
 # The simulated device charges the host no time for VMM calls, and a remap's wall time here

@@ -14,8 +14,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
 prog="$B/tests/shim/shim_prog"
-SAN_RT=${PRELOAD%"$SHIM_LIB"}
-SAN_RT=${SAN_RT% }
 plain=$("$prog" kinds)
 # kinds VAR=VALUE...: shim_prog kinds (1 MiB plain and stream-ordered allocations) under libshim.
 kinds() {

@@ -10,9 +10,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
 RUN="$B/shim-run" REPORT="$B/shim-report" PLAN="$B/shim-plan"
-# Under a sanitizer build its runtime must stay first in the command's LD_PRELOAD.
-SAN_RT=${PRELOAD%"$SHIM_LIB"}
-SAN_RT=${SAN_RT% }
 # The whole sentence of a size error, as conf/ writes it (cut before: "..., a percentage,").
 UNITS='(B; K, Ki, KiB, M, Mi, MiB, G, Gi, GiB, T, Ti, TiB, P, Pi, PiB: powers of 1024; KB, MB, GB, TB, PB: powers of 1000), a percentage, or auto'
 

@@ -15,12 +15,6 @@ RUN="$B/shim-run"
 TRAIN="$B/train_sim"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Under a sanitizer build, its runtime must come first in the command's LD_PRELOAD: shim-run
-# keeps it at the head, so it is given the runtime alone (and only shim-run: the test's own
-# tools are not instrumented).
-SAN_RT=${PRELOAD%"$SHIM_LIB"}
-SAN_RT=${SAN_RT% }
-shim_run() { LD_PRELOAD="$SAN_RT" "$RUN" "$@"; }
 ARGS=(--layers 2 --hidden 512 --batch 4 --seq 512 --iters 4)
 # field KEY FILE: the value of "KEY: value" in a summary.
 field() { sed -n "s/^$1: \([^ ]*\).*/\1/p" "$2" | head -n 1; }

@@ -11,8 +11,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
 REPORT="$B/shim-report" PLAN="$B/shim-plan" RUN="$B/shim-run" prog="$B/tests/shim/shim_prog"
-SAN_RT=${PRELOAD%"$SHIM_LIB"}
-SAN_RT=${SAN_RT% }
 fifo="$tmp/fifo"
 mkfifo "$fifo"
 plain=$("$prog" kinds)

@@ -22,7 +22,7 @@ SIMGPU_STATS="$work/native.json" "$B/train_sim" "${ARGS[@]}" >/dev/null
 P=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \
     "$work/native.json")
 mkdir "$work/traces"
-SHIM_LOG_LEVEL=info "$B/shim-run" --budget $((P * 60 / 100)) --trace "$work/traces/" \
+SHIM_LOG_LEVEL=info shim_run --budget $((P * 60 / 100)) --trace "$work/traces/" \
     --report "$work/page.html" -- "$B/train_sim" "${ARGS[@]}" >/dev/null 2>"$work/run.err"
 T=$(ls "$work"/traces/*.trace)
 "$REPORT" summary "$T" >"$work/summary.txt"
