@@ -10,10 +10,9 @@ SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 here=$(cd "$(dirname "$0")" && pwd)
 shimplan=$BUILD/shim-plan
 traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 source "$(dirname "$0")/../check.sh"
+scratch
 # 22 checks of the corpus and the command line; 91 of the recorded traces (4 for each trace without memory events, 5 for one with) in the shared folder,
 # or a skip line for them when it is absent.
 plan $((22 + $([ -d "$traces" ] && echo 91 || echo 1)))

@@ -11,9 +11,8 @@ SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 here=$(cd "$(dirname "$0")" && pwd)
 plan=$BUILD/shim-plan
 traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/../check.sh"
+scratch
 
 field() { sed -n "s/^$1: //p" "$2"; } # KEY FILE: the value of "KEY: VALUE" in shim-plan's text
 

@@ -12,9 +12,8 @@ SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 here=$(cd "$(dirname "$0")" && pwd)
 shimplan=$BUILD/shim-plan
 traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/../check.sh"
+scratch
 plan $((9 + $([ -d "$traces" ] && echo 3 || echo 1)))
 
 tables() { grep "^alloc $1 " "$2" | cut -d' ' -f5- | sort | uniq -c | sed 's/^ *//'; }

@@ -10,9 +10,8 @@ BUILD=${BUILD:-build}
 SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
 plan=$BUILD/shim-plan
 traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/../check.sh"
+scratch
 
 # make NAME PATTERN REPEATS PAUSE_BEFORE [WARMUP]: a trace of REPEATS steps of the kernels named
 # by the letters of PATTERN (kernel k runs 10 + index us), the host pausing 500 us before the

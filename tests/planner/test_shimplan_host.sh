@@ -7,9 +7,8 @@
 set -u
 BUILD=${BUILD:-build}
 shimplan=$BUILD/shim-plan
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "$0")/../check.sh"
+scratch
 
 json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
     check "$1" python3 -c "import json,sys; j=json.load(open('$tmp/json')); sys.exit(0 if ($2) else 1)"

@@ -10,8 +10,7 @@
 # allocation unmanaged, with the option.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 source "$root/tests/check.sh"
 prog="$B/tests/shim/shim_prog"
 SAN_RT=${PRELOAD%"$SHIM_LIB"}

@@ -13,8 +13,7 @@ source "$(dirname "$0")/shim_env.sh"
 plan 64
 RUN="$B/shim-run"
 TRAIN="$B/train_sim"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 # Under a sanitizer build, its runtime must come first in the command's LD_PRELOAD: shim-run
 # keeps it at the head, so it is given the runtime alone (and only shim-run: the test's own
 # tools are not instrumented).

@@ -22,8 +22,7 @@ REPORT="$B/shim-report"
 GEN="$B/trace_gen"
 CHECK="$root/tests/trace/check_report_html.py"
 TOP=5
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 failures=0
 check() { # NAME, then a command whose success is the check
     local name=$1

@@ -21,8 +21,7 @@ source "$(dirname "$0")/../shim/shim_env.sh"
 source "$(dirname "$0")/replay_env.sh"
 REPLAY="$B/replay" PLAN="$B/shim-plan" REPORT="$B/shim-report"
 RUN_TIMEOUT=${REPLAY_RUN_TIMEOUT:-120}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 
 # run NAME CMD...: the command's output in $work/NAME.out, .err, its stats in .json, status in .rc.
 run() {

@@ -7,8 +7,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 REPLAY="$B/replay" REPORT="$B/shim-report"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 
 run() { # run NAME CMD...: output in $work/NAME.out, .err, stats in .json, status in .rc
     local name=$1
