@@ -23,15 +23,20 @@ kinds() {
 }
 # native: the last run's status was 0 and its output the native one.
 native() { [ "$(cat "$tmp/out")" = "$plain" ]; }
+# natively VAR=VALUE...: kinds under the variables exits 0 with the native output; what it
+# printed is passed on (a failed check shows it).
+natively() {
+    kinds "$@"
+    local rc=$?
+    cat "$tmp/out" "$tmp/err"
+    [ $rc -eq 0 ] && native
+}
 # raised SOURCE OPTION VALUE VAR=VALUE...: the run completes as natively, and one warning says
 # the budget (OPTION = "VALUE", set at SOURCE) was raised to one granule.
 raised() {
     local src=$1 opt=$2 val=$3
     shift 3
-    kinds "$@"
-    local rc=$?
-    cat "$tmp/out" "$tmp/err"
-    [ $rc -eq 0 ] && native &&
+    natively "$@" &&
         [ "$(grep -cF "warning: $src: $opt = \"$val\" (1048576 bytes on device 0) is less than one granule of the device's memory (2097152 bytes, the least libshim can map): raised to 2097152 bytes" "$tmp/err")" -eq 1 ] &&
         grep -q 'info: budget 2 MiB of' "$tmp/err"
 }
@@ -41,10 +46,7 @@ raised() {
 below_min() {
     local src=$1 opt=$2 val=$3
     shift 3
-    kinds "$@"
-    local rc=$?
-    cat "$tmp/out" "$tmp/err"
-    [ $rc -eq 0 ] && native &&
+    natively "$@" &&
         [ "$(grep -cF "error: $src: $opt = \"$val\" is out of range (1MiB to 1PiB): on device 0" "$tmp/err")" -eq 1 ] &&
         grep -q 'nothing moved (residency did not start)' "$tmp/err"
 }
