@@ -1,5 +1,5 @@
 # tests/check.sh — sourced by test scripts that run a command per check and show its output only
-# when it fails. Needs $tmp (the script's scratch folder). Prints "ok - NAME" / "not ok - NAME"
+# when it fails. Needs $tmp (the script's scratch folder: scratch below makes one). Prints "ok - NAME" / "not ok - NAME"
 # (tests/run_tests.sh counts them) and counts failures in $fails.
 #
 # The whole condition of a check is inside the call: the shell ends a command at an unquoted
@@ -17,6 +17,16 @@
 # made: that would always agree). tests/run_tests.sh fails a script whose ok/not ok/skip lines
 # differ in number from its plan, and one that prints no plan.
 fails=0
+
+# scratch [VAR]: a fresh scratch folder, its path in VAR (tmp when not named), removed with all it
+# holds when the script exits. It sets the script's one EXIT trap: a script that needs more at exit
+# sets its own trap instead.
+scratch() {
+    local dir
+    dir=$(mktemp -d) || exit 1
+    printf -v "${1:-tmp}" '%s' "$dir"
+    trap "rm -rf '$dir'" EXIT
+}
 
 # check NAME COMMAND...: ok when the command succeeds; otherwise its output, indented as
 # comments (20 lines at most). (tests/shim/shim_env.sh and tests/trace/report_checks.sh source

@@ -1,16 +1,9 @@
 /* fuzz_conf.c — libFuzzer target: the TOML parser, the option loader, units, and round trips. */
 #include "conf.h"
+#include "fuzz.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            __builtin_trap();                                                                      \
-    } while (0)
 
 typedef struct text {
     char *buf;

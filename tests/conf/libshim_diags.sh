@@ -7,8 +7,7 @@
 # variable's error and a variable's warning, each under libshim and under shim-report config.
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 plan 7
 PROG="$B/tests/shim/shim_prog"
 printf 'bogus = 1\n' >"$tmp/bad.toml"

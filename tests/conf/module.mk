@@ -23,7 +23,7 @@ docs-conf: $(BUILD)/shim-report
 	BUILD=$(BUILD) tests/conf/readme_options.sh --update
 
 FUZZ_CONF := $(BUILD)/fuzz-conf
-$(FUZZ_CONF): tests/conf/fuzz_conf.c $(CONF_SRCS) conf/conf.h conf/conf_internal.h
+$(FUZZ_CONF): tests/conf/fuzz_conf.c tests/fuzz.h $(CONF_SRCS) conf/conf.h conf/conf_internal.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iconf -o $@ tests/conf/fuzz_conf.c $(CONF_SRCS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -Iconf -Itests -o $@ tests/conf/fuzz_conf.c $(CONF_SRCS)
 FUZZ_TARGETS += $(FUZZ_CONF)

@@ -10,8 +10,7 @@ source "$(dirname "$0")/../check.sh" # plan; check is this file's
 # 8 sizes x 2 ... as the lists below give them: 45 in all.
 plan 45
 BUILD=${BUILD:-build}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 failures=0
 check() {
     local name=$1

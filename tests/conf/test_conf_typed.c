@@ -176,22 +176,26 @@ static void size_list_malformed(void **state)
              "\"20GiB,,75%\"), not an integer; ignored: budgets = \"\" (the default) applies");
 }
 
+/* SHIM_LINK_BOTH_GBPS set by var is taken, shown as shown, and read as h2d and d2h bytes per
+ * second. */
+static void speeds_are(const char *var, const char *shown, uint64_t h2d, uint64_t d2h)
+{
+    conf_config cfg;
+    env_good(&cfg, var, CONF_LINK_BOTH_GBPS, shown);
+    conf_speeds s = conf_get_speeds(&cfg, CONF_LINK_BOTH_GBPS);
+    assert_int_equal(s.bytes_per_s[0], h2d);
+    assert_int_equal(s.bytes_per_s[1], d2h);
+    conf_config_free(&cfg);
+}
+
 static void speed_pair_values(void **state)
 {
     (void)state;
-    conf_config cfg;
-    env_good(&cfg, "SHIM_LINK_BOTH_GBPS=11.25, 25", CONF_LINK_BOTH_GBPS, "\"11.25,25\"");
-    conf_speeds s = conf_get_speeds(&cfg, CONF_LINK_BOTH_GBPS);
-    assert_int_equal(s.bytes_per_s[0], 11250000000);
-    assert_int_equal(s.bytes_per_s[1], 25000000000);
-    conf_config_free(&cfg);
+    speeds_are("SHIM_LINK_BOTH_GBPS=11.25, 25", "\"11.25,25\"", 11250000000, 25000000000);
     /* the bounds: above 0 (one byte per second) and at most 1e6 GB/s */
-    env_good(&cfg, "SHIM_LINK_BOTH_GBPS=0.000000001,1000000", CONF_LINK_BOTH_GBPS,
-             "\"0.000000001,1000000\"");
-    s = conf_get_speeds(&cfg, CONF_LINK_BOTH_GBPS);
-    assert_int_equal(s.bytes_per_s[0], 1);
-    assert_int_equal(s.bytes_per_s[1], 1000000000000000);
-    conf_config_free(&cfg);
+    speeds_are("SHIM_LINK_BOTH_GBPS=0.000000001,1000000", "\"0.000000001,1000000\"", 1,
+               1000000000000000);
+    conf_config cfg;
     env_good(&cfg, "SHIM_LINK_BOTH_GBPS=", CONF_LINK_BOTH_GBPS, "\"\"");
     conf_config_free(&cfg);
 }
@@ -215,19 +219,22 @@ static void speed_pair_bad(void **state)
              "1000000], or empty; ignored: link_both_gbps = \"\" (the default) applies");
 }
 
+/* SHIM_LINK_REMAP set by var is taken, shown as shown, and read as ns nanoseconds. */
+static void remap_is(const char *var, const char *shown, int64_t ns)
+{
+    conf_config cfg;
+    env_good(&cfg, var, CONF_LINK_REMAP, shown);
+    assert_int_equal(conf_get_duration_ns(&cfg, CONF_LINK_REMAP), ns);
+    conf_config_free(&cfg);
+}
+
 static void duration_or_word(void **state)
 {
     (void)state;
+    remap_is("SHIM_LINK_REMAP=10us", "\"10us\"", 10 * CONF_US);
+    remap_is("SHIM_LINK_REMAP=0ns", "\"0ns\"", 0);
+    remap_is("SHIM_LINK_REMAP=1000000000s", "\"1000000000s\"", 1000000000 * CONF_SEC);
     conf_config cfg;
-    env_good(&cfg, "SHIM_LINK_REMAP=10us", CONF_LINK_REMAP, "\"10us\"");
-    assert_int_equal(conf_get_duration_ns(&cfg, CONF_LINK_REMAP), 10 * CONF_US);
-    conf_config_free(&cfg);
-    env_good(&cfg, "SHIM_LINK_REMAP=0ns", CONF_LINK_REMAP, "\"0ns\"");
-    assert_int_equal(conf_get_duration_ns(&cfg, CONF_LINK_REMAP), 0);
-    conf_config_free(&cfg);
-    env_good(&cfg, "SHIM_LINK_REMAP=1000000000s", CONF_LINK_REMAP, "\"1000000000s\"");
-    assert_int_equal(conf_get_duration_ns(&cfg, CONF_LINK_REMAP), 1000000000 * CONF_SEC);
-    conf_config_free(&cfg);
     env_good(&cfg, "SHIM_LINK_REMAP=measured", CONF_LINK_REMAP, "\"measured\"");
     assert_int_equal(conf_get_duration_ns(&cfg, CONF_LINK_REMAP), CONF_DURATION_WORD);
     expect_source(&cfg, CONF_LINK_REMAP, "SHIM_LINK_REMAP");

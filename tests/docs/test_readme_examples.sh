@@ -7,9 +7,8 @@
 # (shim-report movez) fails.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
+scratch
 EX="$root/tests/docs/readme_examples.py"
 mapfile -t blocks < <(python3 "$EX" "$root/README.md")
 

@@ -4,9 +4,8 @@
 # readme_figures.py); and a control: a README whose figure drifted fails.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
+scratch
 FIG="$root/tests/docs/readme_figures.py"
 mapfile -t names < <(python3 "$FIG" "$root" --list)
 

@@ -2,13 +2,9 @@
  * are the ET, imported joined with a fixed small Kineto trace and alone; any input either
  * imports or gives a "FILE:..." error message, and an imported model passes plan_model_check.
  * Any inconsistency aborts. Both files are memfds (zlib reads by path). */
-#include "import.h"
+#include "fuzz_import.h"
 
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -26,31 +22,18 @@ static const char kineto[] =
     "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":35,\"dur\":3,\"args\":{\"stream\":7,"
     "\"correlation\":2}}]}";
 
-static int file_of(const void *p, size_t n, char *path, size_t cap)
-{
-    int fd = memfd_create("trace", 0);
-    if (fd < 0 || write(fd, p, n) != (ssize_t)n)
-        abort();
-    snprintf(path, cap, "/proc/self/fd/%d", fd);
-    return fd;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char et[64], kt[64], msg[512];
-    int efd = file_of(data, size, et, sizeof et),
-        kfd = file_of(kineto, strlen(kineto), kt, sizeof kt);
+    int efd = fuzz_import_file_of(data, size, et, sizeof et),
+        kfd = fuzz_import_file_of(kineto, strlen(kineto), kt, sizeof kt);
     import_opts o = {.step = -1};
     for (int alone = 0; alone < 2; alone++) {
         plan_model m;
         plan_model_init(&m);
         msg[0] = 0;
-        if (import_et(et, alone ? NULL : kt, &o, &m, msg, sizeof msg)) {
-            if (strncmp(msg, et, strlen(et)) || !strstr(msg, "error: "))
-                abort();
-        } else if (plan_model_check(&m, NULL, msg, sizeof msg)) {
-            abort();
-        }
+        fuzz_import_judge(import_et(et, alone ? NULL : kt, &o, &m, msg, sizeof msg), et, &m, msg,
+                          sizeof msg);
         plan_model_free(&m);
     }
     close(efd);

@@ -9,7 +9,7 @@ IMPORT_FUZZ_NAMES := $(patsubst tests/import/fuzz_import_%.c,%,$(wildcard tests/
 IMPORT_FUZZ := $(IMPORT_FUZZ_NAMES:%=$(BUILD)/fuzz/import_%_fuzz)
 FUZZ_TARGETS += $(IMPORT_FUZZ)
 
-$(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c $(IMPORT_SRCS) \
+$(IMPORT_FUZZ): $(BUILD)/fuzz/import_%_fuzz: tests/import/fuzz_import_%.c tests/import/fuzz_import.h $(IMPORT_SRCS) \
                 $(UTIL_SRCS) $(PLANNER_SRCS) $(wildcard tools/import/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -Itools/import -Itools/util -Iplanner/base -Iplanner -Iplanner/rules -Iconf -o $@ $< \

@@ -5,22 +5,10 @@
 # pins step boundaries, resident memory and device filtering; bad input gives a located error
 # and exit status 1. Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
-BUILD=${BUILD:-build}
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
-here=$(cd "$(dirname "$0")" && pwd)
-shimplan=$BUILD/shim-plan
-traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-
-source "$(dirname "$0")/../check.sh"
+source "$(dirname "$0")/import_env.sh"
 # 22 checks of the corpus and the command line; 91 of the recorded traces (4 for each trace without memory events, 5 for one with) in the shared folder,
 # or a skip line for them when it is absent.
 plan $((22 + $([ -d "$traces" ] && echo 91 || echo 1)))
-
-field() { # KEY FILE: the value of "KEY: VALUE" in shim-plan's text output
-    sed -n "s/^$1: //p" "$2"
-}
 
 # ---- a hand-made trace: three steps, one allocation across the step boundary, resident memory,
 # a host ([memory] Device Type 0) event that must not count.

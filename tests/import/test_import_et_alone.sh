@@ -6,16 +6,7 @@
 # steps come from ProfilerStep annotations; a model without memory gets no what-if; an
 # infeasible budget says what the job needs instead of a step time.
 set -u
-BUILD=${BUILD:-build}
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
-here=$(cd "$(dirname "$0")" && pwd)
-plan=$BUILD/shim-plan
-traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
-
-field() { sed -n "s/^$1: //p" "$2"; } # KEY FILE: the value of "KEY: VALUE" in shim-plan's text
+source "$(dirname "$0")/import_env.sh"
 
 # ---- hand-made: no memory in the trace, and an infeasible budget (no ../shared needed).
 cat >"$tmp/nomem.json" <<'JSON'
@@ -25,7 +16,7 @@ cat >"$tmp/nomem.json" <<'JSON'
  {"ph": "X", "cat": "kernel", "name": "k", "ts": 20, "dur": 30, "pid": 0, "tid": 7, "args": {"correlation": 1, "stream": 7, "device": 0}}
 ]}
 JSON
-"$plan" --import kineto "$tmp/nomem.json" --budget 75% >"$tmp/nomem.out" 2>"$tmp/nomem.err"
+"$shimplan" --import kineto "$tmp/nomem.json" --budget 75% >"$tmp/nomem.out" 2>"$tmp/nomem.err"
 nomem_rc=$?
 nomem_refused() { [ "$nomem_rc" -eq 1 ] && [ ! -s "$tmp/nomem.out" ] &&
     grep -q "no memory information" "$tmp/nomem.err" && grep -q "profile_memory=True" "$tmp/nomem.err"; }
@@ -40,11 +31,11 @@ op 100
 alloc 1000 0 1 0 1
 alloc 1000 0 0 0
 M
-"$plan" "$tmp/small.model" --budget 1500B >"$tmp/small.out" 2>&1
-"$plan" "$tmp/small.model" --budget 1500B --json >"$tmp/small.json" 2>&1
+"$shimplan" "$tmp/small.model" --budget 1500B >"$tmp/small.out" 2>&1
+"$shimplan" "$tmp/small.model" --budget 1500B --json >"$tmp/small.json" 2>&1
 json_nulls() { python3 -c 'import json,sys; j=json.load(open(sys.argv[1]));
 sys.exit(0 if not j["feasible"] and j["step_us"] is None and j["stall_us"] is None else 1)' "$1"; }
-"$plan" "$tmp/small.model" --budget 100% >"$tmp/fits.out" 2>&1
+"$shimplan" "$tmp/small.model" --budget 100% >"$tmp/fits.out" 2>&1
 fits() { grep -q '^answer: fits in .* at 1.00x native' "$1" && grep -q '^step_us: 200.000' "$1"; }
 
 n_shared=0
@@ -63,8 +54,8 @@ fi
 
 # ---- the Chakra layout: the same nodes rewritten (reversed) make the same model.
 python3 "$here/et_layout.py" "$traces/linear.et.json.gz" "$tmp/linear.chakra.json" >/dev/null
-"$plan" --import et "$traces/linear.et.json.gz" -o "$tmp/old.model" 2>/dev/null
-"$plan" --import et "$tmp/linear.chakra.json" -o "$tmp/chakra.model" 2>"$tmp/chakra.err"
+"$shimplan" --import et "$traces/linear.et.json.gz" -o "$tmp/old.model" 2>/dev/null
+"$shimplan" --import et "$tmp/linear.chakra.json" -o "$tmp/chakra.model" 2>"$tmp/chakra.err"
 same_model() { [ -s "$tmp/old.model" ] && cmp "$tmp/old.model" "$tmp/chakra.model"; }
 check "linear in the Chakra layout makes the model of the older layout" same_model
 
@@ -73,8 +64,8 @@ alone_vs_joined() { # NAME: the joined import's native peak; a floor no lower th
     # (the ET alone misses no operator; the join leaves some kernels without one, and those
     # touch nothing: linear's optimizer, whose _foreach_add_ touches every weight)
     local et=$traces/$1.et.json.gz kt=$traces/$1.kineto.json.gz
-    "$plan" --import et "$et" --budget 100% >"$tmp/$1.alone" 2>/dev/null || return 1
-    "$plan" --import et "$et" --kineto "$kt" --budget 100% >"$tmp/$1.joined" 2>/dev/null || return 1
+    "$shimplan" --import et "$et" --budget 100% >"$tmp/$1.alone" 2>/dev/null || return 1
+    "$shimplan" --import et "$et" --kineto "$kt" --budget 100% >"$tmp/$1.joined" 2>/dev/null || return 1
     local a b
     a=$(field native_peak_bytes "$tmp/$1.alone") b=$(field native_peak_bytes "$tmp/$1.joined")
     echo "peak alone $a joined $b"
@@ -90,12 +81,12 @@ done
 reckoned() { # ET MODEL MAP [STEP]: et_peak.py's peak, allocations, operations = the model's
     local want got
     want=$(python3 "$here/et_peak.py" "$1" "$3" ${4:+"$4"}) || return 1
-    "$plan" "$2" --budget 100% --planner none >"$2.out" 2>/dev/null || return 1
+    "$shimplan" "$2" --budget 100% --planner none >"$2.out" 2>/dev/null || return 1
     got="$(field native_peak_bytes "$2.out") $(grep -c '^alloc ' "$2") $(grep -c '^op ' "$2")"
     echo "et_peak.py: $want; model: $got"
     [ "$want" = "$got" ]
 }
-"$plan" --import et "$traces/linear.et.json.gz" -o "$tmp/la.model" --join-map "$tmp/la.map" 2>/dev/null
+"$shimplan" --import et "$traces/linear.et.json.gz" -o "$tmp/la.model" --join-map "$tmp/la.map" 2>/dev/null
 check "linear alone: peak, allocations and operations as et_peak.py reckons them" \
     reckoned "$traces/linear.et.json.gz" "$tmp/la.model" "$tmp/la.map"
 check "an ET alone says its times are estimated" \
@@ -104,23 +95,23 @@ check "a joined import says its times are measured" grep -q '^times: measured' "
 
 # ---- resnet (Chakra layout, three ProfilerSteps, no Kineto trace).
 resnet=$traces/resnet-1gpu.et.json.gz
-"$plan" --import et "$resnet" -o "$tmp/r.model" --join-map "$tmp/r.map" 2>"$tmp/r.err"
+"$shimplan" --import et "$resnet" -o "$tmp/r.model" --join-map "$tmp/r.map" 2>"$tmp/r.err"
 check "resnet-1gpu imports (Chakra layout, no Kineto trace)" test "$(grep -c '^alloc ' "$tmp/r.model")" -gt 100
 check "resnet-1gpu: the default step is the last, ProfilerStep#6" grep -q 'ProfilerStep#6 ' "$tmp/r.err"
 check "resnet-1gpu (Chakra): peak, allocations and operations as et_peak.py reckons them" \
     reckoned "$resnet" "$tmp/r.model" "$tmp/r.map" "ProfilerStep#6"
-"$plan" --import et "$resnet" --step 4 -o "$tmp/r4.model" 2>"$tmp/r4.err"
+"$shimplan" --import et "$resnet" --step 4 -o "$tmp/r4.model" 2>"$tmp/r4.err"
 same_ops() { [ "$(grep -c '^op ' "$tmp/r.model")" = "$(grep -c '^op ' "$tmp/r4.model")" ] &&
     grep -q 'ProfilerStep#4 ' "$tmp/r4.err"; }
 check "resnet-1gpu --step 4: the same number of operations as step 6 (steps repeat)" same_ops
-"$plan" --import et "$resnet" --step 9 -o "$tmp/r9.model" 2>"$tmp/r9.err"
+"$shimplan" --import et "$resnet" --step 9 -o "$tmp/r9.model" 2>"$tmp/r9.err"
 r9=$?
 check "resnet-1gpu --step 9: exit 1 naming the missing step" \
     test "$r9" -eq 1 -a -n "$(grep 'no ProfilerStep#9' "$tmp/r9.err")"
 
 # ---- pt2 (Chakra 1.1.1, strides, Triton kernels; a tar of the JSON and its kernels' sources).
 mkdir -p "$tmp/pt2" && tar -xzf "$traces/pt2.et.json.tar.gz" -C "$tmp/pt2"
-"$plan" --import et "$tmp/pt2/pt2_et.json" -o "$tmp/pt2.model" --join-map "$tmp/pt2.map" 2>/dev/null
+"$shimplan" --import et "$tmp/pt2/pt2_et.json" -o "$tmp/pt2.model" --join-map "$tmp/pt2.map" 2>/dev/null
 pt2_ops() { # the step's two GPU operators, the Triton kernel among them
     [ "$(grep -c '^op ' "$tmp/pt2.model")" = 2 ] &&
         python3 - "$tmp/pt2/pt2_et.json" "$tmp/pt2.map" <<'PY'

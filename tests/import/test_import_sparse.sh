@@ -7,14 +7,7 @@
 # upper-bound row width is noted; without an ET nothing changes; on dlrm-rank0 the dense TBE's
 # backward no longer touches the 2.56 GB tables.
 set -u
-BUILD=${BUILD:-build}
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
-here=$(cd "$(dirname "$0")" && pwd)
-shimplan=$BUILD/shim-plan
-traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
+source "$(dirname "$0")/import_env.sh"
 plan $((9 + $([ -d "$traces" ] && echo 3 || echo 1)))
 
 tables() { grep "^alloc $1 " "$2" | cut -d' ' -f5- | sort | uniq -c | sed 's/^ *//'; }

@@ -6,13 +6,7 @@
 # that never repeats; the HTA trace with its annotations removed gives the model its annotated
 # step gives, byte for byte.
 set -u
-BUILD=${BUILD:-build}
-SHARED=${SHARED:-$(cd "$(dirname "$0")/../../.." && pwd)/shared}
-plan=$BUILD/shim-plan
-traces=$SHARED/traces
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
+source "$(dirname "$0")/import_env.sh"
 
 # make NAME PATTERN REPEATS PAUSE_BEFORE [WARMUP]: a trace of REPEATS steps of the kernels named
 # by the letters of PATTERN (kernel k runs 10 + index us), the host pausing 500 us before the
@@ -33,7 +27,7 @@ for i, name in enumerate(seq):
                "pid": 0, "tid": 7, "args": {"correlation": corr, "stream": 7, "device": 0}})
 json.dump({"traceEvents": ev}, open(out, "w"))
 PY
-    "$plan" --import kineto "$tmp/$1.json" -o "$tmp/$1.model" 2>"$tmp/$1.err"
+    "$shimplan" --import kineto "$tmp/$1.json" -o "$tmp/$1.model" 2>"$tmp/$1.err"
 }
 durs() { grep '^op ' "$tmp/$1.model" | cut -d' ' -f2 | tr '\n' ' '; } # NAME: op durations
 is() { [ "$(durs "$1")" = "$2" ] || { echo "durations: '$(durs "$1")', want '$2'"; false; }; }
@@ -67,8 +61,8 @@ import json, sys
 d = json.load(sys.stdin)
 d["traceEvents"] = [e for e in d["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
 json.dump(d, open(sys.argv[1], "w"))' "$tmp/hta.json"
-"$plan" --import kineto "$tmp/hta.json" -o "$tmp/hta.model" 2>"$tmp/hta.err"
-"$plan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" -o "$tmp/hta5.model" 2>/dev/null
+"$shimplan" --import kineto "$tmp/hta.json" -o "$tmp/hta.model" 2>"$tmp/hta.err"
+"$shimplan" --import kineto "$traces/hta-dp-rank1.kineto.json.gz" -o "$tmp/hta5.model" 2>/dev/null
 same() { grep -q 'a step of 3874 kernels' "$tmp/hta.err" && [ -s "$tmp/hta5.model" ] &&
     cmp "$tmp/hta.model" "$tmp/hta5.model"; }
 check "HTA without its annotations: the model of its annotated default step (#5), byte for byte" same

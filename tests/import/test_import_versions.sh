@@ -13,7 +13,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../check.sh"
-tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+scratch
 plan=${BUILD:-build}/shim-plan
 traces=${SHARED:-$here/../../../shared}/traces
 

@@ -8,7 +8,7 @@
 # Needs no ../shared: a generated model, a trace trace_gen writes, and a tiny profile.
 set -u
 source "$(dirname "$0")/../check.sh"
-tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+scratch
 BUILD=${BUILD:-build}
 PLAN=$BUILD/shim-plan REPORT=$BUILD/shim-report RUN=$BUILD/shim-run
 

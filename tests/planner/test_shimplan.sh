@@ -4,15 +4,7 @@
 # codes).
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
-BUILD=${BUILD:-build}
-shimplan=$BUILD/shim-plan
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
-
-json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
-    check "$1" python3 -c "import json,sys; j=json.load(open('$tmp/json')); sys.exit(0 if ($2) else 1)"
-}
+source "$(dirname "$0")/shimplan_env.sh"
 
 KEYS=(feasible peak_bytes step_us stall_us bytes_to_host bytes_to_device lower_bound_us)
 plan $((3 + ${#KEYS[@]} + 1 + 9 + 1 + 2 + 1 + 2 + 3 + 2 + 2 + 6 + 12))

@@ -5,15 +5,7 @@
 # what they printed before.
 # Prints "ok - NAME" / "not ok - NAME" lines (tests/run_tests.sh counts them).
 set -u
-BUILD=${BUILD:-build}
-shimplan=$BUILD/shim-plan
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-source "$(dirname "$0")/../check.sh"
-
-json_check() { # NAME PYTHON-EXPRESSION over j (the parsed JSON of $tmp/json)
-    check "$1" python3 -c "import json,sys; j=json.load(open('$tmp/json')); sys.exit(0 if ($2) else 1)"
-}
+source "$(dirname "$0")/shimplan_env.sh"
 
 SPECS=("transformer:layers=3" "random:ops=12,allocs=8,maxbytes=64MiB,us=1000,h2d=1,seed=4")
 plan $((17 + 2 * ${#SPECS[@]}))

@@ -75,6 +75,19 @@ static void *other_thread(void *arg)
    managed 32 MiB buffer is filled, evicted to make room for a 28 MiB one (then freed), and
    restored by the slow kernel, which touches it: the restore's copy runs when the small buffer
    is freed ("moving"; "idle" has the slow kernel touch `work`, nothing moves). */
+/* Frees p and prints "WHICH done=D ctx_syncs=N real_frees=N": whether the work before the event
+ * done had completed when the free returned, and the context synchronizations and frees that
+ * reached the driver during the free (the test's verdicts). */
+static void free_counted(const char *which, CUdeviceptr p, CUevent done)
+{
+    unsigned long syncs = simgpu_calls("cuCtxSynchronize");
+    unsigned long frees = simgpu_calls("cuMemFree_v2");
+    CK(cuMemFree(p));
+    int complete = cuEventQuery(done) == CUDA_SUCCESS;
+    printf("%s done=%d ctx_syncs=%lu real_frees=%lu\n", which, complete,
+           simgpu_calls("cuCtxSynchronize") - syncs, simgpu_calls("cuMemFree_v2") - frees);
+}
+
 static int small_free(const char *which, CUdeviceptr work, CUevent done)
 {
     CUdeviceptr big = 0, more, small;
@@ -89,14 +102,9 @@ static int small_free(const char *which, CUdeviceptr work, CUevent done)
     CK(cuMemAlloc(&small, 4096));
     CK(launch_slow(s, big ? big : work));
     CK(cuEventRecord(done, s));
-    unsigned long syncs = simgpu_calls("cuCtxSynchronize");
-    unsigned long frees = simgpu_calls("cuMemFree_v2");
-    CK(cuMemFree(small));
-    int complete = cuEventQuery(done) == CUDA_SUCCESS;
-    printf("%s done=%d ctx_syncs=%lu real_frees=%lu\n", which, complete,
-           simgpu_calls("cuCtxSynchronize") - syncs, simgpu_calls("cuMemFree_v2") - frees);
+    free_counted(which, small, done);
     CK(cuCtxSynchronize()); /* the moves end */
-    frees = simgpu_calls("cuMemFree_v2");
+    unsigned long frees = simgpu_calls("cuMemFree_v2");
     CK(cuMemAlloc(&small, 4096)); /* the next allocation makes the kept free */
     printf("%s later_frees=%lu\n", which, simgpu_calls("cuMemFree_v2") - frees);
     CK(cuMemFree(small));
@@ -142,12 +150,7 @@ int main(int argc, char **argv)
                         "small-moving|small-idle\n");
         return 2;
     }
-    unsigned long syncs = simgpu_calls("cuCtxSynchronize");
-    unsigned long frees = simgpu_calls("cuMemFree_v2");
-    CK(cuMemFree(managed));
-    int complete = cuEventQuery(done) == CUDA_SUCCESS;
-    printf("%s done=%d ctx_syncs=%lu real_frees=%lu\n", which, complete,
-           simgpu_calls("cuCtxSynchronize") - syncs, simgpu_calls("cuMemFree_v2") - frees);
+    free_counted(which, managed, done);
     CK(cuCtxSynchronize());
     if (!strcmp(which, "created"))
         CK(cuStreamDestroy(s));

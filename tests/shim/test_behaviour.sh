@@ -5,8 +5,7 @@
 # variant is the per-thread default stream, CU_STREAM_LEGACY the legacy one in any variant.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 prog="$B/tests/shim/shim_prog"
 run() { SHIM_TRACE_PATH="$work/t-%p.trace" LD_PRELOAD="$PRELOAD" "$prog" "$@"; }
 # The copy and memset variants shim_prog's streams mode calls, one line each.

@@ -10,8 +10,7 @@
 # allocation unmanaged, with the option.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 source "$root/tests/check.sh"
 prog="$B/tests/shim/shim_prog"
 plain=$("$prog" kinds)
@@ -22,30 +21,33 @@ kinds() {
 }
 # native: the last run's status was 0 and its output the native one.
 native() { [ "$(cat "$tmp/out")" = "$plain" ]; }
-# raised SOURCE OPTION VALUE VAR=VALUE...: the run completes as natively, and one warning says
-# the budget (OPTION = "VALUE", set at SOURCE) was raised to one granule.
-raised() {
-    local src=$1 opt=$2 val=$3
-    shift 3
+# natively VAR=VALUE...: kinds under the variables exits 0 with the native output; what it
+# printed is passed on (a failed check shows it).
+natively() {
     kinds "$@"
     local rc=$?
     cat "$tmp/out" "$tmp/err"
-    [ $rc -eq 0 ] && native &&
-        [ "$(grep -cF "warning: $src: $opt = \"$val\" (1048576 bytes on device 0) is less than one granule of the device's memory (2097152 bytes, the least libshim can map): raised to 2097152 bytes" "$tmp/err")" -eq 1 ] &&
-        grep -q 'info: budget 2 MiB of' "$tmp/err"
+    [ $rc -eq 0 ] && native
+}
+# said_once LINE ALSO VAR=VALUE...: the run completes as natively, its log holds LINE exactly
+# once, and a line with ALSO.
+said_once() {
+    local line=$1 also=$2
+    shift 2
+    natively "$@" && [ "$(grep -cF "$line" "$tmp/err")" -eq 1 ] && grep -q "$also" "$tmp/err"
+}
+# raised SOURCE OPTION VALUE VAR=VALUE...: the run completes as natively, and one warning says
+# the budget (OPTION = "VALUE", set at SOURCE) was raised to one granule.
+raised() {
+    said_once "warning: $1: $2 = \"$3\" (1048576 bytes on device 0) is less than one granule of the device's memory (2097152 bytes, the least libshim can map): raised to 2097152 bytes" \
+        'info: budget 2 MiB of' "${@:4}"
 }
 # below_min SOURCE OPTION VALUE VAR=VALUE...: the run completes as natively; one error in the
 # words of SHIM_BUDGET=1's ("error: SOURCE: ... is out of range (1MiB to 1PiB)"), and residency
 # did not start.
 below_min() {
-    local src=$1 opt=$2 val=$3
-    shift 3
-    kinds "$@"
-    local rc=$?
-    cat "$tmp/out" "$tmp/err"
-    [ $rc -eq 0 ] && native &&
-        [ "$(grep -cF "error: $src: $opt = \"$val\" is out of range (1MiB to 1PiB): on device 0" "$tmp/err")" -eq 1 ] &&
-        grep -q 'nothing moved (residency did not start)' "$tmp/err"
+    said_once "error: $1: $2 = \"$3\" is out of range (1MiB to 1PiB): on device 0" \
+        'nothing moved (residency did not start)' "${@:4}"
 }
 # same_words_as_one: SHIM_BUDGET=1's message as libshim logs it names its severity once
 # ("error: SHIM_BUDGET: 1 is ..."), and so do residency's own words for a share below the minimum

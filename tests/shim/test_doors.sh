@@ -4,8 +4,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 41
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 
 SHIM_TRACE_PATH="$work/doors-%p.trace" LD_PRELOAD="$PRELOAD" "$B/tests/shim/doors_prog" >"$work/out" 2>&1
 rc=$?

@@ -8,8 +8,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 27
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 prog="$B/tests/shim/shim_prog"
 plain=$("$prog" basic)
 # run [VAR=VALUE...]: shim_prog basic under the shim at log level info, no trace and no RANK

@@ -6,8 +6,7 @@
 # shim-plan and shim-report take getopt_long's "--opt=V" and options after the operands.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 source "$root/tests/check.sh"
 RUN="$B/shim-run" REPORT="$B/shim-report" PLAN="$B/shim-plan"
 # The whole sentence of a size error, as conf/ writes it (cut before: "..., a percentage,").

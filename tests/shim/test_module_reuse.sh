@@ -7,8 +7,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 7
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 prog="$B/tests/shim/launch_prog"
 
 for mode in reload reload-library; do

@@ -6,8 +6,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 9
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 OLD="$B/simgpu/old"
 prog="$B/tests/shim/shim_prog"
 ARGS=(--mode async --layers 2 --hidden 512 --batch 4 --seq 512 --iters 3)

@@ -6,8 +6,7 @@ source "$(dirname "$0")/shim_env.sh"
 plan 19
 prog="$B/tests/shim/pin_prog"
 REPORT="$B/shim-report"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 shim() { # shim NAME BUDGET MODE [ENV...]: the program under libshim, with a trace
     local name=$1 budget=$2 mode=$3
     shift 3

@@ -13,8 +13,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 22
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 ARGS=(--mode exact --layers 2 --hidden 512 --batch 2 --seq 256 --vocab 1024 --iters 12)
 SIMGPU_STATS="$work/native.json" "$B/train_sim" "${ARGS[@]}" >"$work/native.out"
 P=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["peak_device_bytes"])' \

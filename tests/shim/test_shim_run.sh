@@ -13,8 +13,7 @@ source "$(dirname "$0")/shim_env.sh"
 plan 64
 RUN="$B/shim-run"
 TRAIN="$B/train_sim"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 ARGS=(--layers 2 --hidden 512 --batch 4 --seq 512 --iters 4)
 # field KEY FILE: the value of "KEY: value" in a summary.
 field() { sed -n "s/^$1: \([^ ]*\).*/\1/p" "$2" | head -n 1; }

@@ -7,8 +7,7 @@
 # than hangs; a folder named as the configuration is refused the same way.
 set -u
 source "$(dirname "$0")/shim_env.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+scratch
 source "$root/tests/check.sh"
 REPORT="$B/shim-report" PLAN="$B/shim-plan" RUN="$B/shim-run" prog="$B/tests/shim/shim_prog"
 fifo="$tmp/fifo"

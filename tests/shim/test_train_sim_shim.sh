@@ -8,8 +8,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 27
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 args="--layers 3 --hidden 512 --batch 4 --seq 256 --iters 6"
 for mode in segments async exact; do
     "$B/train_sim" --mode $mode $args >"$work/plain.$mode"

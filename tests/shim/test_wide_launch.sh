@@ -7,8 +7,7 @@
 set -u
 source "$(dirname "$0")/shim_env.sh"
 plan 9
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 prog="$B/tests/shim/launch_prog"
 case "${SAN:-}" in '') limit=30 ;; *) limit=180 ;; esac
 ROUNDS=3

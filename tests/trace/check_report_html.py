@@ -27,6 +27,8 @@ import json
 import sys
 from html.parser import HTMLParser
 
+from tap_check import Checks
+
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}
 
@@ -97,16 +99,7 @@ def parse(path):
     return b.root
 
 
-failures = 0
-
-
-def check(name, cond, detail=""):
-    global failures
-    if cond:
-        print(f"ok - {name}")
-    else:
-        failures += 1
-        print(f"not ok - {name}" + (f" ({detail})" if detail else ""))
+check = Checks()
 
 
 def value(cell):
@@ -522,7 +515,7 @@ def main():
         check(f"{a.name}: the page has the structure the checks read", False, repr(e))
     if a.selftest:
         check_selftest(a, parse(a.selftest))
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if check.failures else 0)
 
 
 if __name__ == "__main__":

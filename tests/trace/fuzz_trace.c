@@ -9,16 +9,10 @@
 
 #include "plan_build.h"
 
+#include "fuzz.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            __builtin_trap();                                                                      \
-    } while (0)
 
 static FILE *sink;
 

@@ -35,6 +35,8 @@ import pickletools
 import sys
 from collections import Counter
 
+from tap_check import Checks
+
 # Opcodes of PyTorch's MemoryViz.js's unpickler that Python's protocol-2 pickler also has; we write a
 # subset of these.
 VIEWER_OPS = {
@@ -62,18 +64,7 @@ def frames_ok(what, frames):
             and frames[0]["line"] == 0 and isinstance(frames[0]["name"], str) and
             frames[0]["name"] != "")
 
-failures = 0
-label = ""
-
-
-def check(name, cond, detail=""):
-    global failures
-    if cond:
-        print(f"ok - {label}: {name}")
-    else:
-        failures += 1
-        print(f"not ok - {label}: {name}" + (f" ({detail})" if detail else ""))
-    return cond
+check = Checks(label="")
 
 
 def is_int(v):
@@ -291,14 +282,13 @@ def state_history(d, events):
 
 
 def main():
-    global label
     args = sys.argv[1:]
     slabs = members = None
     if "--slabs" in args:
         k = args.index("--slabs")
         slabs, members = int(args[k + 1]), int(args[k + 2])
         del args[k:k + 3]
-    label, snap, summary_path, allocs_path = args
+    check.label, snap, summary_path, allocs_path = args
     raw = open(snap, "rb").read()
     summary = json.load(open(summary_path))
     allocs = json.load(open(allocs_path))["allocations"]
@@ -369,4 +359,4 @@ def main():
 
 if __name__ == "__main__":
     main()
-    sys.exit(1 if failures else 0)
+    sys.exit(1 if check.failures else 0)

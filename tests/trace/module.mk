@@ -31,10 +31,10 @@ FUZZ_TRACE := $(BUILD)/fuzz_trace
 FUZZ_TRACE_SRCS := $(TRACE_READER_SRCS) $(SHIM_FIGURES_SRC) $(UTIL_SRCS) $(PLANNER_SRCS) \
                    $(HTML_ASSETS_C) $(PLANOPT_SRCS) $(filter-out conf/conf_bytes.c,$(CONF_SRCS)) \
                    $(filter-out %/report_main.c %/report_config.c %/report_plan.c,$(REPORT_SRCS))
-$(FUZZ_TRACE): tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
+$(FUZZ_TRACE): tests/trace/fuzz_trace.c tests/fuzz.h $(FUZZ_TRACE_SRCS) $(wildcard tools/trace/*.h) \
                $(wildcard tools/report/*.h) $(SHIM_FORMAT_HDRS) planner/plan_build.h \
                planner/plan_internal.h tools/planopt/planopt.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(SHIM_FORMAT_INC) -Itools/trace -Itools/report -Itools/util \
-		-Itools/planopt -Iplanner/base -Iplanner -Iplanner/rules -Iconf -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
+		-Itools/planopt -Iplanner/base -Iplanner -Iplanner/rules -Iconf -Itests -o $@ tests/trace/fuzz_trace.c $(FUZZ_TRACE_SRCS) -lm
 FUZZ_TARGETS += $(FUZZ_TRACE)

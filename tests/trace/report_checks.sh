@@ -11,11 +11,10 @@ failures=0
 REPORT="$root/${BUILD:-build}/shim-report"
 GEN="$root/${BUILD:-build}/trace_gen"
 TRAIN="$root/${BUILD:-build}/train_sim"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 # plan, all and checker (tests/check.sh: the rules of a check); check is this file's.
 source "$root/tests/check.sh"
+scratch work
 # check NAME COMMAND...: runs the command, prints ok / not ok.
 check() {
     local name=$1

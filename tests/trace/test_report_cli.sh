@@ -5,7 +5,7 @@
 # unknown option is named.
 set -u
 source "$(dirname "$0")/../check.sh"
-tmp=$(mktemp -d) && trap 'rm -rf "$tmp"' EXIT
+scratch
 REPORT=${BUILD:-build}/shim-report
 
 # The subcommands, as `shim-report --help` lists them (two spaces, the name).

@@ -18,13 +18,10 @@
 # print "skip - ..." when chromium is not installed.
 set -u
 source "$(dirname "$0")/../residency/resid_env.sh"
+source "$root/tests/trace/html_env.sh" # BROWSER, REPORT, GEN, CHECK
 # 22 checks without a browser; with one, 330 of the pages as rendered (each page's checker
 # items included); without one, a skip line for them.
-BROWSER=${CHROMIUM-$(command -v chromium || true)}
 plan $((22 + $([ -n "$BROWSER" ] && echo 330 || echo 1)))
-REPORT="$B/shim-report"
-GEN="$B/trace_gen"
-CHECK="$root/tests/trace/check_report_html.py"
 CORPUS="$root/tests/trace/corpus-fuzz_trace"
 # The demo's workload and device, as the Makefile's demo target has them.
 read -ra DEMO_ARGS <<<"$(sed -n 's/^DEMO_ARGS ?= //p' "$root/Makefile")"

@@ -13,17 +13,13 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/tests/check.sh" # plan; check is this file's
+B="$root/${BUILD:-build}"
+source "$root/tests/trace/html_env.sh" # BROWSER, REPORT, GEN, CHECK
 # 7 checks without a browser; with one, 106 of the page as rendered (the checker's items
 # included); without one, a skip line for them.
-BROWSER=${CHROMIUM-$(command -v chromium || true)}
 plan $((7 + $([ -n "$BROWSER" ] && echo 108 || echo 1)))
-B="$root/${BUILD:-build}"
-REPORT="$B/shim-report"
-GEN="$B/trace_gen"
-CHECK="$root/tests/trace/check_report_html.py"
 TOP=5
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 failures=0
 check() { # NAME, then a command whose success is the check
     local name=$1

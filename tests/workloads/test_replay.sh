@@ -21,21 +21,8 @@ source "$(dirname "$0")/../shim/shim_env.sh"
 source "$(dirname "$0")/replay_env.sh"
 REPLAY="$B/replay" PLAN="$B/shim-plan" REPORT="$B/shim-report"
 RUN_TIMEOUT=${REPLAY_RUN_TIMEOUT:-120}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 
-# run NAME CMD...: the command's output in $work/NAME.out, .err, its stats in .json, status in .rc.
-run() {
-    local name=$1
-    shift
-    SIMGPU_STATS="$work/$name.json" timeout -k 5 "$RUN_TIMEOUT" "$@" \
-        >"$work/$name.out" 2>"$work/$name.err"
-    echo $? >"$work/$name.rc"
-}
-rc() { cat "$work/$1.rc"; }
-sum() { sed -n 's/^checksum=\([0-9a-f]\{16\}\)$/\1/p' "$work/$1.out" | tail -n 1; }
-field() { grep -o "$2=[^ ]*" "$work/$1.out" | tail -n 1 | cut -d= -f2; }
-stat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$work/$1.json" "$2" 2>/dev/null; }
 plan_field() { "$PLAN" "$1" --budget 100% --json | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
 tail_err() { tail -n 5 "$work/$1.err" | sed 's/^/    | /'; }
 

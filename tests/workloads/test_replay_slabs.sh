@@ -11,8 +11,7 @@ set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 REPLAY="$B/replay" PLAN="$B/shim-plan" REPORT="$B/shim-report"
 RUN_TIMEOUT=${REPLAY_RUN_TIMEOUT:-120}
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 plan 9
 
 {

@@ -6,21 +6,11 @@
 # the device-located run's, and under libshim at 75% of the native peak it is the native one.
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
+source "$(dirname "$0")/replay_env.sh" # run, rc, sum, field, stat
 REPLAY="$B/replay" REPORT="$B/shim-report"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-run() { # run NAME CMD...: output in $work/NAME.out, .err, stats in .json, status in .rc
-    local name=$1
-    shift
-    SIMGPU_H2D_GBPS=25 SIMGPU_STATS="$work/$name.json" timeout -k 5 120 "$@" \
-        >"$work/$name.out" 2>"$work/$name.err"
-    echo $? >"$work/$name.rc"
-}
-rc() { cat "$work/$1.rc"; }
-sum() { sed -n 's/^checksum=\([0-9a-f]\{16\}\)$/\1/p' "$work/$1.out" | tail -n 1; }
-field() { grep -o "$2=[^ ]*" "$work/$1.out" | tail -n 1 | cut -d= -f2; }
-stat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$work/$1.json" "$2" 2>/dev/null; }
+scratch work
+# Every run on a 25 GB/s link (the figures below are reckoned at it).
+export SIMGPU_H2D_GBPS=25
 
 plan 10
 # A 64 MiB table read 40000 bytes by ops 0 and 1 (ceil(40000 / 4096) = 10 pages each), beside a

@@ -7,9 +7,8 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B="$root/${BUILD:-build}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 source "$root/tests/check.sh"
+scratch
 
 plan 6
 

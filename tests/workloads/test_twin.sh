@@ -14,8 +14,7 @@
 set -u
 source "$(dirname "$0")/../shim/shim_env.sh"
 TWIN="$B/twin" REPLAY="$B/replay"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+scratch work
 
 # run NAME CMD...: output in $work/NAME.out, .err, statistics in .json, status in .rc.
 run() {

@@ -7,10 +7,9 @@ BUILD=${BUILD:-build}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 export LD_LIBRARY_PATH="$root/$BUILD/simgpu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bin="$root/$BUILD/train_sim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 failed=0
 source "$root/tests/check.sh" # plan (ok and not_ok below are these scripts' checks)
+scratch
 
 ok() { echo "ok - $1"; }
 not_ok() {
