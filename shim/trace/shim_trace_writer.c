@@ -1,6 +1,7 @@
 /* shim_trace_writer.c — the trace session: start, stop, fork, and the one writer thread. */
 #include "shim_path.h"
 #include "shim_trace_internal.h"
+#include "base_time.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -138,11 +139,7 @@ void shim_trace_writer_hold(int hold)
 static int writer_wait(void)
 {
     struct shim_trace_state *g = &shim_trace_g;
-    struct timespec until;
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    long ns = until.tv_nsec + (long)(g->poll_ms % 1000) * 1000000L;
-    until.tv_sec += (time_t)(g->poll_ms / 1000) + ns / 1000000000L;
-    until.tv_nsec = ns % 1000000000L;
+    struct timespec until = base_deadline_after(CLOCK_MONOTONIC, (uint64_t)g->poll_ms * 1000000u);
     pthread_mutex_lock(&g->wake_lock);
     int rc = 0;
     while (!g->stop_requested && !g->kicked && rc != ETIMEDOUT)

@@ -11,6 +11,8 @@
  * never a dependency. */
 #include "shim_resid_moves.h"
 
+#include "base_time.h"
+
 #include <time.h>
 
 #define POLL_NS 20000 /* between event polls while moves are in flight */
@@ -117,13 +119,7 @@ static void *mover_main(void *arg)
         }
         if (order_restores(r) + resid_complete_done(r) > 0)
             continue;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += POLL_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = base_deadline_after(CLOCK_REALTIME, POLL_NS);
         pthread_cond_timedwait(&r->wake, &r->lock, &until);
     }
     r->mover_running = false;
@@ -135,13 +131,7 @@ static void *mover_main(void *arg)
 /* Waits on r's condition for about 10 ms (lock held). */
 static void nap(struct resid_ctx *r)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 10000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = base_deadline_after(CLOCK_REALTIME, 10000000u);
     pthread_cond_timedwait(&r->wake, &r->lock, &until);
 }
 
