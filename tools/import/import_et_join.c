@@ -1,7 +1,8 @@
 /* import_et_join.c — joins execution-trace nodes to Kineto CPU operators. The ids do not
- * join (these ETs' rf_id drifts against Kineto's External id: ../shared/traces/README.md), so
- * the join lines up operator names: per ET thread, the Kineto thread whose names line up best,
- * then the two name sequences in start order, skipping what only one side recorded. */
+ * join (in the shared DLRM traces, which a clone lacks, the ETs' rf_id drifts against Kineto's
+ * External id, as their README says), so the join lines up operator names: per ET thread, the
+ * Kineto thread whose names line up best, then the two name sequences in start order, skipping
+ * what only one side recorded. */
 #include "import_et.h"
 
 #include "base_order.h"
