@@ -15,6 +15,7 @@
 #include "shim_core.h"
 #include "shim_plan.h"
 
+#include "base_time.h"
 #include "plan_build.h"
 
 #include <math.h>
@@ -375,9 +376,8 @@ void shim_plan_collect(uint64_t step)
 {
     pthread_mutex_lock(&ready_lock);
     if (pending) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += COLLECT_WAIT_S;
+        struct timespec until =
+            base_deadline_after(CLOCK_REALTIME, (uint64_t)COLLECT_WAIT_S * BASE_NS_PER_SEC);
         while (pending && pthread_cond_timedwait(&ready_cond, &ready_lock, &until) == 0)
             ;
         if (pending)

@@ -13,6 +13,8 @@
  * cannot be waited for RESID_MAX_ERRORS times is given up. */
 #include "shim_resid_moves.h"
 
+#include "base_time.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -242,11 +244,7 @@ static bool wait_remap(struct resid_ctx *r, struct resid_move *m)
 {
     uint64_t t0 = resid_now_ns();
     while (m->remapping && resid_now_ns() - t0 < REMAP_WAIT_NS) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        uint64_t ns = (uint64_t)until.tv_nsec + REMAP_WAIT_STEPNS;
-        until.tv_sec += (time_t)(ns / 1000000000u);
-        until.tv_nsec = (long)(ns % 1000000000u);
+        struct timespec until = base_deadline_after(CLOCK_REALTIME, REMAP_WAIT_STEPNS);
         pthread_cond_timedwait(&r->remapped, &r->lock, &until);
     }
     resid_stalled(r, t0, SHIM_REASON_DEMAND);
