@@ -92,6 +92,7 @@ static int planner_kind(const conf_config *cfg)
     shim_log(SHIM_LOG_WARN, "planner '%s' is no planner kind: moves stay reactive", name);
     return PLAN_KIND_REACTIVE;
 }
+
 /* host_resident: the sizes whose allocations are kept on the host (plain byte counts; an
    empty entry is skipped). */
 static void placement_options(const conf_config *cfg)
