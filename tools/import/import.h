@@ -99,8 +99,10 @@ typedef struct import_opts {
                         NULL */
 } import_opts;
 
-/* Writes a note for the user ("shim-plan: FILE: ...\n") to o->notes, if any. */
-void import_note(const import_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes a note for the user about the trace at path to o->notes, if any: one line,
+ * "shim-plan: PATH: " then fmt's text, then a newline (fmt has none of its own). */
+void import_note(const import_opts *o, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* ---- Importers -------------------------------------------------------------------------- */
 

@@ -312,17 +312,17 @@ static void note_lookups(ctx *c, const import_opts *o)
         }
     }
     if (lookups)
-        import_note(o,
-                    "shim-plan: %s: %zu embedding lookups read the rows their indices name "
-                    "(indices x row width), not their tables; %zu of them with tables of mixed "
-                    "widths, read at the widest row (max_D: an upper bound)\n",
-                    c->e->path, lookups, guessed);
+        import_note(o, c->e->path,
+                    "%zu embedding lookups read the rows their indices name (indices x row width), "
+                    "not their tables; %zu of them with tables of mixed widths, read at the widest "
+                    "row (max_D: an upper bound)",
+                    lookups, guessed);
     if (custom)
-        import_note(o,
-                    "shim-plan: %s: %zu of %zu custom autograd backward nodes (CppNode<...>) "
-                    "linked to their forward operator: their own kernels touch what it listed; "
-                    "the others touch everything made before the step\n",
-                    c->e->path, linked, custom);
+        import_note(o, c->e->path,
+                    "%zu of %zu custom autograd backward nodes (CppNode<...>) linked to their "
+                    "forward operator: their own kernels touch what it listed; the others touch "
+                    "everything made before the step",
+                    linked, custom);
 }
 
 static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
@@ -351,10 +351,9 @@ static int add_pieces(ctx *c, const import_opts *o, plan_model *m)
             return -1;
     }
     import_note(
-        o,
-        "shim-plan: %s: %zu storages (%zu allocations), %zu made in the step and used by no "
-        "kernel left out\n",
-        c->e->path, c->nst, c->npc, left_out);
+        o, c->e->path,
+        "%zu storages (%zu allocations), %zu made in the step and used by no kernel left out",
+        c->nst, c->npc, left_out);
     return 0;
 }
 
@@ -382,10 +381,10 @@ static int build(ctx *c, const ik_step *s, const import_opts *o, plan_model *m, 
             if (o->join_map)
                 fprintf(o->join_map, "%zu %lld\n", i, n >= 0 ? (long long)c->e->node[n].id : -1LL);
         }
-        import_note(o,
-                    "shim-plan: %s: %ld of %zu nodes joined to Kineto operators; %zu of %zu "
-                    "kernels launched by a joined operator\n",
-                    c->e->path, joined, c->e->nnode, with, sub.n);
+        import_note(o, c->e->path,
+                    "%ld of %zu nodes joined to Kineto operators; %zu of %zu kernels launched by a "
+                    "joined operator",
+                    joined, c->e->nnode, with, sub.n);
         rc = rc ? rc : add_pieces(c, o, m);
     }
     if (rc && joined == 0)
@@ -501,8 +500,7 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
     if (st && ie_keep(e, w.lo, w.hi))
         goto nomem;
     if (!st)
-        import_note(o, "shim-plan: %s: no ProfilerStep annotation: the whole trace is one step\n",
-                    e->path);
+        import_note(o, e->path, "no ProfilerStep annotation: the whole trace is one step");
     /* The operations again, of the nodes kept: the step's own. */
     is_op = calloc(e->nnode + 1, 1);
     if (!is_op || mark_ops(e, is_op) || find_pieces(c))
@@ -534,11 +532,11 @@ static int build_alone(ctx *c, const import_opts *o, plan_model *m, char *msg, s
         snprintf(msg, cap, "%s: error: no operator in the step has GPU tensor operands", e->path);
         return -1;
     }
-    import_note(o,
-                "shim-plan: %s: no Kineto trace: %zu operators with GPU operands are the "
-                "operations; their times are not in the trace: each is its operands' %.1f MiB in "
-                "all at %.0f GB/s (a lower bound)\n",
-                e->path, m->nops, (double)moved_all / 1048576.0, ET_ALONE_HBM_GBPS);
+    import_note(
+        o, e->path,
+        "no Kineto trace: %zu operators with GPU operands are the operations; their times are not "
+        "in the trace: each is its operands' %.1f MiB in all at %.0f GB/s (a lower bound)",
+        m->nops, (double)moved_all / 1048576.0, ET_ALONE_HBM_GBPS);
     return add_pieces(c, o, m);
 nomem:
     free(is_op);

@@ -127,16 +127,14 @@ int ie_step_pick(const ie_trace *e, const import_opts *o, const unsigned char *i
     if (!pick)
         pick = last_complete(w, (size_t)nw);
     if (pick != last && o->step < 0)
-        import_note(o,
-                    "shim-plan: %s: ProfilerStep#%lld, the last step, holds %zu operations (%zu "
-                    "nodes), fewer than any step before it: the profiler stopped it short; "
-                    "ProfilerStep#%lld, the last complete step, is the model (--step N picks "
-                    "another)\n",
-                    e->path, last->num, last->ops, last->nodes, pick->num);
-    import_note(o,
-                "shim-plan: %s: ProfilerStep#%lld (%zu nodes, %zu operations; steps #%lld to "
-                "#%lld in the trace)\n",
-                e->path, pick->num, pick->nodes, pick->ops, w[0].num, last->num);
+        import_note(o, e->path,
+                    "ProfilerStep#%lld, the last step, holds %zu operations (%zu nodes), fewer "
+                    "than any step before it: the profiler stopped it short; ProfilerStep#%lld, "
+                    "the last complete step, is the model (--step N picks another)",
+                    last->num, last->ops, last->nodes, pick->num);
+    import_note(o, e->path,
+                "ProfilerStep#%lld (%zu nodes, %zu operations; steps #%lld to #%lld in the trace)",
+                pick->num, pick->nodes, pick->ops, w[0].num, last->num);
     *s = (ie_step_window){.num = pick->num, .lo = pick->lo, .hi = pick->hi, .ops = pick->ops};
     free(w);
     return 1;

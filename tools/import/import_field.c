@@ -27,13 +27,15 @@ int import_fail(char *msg, size_t cap, const import_loc *loc, const char *key, s
     return -1;
 }
 
-void import_note(const import_opts *o, const char *fmt, ...)
+void import_note(const import_opts *o, const char *path, const char *fmt, ...)
 {
     if (!o->notes)
         return;
+    fprintf(o->notes, "shim-plan: %s: ", path);
     va_list ap;
     va_start(ap, fmt);
     vfprintf(o->notes, fmt, ap);
+    fputc('\n', o->notes);
     va_end(ap);
 }
 

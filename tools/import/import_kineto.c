@@ -166,12 +166,12 @@ static int add_resident(const ik_trace *t, const ik_step *s, const ik_index *ix,
         return 0;
     uint64_t left = (uint64_t)total - known;
     uint64_t piece = largest && largest < left ? largest : left;
-    import_note(o,
-                "shim-plan: %s: %llu bytes allocated before the step have no alloc event: %llu "
-                "cyclic allocations of at most %llu bytes (the largest the trace records), each "
-                "touched by every operation\n",
-                t->path, (unsigned long long)left, (unsigned long long)((left + piece - 1) / piece),
-                (unsigned long long)piece);
+    import_note(
+        o, t->path,
+        "%llu bytes allocated before the step have no alloc event: %llu cyclic allocations of at "
+        "most %llu bytes (the largest the trace records), each touched by every operation",
+        (unsigned long long)left, (unsigned long long)((left + piece - 1) / piece),
+        (unsigned long long)piece);
     import_ivec tv = {0};
     int rc = ik_index_range(ix, PLAN_NO_OP, PLAN_NO_OP, &tv);
     for (; !rc && left; left -= piece < left ? piece : left)
@@ -201,14 +201,12 @@ static int build(const ik_trace *t, const ik_step *s, const import_opts *o, plan
     if (rc)
         snprintf(msg, cap, "%s: error: out of memory, or too large for a model", t->path);
     else if (!t->nmem)
-        import_note(o,
-                    "shim-plan: %s: no [memory] events (profile with profile_memory=True): "
-                    "the model has operations only\n",
-                    t->path);
+        import_note(
+            o, t->path,
+            "no [memory] events (profile with profile_memory=True): the model has operations only");
     if (!rc && left_out)
-        import_note(o,
-                    "shim-plan: %s: %zu allocations live during no kernel of the step left out\n",
-                    t->path, left_out);
+        import_note(o, t->path, "%zu allocations live during no kernel of the step left out",
+                    left_out);
     free(rs.r);
     ik_index_free(&ix);
     return rc;

@@ -93,12 +93,12 @@ int ik_find_period(const ik_trace *t, const import_key *calls, const import_opts
     int found = first + p < n;
     if (found) {
         s->start = k[first].at, s->end = k[first + p].at;
-        import_note(o,
-                    "shim-plan: %s: no ProfilerStep#N annotations: a step of %zu kernels found "
-                    "from their repeating pattern (%zu occurrences from launch %zu on); the model "
-                    "is the last whole one another follows (launches %zu to %zu), starting after "
-                    "the host's longest pause in the pattern\n",
-                    t->path, p, (n - from) / p, from, first, first + p - 1);
+        import_note(
+            o, t->path,
+            "no ProfilerStep#N annotations: a step of %zu kernels found from their repeating "
+            "pattern (%zu occurrences from launch %zu on); the model is the last whole one another "
+            "follows (launches %zu to %zu), starting after the host's longest pause in the pattern",
+            p, (n - from) / p, from, first, first + p - 1);
     }
     free(pause);
     free(k);

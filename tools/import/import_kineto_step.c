@@ -45,10 +45,9 @@ static int pick_step(const ik_trace *t, const import_key *calls, const import_op
         if (found < 0)
             snprintf(msg, cap, "%s: error: out of memory", t->path);
         if (!found)
-            import_note(o,
-                        "shim-plan: %s: no ProfilerStep#N annotations, and no repeating pattern "
-                        "of kernels: the model is the whole trace as one step\n",
-                        t->path);
+            import_note(o, t->path,
+                        "no ProfilerStep#N annotations, and no repeating pattern of kernels: the "
+                        "model is the whole trace as one step");
         return found < 0 ? -1 : 0;
     }
     const ik_span *pick = NULL, *first = &t->step[0], *last = &t->step[0];
@@ -73,8 +72,8 @@ static int pick_step(const ik_trace *t, const import_key *calls, const import_op
         return -1;
     }
     s->start = pick->ts, s->end = pick->end;
-    import_note(o, "shim-plan: %s: %s (steps #%lld to #%lld in the trace; --step N picks one)\n",
-                t->path, pick->name, (long long)first->num, (long long)last->num);
+    import_note(o, t->path, "%s (steps #%lld to #%lld in the trace; --step N picks one)",
+                pick->name, (long long)first->num, (long long)last->num);
     return 0;
 }
 

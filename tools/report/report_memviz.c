@@ -78,39 +78,38 @@ static int64_t time_us(const report_trace *t, uint64_t t_ns)
     return ((int64_t)t->start_realtime_ns + since) / 1000;
 }
 
-/* The "frames" of an entry or block: for an allocation a (NULL: none), one frame that names it
-   (report_alloc_name; filename "libshim", line 0), which memory_viz shows where PyTorch shows the
-   Python stack. The i-th alloc record is the stats' i-th allocation (both keep every record). */
-static void frames(pk *p, const mv *m, const mv_alloc *a)
+/* Closes a trace entry or a block (a dict pk_item_dict opened) with its last key, "frames":
+   for an allocation a (NULL: none), one frame that names it (report_alloc_name; filename
+   "libshim", line 0), which memory_viz shows where PyTorch shows the Python stack. The i-th
+   alloc record is the stats' i-th allocation (both keep every record). */
+static void end_with_frames(pk *p, const mv *m, const mv_alloc *a)
 {
     pk_key(p, "frames");
     pk_list(p);
     size_t i = a ? (size_t)(a - m->allocs) : SIZE_MAX;
     if (m->s != NULL && i < m->s->nallocs) {
         char name[REPORT_ALLOC_NAME_MAX];
-        pk_item(p);
-        pk_dict(p);
+        pk_item_dict(p);
         pk_key_str(p, "filename", "libshim");
         pk_key_int(p, "line", 0);
         pk_key_str(p, "name", report_alloc_name(&m->s->allocs[i], m->s, name, sizeof name));
         pk_end(p);
     }
-    pk_end(p);
+    pk_end(p); /* frames */
+    pk_end(p); /* the entry or block */
 }
 
 static void event(mv *m, const char *action, uint64_t addr, uint64_t size, uint64_t stream,
                   uint64_t t_ns, const mv_alloc *a)
 {
     pk *p = m->p;
-    pk_item(p);
-    pk_dict(p);
+    pk_item_dict(p);
     pk_key_str(p, "action", action);
     pk_key_uint(p, "addr", addr);
     pk_key_uint(p, "size", size);
     pk_key_uint(p, "stream", stream);
     pk_key_int(p, "time_us", time_us(m->t, t_ns));
-    frames(p, m, a);
-    pk_end(p);
+    end_with_frames(p, m, a);
 }
 
 /* Index in m->open of the first live slab whose address is above addr. */
@@ -272,14 +271,12 @@ static int by_addr(const void *pa, const void *pb)
 static void block(pk *p, uint64_t addr, uint64_t size, uint64_t requested, const char *state,
                   const mv *m, const mv_alloc *a)
 {
-    pk_item(p);
-    pk_dict(p);
+    pk_item_dict(p);
     pk_key_uint(p, "address", addr);
     pk_key_uint(p, "size", size);
     pk_key_uint(p, "requested_size", requested);
     pk_key_str(p, "state", state);
-    frames(p, m, a);
-    pk_end(p);
+    end_with_frames(p, m, a);
 }
 
 /* The blocks of a slab: its live members (sorted by address, in members[0..n)) as
@@ -308,8 +305,7 @@ static uint64_t slab_blocks(pk *p, const mv *m, const mv_slab *s, const seg *mem
 static void segment(pk *p, uint32_t device, uint64_t addr, uint64_t size, uint64_t stream,
                     uint64_t held)
 {
-    pk_item(p);
-    pk_dict(p);
+    pk_item_dict(p);
     pk_key_int(p, "device", device);
     pk_key_uint(p, "address", addr);
     pk_key_uint(p, "total_size", size);

@@ -197,6 +197,13 @@ void pk_item(pk *p)
 }
 
 /* Contract in report_pickle.h. */
+void pk_item_dict(pk *p)
+{
+    pk_item(p);
+    pk_dict(p);
+}
+
+/* Contract in report_pickle.h. */
 void pk_key(pk *p, const char *key)
 {
     element(p, 1);

@@ -62,6 +62,8 @@ void pk_item(pk *p);
 void pk_key(pk *p, const char *key);
 /* Closes the innermost list or dict (the last batch's APPENDS or SETITEMS). */
 void pk_end(pk *p);
+/* A dict as the next element of the innermost list, in one call (pk_item, then pk_dict). */
+void pk_item_dict(pk *p);
 
 /* key and a value in the innermost dict, in one call. */
 void pk_key_int(pk *p, const char *key, int64_t v);

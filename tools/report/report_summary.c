@@ -8,6 +8,7 @@
 
 #include "shim_trace_format.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +109,45 @@ static void text_devices(FILE *out, const report_stats *s)
                     U(s->device_residency[d].moves.restores));
 }
 
+/* The counts of a trace, in the order both forms list them: summary's text ("key: N" lines) and
+   its JSON ("key": N members) both come from this table. mib: the text adds the value in MiB. */
+typedef struct count_field {
+    const char *key;
+    size_t off; /* of a uint64_t member of report_stats */
+    int mib;
+} count_field;
+
+/* The entry of a report_stats member; a member that is not a uint64_t does not compile. */
+#define COUNT(key, member, mib)                                                                    \
+    {                                                                                              \
+        key, _Generic(((report_stats *)0)->member, uint64_t : offsetof(report_stats, member)), mib \
+    }
+
+static const count_field counts[] = {
+    COUNT("iterations", iterations, 0),
+    COUNT("warmup_launches", warmup_launches, 0),
+    COUNT("launches", launches, 0),
+    COUNT("launches_per_iteration", launches_per_iteration, 0),
+    COUNT("allocations", allocations, 0),
+    COUNT("allocations_per_iteration", allocations_per_iteration, 0),
+    COUNT("frees", frees, 0),
+    COUNT("copies", copies, 0),
+    COUNT("syncs", syncs, 0),
+    COUNT("graph_launches", graph_launches, 0),
+    COUNT("kernel_times", kernel_times, 0),
+    COUNT("peak_device_bytes", peak_device_bytes, 1),
+    COUNT("peak_host_pinned_bytes", peak_host_bytes, 0),
+    COUNT("device_bytes_at_end", end_device_bytes, 0),
+    COUNT("unmatched_frees", unmatched_frees, 0),
+};
+
+#define NCOUNTS (sizeof counts / sizeof counts[0])
+
+static uint64_t count_of(const report_stats *s, const count_field *c)
+{
+    return *(const uint64_t *)((const char *)s + c->off);
+}
+
 static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
 {
     fprintf(out, "trace: ");
@@ -122,20 +162,14 @@ static void text_counts(FILE *out, const report_trace *t, const report_stats *s)
     text_limits(out, t, s);
     fprintf(out, "records: %zu\ndropped_records: %llu\nduration_ms: %.3f\n", t->n, U(t->dropped),
             (double)(s->last_ns - s->first_ns) / 1e6);
-    fprintf(out, "iterations: %llu\nwarmup_launches: %llu\nlaunches: %llu\n", U(s->iterations),
-            U(s->warmup_launches), U(s->launches));
-    fprintf(out,
-            "launches_per_iteration: %llu\nallocations: %llu\nallocations_per_iteration: "
-            "%llu\nfrees: %llu\n",
-            U(s->launches_per_iteration), U(s->allocations), U(s->allocations_per_iteration),
-            U(s->frees));
-    fprintf(out, "copies: %llu\nsyncs: %llu\ngraph_launches: %llu\nkernel_times: %llu\n",
-            U(s->copies), U(s->syncs), U(s->graph_launches), U(s->kernel_times));
-    fprintf(out, "peak_device_bytes: %llu (%.1f MiB)\npeak_host_pinned_bytes: %llu\n",
-            U(s->peak_device_bytes), (double)s->peak_device_bytes / 1048576.0,
-            U(s->peak_host_bytes));
-    fprintf(out, "device_bytes_at_end: %llu\nunmatched_frees: %llu\nnotes: %llu\n",
-            U(s->end_device_bytes), U(s->unmatched_frees), U(s->notes));
+    for (size_t i = 0; i < NCOUNTS; i++) {
+        uint64_t v = count_of(s, &counts[i]);
+        fprintf(out, "%s: %llu", counts[i].key, U(v));
+        if (counts[i].mib)
+            fprintf(out, " (%.1f MiB)", (double)v / 1048576.0);
+        fputc('\n', out);
+    }
+    fprintf(out, "notes: %llu\n", U(s->notes));
     for (size_t i = 0; i < t->n; i++) /* each note's text, in time order */
         if (t->recs[i].kind == SHIM_TRACE_NOTE) {
             fprintf(out, "note: ");
@@ -304,21 +338,8 @@ static void json_counts(FILE *out, const report_trace *t, const report_stats *s)
     fprintf(out, ", ");
     json_u(out, "records", t->n);
     json_u(out, "dropped_records", t->dropped);
-    json_u(out, "iterations", s->iterations);
-    json_u(out, "warmup_launches", s->warmup_launches);
-    json_u(out, "launches", s->launches);
-    json_u(out, "launches_per_iteration", s->launches_per_iteration);
-    json_u(out, "allocations", s->allocations);
-    json_u(out, "allocations_per_iteration", s->allocations_per_iteration);
-    json_u(out, "frees", s->frees);
-    json_u(out, "copies", s->copies);
-    json_u(out, "syncs", s->syncs);
-    json_u(out, "graph_launches", s->graph_launches);
-    json_u(out, "kernel_times", s->kernel_times);
-    json_u(out, "peak_device_bytes", s->peak_device_bytes);
-    json_u(out, "peak_host_pinned_bytes", s->peak_host_bytes);
-    json_u(out, "device_bytes_at_end", s->end_device_bytes);
-    json_u(out, "unmatched_frees", s->unmatched_frees);
+    for (size_t i = 0; i < NCOUNTS; i++)
+        json_u(out, counts[i].key, count_of(s, &counts[i]));
     fprintf(out, "\"notes\": [");
     for (size_t i = 0, k = 0; i < t->n; i++)
         if (t->recs[i].kind == SHIM_TRACE_NOTE) {
