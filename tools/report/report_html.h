@@ -1,6 +1,8 @@
 /* report_html.h — `shim-report html`: one self-contained HTML page of a trace. Shared by
  *   report_html.c         the page: skeleton, headline figures, configuration, the data block
  *   report_html_tables.c  the sortable tables (steps, plans, allocations, kernels, moves)
+ *   report_html_cells.c   the tables' header rows and cells, from each table's one list of
+ *                         columns (report_html_cells.h)
  *   report_html_svg.c     the charts, drawn here as inline SVG
  *   report_html_series.c  device memory over time by residency state, downsampled for the view
  *   report_html_axis.c    what the charts share: axes, grid, legends, bar counts

@@ -3,134 +3,52 @@
  * "text"), or of moves --json's totals; a number cell carries the value as summary --json
  * writes it in data-value (a JSON literal: 12, 3.250, true, null) and a readable form as text.
  * Columns the JSON lacks (born_ms, mean_us, ...) have data-extra. Clicking a header sorts (the
- * page's script, report_html.js). */
-#include "report_html.h"
+ * page's script, report_html.js). Each table's columns are one list of html_col, from which
+ * report_html_cells.c writes both its header row and every row's cells. */
+#include "report_html_cells.h"
 
 #include "base_order.h"
 
 #include "shim_trace.h"
 
-#include <math.h>
 #include <stdlib.h>
 
 #define U(x) ((unsigned long long)(x))
-
-typedef struct col {
-    const char *key, *label, *title;
-    int num, extra;
-} col;
-
-/* The table's id is pfx then id. */
-static void open_table(FILE *out, const char *pfx, const char *id, size_t rows, const col *cols,
-                       size_t ncols)
-{
-    fprintf(out,
-            "<div class=\"table-wrap\"><table class=\"sortable\" id=\"%s%s\" data-rows=\"%zu\">"
-            "<thead><tr>",
-            pfx, id, rows);
-    for (size_t i = 0; i < ncols; i++) {
-        fprintf(out, "<th data-key=\"%s\" data-type=\"%s\"%s%s", cols[i].key,
-                cols[i].num ? "num" : "text", cols[i].num ? "" : " class=\"text\"",
-                cols[i].extra ? " data-extra=\"1\"" : "");
-        if (cols[i].title)
-            fprintf(out, " title=\"%s\"", cols[i].title);
-        fprintf(out, ">%s</th>", cols[i].label);
-    }
-    fprintf(out, "</tr></thead>\n<tbody>\n");
-}
-
-static void close_table(FILE *out)
-{
-    fprintf(out, "</tbody></table></div>\n");
-}
-
-static void td_u(FILE *out, uint64_t v)
-{
-    fprintf(out, "<td data-value=\"%llu\">%llu</td>", U(v), U(v));
-}
-
-static void td_bytes(FILE *out, uint64_t v)
-{
-    fprintf(out, "<td data-value=\"%llu\" title=\"%llu bytes\">", U(v), U(v));
-    html_bytes(out, v);
-    fprintf(out, "</td>");
-}
-
-/* A cell with no value. */
-static void td_null(FILE *out)
-{
-    fprintf(out, "<td data-value=\"null\">-</td>");
-}
-
-/* A time: in microseconds (us != 0), shown as a duration with the value in its title, or in
-   milliseconds since the trace's start, shown as the text summary's columns show it; valid == 0:
-   null (no value). */
-static void td_time(FILE *out, double v, int valid, int us)
-{
-    if (!valid) {
-        td_null(out);
-        return;
-    }
-    fprintf(out, "<td data-value=\"");
-    html_double(out, v);
-    if (us) {
-        fprintf(out, "\" title=\"");
-        html_double(out, v);
-        fprintf(out, " us\">");
-        html_duration_us(out, v);
-    } else {
-        fprintf(out, "\">");
-        html_double(out, v);
-    }
-    fprintf(out, "</td>");
-}
-
-static void td_us(FILE *out, double us, int valid)
-{
-    td_time(out, us, valid, 1);
-}
-
-static void td_ms(FILE *out, double ms, int valid)
-{
-    td_time(out, ms, valid, 0);
-}
-
-static void td_bool(FILE *out, int v)
-{
-    fprintf(out, "<td data-value=\"%s\">%s</td>", v ? "true" : "false", v ? "yes" : "no");
-}
-
-static void td_text(FILE *out, const char *s)
-{
-    fprintf(out, "<td class=\"text\">");
-    html_text(out, s);
-    fprintf(out, "</td>");
-}
 
 static void empty(FILE *out, const char *pfx, const char *id, const char *what)
 {
     fprintf(out, "<p class=\"empty\" id=\"%s%s\">%s</p>\n", pfx, id, what);
 }
 
-#define NCOLS(a) (sizeof(a) / sizeof(a)[0])
+/* A step's wall time (report_step_wall_us), null when it has none. */
+static html_cell step_wall(html_row *r, const void *part)
+{
+    (void)r;
+    double w = report_step_wall_us(part);
+    return (html_cell){.d = w, .null = !(w >= 0)};
+}
 
 /* Contract in report_html.h. */
 void html_table_steps(html_page *p)
 {
-    static const col cols[] = {
-        {"step", "step", NULL, 1, 0},
-        {"first_seq", "first launch", NULL, 1, 0},
-        {"launches", "launches", NULL, 1, 0},
-        {"allocations", "allocs", NULL, 1, 0},
-        {"frees", "frees", NULL, 1, 0},
-        {"peak_device_bytes", "peak device", NULL, 1, 0},
-        {"wall_us", "wall", "the step's window in the trace", 1, 0},
-        {"stall_us", "stall", "time the program stalled on residency", 1, 0},
-        {"evictions", "evictions", NULL, 1, 0},
-        {"cancelled_evictions", "cancelled", NULL, 1, 0},
-        {"restores", "restores", NULL, 1, 0},
-        {"bytes_to_host", "to host", NULL, 1, 0},
-        {"bytes_to_device", "to device", NULL, 1, 0},
+    static const html_col cols[] = {
+        {"step", "step", NULL, 0, HTML_C_COUNT(report_step, step)},
+        {"first_seq", "first launch", NULL, 0, HTML_C_COUNT(report_step, first_seq)},
+        {"launches", "launches", NULL, 0, HTML_C_COUNT(report_step, launches)},
+        {"allocations", "allocs", NULL, 0, HTML_C_COUNT(report_step, allocations)},
+        {"frees", "frees", NULL, 0, HTML_C_COUNT(report_step, frees)},
+        {"peak_device_bytes", "peak device", NULL, 0, HTML_C_BYTES(report_step, peak_device_bytes)},
+        {"wall_us", "wall", "the step's window in the trace", 0, HTML_C_GET(HTML_US, step_wall)},
+        {"stall_us", "stall", "time the program stalled on residency", 0,
+         HTML_C_NS(report_step, residency.stall_ns)},
+        {"evictions", "evictions", NULL, 0, HTML_C_COUNT(report_step, residency.moves.evictions)},
+        {"cancelled_evictions", "cancelled", NULL, 0,
+         HTML_C_COUNT(report_step, residency.moves.cancelled_evictions)},
+        {"restores", "restores", NULL, 0, HTML_C_COUNT(report_step, residency.moves.restores)},
+        {"bytes_to_host", "to host", NULL, 0,
+         HTML_C_BYTES(report_step, residency.moves.bytes_to_host)},
+        {"bytes_to_device", "to device", NULL, 0,
+         HTML_C_BYTES(report_step, residency.moves.bytes_to_device)},
     };
     FILE *out = p->out;
     const report_stats *s = p->s;
@@ -139,52 +57,40 @@ void html_table_steps(html_page *p)
         return;
     }
     fprintf(out, "<details open><summary>%zu steps</summary>\n", s->nsteps);
-    open_table(out, p->pfx, "steps-table", s->nsteps, cols, NCOLS(cols));
+    html_cols_open(out, p->pfx, "steps-table", s->nsteps, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < s->nsteps; i++) {
-        const report_step *st = &s->steps[i];
-        const report_residency *x = &st->residency;
-        double wall = report_step_wall_us(st);
+        html_row r = {.part = {&s->steps[i]}, .i = i, .p = p};
         fprintf(out, "<tr>");
-        td_u(out, st->step);
-        td_u(out, st->first_seq);
-        td_u(out, st->launches);
-        td_u(out, st->allocations);
-        td_u(out, st->frees);
-        td_bytes(out, st->peak_device_bytes);
-        td_us(out, wall, wall >= 0);
-        td_us(out, (double)x->stall_ns / 1e3, 1);
-        td_u(out, x->moves.evictions);
-        td_u(out, x->moves.cancelled_evictions);
-        td_u(out, x->moves.restores);
-        td_bytes(out, x->moves.bytes_to_host);
-        td_bytes(out, x->moves.bytes_to_device);
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
     fprintf(out, "</details>\n");
 }
 
 /* Contract in report_html.h. */
 void html_table_plans(html_page *p)
 {
-    static const col cols[] = {
-        {"index", "plan", "its index in summary --json's plans", 1, 1},
-        {"first_seq", "installed at launch", NULL, 1, 0},
-        {"model_step", "made from step", NULL, 1, 0},
-        {"step_len", "launches per step", NULL, 1, 0},
-        {"budget_bytes", "budget", NULL, 1, 0},
-        {"predicted_us", "predicted step", NULL, 1, 0},
-        {"stall_us", "predicted stall", NULL, 1, 0},
-        {"bound_us", "lower bound", NULL, 1, 0},
-        {"native_us", "native step", NULL, 1, 0},
-        {"predicted_peak_bytes", "predicted peak", NULL, 1, 0},
-        {"native_peak_bytes", "native peak", NULL, 1, 0},
-        {"floor_bytes", "floor", NULL, 1, 0},
-        {"bytes_to_host", "to host", NULL, 1, 0},
-        {"bytes_to_device", "to device", NULL, 1, 0},
-        {"evictions", "evictions", NULL, 1, 0},
-        {"prefetches", "prefetches", NULL, 1, 0},
-        {"feasible", "feasible", NULL, 1, 0},
+    static const html_col cols[] = {
+        {"index", "plan", "its index in summary --json's plans", 1,
+         HTML_C_GET(HTML_COUNT, html_cell_index)},
+        {"first_seq", "installed at launch", NULL, 0, HTML_C_COUNT(report_plan, first_seq)},
+        {"model_step", "made from step", NULL, 0, HTML_C_COUNT(report_plan, model_step)},
+        {"step_len", "launches per step", NULL, 0, HTML_C_COUNT(report_plan, step_len)},
+        {"budget_bytes", "budget", NULL, 0, HTML_C_BYTES(report_plan, budget_bytes)},
+        {"predicted_us", "predicted step", NULL, 0, HTML_C_FINITE(report_plan, predicted_us)},
+        {"stall_us", "predicted stall", NULL, 0, HTML_C_FINITE(report_plan, stall_us)},
+        {"bound_us", "lower bound", NULL, 0, HTML_C_FINITE(report_plan, bound_us)},
+        {"native_us", "native step", NULL, 0, HTML_C_FINITE(report_plan, native_us)},
+        {"predicted_peak_bytes", "predicted peak", NULL, 0,
+         HTML_C_BYTES(report_plan, predicted_peak_bytes)},
+        {"native_peak_bytes", "native peak", NULL, 0, HTML_C_BYTES(report_plan, native_peak_bytes)},
+        {"floor_bytes", "floor", NULL, 0, HTML_C_BYTES(report_plan, floor_bytes)},
+        {"bytes_to_host", "to host", NULL, 0, HTML_C_BYTES(report_plan, bytes_to_host)},
+        {"bytes_to_device", "to device", NULL, 0, HTML_C_BYTES(report_plan, bytes_to_device)},
+        {"evictions", "evictions", NULL, 0, HTML_C_COUNT(report_plan, evictions)},
+        {"prefetches", "prefetches", NULL, 0, HTML_C_COUNT(report_plan, prefetches)},
+        {"feasible", "feasible", NULL, 0, HTML_C_BOOL(report_plan, feasible)},
     };
     FILE *out = p->out;
     const report_trace *t = p->t;
@@ -195,51 +101,59 @@ void html_table_plans(html_page *p)
         return;
     }
     fprintf(out, "<h3>Plans (the planner's prediction for one step)</h3>\n");
-    open_table(out, p->pfx, "plans-table", t->nplans, cols, NCOLS(cols));
+    html_cols_open(out, p->pfx, "plans-table", t->nplans, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < t->nplans; i++) {
-        const report_plan *pl = &t->plans[i];
+        html_row r = {.part = {&t->plans[i]}, .i = i, .p = p};
         fprintf(out, "<tr>");
-        td_u(out, i);
-        td_u(out, pl->first_seq);
-        td_u(out, pl->model_step);
-        td_u(out, pl->step_len);
-        td_bytes(out, pl->budget_bytes);
-        td_us(out, pl->predicted_us, isfinite(pl->predicted_us));
-        td_us(out, pl->stall_us, isfinite(pl->stall_us));
-        td_us(out, pl->bound_us, isfinite(pl->bound_us));
-        td_us(out, pl->native_us, isfinite(pl->native_us));
-        td_bytes(out, pl->predicted_peak_bytes);
-        td_bytes(out, pl->native_peak_bytes);
-        td_bytes(out, pl->floor_bytes);
-        td_bytes(out, pl->bytes_to_host);
-        td_bytes(out, pl->bytes_to_device);
-        td_u(out, pl->evictions);
-        td_u(out, pl->prefetches);
-        td_bool(out, pl->feasible != 0);
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
 }
 
-/* Contract in report_html.h. */
+/* The plan in force in a step under a plan (part: its report_plan_row), null when none. */
+static html_cell row_plan(html_row *r, const void *part)
+{
+    (void)r;
+    const report_plan_row *v = part;
+    return (html_cell){.u = v->plan, .null = v->plan == SIZE_MAX};
+}
+
+/* A step under a plan's wall time (report_plan_row_wall_us), null when it has none. */
+static html_cell row_wall(html_row *r, const void *part)
+{
+    (void)r;
+    double w = report_plan_row_wall_us(part);
+    return (html_cell){.d = w, .null = !(w >= 0)};
+}
+
+/* Contract in report_html.h. Each row's parts: the plan_step record, the plan in force (NULL:
+   none, its cells null) and the row of report_plan_rows. */
 void html_table_plan_steps(html_page *p)
 {
-    static const col cols[] = {
-        {"step", "step", NULL, 1, 0},
-        {"first_seq", "first launch", NULL, 1, 0},
-        {"plan", "plan", NULL, 1, 0},
-        {"wall_us", "wall", "from the mark of the step before to its own (host clock)", 1, 0},
-        {"predicted_us", "predicted", "the plan's step time (model time)", 1, 0},
-        {"stall_us", "stall", NULL, 1, 0},
-        {"evictions", "planned evictions", NULL, 1, 0},
-        {"prefetches", "prefetches", NULL, 1, 0},
-        {"missing", "missing", "planned moves whose allocation was absent or busy", 1, 0},
-        {"departures", "departures", "touches before the planned prefetch", 1, 0},
-        {"reactive_evictions", "reactive", "evictions for room under the plan", 1, 0},
-        {"bytes_to_host", "to host", NULL, 1, 0},
-        {"predicted_bytes_to_host", "predicted to host", NULL, 1, 0},
-        {"bytes_to_device", "to device", NULL, 1, 0},
-        {"predicted_bytes_to_device", "predicted to device", NULL, 1, 0},
+    static const html_col cols[] = {
+        {"step", "step", NULL, 0, HTML_C_COUNT(report_plan_step, step)},
+        {"first_seq", "first launch", NULL, 0, HTML_C_COUNT(report_plan_step, first_seq)},
+        {"plan", "plan", NULL, 0, HTML_C_GET(HTML_COUNT, row_plan), .part = 2},
+        {"wall_us", "wall", "from the mark of the step before to its own (host clock)", 0,
+         HTML_C_GET(HTML_US, row_wall), .part = 2},
+        {"predicted_us", "predicted", "the plan's step time (model time)", 0,
+         HTML_C_US(report_plan, predicted_us), .part = 1},
+        {"stall_us", "stall", NULL, 0, HTML_C_NS(report_plan_step, stall_ns)},
+        {"evictions", "planned evictions", NULL, 0, HTML_C_COUNT(report_plan_step, evictions)},
+        {"prefetches", "prefetches", NULL, 0, HTML_C_COUNT(report_plan_step, prefetches)},
+        {"missing", "missing", "planned moves whose allocation was absent or busy", 0,
+         HTML_C_COUNT(report_plan_step, missing)},
+        {"departures", "departures", "touches before the planned prefetch", 0,
+         HTML_C_COUNT(report_plan_step, departures)},
+        {"reactive_evictions", "reactive", "evictions for room under the plan", 0,
+         HTML_C_COUNT(report_plan_step, reactive_evictions)},
+        {"bytes_to_host", "to host", NULL, 0, HTML_C_BYTES(report_plan_step, bytes_to_host)},
+        {"predicted_bytes_to_host", "predicted to host", NULL, 0,
+         HTML_C_BYTES(report_plan, bytes_to_host), .part = 1},
+        {"bytes_to_device", "to device", NULL, 0, HTML_C_BYTES(report_plan_step, bytes_to_device)},
+        {"predicted_bytes_to_device", "predicted to device", NULL, 0,
+         HTML_C_BYTES(report_plan, bytes_to_device), .part = 1},
     };
     FILE *out = p->out;
     const report_trace *t = p->t;
@@ -247,52 +161,49 @@ void html_table_plan_steps(html_page *p)
     if (v == NULL)
         return;
     fprintf(out, "<h3>Steps under a plan</h3>\n");
-    open_table(out, p->pfx, "plan-steps-table", t->nplan_steps, cols, NCOLS(cols));
+    html_cols_open(out, p->pfx, "plan-steps-table", t->nplan_steps, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < t->nplan_steps; i++) {
-        const report_plan_step *ps = v[i].ps;
         const report_plan *pl = v[i].plan == SIZE_MAX ? NULL : &t->plans[v[i].plan];
-        double wall = report_plan_row_wall_us(&v[i]);
+        html_row r = {.part = {v[i].ps, pl, &v[i]}, .i = i, .p = p};
         fprintf(out, "<tr>");
-        td_u(out, ps->step);
-        td_u(out, ps->first_seq);
-        if (pl)
-            td_u(out, v[i].plan);
-        else
-            td_null(out);
-        td_us(out, wall, wall >= 0);
-        td_us(out, pl ? pl->predicted_us : 0, pl != NULL);
-        td_us(out, (double)ps->stall_ns / 1e3, 1);
-        td_u(out, ps->evictions);
-        td_u(out, ps->prefetches);
-        td_u(out, ps->missing);
-        td_u(out, ps->departures);
-        td_u(out, ps->reactive_evictions);
-        td_bytes(out, ps->bytes_to_host);
-        if (pl)
-            td_bytes(out, pl->bytes_to_host);
-        else
-            td_null(out);
-        td_bytes(out, ps->bytes_to_device);
-        if (pl)
-            td_bytes(out, pl->bytes_to_device);
-        else
-            td_null(out);
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
     free(v);
 }
 
-/* Contract in report_html.h. */
+/* Device r->i's allocations, peak and budget (the stats' per-device arrays). */
+static html_cell device_allocs(html_row *r, const void *part)
+{
+    (void)part;
+    return (html_cell){.u = r->p->s->device_allocs[r->i]};
+}
+
+static html_cell device_peak(html_row *r, const void *part)
+{
+    (void)part;
+    return (html_cell){.u = r->p->s->device_peak[r->i]};
+}
+
+static html_cell device_budget(html_row *r, const void *part)
+{
+    (void)part;
+    return (html_cell){.u = r->p->s->device_budget[r->i]};
+}
+
+/* Contract in report_html.h. A row's index is its device; its part, that device's residency. */
 void html_table_devices(html_page *p)
 {
-    static const col cols[] = {
-        {"device", "device", NULL, 1, 0},
-        {"allocations", "allocations", NULL, 1, 0},
-        {"peak_bytes", "peak", "the most bytes its allocations held at once", 1, 0},
-        {"budget_bytes", "budget", "its residency manager's budget (0: none recorded)", 1, 0},
-        {"evictions", "evictions", NULL, 1, 0},
-        {"restores", "restores", NULL, 1, 0},
+    static const html_col cols[] = {
+        {"device", "device", NULL, 0, HTML_C_GET(HTML_COUNT, html_cell_index)},
+        {"allocations", "allocations", NULL, 0, HTML_C_GET(HTML_COUNT, device_allocs)},
+        {"peak_bytes", "peak", "the most bytes its allocations held at once", 0,
+         HTML_C_GET(HTML_BYTES, device_peak)},
+        {"budget_bytes", "budget", "its residency manager's budget (0: none recorded)", 0,
+         HTML_C_GET(HTML_BYTES, device_budget)},
+        {"evictions", "evictions", NULL, 0, HTML_C_COUNT(report_residency, moves.evictions)},
+        {"restores", "restores", NULL, 0, HTML_C_COUNT(report_residency, moves.restores)},
     };
     const report_stats *s = p->s;
     size_t n = 0;
@@ -306,34 +217,62 @@ void html_table_devices(html_page *p)
             "its memory chart above and its lanes in the moves timeline, and its budget and "
             "moves in this table.</p>\n",
             p->pfx, n, s->primary_device);
-    open_table(p->out, p->pfx, "devices-table", n, cols, NCOLS(cols));
+    html_cols_open(p->out, p->pfx, "devices-table", n, cols, HTML_NCOLS(cols));
     for (uint32_t d = 0; d < s->ndevices; d++) {
         if (!s->device_allocs[d])
             continue;
+        html_row r = {.part = {&s->device_residency[d]}, .i = d, .p = p};
         fprintf(p->out, "<tr>");
-        td_u(p->out, d);
-        td_u(p->out, s->device_allocs[d]);
-        td_bytes(p->out, s->device_peak[d]);
-        td_bytes(p->out, s->device_budget[d]);
-        td_u(p->out, s->device_residency[d].moves.evictions);
-        td_u(p->out, s->device_residency[d].moves.restores);
+        html_cols_row(p->out, cols, HTML_NCOLS(cols), &r);
         fprintf(p->out, "</tr>\n");
     }
-    close_table(p->out);
+    html_cols_close(p->out);
+}
+
+/* An allocation's kind, times (ms since the trace's start; freed: null unless it was), whether
+   it was freed, and its name (report_alloc_name, in r->name); part: the report_alloc. */
+static html_cell alloc_kind(html_row *r, const void *part)
+{
+    (void)r;
+    return (html_cell){.s = report_alloc_kind_name(((const report_alloc *)part)->kind)};
+}
+
+static html_cell alloc_born(html_row *r, const void *part)
+{
+    return (html_cell){.d = html_ms(r->p->t, ((const report_alloc *)part)->t_alloc)};
+}
+
+static html_cell alloc_freed_ms(html_row *r, const void *part)
+{
+    const report_alloc *a = part;
+    return (html_cell){.d = html_ms(r->p->t, a->t_free), .null = !a->freed};
+}
+
+static html_cell alloc_freed(html_row *r, const void *part)
+{
+    (void)r;
+    return (html_cell){.u = ((const report_alloc *)part)->freed != 0};
+}
+
+static html_cell alloc_name(html_row *r, const void *part)
+{
+    return (html_cell){.s = report_alloc_name(part, r->p->s, r->name, sizeof r->name)};
 }
 
 /* Contract in report_html.h. */
 void html_table_allocs(html_page *p)
 {
-    static const col cols[] = {
-        {"bytes", "bytes", NULL, 1, 0},
-        {"kind", "kind", NULL, 0, 0},
-        {"born_ms", "born (ms)", "ms since the trace's start", 1, 1},
-        {"freed_ms", "freed (ms)", "ms since the trace's start", 1, 1},
-        {"freed", "freed", NULL, 1, 0},
-        {"touches", "touches", "launches whose parameters pointed into it", 1, 0},
+    static const html_col cols[] = {
+        {"bytes", "bytes", NULL, 0, HTML_C_BYTES(report_alloc, bytes)},
+        {"kind", "kind", NULL, 0, HTML_C_GET(HTML_TEXT, alloc_kind)},
+        {"born_ms", "born (ms)", "ms since the trace's start", 1, HTML_C_GET(HTML_MS, alloc_born)},
+        {"freed_ms", "freed (ms)", "ms since the trace's start", 1,
+         HTML_C_GET(HTML_MS, alloc_freed_ms)},
+        {"freed", "freed", NULL, 0, HTML_C_GET(HTML_BOOL, alloc_freed)},
+        {"touches", "touches", "launches whose parameters pointed into it", 0,
+         HTML_C_COUNT(report_alloc, touches)},
         {"name", "name", "what libshim sees of it: size, role in the step, first .. last kernel", 0,
-         0},
+         HTML_C_GET(HTML_TEXT, alloc_name)},
     };
     FILE *out = p->out;
     size_t n;
@@ -343,21 +282,14 @@ void html_table_allocs(html_page *p)
         free(v);
         return;
     }
-    open_table(out, p->pfx, "allocations-table", n, cols, NCOLS(cols));
+    html_cols_open(out, p->pfx, "allocations-table", n, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
-        const report_alloc *a = v[i];
-        fprintf(out, "<tr data-alloc-id=\"%llu\">", U(a->id)); /* for programs, not shown */
-        td_bytes(out, a->bytes);
-        td_text(out, report_alloc_kind_name(a->kind));
-        td_ms(out, html_ms(p->t, a->t_alloc), 1);
-        td_ms(out, html_ms(p->t, a->t_free), a->freed);
-        td_bool(out, a->freed);
-        td_u(out, a->touches);
-        char name[REPORT_ALLOC_NAME_MAX];
-        td_text(out, report_alloc_name(a, p->s, name, sizeof name));
+        html_row r = {.part = {v[i]}, .i = i, .p = p};
+        fprintf(out, "<tr data-alloc-id=\"%llu\">", U(v[i]->id)); /* for programs, not shown */
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
     free(v);
 }
 
@@ -375,15 +307,15 @@ static int by_moved_bytes(const void *pa, const void *pb)
 }
 
 /* The allocations (not slabs) that moved, by bytes moved, at most p->top: "moves-by-allocation"
-   with each one's name. */
+   with each one's name. Each row's parts: its moved, and the allocation. */
 static void table_moved_allocs(html_page *p)
 {
-    static const col cols[] = {
-        {"moves", "moves", NULL, 1, 0},
-        {"bytes_to_host", "to host", NULL, 1, 0},
-        {"bytes_to_device", "to device", NULL, 1, 0},
+    static const html_col cols[] = {
+        {"moves", "moves", NULL, 0, HTML_C_COUNT(moved, moves)},
+        {"bytes_to_host", "to host", NULL, 0, HTML_C_BYTES(moved, to_host)},
+        {"bytes_to_device", "to device", NULL, 0, HTML_C_BYTES(moved, to_device)},
         {"name", "name", "what libshim sees of it: size, role in the step, first .. last kernel", 0,
-         0},
+         HTML_C_GET(HTML_TEXT, alloc_name), .part = 1},
     };
     const report_moves *m = p->m;
     moved *v = calloc(p->s->nallocs + 1, sizeof *v); /* by the allocation's index */
@@ -404,32 +336,53 @@ static void table_moved_allocs(html_page *p)
         qsort(v, n, sizeof *v, by_moved_bytes);
         n = n < (size_t)p->top ? n : (size_t)p->top;
         fprintf(p->out, "<h3>Most moved allocations</h3>\n");
-        open_table(p->out, p->pfx, "moves-by-allocation", n, cols, NCOLS(cols));
+        html_cols_open(p->out, p->pfx, "moves-by-allocation", n, cols, HTML_NCOLS(cols));
         for (size_t i = 0; i < n; i++) {
-            char name[REPORT_ALLOC_NAME_MAX];
+            html_row r = {.part = {&v[i], v[i].a}, .i = i, .p = p};
             fprintf(p->out, "<tr data-alloc-id=\"%llu\">", U(v[i].a->id));
-            td_u(p->out, v[i].moves);
-            td_bytes(p->out, v[i].to_host);
-            td_bytes(p->out, v[i].to_device);
-            td_text(p->out, report_alloc_name(v[i].a, p->s, name, sizeof name));
+            html_cols_row(p->out, cols, HTML_NCOLS(cols), &r);
             fprintf(p->out, "</tr>\n");
         }
-        close_table(p->out);
+        html_cols_close(p->out);
     }
     free(v);
+}
+
+/* A kernel's mean, least and most measured time; null when none of its launches was timed. */
+static html_cell kernel_mean(html_row *r, const void *part)
+{
+    (void)r;
+    const report_kernel *k = part;
+    return (html_cell){.d = k->timed ? k->total_us / (double)k->timed : 0, .null = k->timed == 0};
+}
+
+static html_cell kernel_min(html_row *r, const void *part)
+{
+    (void)r;
+    const report_kernel *k = part;
+    return (html_cell){.d = k->min_us, .null = k->timed == 0};
+}
+
+static html_cell kernel_max(html_row *r, const void *part)
+{
+    (void)r;
+    const report_kernel *k = part;
+    return (html_cell){.d = k->max_us, .null = k->timed == 0};
 }
 
 /* Contract in report_html.h. */
 void html_table_kernels(html_page *p)
 {
-    static const col cols[] = {
-        {"name", "kernel", NULL, 0, 0},
-        {"launches", "launches", NULL, 1, 0},
-        {"timed_launches", "timed", "launches with a measured time", 1, 0},
-        {"total_us", "total", "measured time of the timed launches", 1, 0},
-        {"mean_us", "mean", NULL, 1, 1},
-        {"min_us", "min", NULL, 1, 1},
-        {"max_us", "max", NULL, 1, 1},
+    static const html_col cols[] = {
+        {"name", "kernel", NULL, 0, HTML_C_TEXT(report_kernel, name)},
+        {"launches", "launches", NULL, 0, HTML_C_COUNT(report_kernel, launches)},
+        {"timed_launches", "timed", "launches with a measured time", 0,
+         HTML_C_COUNT(report_kernel, timed)},
+        {"total_us", "total", "measured time of the timed launches", 0,
+         HTML_C_US(report_kernel, total_us)},
+        {"mean_us", "mean", NULL, 1, HTML_C_GET(HTML_US, kernel_mean)},
+        {"min_us", "min", NULL, 1, HTML_C_GET(HTML_US, kernel_min)},
+        {"max_us", "max", NULL, 1, HTML_C_GET(HTML_US, kernel_max)},
     };
     FILE *out = p->out;
     const report_stats *s = p->s;
@@ -438,20 +391,14 @@ void html_table_kernels(html_page *p)
         empty(out, p->pfx, "kernels-table", "No kernel launch was recorded.");
         return;
     }
-    open_table(out, p->pfx, "kernels-table", n, cols, NCOLS(cols));
+    html_cols_open(out, p->pfx, "kernels-table", n, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < n; i++) {
-        const report_kernel *k = &s->kernels[i];
+        html_row r = {.part = {&s->kernels[i]}, .i = i, .p = p};
         fprintf(out, "<tr>");
-        td_text(out, k->name);
-        td_u(out, k->launches);
-        td_u(out, k->timed);
-        td_us(out, k->total_us, 1);
-        td_us(out, k->timed ? k->total_us / (double)k->timed : 0, k->timed > 0);
-        td_us(out, k->min_us, k->timed > 0);
-        td_us(out, k->max_us, k->timed > 0);
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
     if (s->nkernels > n)
         fprintf(out,
                 "<p class=\"note\">%zu more kernels: <code>shim-report kernels</code> lists "
@@ -459,11 +406,38 @@ void html_table_kernels(html_page *p)
                 s->nkernels - n);
 }
 
+/* Reason r->i's and outcome r->i's names and moves (part: the report_moves). */
+static html_cell reason_name(html_row *r, const void *part)
+{
+    (void)part;
+    return (html_cell){.s = r->i == 0 ? "other" : report_move_reason_name((uint32_t)r->i)};
+}
+
+static html_cell reason_moves(html_row *r, const void *part)
+{
+    return (html_cell){.u = ((const report_moves *)part)->by_reason[r->i]};
+}
+
+static html_cell outcome_name(html_row *r, const void *part)
+{
+    (void)part;
+    return (html_cell){.s = report_outcome_name((uint32_t)r->i)};
+}
+
+static html_cell outcome_moves(html_row *r, const void *part)
+{
+    return (html_cell){.u = ((const report_moves *)part)->by_outcome[r->i]};
+}
+
 /* Contract in report_html.h. The moves by reason and by outcome (moves --json's totals). */
 void html_table_moves(html_page *p)
 {
-    static const col rcols[] = {{"reason", "reason", NULL, 0, 0}, {"moves", "moves", NULL, 1, 0}};
-    static const col ocols[] = {{"outcome", "outcome", NULL, 0, 0}, {"moves", "moves", NULL, 1, 0}};
+    static const html_col rcols[] = {
+        {"reason", "reason", NULL, 0, HTML_C_GET(HTML_TEXT, reason_name)},
+        {"moves", "moves", NULL, 0, HTML_C_GET(HTML_COUNT, reason_moves)}};
+    static const html_col ocols[] = {
+        {"outcome", "outcome", NULL, 0, HTML_C_GET(HTML_TEXT, outcome_name)},
+        {"moves", "moves", NULL, 0, HTML_C_GET(HTML_COUNT, outcome_moves)}};
     FILE *out = p->out;
     const report_moves *m = p->m;
     if (m->nmoves == 0) {
@@ -474,23 +448,22 @@ void html_table_moves(html_page *p)
         return;
     }
     fprintf(out, "<div class=\"side\">\n");
-    open_table(out, p->pfx, "moves-by-reason", REPORT_REASONS, rcols, NCOLS(rcols));
+    html_cols_open(out, p->pfx, "moves-by-reason", REPORT_REASONS, rcols, HTML_NCOLS(rcols));
     for (uint32_t i = 1; i <= REPORT_REASONS; i++) { /* "other" (0) last, as moves --json */
-        uint32_t r = i % REPORT_REASONS;
+        html_row r = {.part = {m}, .i = i % REPORT_REASONS, .p = p};
         fprintf(out, "<tr>");
-        td_text(out, r == 0 ? "other" : report_move_reason_name(r));
-        td_u(out, m->by_reason[r]);
+        html_cols_row(out, rcols, HTML_NCOLS(rcols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
-    open_table(out, p->pfx, "moves-by-outcome", REPORT_OUTCOMES, ocols, NCOLS(ocols));
+    html_cols_close(out);
+    html_cols_open(out, p->pfx, "moves-by-outcome", REPORT_OUTCOMES, ocols, HTML_NCOLS(ocols));
     for (uint32_t i = 0; i < REPORT_OUTCOMES; i++) {
+        html_row r = {.part = {m}, .i = i, .p = p};
         fprintf(out, "<tr>");
-        td_text(out, report_outcome_name(i));
-        td_u(out, m->by_outcome[i]);
+        html_cols_row(out, ocols, HTML_NCOLS(ocols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
     fprintf(out, "</div>\n<p class=\"note\">%zu moves; ", m->nmoves);
     html_bytes(out, m->bytes_to_host);
     fprintf(out, " to the host, ");
@@ -500,43 +473,53 @@ void html_table_moves(html_page *p)
     table_moved_allocs(p);
 }
 
-/* Contract in report_html.h. */
+/* A rank's steps (its stats' nsteps) and median step time (null when it has no step). */
+static html_cell rank_steps(html_row *r, const void *part)
+{
+    (void)r;
+    return (html_cell){.u = ((const report_stats *)part)->nsteps};
+}
+
+static html_cell rank_median(html_row *r, const void *part)
+{
+    (void)r;
+    double ms = ((const report_rank *)part)->median_step_ms;
+    return (html_cell){.d = ms, .null = !(ms >= 0)};
+}
+
+/* Contract in report_html.h. Each row's parts: the report_rank, its stats and its trace. */
 void html_table_ranks(FILE *out, const report_ranks *rk)
 {
-    static const col cols[] = {
-        {"rank", "rank", NULL, 1, 0},
-        {"pid", "pid", NULL, 1, 0},
-        {"iterations", "steps", NULL, 1, 0},
-        {"median_step_ms", "median step", "the median of the steps' wall times, ms", 1, 0},
-        {"peak_device_bytes", "peak device", NULL, 1, 0},
-        {"evictions", "evictions", NULL, 1, 0},
-        {"cancelled_evictions", "cancelled", NULL, 1, 0},
-        {"restores", "restores", NULL, 1, 0},
-        {"bytes_to_host", "to host", NULL, 1, 0},
-        {"bytes_to_device", "to device", NULL, 1, 0},
-        {"stalls", "stalls", NULL, 1, 0},
-        {"stall_us", "stalled", "time the program stalled on residency", 1, 0},
-        {"trace", "trace", NULL, 0, 0},
+    static const html_col cols[] = {
+        {"rank", "rank", NULL, 0, HTML_C_INT(report_trace, rank), .part = 2},
+        {"pid", "pid", NULL, 0, HTML_C_INT(report_trace, pid), .part = 2},
+        {"iterations", "steps", NULL, 0, HTML_C_GET(HTML_COUNT, rank_steps), .part = 1},
+        {"median_step_ms", "median step", "the median of the steps' wall times, ms", 0,
+         HTML_C_GET(HTML_MS, rank_median)},
+        {"peak_device_bytes", "peak device", NULL, 0, HTML_C_BYTES(report_stats, peak_device_bytes),
+         .part = 1},
+        {"evictions", "evictions", NULL, 0, HTML_C_COUNT(report_stats, residency.moves.evictions),
+         .part = 1},
+        {"cancelled_evictions", "cancelled", NULL, 0,
+         HTML_C_COUNT(report_stats, residency.moves.cancelled_evictions), .part = 1},
+        {"restores", "restores", NULL, 0, HTML_C_COUNT(report_stats, residency.moves.restores),
+         .part = 1},
+        {"bytes_to_host", "to host", NULL, 0,
+         HTML_C_BYTES(report_stats, residency.moves.bytes_to_host), .part = 1},
+        {"bytes_to_device", "to device", NULL, 0,
+         HTML_C_BYTES(report_stats, residency.moves.bytes_to_device), .part = 1},
+        {"stalls", "stalls", NULL, 0, HTML_C_COUNT(report_stats, residency.stalls), .part = 1},
+        {"stall_us", "stalled", "time the program stalled on residency", 0,
+         HTML_C_NS(report_stats, residency.stall_ns), .part = 1},
+        {"trace", "trace", NULL, 0, HTML_C_TEXT(report_trace, name), .part = 2},
     };
-    open_table(out, "", "ranks-table", rk->n, cols, NCOLS(cols));
+    html_cols_open(out, "", "ranks-table", rk->n, cols, HTML_NCOLS(cols));
     for (size_t i = 0; i < rk->n; i++) {
-        const report_rank *r = &rk->r[i];
-        const report_residency *x = &r->s->residency;
-        fprintf(out, "<tr data-rank-index=\"%zu\"><td data-value=\"%d\">%d</td>", i, r->t->rank,
-                r->t->rank);
-        fprintf(out, "<td data-value=\"%d\">%d</td>", r->t->pid, r->t->pid);
-        td_u(out, r->s->nsteps);
-        td_ms(out, r->median_step_ms, r->median_step_ms >= 0);
-        td_bytes(out, r->s->peak_device_bytes);
-        td_u(out, x->moves.evictions);
-        td_u(out, x->moves.cancelled_evictions);
-        td_u(out, x->moves.restores);
-        td_bytes(out, x->moves.bytes_to_host);
-        td_bytes(out, x->moves.bytes_to_device);
-        td_u(out, x->stalls);
-        td_us(out, (double)x->stall_ns / 1e3, 1);
-        td_text(out, r->t->name);
+        const report_rank *k = &rk->r[i];
+        html_row r = {.part = {k, k->s, k->t}, .i = i};
+        fprintf(out, "<tr data-rank-index=\"%zu\">", i);
+        html_cols_row(out, cols, HTML_NCOLS(cols), &r);
         fprintf(out, "</tr>\n");
     }
-    close_table(out);
+    html_cols_close(out);
 }
