@@ -57,10 +57,16 @@ typedef struct plan_hw {
 } plan_hw;
 
 /* One operation (kernel launch) of the step, in launch order. The simulator runs all operations
- * on one compute stream; the stream number is kept for the writer and for callers. */
+ * on one compute stream; the stream number is kept for the writer and for callers. idle_us: the
+ * time the compute stream stood idle before the operation in the native step, from the end of
+ * the one before (for operation 0: the previous step's last) to its start, because the host had
+ * not yet submitted it (the program's own host work between launches, model keyword `idle`): the
+ * operation cannot start earlier than that after the start of its step, whatever a plan does. 0
+ * for a step whose pace the device sets. */
 typedef struct plan_op {
     double dur_us;
     uint32_t stream;
+    double idle_us;
 } plan_op;
 
 /* One allocation. Live from the start of operation birth to the end of operation death;
@@ -139,6 +145,10 @@ bool plan_alloc_sparse(const plan_model *m, size_t i);
  * an i out of range or moved outside [1, its bytes]. */
 plan_err plan_model_set_moved(plan_model *m, size_t i, uint64_t moved);
 
+/* Operation q of m stands idle_us before it starts (plan_op.idle_us). PLAN_ERR_INVALID for a q out
+ * of range or an idle_us outside [0, PLAN_MAX_DURATION] (or not finite). */
+plan_err plan_model_set_idle(plan_model *m, size_t q, double idle_us);
+
 /* Appends a copy of the program's after operation `after` (its range is checked by
  * plan_model_check). PLAN_ERR_NOMEM, or PLAN_ERR_LIMIT beyond PLAN_MAX_OPS copies. */
 plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64_t bytes);
@@ -150,7 +160,7 @@ plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64
 plan_err plan_model_pin(const plan_model *m, const bool *movable, plan_model *out);
 
 /* Checks a complete model: at least one operation, hardware figures positive and finite,
- * durations finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
+ * durations and idle times finite in [0, PLAN_MAX_DURATION], bytes in [1, PLAN_MAX_BYTES] (and their sum),
  * birth <= death, every index in range, every touch inside [birth, death], every touch's read
  * bytes at most its allocation's bytes, every copy after an
  * operation of the model with bytes in [1, PLAN_MAX_BYTES]. PLAN_ERR_INVALID with a message;
@@ -239,9 +249,12 @@ plan_err plan_placement_count(const plan_model *m, const plan *p, plan_placement
 /* Steady-state figures of one step. */
 typedef struct plan_stats {
     uint64_t peak_bytes;      /* most device bytes held at any instant of the step */
-    double step_us;           /* step time: compute plus stalls */
-    double compute_us;        /* sum of operation durations */
-    double stall_us;          /* time the compute stream waited for copies */
+    double step_us;           /* step time: compute plus the stalls the idle time before later
+                                 operations did not absorb */
+    double compute_us;        /* the native step: the operations' durations and the idle time
+                                 before them (plan_op.idle_us) */
+    double stall_us;          /* time the compute stream waited for copies (summed over the
+                                 operations: with idle time, step_us grows by less) */
     uint64_t bytes_to_host;   /* per step: what the moves copy (plan_alloc's moved) */
     uint64_t bytes_to_device; /* per step */
     int feasible;             /* peak_bytes <= budget */

@@ -1,10 +1,10 @@
 /* planner/plan_bound.c — a lower bound on the stall of any plan that keeps the peak within a
  * budget B: the physical limit reported next to every plan.
  *
- * Notation. Nominal times are those of the stall-free step (prefix sums of durations); σ_j >= 0
- * is the stall before operation j in the steady state of some plan P whose peak is <= B, and S
- * its stall per step, the sum of σ_j over one step. Actual times are nominal plus the stalls
- * before them. live(p) is the number of bytes live during p, X_p = live(p) - B its excess.
+ * Notation. Nominal times are those of the stall-free step (prefix sums of durations and idle
+ * times: claim 11); σ_j >= 0 is the stall before operation j in the steady state of some plan P
+ * whose peak is <= B, and S its stall per step, the sum of σ_j over one step. Actual times are
+ * nominal plus the stalls before them (without idle time; claim 11 says what holds with it). live(p) is the number of bytes live during p, X_p = live(p) - B its excess.
  *
  * Claim 1 (who must leave). During the execution of p the device holds at most B bytes, so at
  * least X_p bytes of allocations live during p are off the device then. Each must be in an idle
@@ -83,7 +83,18 @@
  * S >= r(K) >= r_min, the least read time per step of one such allocation. Hence S >= min(L,
  * r_min), and S = +infinity below the floor of the model without any of them (the most bytes
  * the host can take). Weaker than L (the reads of one allocation), never wrong; plain
- * plan_lower_bound and plan_bound_ctx are unchanged. */
+ * plan_lower_bound and plan_bound_ctx are unchanged.
+ * Claim 11 (idle time, plan_op.idle_us). Nominal times hold each operation's idle time before
+ * it, and no operation starts before its nominal time after its step's start; the stall here is
+ * S = step - compute - the program's copies, compute now the native step with its idle time.
+ * The actual time between operations j-1 and j is at most idle_j + copies + σ_j (an operation
+ * waits for the later of its nominal time and the previous end, which is at least nominal), so
+ * claims 2 and 3 still hold of σ over their windows. But a stall may be absorbed by idle time
+ * later in the step: one step lasts at least the durations, the program's copies and the time
+ * between operations in one window of at most n positions, whose σ sum is at least the term, so
+ * S >= term - (the idle time outside the window) >= term - (all idle time of a step). Claims
+ * 2-4 give their term less the step's idle time (0 when the device sets the pace: unchanged);
+ * claims 5 and 8 hold as they are (the step holds each engine's and the mover's busy time). */
 #include "plan_internal.h"
 
 #include "base_order.h"
@@ -327,7 +338,7 @@ static double op_bound(const plan_ctx *c, int32_t p, uint64_t budget, const uint
     size_t ne = evict_terms(c, s->cs, k, x, axis_start(c, s, p), s->mx, s->ev);
     size_t nr =
         x > dying ? restore_terms(c, s->cs, k, x - dying, axis_end(c, s, p), s->mx, s->re) : 0;
-    return combine(s->ev, ne, s->re, nr, (int64_t)c->n);
+    return PLAN_MAX(0.0, combine(s->ev, ne, s->re, nr, (int64_t)c->n) - c->idle_total); /* 11 */
 }
 
 /* Claim 5 from the largest excesses. */

@@ -36,6 +36,7 @@ void plan_build_free(plan_builder *b)
     free(b->copies);
     free(b->xfers);
     free(b->times);
+    free(b->idles);
     free(b->steps);
     free(b);
 }
@@ -138,6 +139,24 @@ plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec)
     if (PUSH(b, times, ntimes, cap_times))
         return PLAN_ERR_NOMEM;
     b->times[b->ntimes++] = (plan_bpair){.seq = seq, .usec = usec};
+    return PLAN_OK;
+}
+
+plan_err plan_build_kernel_idle(plan_builder *b, uint64_t seq, double usec)
+{
+    if (!isfinite(usec) || usec < 0 || usec > PLAN_MAX_DURATION)
+        return PLAN_ERR_INVALID;
+    if (PUSH(b, idles, nidles, cap_idles))
+        return PLAN_ERR_NOMEM;
+    b->idles[b->nidles++] = (plan_bpair){.seq = seq, .usec = usec};
+    return PLAN_OK;
+}
+
+plan_err plan_build_timing_cost(plan_builder *b, double record_us)
+{
+    if (!isfinite(record_us) || record_us < 0 || record_us > PLAN_MAX_DURATION)
+        return PLAN_ERR_INVALID;
+    b->record_us = record_us;
     return PLAN_OK;
 }
 

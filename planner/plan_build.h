@@ -99,6 +99,25 @@ plan_err plan_build_transfer(plan_builder *b, uint64_t seq, int to_device, uint6
  * finite or is negative, PLAN_ERR_NOMEM. */
 plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec);
 
+/* The time the launch's stream stood idle before launch seq started, in microseconds: from the
+ * end of the launch before it on the same stream, when that was launch seq - 1 (the model's
+ * plan_op.idle_us; a launch without one has none). Of several figures for a seq the first counts,
+ * as of kernel times.
+ * PLAN_ERR_INVALID for a value that is not finite, is negative or exceeds PLAN_MAX_DURATION,
+ * PLAN_ERR_NOMEM. */
+plan_err plan_build_kernel_idle(plan_builder *b, uint64_t seq, double usec);
+
+/* What one of the timing's event records cost the host, in us (default 0). The times were
+ * measured with an event recorded before and after each timed launch, work the step without
+ * timing does not do; in a step whose pace the host sets it shows up in the times: where the
+ * stream stood idle before a timed launch the device waited for the host, and the host would have
+ * submitted the launch 2 record_us earlier for each timed launch of the step before it (the host
+ * is taken to run on without waiting for the device within a step), and the launch's own time
+ * holds one record_us (the opening record's cost before the launch was submitted). Models are
+ * built from the times without these (plan_build_ops.c): the step as it runs untimed.
+ * PLAN_ERR_INVALID for a value that is not finite, is negative or exceeds PLAN_MAX_DURATION. */
+plan_err plan_build_timing_cost(plan_builder *b, double record_us);
+
 /* Step `step` begins at launch first_seq and has closed: it ends where the next step begins, or,
  * for the last one, after the launches handed over so far. PLAN_ERR_NOMEM. */
 plan_err plan_build_step(plan_builder *b, uint64_t step, uint64_t first_seq);

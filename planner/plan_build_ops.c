@@ -1,5 +1,6 @@
 /* planner/plan_build_ops.c — the operations of a step: each launch with its measured time, or a
- * time filled in from the same function's other launches, and its stream. */
+ * time filled in from the same function's other launches, its stream, and the idle time measured
+ * before it (none when none was). */
 #include "plan_internal.h"
 
 #include "base_order.h"
@@ -44,7 +45,8 @@ typedef struct tables {
     seq_key *launch; /* by seq */
     seq_key *time;   /* by seq (func 0) */
     seq_key *func;   /* the timed launches, by function then time */
-    size_t nlaunch, ntime, nfunc;
+    seq_key *idle;   /* idle times by seq (the first given of a seq first) */
+    size_t nlaunch, ntime, nfunc, nidle;
     double all_median; /* of every time; 0 when there is none */
 } tables;
 
@@ -53,6 +55,7 @@ static void tables_free(tables *t)
     free(t->launch);
     free(t->time);
     free(t->func);
+    free(t->idle);
 }
 
 static plan_err tables_init(tables *t, const plan_builder *b)
@@ -61,7 +64,8 @@ static plan_err tables_init(tables *t, const plan_builder *b)
     t->launch = malloc((b->nlaunches + 1) * sizeof(*t->launch));
     t->time = malloc((b->ntimes + 1) * sizeof(*t->time));
     t->func = malloc((b->ntimes + 1) * sizeof(*t->func));
-    if (!t->launch || !t->time || !t->func) {
+    t->idle = malloc((b->nidles + 1) * sizeof(*t->idle));
+    if (!t->launch || !t->time || !t->func || !t->idle) {
         tables_free(t);
         return PLAN_ERR_NOMEM;
     }
@@ -82,6 +86,10 @@ static plan_err tables_init(tables *t, const plan_builder *b)
     t->all_median = t->ntime ? median(t->time, t->ntime) : 0;
     qsort(t->time, t->ntime, sizeof(*t->time), by_seq);
     qsort(t->func, t->nfunc, sizeof(*t->func), by_func);
+    for (size_t i = 0; i < b->nidles; i++)
+        t->idle[i] = (seq_key){.seq = b->idles[i].seq, .at = i, .v = b->idles[i].usec};
+    t->nidle = b->nidles;
+    qsort(t->idle, t->nidle, sizeof(*t->idle), by_seq);
     return PLAN_OK;
 }
 
@@ -124,23 +132,58 @@ size_t plan_build_launches_in(const plan_builder *b, uint64_t first, uint64_t en
     return n;
 }
 
-/* One operation: its launch (SIZE_MAX: no launch event), duration and stream. */
+enum { OP_TIMED = 1, OP_IDLE = 2 }; /* what was measured of an operation */
+
+/* One operation: its launch (SIZE_MAX: no launch event), duration and stream; what was measured
+   of it into *got. */
 static void one_op(const plan_builder *b, const tables *t, uint64_t seq, plan_op *op,
-                   size_t *launch_of, uint64_t *seen, size_t *nseen, plan_build_info *info)
+                   size_t *launch_of, uint64_t *seen, size_t *nseen, plan_build_info *info,
+                   uint8_t *got)
 {
     const seq_key *l = find_seq(t->launch, t->nlaunch, seq);
     const seq_key *tm = find_seq(t->time, t->ntime, seq);
     *launch_of = l ? l->at : SIZE_MAX;
     uint64_t stream = l ? b->launches[l->at].stream : 0;
     op->stream = stream_number(seen, nseen, stream);
+    const seq_key *idle = find_seq(t->idle, t->nidle, seq);
+    op->idle_us = idle ? idle->v : 0;
+    *got = idle ? OP_IDLE : 0;
     if (tm) {
         op->dur_us = tm->v;
         info->timed++;
+        *got |= OP_TIMED;
         return;
     }
     op->dur_us = l ? func_median(t, l->func) : t->all_median;
     info->filled++;
     info->unrecorded += !l;
+}
+
+/* ops[0..n) as the step runs without timing (plan_build_timing_cost): the measured step replayed
+   on one stream, each operation from the later of the previous one's end and the moment the host
+   would have submitted it untimed, which is known where the device waited for the host (idle time
+   measured before it): its opening record's time in the measured step, less 2 record_us for each
+   timed launch before it in the step. A launch the device waited for loses the record_us its time
+   holds. The idle time is what the replay leaves before each operation. */
+static void untime(plan_op *ops, const uint8_t *got, size_t n, double record_us)
+{
+    double measured = 0, end = 0; /* the previous operation's end: measured, and untimed */
+    size_t timed = 0;
+    for (size_t q = 0; q < n; q++) {
+        double opened = measured + ops[q].idle_us, dur = ops[q].dur_us;
+        bool waited = (got[q] & OP_IDLE) && ops[q].idle_us > 0;
+        double start = end;
+        if (waited) {
+            start = PLAN_MAX(end, opened - 2 * record_us * (double)timed);
+            if (got[q] & OP_TIMED)
+                dur = PLAN_MAX(0.0, dur - record_us);
+        }
+        measured = opened + ops[q].dur_us;
+        ops[q].idle_us = start - end;
+        ops[q].dur_us = dur;
+        end = start + dur;
+        timed += (got[q] & OP_TIMED) != 0;
+    }
 }
 
 /* Contract in plan_internal.h. */
@@ -158,14 +201,20 @@ plan_err plan_build_ops(const plan_builder *b, uint64_t step, uint64_t first, ui
     }
     tables t;
     uint64_t *seen = malloc((end - first) * sizeof(*seen));
-    if (!seen || tables_init(&t, b)) {
+    uint8_t *got = malloc(end - first);
+    if (!seen || !got || tables_init(&t, b)) {
         free(seen);
+        free(got);
         return PLAN_ERR_NOMEM;
     }
     size_t nseen = 0;
     for (uint64_t s = first; s < end; s++)
-        one_op(b, &t, s, &ops[s - first], &launch_of[s - first], seen, &nseen, info);
+        one_op(b, &t, s, &ops[s - first], &launch_of[s - first], seen, &nseen, info,
+               &got[s - first]);
+    if (b->record_us > 0)
+        untime(ops, got, (size_t)(end - first), b->record_us);
     free(seen);
+    free(got);
     tables_free(&t);
     return PLAN_OK;
 }

@@ -186,6 +186,8 @@ plan_err plan_ctx_init(plan_ctx *c, const plan_model *m, char *msg, size_t cap)
     }
     double t = 0;
     for (size_t p = 0; p < c->n; p++) {
+        t += m->ops[p].idle_us;
+        c->idle_total += m->ops[p].idle_us;
         c->start[p] = t;
         t += m->ops[p].dur_us;
     }

@@ -58,6 +58,8 @@ plan_err plan_host_model(const plan_model *m, const uint8_t *on_host, plan_model
     }
     for (size_t q = 0; q < m->nops && !e; q++) {
         e = plan_model_add_op(out, m->ops[q].dur_us + add[q], m->ops[q].stream);
+        if (!e)
+            out->ops[out->nops - 1].idle_us = m->ops[q].idle_us;
         *read_us += add[q];
     }
     for (size_t i = 0; i < m->ncopies && !e; i++)

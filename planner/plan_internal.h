@@ -35,8 +35,11 @@ typedef struct plan_gap {
 typedef struct plan_ctx {
     const plan_model *m;
     size_t n;       /* operations */
-    double *start;  /* nominal (stall-free) start of op p, p in [0, n]; start[n] = compute */
-    double compute; /* sum of durations */
+    double *start;  /* nominal (stall-free) start of op p, p in [0, n]; start[n] = compute: the
+                       earliest op p can start after its step's start (its idle time and the
+                       durations and idle times before it; plan_op.idle_us) */
+    double compute; /* the native step: the sum of durations and idle times */
+    double idle_total; /* the sum of idle times (0: the device sets the pace) */
     plan_gap *gaps; /* sorted by (alloc, a) */
     size_t ngaps;
     uint32_t *gap0;         /* gaps of allocation x: [gap0[x], gap0[x + 1]) */
@@ -380,6 +383,9 @@ struct plan_builder {
     size_t nxfers, cap_xfers;
     plan_bpair *times;
     size_t ntimes, cap_times;
+    plan_bpair *idles; /* plan_build_kernel_idle: (seq, usec) */
+    size_t nidles, cap_idles;
+    double record_us; /* plan_build_timing_cost */
     plan_bstep *steps;
     size_t nsteps, cap_steps;
     uint64_t next_seq; /* one past the largest launch handed over */

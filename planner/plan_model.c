@@ -60,6 +60,14 @@ plan_err plan_model_add_op(plan_model *m, double dur_us, uint32_t stream)
     return PLAN_OK;
 }
 
+plan_err plan_model_set_idle(plan_model *m, size_t q, double idle_us)
+{
+    if (q >= m->nops || !(idle_us >= 0 && idle_us <= PLAN_MAX_DURATION))
+        return PLAN_ERR_INVALID;
+    m->ops[q].idle_us = idle_us;
+    return PLAN_OK;
+}
+
 plan_err plan_model_add_copy(plan_model *m, int32_t after, int to_device, uint64_t bytes)
 {
     if (m->ncopies >= PLAN_MAX_OPS)
@@ -225,6 +233,12 @@ static bool ops_ok(const plan_model *m, char *msg, size_t cap)
         double d = m->ops[i].dur_us;
         if (!(d >= 0 && d <= PLAN_MAX_DURATION)) {
             plan_msg(msg, cap, "operation %zu: duration must be in [0, %g] us", i,
+                     PLAN_MAX_DURATION);
+            return false;
+        }
+        double idle = m->ops[i].idle_us;
+        if (!(idle >= 0 && idle <= PLAN_MAX_DURATION)) {
+            plan_msg(msg, cap, "operation %zu: idle time must be in [0, %g] us", i,
                      PLAN_MAX_DURATION);
             return false;
         }

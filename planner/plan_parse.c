@@ -110,6 +110,13 @@ typedef struct tok {
     size_t len;
 } tok;
 
+/* One idle line: operation, microseconds, line. */
+struct idle_stmt {
+    int64_t op;
+    double us;
+    size_t line;
+};
+
 typedef struct reader {
     const char *fname;
     char *msg;
@@ -122,6 +129,8 @@ typedef struct reader {
     size_t nline, cline;
     size_t *copy_line; /* line of each copy */
     size_t ncopy_line, ccopy_line;
+    struct idle_stmt *idles; /* the idle lines, applied once the operations are known */
+    size_t nidles, cidles;
     int32_t *tbuf;  /* touches of the current line */
     uint64_t *rbuf; /* their read bytes (0: the whole allocation) */
     size_t tcap;
@@ -246,6 +255,40 @@ static plan_err read_op(reader *r, const tok *a, size_t na)
     if (e == PLAN_ERR_LIMIT)
         return rerr(r, r->line, "more than %d operations", PLAN_MAX_OPS);
     return e;
+}
+
+/* idle OP US: OP is checked against the operations at the end, where US is set. */
+static plan_err read_idle(reader *r, const tok *a, size_t na)
+{
+    if (na != 2)
+        return rerr(r, r->line, "'idle' takes OP US");
+    struct idle_stmt st = {.line = r->line};
+    plan_err e;
+    if ((e = int_arg(r, a[0], 0, PLAN_MAX_OPS - 1, "OP", &st.op)) ||
+        (e = dbl_arg(r, a[1], 0, PLAN_MAX_DURATION, "US", &st.us)))
+        return e;
+    if (base_array_grow((void **)&r->idles, &r->cidles, r->nidles + 1, sizeof(*r->idles)))
+        return PLAN_ERR_NOMEM;
+    r->idles[r->nidles++] = st;
+    return PLAN_OK;
+}
+
+/* Sets the idle lines' times on their operations: an operation beyond the last or named twice
+   is an error at its line. */
+static plan_err apply_idles(reader *r)
+{
+    for (size_t i = 0; i < r->nidles; i++) {
+        const struct idle_stmt *st = &r->idles[i];
+        if ((size_t)st->op >= r->m->nops)
+            return rerr(r, st->line, "OP %lld is beyond the last operation (%zu)",
+                        (long long)st->op, r->m->nops - 1);
+        if (r->m->ops[st->op].idle_us < 0)
+            return rerr(r, st->line, "operation %lld has an idle line already", (long long)st->op);
+        r->m->ops[st->op].idle_us = -1; /* marks it taken until the times are set */
+    }
+    for (size_t i = 0; i < r->nidles; i++)
+        r->m->ops[r->idles[i].op].idle_us = r->idles[i].us;
+    return PLAN_OK;
 }
 
 /* copy AFTER DIR BYTES: DIR is h2d or d2h; AFTER is checked against the operations at the end. */
@@ -404,8 +447,11 @@ static plan_err read_line(reader *r, const char *s, const char *end)
         return read_link_both(r, a, na);
     if (tok_is(kw, "copy"))
         return read_copy(r, a, na);
+    if (tok_is(kw, "idle"))
+        return read_idle(r, a, na);
     char b[40];
-    return rerr(r, r->line, "unknown keyword '%s' (expected hw, link_both, op, alloc or copy)",
+    return rerr(r, r->line,
+                "unknown keyword '%s' (expected hw, link_both, op, idle, alloc or copy)",
                 show(kw, b));
 }
 
@@ -417,6 +463,9 @@ static plan_err read_finish(reader *r)
         return rerr(r, last, "missing 'hw' line");
     if (r->m->nops == 0)
         return rerr(r, last, "model has no operations");
+    plan_err e = apply_idles(r);
+    if (e)
+        return e;
     for (size_t i = 0; i < r->m->ncopies; i++)
         if ((size_t)r->m->copies[i].after >= r->m->nops)
             return rerr(r, r->copy_line[i], "AFTER %d is beyond the last operation (%zu)",
@@ -455,6 +504,7 @@ plan_err plan_model_parse(const char *buf, size_t len, const char *fname, plan_m
     free(r.rbuf);
     free(r.alloc_line);
     free(r.copy_line);
+    free(r.idles);
     if (e != PLAN_OK) {
         plan_model_free(m);
         return e == PLAN_ERR_NOMEM ? e : PLAN_ERR_PARSE;

@@ -17,6 +17,8 @@ static plan_err pin_into(const plan_model *m, const bool *movable, const uint64_
     for (size_t i = 0; i < m->nops && !e; i++) {
         all[i] = (int32_t)i;
         e = plan_model_add_op(out, m->ops[i].dur_us, m->ops[i].stream);
+        if (!e)
+            out->ops[out->nops - 1].idle_us = m->ops[i].idle_us;
     }
     for (size_t i = 0; i < m->nallocs && !e; i++) {
         const plan_alloc *a = &m->allocs[i];

@@ -83,6 +83,7 @@ typedef struct sim {
     size_t nhp, chp;
     double eng[2], *d2h, *h2d;
     double t_end, stall;
+    double step_t0; /* the start of the step being run (the previous one's end) */
     double *op_start, *op_end;
     uint32_t *copy_head, *copy_order; /* the program's copies after operation q, in order */
     uint64_t *win;
@@ -296,10 +297,12 @@ static plan_err program_copies(sim *s, size_t q, double *end)
     return PLAN_OK;
 }
 
-/* Runs operation q from `ready` (end of the previous one); returns its end. */
+/* Runs operation q from `ready` (end of the previous one), and not before its nominal start after
+ * the step's start (its idle time: the host submits it then); returns its end. */
 static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
 {
     plan_err e = PLAN_OK;
+    ready = PLAN_MAX(ready, s->step_t0 + s->c->start[q]); /* not before the host submits it */
     double w = ready, st;
     size_t nw = 0;
     plan_mover_prune(&s->mover, ready); /* no move issued from here on can start before */
@@ -352,6 +355,7 @@ static plan_err run_step(sim *s)
 {
     size_t n = s->c->n;
     double t = s->t_end;
+    s->step_t0 = t;
     s->ncv = 0;
     s->stall = 0;
     for (size_t q = 0; q < n; q++) {

@@ -77,6 +77,11 @@ static void put_model(wbuf *w, const plan_model *m)
         if (m->ops[i].stream)
             put(w, " %u", (unsigned)m->ops[i].stream);
         put(w, "\n");
+        if (m->ops[i].idle_us > 0) {
+            put(w, "idle %zu ", i);
+            put_num(w, m->ops[i].idle_us);
+            put(w, "\n");
+        }
     }
     for (size_t i = 0; i < m->nallocs && !w->failed; i++) {
         const plan_alloc *a = &m->allocs[i];

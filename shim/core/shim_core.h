@@ -364,6 +364,7 @@ void shim_timing_cancel(int slot);
 /* Emits the durations of completed timed launches (called at host syncs). */
 void shim_timing_collect(void);
 
+
 /* shim_capture.c — streams being captured into graphs */
 void shim_capture_begin(CUstream stream, bool per_thread);
 void shim_capture_end(CUstream stream, bool per_thread);
@@ -405,6 +406,9 @@ struct shim_step_listener {
     /* kernel timing (shim_timing.c): launch seq took usec; one of residency's copies of bytes
        took usec (to_device: a restore) */
     void (*kernel_time)(uint64_t seq, double usec);
+    /* launch seq's stream stood idle usec before it, after launch seq - 1 there; one of the
+       timing's event records costs the host record_us (shim_timing_record_us); may be NULL */
+    void (*kernel_idle)(uint64_t seq, double usec, double record_us);
     void (*link_time)(bool to_device, uint64_t bytes, double usec);
     /* an allocation (kind: plan_mem_kind), the ordinal-th at its launch index; a copy
        between allocations dst and src (0: not an allocation) */

@@ -1,13 +1,22 @@
 /* shim_timing.c — kernel durations in profiled steps: an event before and after each launch;
- * and the link's speed: the same around the residency manager's own copies while the step model
- * is recorded (each direction's bytes over its copies' time, for the planner's link).
+ * the time a stream stood idle before a launch: from the closing event of the launch before it
+ * on the same stream to the launch's opening event (the program's host work between launches,
+ * which sets the pace of a host-bound step); and the link's speed: the same around the residency
+ * manager's own copies while the step model is recorded (each direction's bytes over its copies'
+ * time, for the planner's link).
  *
  * Only during profiled steps (shim_steps_profiling) and never on a capturing
  * stream. Event pairs come from a pool created on first use; pairs in flight
  * are read back at host synchronisations, once their closing event has
  * completed, and written as kernel-time records. If events cannot be created
- * the launch is simply not timed. */
+ * the launch is simply not timed. A kernel pair is the tail of its stream until
+ * the next one opens there, and is kept (its closing event unrecorded again)
+ * until the pair after it has been read: the idle time needs both. An idle time
+ * is reported only when the two launches are consecutive (seq and seq + 1), so
+ * that a stream's first launch after untimed work, or after a launch on another
+ * stream, reports none (the model's single stream could not place it). */
 #include "shim_core.h"
+
 
 #define PAIRS 4096
 
@@ -19,7 +28,20 @@ struct pair {
     uint64_t bytes; /* a copy: its bytes */
     enum pair_kind kind;
     bool busy, closed;
+    bool read;   /* its time was reported; kept while tail or held */
+    bool tail;   /* the latest kernel pair of its stream (tails[]) */
+    int held;    /* pairs whose idle time needs this one's closing event */
+    int prev;    /* a kernel pair: the one before it on its stream, or -1 */
 };
+
+/* The latest kernel pair of each stream seen (a stream the calling thread alone can name, the
+   per-thread default stream, has none). */
+#define TAILS 16
+static struct {
+    CUstream stream;
+    int slot; /* -1: none */
+} tails[TAILS]; /* protected by lock */
+static unsigned ntails;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pair pairs[PAIRS]; /* protected by lock */
@@ -35,6 +57,38 @@ static CUresult record(CUevent e, CUstream s, bool per_thread)
     return rec ? rec(e, s) : CUDA_ERROR_NOT_FOUND;
 }
 
+/* What one event record costs the host, in microseconds of the device's clock: a kernel pair
+   adds two records to the host's work between two launches, which a step whose pace the host
+   sets pays and the step without timing does not. The planner takes them off again (the step
+   listener's kernel_idle, plan_build_timing_cost). Measured once, on a stream of libshim's own that is idle: three
+   records back to back, and the time between the first and the last over two; 0 when it cannot
+   be measured. */
+static double record_us = -1; /* protected by lock; -1: not measured yet */
+
+static double measure_record_us(void)
+{
+    static CUevent ev[3];
+    CUstream s = NULL;
+    float ms = 0;
+    if (!shim.real.cuStreamCreate || !shim.real.cuEventSynchronize ||
+        shim.real.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS)
+        return 0;
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++)
+        ok = (ev[i] || shim.real.cuEventCreate(&ev[i], 0) == CUDA_SUCCESS) &&
+             shim.real.cuEventRecord(ev[i], s) == CUDA_SUCCESS;
+    ok = ok && shim.real.cuEventSynchronize(ev[2]) == CUDA_SUCCESS &&
+         shim.real.cuEventElapsedTime_v2(&ms, ev[0], ev[2]) == CUDA_SUCCESS && ms >= 0;
+    if (shim.real.cuStreamDestroy_v2)
+        shim.real.cuStreamDestroy_v2(s);
+    double us = ok ? (double)ms * 1000.0 / 2 : 0;
+    shim_log(SHIM_LOG_INFO,
+             "kernel timing: an event record costs the host %.2f us%s; the planner takes the "
+             "timing's own records off a step whose pace the host sets",
+             us, ok ? " (measured)" : " (not measurable: taken as 0)");
+    return us;
+}
+
 static int take_pair(void)
 {
     for (unsigned k = 0; k < PAIRS; k++) {
@@ -47,8 +101,7 @@ static int take_pair(void)
             SHIM_LOG_ONCE(SHIM_LOG_WARN, "cannot create timing events: kernels not timed");
             return -1;
         }
-        p->busy = true;
-        p->closed = false;
+        *p = (struct pair){.start = p->start, .end = p->end, .busy = true, .prev = -1};
         next_free = (i + 1) % PAIRS;
         return (int)i;
     }
@@ -66,6 +119,74 @@ static int open_pair(CUstream stream, bool per_thread)
     return slot;
 }
 
+/* Gives slot back once nothing needs it: read (or never to be), not a tail, held by none. */
+static void release(int slot)
+{
+    struct pair *p = &pairs[slot];
+    if (p->read && !p->tail && p->held == 0)
+        p->busy = false;
+}
+
+/* slot is done with the pair before it on its stream (lock held). */
+static void drop_prev(int slot)
+{
+    int prev = pairs[slot].prev;
+    if (prev < 0)
+        return;
+    pairs[slot].prev = -1;
+    pairs[prev].held--;
+    release(prev);
+}
+
+/* The tails[] entry of stream, made when new; NULL for a stream that has none or no room. */
+static int *tail_of(CUstream stream, bool per_thread)
+{
+    if ((per_thread && !stream) || stream == CU_STREAM_PER_THREAD)
+        return NULL;
+    for (unsigned i = 0; i < ntails; i++)
+        if (tails[i].stream == stream)
+            return &tails[i].slot;
+    if (ntails == TAILS)
+        return NULL;
+    tails[ntails].stream = stream;
+    tails[ntails].slot = -1;
+    return &tails[ntails++].slot;
+}
+
+/* A kernel pair just opened on stream becomes its tail, linked to the one before (lock held). */
+static void link_tail(int slot, CUstream stream, bool per_thread)
+{
+    int *t = tail_of(stream, per_thread);
+    if (!t)
+        return;
+    int prev = *t;
+    if (prev >= 0) {
+        pairs[prev].tail = false;
+        if (pairs[prev].closed) {
+            pairs[slot].prev = prev;
+            pairs[prev].held++;
+        }
+        release(prev);
+    }
+    *t = slot;
+    pairs[slot].tail = true;
+}
+
+/* slot will never be read (its launch failed, its closing event could not be recorded): it stops
+   being its stream's tail and holding the one before, and goes back (lock held). */
+static void abandon(int slot)
+{
+    struct pair *p = &pairs[slot];
+    for (unsigned i = 0; i < ntails; i++)
+        if (tails[i].slot == slot)
+            tails[i].slot = -1;
+    p->tail = false;
+    drop_prev(slot);
+    p->read = true;
+    p->closed = false;
+    release(slot);
+}
+
 /* Records slot's closing event on stream and what it timed; a failed record frees it. */
 static void close_pair(int slot, CUstream stream, bool per_thread, enum pair_kind kind,
                        uint64_t seq, uint64_t bytes)
@@ -79,7 +200,7 @@ static void close_pair(int slot, CUstream stream, bool per_thread, enum pair_kin
     p->bytes = bytes;
     p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
     if (!p->closed)
-        p->busy = false;
+        abandon(slot);
     pthread_mutex_unlock(&lock);
 }
 
@@ -88,7 +209,11 @@ int shim_timing_begin(CUstream stream, bool per_thread)
     if (!shim.real.cuEventCreate || shim_capture_active(stream, per_thread))
         return -1;
     pthread_mutex_lock(&lock);
+    if (record_us < 0)
+        record_us = measure_record_us();
     int slot = open_pair(stream, per_thread);
+    if (slot >= 0)
+        link_tail(slot, stream, per_thread);
     pthread_mutex_unlock(&lock);
     return slot;
 }
@@ -120,13 +245,13 @@ void shim_timing_cancel(int slot)
     if (slot < 0)
         return;
     pthread_mutex_lock(&lock);
-    pairs[slot].busy = false;
+    abandon(slot);
     pthread_mutex_unlock(&lock);
 }
 
-/* Hands a completed pair's time on: a kernel's to the trace and the planner's recording, a
-   copy's to the planner's link. */
-static void report(const struct pair *p, double usec)
+/* Hands a completed pair's time on: a kernel's to the trace and the planner's recording, with
+   the idle time before it (idle_usec < 0: none), a copy's to the planner's link. */
+static void report(const struct pair *p, double usec, double idle_usec)
 {
     if (p->kind == PAIR_KERNEL)
         shim_trace_kernel_time(p->seq, usec);
@@ -135,10 +260,27 @@ static void report(const struct pair *p, double usec)
     const struct shim_step_listener *l = shim_step_listener();
     if (!shim_step_studying() || !l)
         return;
-    if (p->kind == PAIR_KERNEL)
+    if (p->kind == PAIR_KERNEL) {
         l->kernel_time(p->seq, usec);
-    else
+        if (idle_usec >= 0 && l->kernel_idle)
+            l->kernel_idle(p->seq, idle_usec, record_us > 0 ? record_us : 0);
+    } else {
         l->link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
+    }
+}
+
+/* The idle time before kernel pair p (its closing event complete, so that of the pair before it on
+   the same stream too), or -1 when the two launches are not consecutive or cannot be timed. */
+static double idle_before(const struct pair *p)
+{
+    if (p->prev < 0)
+        return -1;
+    const struct pair *q = &pairs[p->prev];
+    float ms;
+    if (q->seq + 1 != p->seq ||
+        shim.real.cuEventElapsedTime_v2(&ms, q->end, p->start) != CUDA_SUCCESS || !(ms >= 0))
+        return -1;
+    return (double)ms * 1000.0;
 }
 
 void shim_timing_collect(void)
@@ -148,12 +290,14 @@ void shim_timing_collect(void)
     pthread_mutex_lock(&lock);
     for (unsigned i = 0; i < PAIRS; i++) {
         struct pair *p = &pairs[i];
-        if (!p->busy || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
+        if (!p->busy || p->read || !p->closed || shim.real.cuEventQuery(p->end) != CUDA_SUCCESS)
             continue;
         float ms;
         if (shim.real.cuEventElapsedTime_v2(&ms, p->start, p->end) == CUDA_SUCCESS)
-            report(p, (double)ms * 1000.0);
-        p->busy = false;
+            report(p, (double)ms * 1000.0, idle_before(p));
+        p->read = true;
+        drop_prev((int)i);
+        release((int)i);
     }
     pthread_mutex_unlock(&lock);
 }

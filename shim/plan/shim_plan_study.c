@@ -250,6 +250,16 @@ void shim_plan_study_kernel_time(uint64_t seq, double usec)
     pthread_mutex_unlock(&lock);
 }
 
+void shim_plan_study_kernel_idle(uint64_t seq, double usec, double record_us)
+{
+    pthread_mutex_lock(&lock);
+    if (study.b && plan_build_kernel_idle(study.b, seq, usec) == PLAN_ERR_NOMEM)
+        check(PLAN_ERR_NOMEM);
+    if (study.b)
+        plan_build_timing_cost(study.b, record_us);
+    pthread_mutex_unlock(&lock);
+}
+
 /* The study as the core's step listener. */
 static const struct shim_step_listener study_listener = {
     .steady = shim_plan_steady,
@@ -257,6 +267,7 @@ static const struct shim_step_listener study_listener = {
     .unsteady = shim_plan_unsteady,
     .changed = shim_plan_changed,
     .kernel_time = shim_plan_study_kernel_time,
+    .kernel_idle = shim_plan_study_kernel_idle,
     .link_time = shim_plan_study_link,
     .alloc = shim_plan_study_alloc,
     .copy = shim_plan_study_copy,
