@@ -205,6 +205,56 @@ static void test_missing_times(void **state)
     plan_build_free(b);
 }
 
+/* The idle time measured before launches (plan_op.idle_us), as measured and without the
+ * timing's own event records (plan_build_timing_cost: 5 us a record). Launches 4-7 of step 1,
+ * times 15, 25, 12 and 8 us, idle before them 30, 0 (the stream was busy), 40 and none:
+ *   op0 waited for the host: opened at 30, so started at 30 - 0 (no timed launch before it),
+ *       its time less one record: 10, ends 40; measured, it ended at 45;
+ *   op1 did not wait: starts at 40, 25 us, ends 65 (measured: 45-70);
+ *   op2 opened at 70 + 40 = 110, less 2 records for each of the 2 timed launches before it: 90,
+ *       idle 25 after op1's end at 65; 12 - 5 = 7 us;
+ *   op3 has no idle time measured: it follows at once, its time as measured. */
+static void test_idle_times(void **state)
+{
+    (void)state;
+    static const double dur[] = {15, 25, 12, 8}, idle[] = {30, 0, 40, -1};
+    for (int cost = 0; cost < 2; cost++) {
+        plan_builder *b = new_builder();
+        for (uint64_t s = 0; s < 8; s++) {
+            launch(b, s, 5 + s % 4, s < 4 ? 1 : dur[s - 4], 0, NULL);
+            if (s >= 4 && idle[s - 4] >= 0)
+                assert_int_equal(plan_build_kernel_idle(b, s, idle[s - 4]), PLAN_OK);
+            if (s == 3)
+                assert_int_equal(plan_build_step(b, 0, 0), PLAN_OK);
+        }
+        assert_int_equal(plan_build_kernel_idle(b, 6, 99), PLAN_OK); /* the first figure counts */
+        assert_int_equal(plan_build_step(b, 1, 4), PLAN_OK);
+        if (cost)
+            assert_int_equal(plan_build_timing_cost(b, 5), PLAN_OK);
+        plan_model m;
+        build(b, 1, &m, NULL);
+        assert_int_equal(m.nops, 4);
+        static const double want_idle[2][4] = {{30, 0, 40, 0}, {30, 0, 25, 0}};
+        static const double want_dur[2][4] = {{15, 25, 12, 8}, {10, 25, 7, 8}};
+        for (size_t q = 0; q < 4; q++) {
+            if (m.ops[q].idle_us != want_idle[cost][q] || m.ops[q].dur_us != want_dur[cost][q])
+                fail_msg("cost %d op %zu: idle %g dur %g, want %g %g", cost, q, m.ops[q].idle_us,
+                         m.ops[q].dur_us, want_idle[cost][q], want_dur[cost][q]);
+        }
+        plan_model_free(&m);
+        build(b, 0, &m, NULL); /* no idle time measured: none */
+        for (size_t q = 0; q < 4; q++)
+            assert_true(m.ops[q].idle_us == 0 && m.ops[q].dur_us == 1);
+        plan_model_free(&m);
+        assert_int_equal(plan_build_kernel_idle(b, 1, NAN), PLAN_ERR_INVALID);
+        assert_int_equal(plan_build_kernel_idle(b, 1, -1), PLAN_ERR_INVALID);
+        assert_int_equal(plan_build_kernel_idle(b, 1, 2e12), PLAN_ERR_INVALID);
+        assert_int_equal(plan_build_timing_cost(b, -1), PLAN_ERR_INVALID);
+        assert_int_equal(plan_build_timing_cost(b, INFINITY), PLAN_ERR_INVALID);
+        plan_build_free(b);
+    }
+}
+
 /* Each memory kind's device bytes. */
 static void test_bytes(void **state)
 {
@@ -492,6 +542,7 @@ int main(void)
         cmocka_unit_test(test_births_deaths_cyclic),
         cmocka_unit_test(test_step_end),
         cmocka_unit_test(test_missing_times),
+        cmocka_unit_test(test_idle_times),
         cmocka_unit_test(test_bytes),
         cmocka_unit_test(test_async_reuse),
         cmocka_unit_test(test_copies_and_strays),

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,31 @@ static void test_parse_values(void **state)
     assert_int_equal(m.touches[m.allocs[0].touch_first + 1], 2);
     assert_int_equal(m.allocs[1].birth, -1);
     assert_int_equal(m.allocs[1].death, -1);
+    for (size_t q = 0; q < m.nops; q++)
+        assert_true(m.ops[q].idle_us == 0); /* no idle line: the device sets the pace */
+    plan_model_free(&m);
+}
+
+/* idle OP US: before or after its operation's line, each operation at most once; set with
+   plan_model_set_idle in the library, which checks its range. */
+static void test_parse_idle(void **state)
+{
+    (void)state;
+    const char *text = "hw 1 1 1 0\nidle 2 40.5\nop 10\nop 5\nop 1\nidle 0 0\nidle 1 1e3\n";
+    plan_model m;
+    char msg[256];
+    assert_int_equal(parse(text, &m, msg, sizeof(msg)), PLAN_OK);
+    assert_true(m.ops[0].idle_us == 0 && m.ops[1].idle_us == 1000 && m.ops[2].idle_us == 40.5);
+    assert_int_equal(plan_model_set_idle(&m, 3, 1), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_idle(&m, 0, -1), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_idle(&m, 0, NAN), PLAN_ERR_INVALID);
+    assert_int_equal(plan_model_set_idle(&m, 0, 2 * PLAN_MAX_DURATION), PLAN_ERR_INVALID);
+    assert_true(m.ops[0].idle_us == 0);
+    assert_int_equal(plan_model_set_idle(&m, 0, 7.25), PLAN_OK);
+    assert_true(m.ops[0].idle_us == 7.25);
+    m.ops[1].idle_us = INFINITY; /* set by hand past the setter: the check finds it */
+    assert_int_equal(plan_model_check(&m, NULL, msg, sizeof(msg)), PLAN_ERR_INVALID);
+    assert_string_equal(msg, "operation 1: idle time must be in [0, 1e+12] us");
     plan_model_free(&m);
 }
 
@@ -68,7 +94,7 @@ static const struct {
      "m.txt:2: error: DURATION_US must be a number in [0, 1e+12], got '0x10'"},
     {"hw 1 1 1 0\nop 1 2 3\n", "m.txt:2: error: 'op' takes DURATION_US [STREAM]"},
     {"hw 1 1 1 0\nop 1\nkernel 3\n",
-     "m.txt:3: error: unknown keyword 'kernel' (expected hw, link_both, op, alloc or copy)"},
+     "m.txt:3: error: unknown keyword 'kernel' (expected hw, link_both, op, idle, alloc or copy)"},
     {"hw 1 1 1 0\nlink_both 2 1\nop 1\n",
      "m.txt:2: error: link_both rates must be in (0, full rate]: H2D_GBPS in (0, 1], D2H_GBPS in "
      "(0, 1]"},
@@ -104,6 +130,13 @@ static const struct {
      "m.txt:3: error: AFTER must be an integer in [0, 16777215], got '-1'"},
     {"hw 1 1 1 0\ncopy 1 d2h 4\nop 1\n",
      "m.txt:2: error: AFTER 1 is beyond the last operation (0)"},
+    {"hw 1 1 1 0\nop 1\nidle 0\n", "m.txt:3: error: 'idle' takes OP US"},
+    {"hw 1 1 1 0\nop 1\nidle 0 -1\n", "m.txt:3: error: US must be a number in [0, 1e+12], got '-1'"},
+    {"hw 1 1 1 0\nop 1\nidle -1 5\n",
+     "m.txt:3: error: OP must be an integer in [0, 16777215], got '-1'"},
+    {"hw 1 1 1 0\nidle 1 5\nop 1\n", "m.txt:2: error: OP 1 is beyond the last operation (0)"},
+    {"hw 1 1 1 0\nop 1\nidle 0 5\nop 2\nidle 0 6\n",
+     "m.txt:5: error: operation 0 has an idle line already"},
 };
 
 /* BYTES/MOVED: held and copied bytes apart (libshim's units hold whole granules and copy their
@@ -198,6 +231,7 @@ static void assert_same_model(const plan_model *a, const plan_model *b)
     for (size_t i = 0; i < a->nops; i++) {
         assert_true(a->ops[i].dur_us == b->ops[i].dur_us);
         assert_int_equal(a->ops[i].stream, b->ops[i].stream);
+        assert_true(a->ops[i].idle_us == b->ops[i].idle_us);
     }
     assert_memory_equal(a->allocs, b->allocs, a->nallocs * sizeof(*a->allocs));
     assert_memory_equal(a->touches, b->touches, a->ntouches * sizeof(*a->touches));
@@ -223,6 +257,8 @@ static void test_write_round_trip(void **state)
         assert_int_equal(plan_generate(&m, specs[i], msg, sizeof(msg)), PLAN_OK);
         m.ops[0].stream = 7;
         m.ops[1].dur_us = 0.1; /* not exact in binary: needs 17 digits */
+        assert_int_equal(plan_model_set_idle(&m, 1, 40.287), PLAN_OK); /* an idle line each */
+        assert_int_equal(plan_model_set_idle(&m, m.nops - 1, 0.3), PLAN_OK);
         assert_int_equal(plan_model_add_copy(&m, 1, 0, 4), PLAN_OK); /* kept in their order */
         assert_int_equal(plan_model_add_copy(&m, 0, 1, 28672), PLAN_OK);
         /* a move that copies less than the allocation holds (BYTES/MOVED) is kept */
@@ -574,7 +610,7 @@ int main(void)
         cmocka_unit_test(test_gaps_and_floor), cmocka_unit_test(test_plan_check),
         cmocka_unit_test(test_generators),     cmocka_unit_test(test_hold),
         cmocka_unit_test(test_hold_slabs),     cmocka_unit_test(test_hold_slabs_older),
-        cmocka_unit_test(test_pin_slabs),
+        cmocka_unit_test(test_pin_slabs),      cmocka_unit_test(test_parse_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
