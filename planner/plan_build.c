@@ -152,6 +152,14 @@ plan_err plan_build_kernel_idle(plan_builder *b, uint64_t seq, double usec)
     return PLAN_OK;
 }
 
+plan_err plan_build_kernel_disturbed(plan_builder *b, uint64_t seq)
+{
+    if (PUSH(b, idles, nidles, cap_idles))
+        return PLAN_ERR_NOMEM;
+    b->idles[b->nidles++] = (plan_bpair){.seq = seq, .usec = -1};
+    return PLAN_OK;
+}
+
 plan_err plan_build_timing_cost(plan_builder *b, double record_us)
 {
     if (!isfinite(record_us) || record_us < 0 || record_us > PLAN_MAX_DURATION)

@@ -107,6 +107,14 @@ plan_err plan_build_kernel_time(plan_builder *b, uint64_t seq, double usec);
  * PLAN_ERR_NOMEM. */
 plan_err plan_build_kernel_idle(plan_builder *b, uint64_t seq, double usec);
 
+/* The idle time before launch seq was measured with the recorder's own work in it (libshim's
+ * residency waited, copied or remapped between the two launches). A step with one such launch is
+ * modelled without idle time (every operation's is 0, as without plan_build_kernel_idle): the
+ * recorder's work may reach into other gaps than those it marked (a thread waiting for a lock
+ * another holds, the driver-wide lock of another thread's remap), and a native estimate that
+ * counted it would hide libshim's own cost in the native step. PLAN_ERR_NOMEM. */
+plan_err plan_build_kernel_disturbed(plan_builder *b, uint64_t seq);
+
 /* What one of the timing's event records cost the host, in us (default 0). The times were
  * measured with an event recorded before and after each timed launch, work the step without
  * timing does not do; in a step whose pace the host sets it shows up in the times: where the

@@ -45,7 +45,7 @@ typedef struct tables {
     seq_key *launch; /* by seq */
     seq_key *time;   /* by seq (func 0) */
     seq_key *func;   /* the timed launches, by function then time */
-    seq_key *idle;   /* idle times by seq (the first given of a seq first) */
+    seq_key *idle;   /* idle times by seq (the first given of a seq first; < 0: disturbed) */
     size_t nlaunch, ntime, nfunc, nidle;
     double all_median; /* of every time; 0 when there is none */
 } tables;
@@ -146,7 +146,7 @@ static void one_op(const plan_builder *b, const tables *t, uint64_t seq, plan_op
     uint64_t stream = l ? b->launches[l->at].stream : 0;
     op->stream = stream_number(seen, nseen, stream);
     const seq_key *idle = find_seq(t->idle, t->nidle, seq);
-    op->idle_us = idle ? idle->v : 0;
+    op->idle_us = idle && idle->v >= 0 ? idle->v : 0;
     *got = idle ? OP_IDLE : 0;
     if (tm) {
         op->dur_us = tm->v;
@@ -157,6 +157,15 @@ static void one_op(const plan_builder *b, const tables *t, uint64_t seq, plan_op
     op->dur_us = l ? func_median(t, l->func) : t->all_median;
     info->filled++;
     info->unrecorded += !l;
+}
+
+/* Whether an idle time of launches [first, end) was disturbed (plan_build_kernel_disturbed). */
+static bool step_disturbed(const tables *t, uint64_t first, uint64_t end)
+{
+    for (size_t i = 0; i < t->nidle; i++)
+        if (t->idle[i].seq >= first && t->idle[i].seq < end && t->idle[i].v < 0)
+            return true;
+    return false;
 }
 
 /* ops[0..n) as the step runs without timing (plan_build_timing_cost): the measured step replayed
@@ -211,6 +220,9 @@ plan_err plan_build_ops(const plan_builder *b, uint64_t step, uint64_t first, ui
     for (uint64_t s = first; s < end; s++)
         one_op(b, &t, s, &ops[s - first], &launch_of[s - first], seen, &nseen, info,
                &got[s - first]);
+    if (step_disturbed(&t, first, end)) /* the recorder's own work stood in the step's gaps */
+        for (uint64_t s = first; s < end; s++)
+            ops[s - first].idle_us = 0, got[s - first] = (uint8_t)(got[s - first] & ~OP_IDLE);
     if (b->record_us > 0)
         untime(ops, got, (size_t)(end - first), b->record_us);
     free(seen);

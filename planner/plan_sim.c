@@ -302,7 +302,8 @@ static plan_err program_copies(sim *s, size_t q, double *end)
 static plan_err run_op(sim *s, size_t q, double ready, double *end_out)
 {
     plan_err e = PLAN_OK;
-    ready = PLAN_MAX(ready, s->step_t0 + s->c->start[q]); /* not before the host submits it */
+    if (s->c->idle_total > 0) /* not before the host submits it (the test: same sums else) */
+        ready = PLAN_MAX(ready, s->step_t0 + s->c->start[q]);
     double w = ready, st;
     size_t nw = 0;
     plan_mover_prune(&s->mover, ready); /* no move issued from here on can start before */

@@ -363,6 +363,10 @@ void shim_timing_copy_end(int slot, CUstream stream, bool to_device, uint64_t by
 void shim_timing_cancel(int slot);
 /* Emits the durations of completed timed launches (called at host syncs). */
 void shim_timing_collect(void);
+/* Residency begins or ends work of its own that waits, copies or remaps, on whichever thread: the
+   host time it takes is libshim's, not the program's, so a launch's idle time measured across it
+   is not the program's own (reported as disturbed). One relaxed atomic increment. */
+void shim_timing_disturbed(void);
 
 
 /* shim_capture.c — streams being captured into graphs */
@@ -406,8 +410,9 @@ struct shim_step_listener {
     /* kernel timing (shim_timing.c): launch seq took usec; one of residency's copies of bytes
        took usec (to_device: a restore) */
     void (*kernel_time)(uint64_t seq, double usec);
-    /* launch seq's stream stood idle usec before it, after launch seq - 1 there; one of the
-       timing's event records costs the host record_us (shim_timing_record_us); may be NULL */
+    /* launch seq's stream stood idle usec before it, after launch seq - 1 there (usec < 0:
+       residency made driver calls in between, so the idle time is not the program's alone); one
+       of the timing's event records costs the host record_us; may be NULL */
     void (*kernel_idle)(uint64_t seq, double usec, double record_us);
     void (*link_time)(bool to_device, uint64_t bytes, double usec);
     /* an allocation (kind: plan_mem_kind), the ordinal-th at its launch index; a copy

@@ -17,6 +17,8 @@
  * stream, reports none (the model's single stream could not place it). */
 #include "shim_core.h"
 
+#include <math.h>
+
 
 #define PAIRS 4096
 
@@ -32,7 +34,17 @@ struct pair {
     bool tail;   /* the latest kernel pair of its stream (tails[]) */
     int held;    /* pairs whose idle time needs this one's closing event */
     int prev;    /* a kernel pair: the one before it on its stream, or -1 */
+    uint64_t disturbed_open, disturbed_close; /* `disturbed` before its records */
 };
+
+/* Residency's driver calls so far (shim_timing_disturbed): an idle time is the program's own only
+   where none came between the two launches' records. */
+static _Atomic uint64_t disturbed;
+
+void shim_timing_disturbed(void)
+{
+    atomic_fetch_add_explicit(&disturbed, 1, memory_order_relaxed);
+}
 
 /* The latest kernel pair of each stream seen (a stream the calling thread alone can name, the
    per-thread default stream, has none). */
@@ -112,6 +124,8 @@ static int take_pair(void)
 static int open_pair(CUstream stream, bool per_thread)
 {
     int slot = take_pair();
+    if (slot >= 0)
+        pairs[slot].disturbed_open = atomic_load_explicit(&disturbed, memory_order_relaxed);
     if (slot >= 0 && record(pairs[slot].start, stream, per_thread) != CUDA_SUCCESS) {
         pairs[slot].busy = false;
         slot = -1;
@@ -198,6 +212,7 @@ static void close_pair(int slot, CUstream stream, bool per_thread, enum pair_kin
     p->kind = kind;
     p->seq = seq;
     p->bytes = bytes;
+    p->disturbed_close = atomic_load_explicit(&disturbed, memory_order_relaxed);
     p->closed = record(p->end, stream, per_thread) == CUDA_SUCCESS;
     if (!p->closed)
         abandon(slot);
@@ -250,19 +265,21 @@ void shim_timing_cancel(int slot)
 }
 
 /* Hands a completed pair's time on: a kernel's to the trace and the planner's recording, with
-   the idle time before it (idle_usec < 0: none), a copy's to the planner's link. */
+   the idle time before it (NAN: none; < 0: disturbed), a copy's to the planner's link. */
 static void report(const struct pair *p, double usec, double idle_usec)
 {
-    if (p->kind == PAIR_KERNEL)
+    if (p->kind == PAIR_KERNEL) {
         shim_trace_kernel_time(p->seq, usec);
-    else
+        if (!isnan(idle_usec))
+            shim_trace_kernel_idle(p->seq, idle_usec, record_us > 0 ? record_us : 0);
+    } else
         shim_trace_link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
     const struct shim_step_listener *l = shim_step_listener();
     if (!shim_step_studying() || !l)
         return;
     if (p->kind == PAIR_KERNEL) {
         l->kernel_time(p->seq, usec);
-        if (idle_usec >= 0 && l->kernel_idle)
+        if (!isnan(idle_usec) && l->kernel_idle)
             l->kernel_idle(p->seq, idle_usec, record_us > 0 ? record_us : 0);
     } else {
         l->link_time(p->kind == PAIR_TO_DEVICE, p->bytes, usec);
@@ -270,17 +287,18 @@ static void report(const struct pair *p, double usec, double idle_usec)
 }
 
 /* The idle time before kernel pair p (its closing event complete, so that of the pair before it on
-   the same stream too), or -1 when the two launches are not consecutive or cannot be timed. */
+   the same stream too): NAN when the two launches are not consecutive or cannot be timed, -1 when
+   residency made driver calls between them (disturbed). */
 static double idle_before(const struct pair *p)
 {
     if (p->prev < 0)
-        return -1;
+        return NAN;
     const struct pair *q = &pairs[p->prev];
     float ms;
     if (q->seq + 1 != p->seq ||
         shim.real.cuEventElapsedTime_v2(&ms, q->end, p->start) != CUDA_SUCCESS || !(ms >= 0))
-        return -1;
-    return (double)ms * 1000.0;
+        return NAN;
+    return q->disturbed_close != p->disturbed_open ? -1 : (double)ms * 1000.0;
 }
 
 void shim_timing_collect(void)

@@ -24,5 +24,6 @@ CUresult CUDAAPI cuStreamDestroy_v2(CUstream hStream)
 {
     SHIM_NEED_REAL(cuStreamDestroy_v2);
     shim_streams_destroyed(hStream); /* first: no wait may name it once it is gone */
+    shim_resid_stream_destroyed(hStream); /* frees ordered on it are fenced while it exists */
     return shim.real.cuStreamDestroy_v2(hStream);
 }

@@ -43,8 +43,8 @@ void shim_plan_study_launch(uint64_t seq, uint64_t func, uint64_t stream, const 
 void shim_plan_study_copy(uint64_t dst, uint64_t src, enum shim_copy_dir dir, uint64_t bytes);
 /* The measured duration of launch seq. */
 void shim_plan_study_kernel_time(uint64_t seq, double usec);
-/* Launch seq's stream stood idle usec before it; one of the timing's event records costs the
-   host record_us (the step listener's kernel_idle). */
+/* Launch seq's stream stood idle usec before it (< 0: libshim's own work stood in it); one of the
+   timing's event records costs the host record_us (the step listener's kernel_idle). */
 void shim_plan_study_kernel_idle(uint64_t seq, double usec, double record_us);
 /* One of the residency manager's copies (to_device: a restore) of bytes took usec on its copy
    stream (timed with events: the copy alone, not its wait for the program). The link of the

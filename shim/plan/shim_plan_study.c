@@ -253,7 +253,10 @@ void shim_plan_study_kernel_time(uint64_t seq, double usec)
 void shim_plan_study_kernel_idle(uint64_t seq, double usec, double record_us)
 {
     pthread_mutex_lock(&lock);
-    if (study.b && plan_build_kernel_idle(study.b, seq, usec) == PLAN_ERR_NOMEM)
+    plan_err e = !study.b ? PLAN_OK
+                 : usec < 0 ? plan_build_kernel_disturbed(study.b, seq)
+                            : plan_build_kernel_idle(study.b, seq, usec);
+    if (e == PLAN_ERR_NOMEM)
         check(PLAN_ERR_NOMEM);
     if (study.b)
         plan_build_timing_cost(study.b, record_us);

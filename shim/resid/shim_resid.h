@@ -150,6 +150,10 @@ enum shim_resid_verdict shim_resid_alloc(CUdeviceptr *dptr, size_t bytes, CUstre
 /* Frees managed allocation id (already out of the registry): at once after the device
    is idle, or (async) in the order of stream. CUDA_ERROR_INVALID_VALUE if unknown. */
 CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool async);
+/* The program is destroying stream: frees ordered on it that wait to be fenced are fenced now,
+   while it can still be named. Before the real cuStreamDestroy; nothing when no residency
+   manager runs. */
+void shim_resid_stream_destroyed(CUstream stream);
 
 /* shim_resid_unmanaged.c — what the budget counts but residency does not manage */
 /* Makes room in the budget for an unmanaged allocation of bytes: SHIM_RESID_DRIVER (room made:

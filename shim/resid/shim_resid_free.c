@@ -1,5 +1,6 @@
 /* shim_resid_free.c — managed allocations freed by the program: at once once the device is idle
- * (cuMemFree), or in the order of their stream (cuMemFreeAsync: budget/shim_resid_reap.c). */
+ * (cuMemFree), or in the order of their stream (cuMemFreeAsync: budget/shim_resid_reap.c), whose
+ * frees not fenced yet are fenced before the stream is destroyed. */
 #include "shim_resid_front.h"
 
 #include <stdlib.h>
@@ -96,4 +97,14 @@ CUresult shim_resid_free(uint64_t id, CUstream stream, bool per_thread, bool asy
     }
     pthread_mutex_unlock(&r->lock);
     return CUDA_SUCCESS;
+}
+
+void shim_resid_stream_destroyed(CUstream stream)
+{
+    struct resid_ctx *r;
+    for (uint32_t k = 0; (r = resid_started_at(k)) != NULL; k++) {
+        pthread_mutex_lock(&r->lock);
+        resid_reap_stream_gone(r, stream);
+        pthread_mutex_unlock(&r->lock);
+    }
 }

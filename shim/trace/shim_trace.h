@@ -236,6 +236,11 @@ void shim_trace_launch(uint64_t seq, uint64_t func_id, uint64_t stream, const ui
                        uint32_t n);
 /* The measured duration of launch seq (profiled steps only). */
 void shim_trace_kernel_time(uint64_t seq, double usec);
+/* A kernel_idle record (1.14): launch seq's stream stood idle usec before it, after launch seq - 1
+   there (usec < 0: libshim's own work stood in that time, so it is not the program's); one of the
+   timing's event records costs the host record_us (profiled steps only; the planner's figures,
+   plan_build_kernel_idle, plan_build_kernel_disturbed, plan_build_timing_cost). */
+void shim_trace_kernel_idle(uint64_t seq, double usec, double record_us);
 
 /* A link_time record (1.9): one move's copy of bytes, to the device or to the host, took usec
    on libshim's own stream (timed by events around it, as the in-process planner measures the

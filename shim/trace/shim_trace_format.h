@@ -21,8 +21,8 @@
 #define SHIM_TRACE_MAGIC "SHIMTRAC" /* 8 bytes, no terminator in the file */
 #define SHIM_TRACE_MAJOR 1          /* a reader rejects another major version */
 /* Minor versions: 1.10 transitions made on the host; 1.11 reason 8, placement (host_resident);
-   1.12 the plan record's remap_us; 1.13 the END chunk's device_name. */
-#define SHIM_TRACE_MINOR         13 /* a reader accepts any minor */
+   1.12 the plan record's remap_us; 1.13 the END chunk's device_name; 1.14 kernel_idle records. */
+#define SHIM_TRACE_MINOR         14 /* a reader accepts any minor */
 #define SHIM_TRACE_PREAMBLE_SIZE 16
 
 /* ---- chunks ---- */
@@ -95,6 +95,7 @@ enum shim_trace_kind {
     SHIM_TRACE_STEP_SUMMARY = 19, /* since 1.4: steps past the detail of a bounded trace */
     SHIM_TRACE_PIN = 20,          /* since 1.5: an allocation pinned on the device for good */
     SHIM_TRACE_LINK_TIME = 21,    /* since 1.9: one move's copy timed on libshim's stream */
+    SHIM_TRACE_KERNEL_IDLE = 22,  /* since 1.14: the idle time of a stream before a launch */
 };
 
 /* Version 1.5's kinds: X(enum, name, fixed body bytes). A minor version only appends kinds
@@ -120,7 +121,8 @@ enum shim_trace_kind {
     X(SHIM_TRACE_PLAN_STEP, "plan_step", 80)                                                       \
     X(SHIM_TRACE_STEP_SUMMARY, "step_summary", 192)                                                \
     X(SHIM_TRACE_PIN, "pin", 40)                                                                   \
-    X(SHIM_TRACE_LINK_TIME, "link_time", 24)
+    X(SHIM_TRACE_LINK_TIME, "link_time", 24)                                                     \
+    X(SHIM_TRACE_KERNEL_IDLE, "kernel_idle", 24)
 
 /* Version 1.5's fields: X(kind, field name, type, offset in the body). The body layouts below
    (struct shim_trace_body_*) match these offsets; bytes not covered by a field are zero. */
@@ -224,6 +226,9 @@ enum shim_trace_kind {
     X(SHIM_TRACE_LINK_TIME, "bytes", SHIM_TRACE_U64, 0)                                            \
     X(SHIM_TRACE_LINK_TIME, "usec", SHIM_TRACE_F64, 8)                                             \
     X(SHIM_TRACE_LINK_TIME, "dir", SHIM_TRACE_U32, 16)                                             \
+    X(SHIM_TRACE_KERNEL_IDLE, "seq", SHIM_TRACE_U64, 0)                                            \
+    X(SHIM_TRACE_KERNEL_IDLE, "usec", SHIM_TRACE_F64, 8)                                           \
+    X(SHIM_TRACE_KERNEL_IDLE, "record_us", SHIM_TRACE_F64, 16)                                     \
     SHIM_TRACE_SUMMARY_FIELDS(X)
 
 /* The step_summary fields (1.4), in body order: every one a u64, at 8 times its position; then
@@ -271,6 +276,10 @@ struct shim_trace_body_launch {
 struct shim_trace_body_kernel_time {
     uint64_t seq;
     double usec;
+};
+struct shim_trace_body_kernel_idle {
+    uint64_t seq;
+    double usec, record_us;
 };
 struct shim_trace_body_link_time {
     uint64_t bytes;

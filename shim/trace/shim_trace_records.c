@@ -13,6 +13,7 @@ _Static_assert(sizeof(struct shim_trace_body_ids) == 16, "two-id body");
 _Static_assert(sizeof(struct shim_trace_body_launch) == 32, "launch body");
 _Static_assert(offsetof(struct shim_trace_body_launch, n_allocs) == 24, "n_allocs offset");
 _Static_assert(sizeof(struct shim_trace_body_kernel_time) == 16, "kernel_time body");
+_Static_assert(sizeof(struct shim_trace_body_kernel_idle) == 24, "kernel_idle body");
 _Static_assert(sizeof(struct shim_trace_body_link_time) == 24, "link_time body");
 _Static_assert(sizeof(struct shim_trace_body_copy) == 40, "copy body");
 _Static_assert(offsetof(struct shim_trace_body_copy, dir) == 32, "dir offset");
@@ -128,6 +129,13 @@ void shim_trace_kernel_time(uint64_t seq, double usec)
 {
     struct shim_trace_body_kernel_time body = {seq, usec};
     put_fixed(SHIM_TRACE_KERNEL_TIME, &body, sizeof body);
+}
+
+/* Contract in shim_trace.h. */
+void shim_trace_kernel_idle(uint64_t seq, double usec, double record_us)
+{
+    struct shim_trace_body_kernel_idle body = {seq, usec, record_us};
+    put_fixed(SHIM_TRACE_KERNEL_IDLE, &body, sizeof body);
 }
 
 /* Contract in shim_trace.h. */

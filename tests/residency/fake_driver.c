@@ -321,6 +321,7 @@ static CUresult record(CUevent e, CUstream s)
     struct fake_event *ev = (struct fake_event *)e;
     ev->recorded = true;
     ev->done = !hold;
+    fake.records++;
     if (hold && nheld < sizeof held / sizeof held[0])
         held[nheld++] = ev;
     return CUDA_SUCCESS;
@@ -354,6 +355,7 @@ static CUresult stream_sync(CUstream s)
 {
     (void)s;
     FAIL_IF("stream_sync");
+    fake.stream_syncs++;
     return CUDA_SUCCESS;
 }
 

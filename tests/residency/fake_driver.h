@@ -12,6 +12,7 @@ struct fake_stats {
     uint64_t bytes_copied, injected, event_syncs;
     uint64_t waits_on_pending; /* stream waits on events not yet done (the device would wait) */
     uint64_t reserves, maps, unmaps, set_accesses; /* VMM calls made (successful ones) */
+    uint64_t records, stream_syncs;                /* events recorded, streams synchronised */
 };
 extern struct fake_stats fake;
 extern const struct resid_driver fake_driver;

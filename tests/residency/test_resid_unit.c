@@ -1045,6 +1045,70 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
     pthread_mutex_unlock(&r->lock);
 }
 
+/* Frees in stream order on a stream any thread can name are fenced together, one event per
+   stream (an event per free costs the program's thread a record each, which the driver's pool
+   never pays): none is recorded at the frees, one for each stream once room is wanted or the
+   64th waits, and before a stream is destroyed; a stream whose record fails is waited for
+   instead. */
+static void test_stream_frees_fenced_together(void **state)
+{
+    (void)state;
+    const CUstream other = (CUstream)(uintptr_t)0x6000;
+    uint64_t records = fake.records;
+    CUdeviceptr p[5];
+    for (int i = 0; i < 5; i++)
+        p[i] = alloc_on(2 * MiB, i < 3 ? STREAM : other, true);
+    for (int i = 0; i < 5; i++) {
+        struct shim_alloc a;
+        assert_true(shim_registry_remove(p[i], &a));
+        assert_int_equal(shim_resid_free(a.id, i < 3 ? STREAM : other, false, true), CUDA_SUCCESS);
+    }
+    assert_int_equal(fake.records, records); /* no record at the frees */
+    assert_int_equal(r->unfenced, 5);
+    pthread_mutex_lock(&r->lock);
+    resid_reap_stream_gone(r, (CUstream)(uintptr_t)0x7000); /* none there: nothing fenced */
+    assert_int_equal(r->unfenced, 5);
+    resid_reap_stream_gone(r, other); /* all are fenced now: one record for each stream */
+    pthread_mutex_unlock(&r->lock);
+    assert_int_equal(fake.records, records + 2);
+    assert_int_equal(r->unfenced, 0);
+    pthread_mutex_lock(&r->lock);
+    resid_reap(r, false); /* their fences are done: the frees complete */
+    pthread_mutex_unlock(&r->lock);
+    assert_null(r->pending);
+
+    records = fake.records; /* the 64th free waiting fences them all, with one record */
+    for (int i = 0; i < 64; i++)
+        release(alloc_on(2 * MiB, STREAM, true), true);
+    assert_int_equal(fake.records, records + 1);
+    assert_int_equal(r->unfenced, 0);
+
+    /* a record that fails leaves the free unfenced; a wait for room waits for its stream */
+    pthread_mutex_lock(&r->lock);
+    resid_reap(r, false);
+    pthread_mutex_unlock(&r->lock);
+    release(alloc_on(2 * MiB, STREAM, true), true);
+    fake_fail("record", 1, false, CUDA_ERROR_UNKNOWN);
+    uint64_t syncs = fake.stream_syncs;
+    pthread_mutex_lock(&r->lock);
+    assert_false(resid_reap(r, false));
+    assert_int_equal(r->unfenced, 1);
+    assert_true(resid_reap(r, true)); /* the record now succeeds: fenced, then waited for */
+    pthread_mutex_unlock(&r->lock);
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    assert_int_equal(r->unfenced, 0);
+    assert_int_equal(fake.stream_syncs, syncs);
+    release(alloc_on(2 * MiB, STREAM, true), true);
+    fake_fail("record", 1, true, CUDA_ERROR_UNKNOWN); /* every record fails from now on */
+    pthread_mutex_lock(&r->lock);
+    assert_true(resid_reap(r, true)); /* unfenced for good: its stream is waited for */
+    pthread_mutex_unlock(&r->lock);
+    fake_fail(NULL, 0, false, CUDA_SUCCESS);
+    assert_int_equal(fake.stream_syncs, syncs + 1);
+    assert_null(r->pending);
+    assert_int_equal(r->unfenced, 0);
+}
+
 /* A remap's host time is measured for the planner (link_remap = "measured"): with every map
    call taking 1 ms, the median of the remaps timed is at least the one map of a 4 MiB unit (one
    handle: the two maps of two 2 MiB chunks before each unit had a handle of its own). */
@@ -1247,6 +1311,7 @@ int main(void)
         cmocka_unit_test_setup(test_freed_range_is_reused_without_vmm_calls, setup),
         cmocka_unit_test_setup(test_spares_give_room_before_anything_moves, setup),
         cmocka_unit_test_setup(test_pending_free_range_reused_in_stream_order, setup),
+        cmocka_unit_test_setup(test_stream_frees_fenced_together, setup),
         cmocka_unit_test_setup(test_remap_host_time_is_measured, setup),
         cmocka_unit_test_setup(test_a_move_remaps_one_handle, setup),
         cmocka_unit_test_setup(test_pool_gives_other_sizes_back_for_one_handle, setup),

@@ -274,7 +274,7 @@ check "devices: a one-device trace has no devices list" \
 "$REPORT" summary "$work/plan.trace" >"$work/plan.sum" 2>"$work/plan.err"
 check "plan: summary exit 0" [ $? -eq 0 ]
 check "plan: nothing on stderr" [ ! -s "$work/plan.err" ]
-check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.13"
+check "plan: a trace of the current format (plans since 1.3)" has_line "$work/plan.sum" "format: 1.14"
 check "plan: the plan tables come after the steps and before the top allocations" sh -c \
     "grep -E '^(steps:|plans \\(|plan by step \\(|top allocations)' '$work/plan.sum' | cut -c1-9 | tr '\n' '|' \
      | grep -qx 'steps:|plans (th|plan by s|top alloc|'"

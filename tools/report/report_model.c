@@ -35,6 +35,15 @@ static plan_err feed(plan_builder *b, const report_trace *t, const report_rec *r
     case SHIM_TRACE_KERNEL_TIME: /* a time that is not a duration is left out */
         return plan_build_kernel_time(b, r->a, r->usec) == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM
                                                                           : PLAN_OK;
+    case SHIM_TRACE_KERNEL_IDLE: { /* as libshim's planner takes it; a bad figure is left out */
+        double record_us;
+        memcpy(&record_us, &r->b, sizeof record_us);
+        plan_err e = r->usec < 0 ? plan_build_kernel_disturbed(b, r->a)
+                                 : plan_build_kernel_idle(b, r->a, r->usec);
+        if (e == PLAN_OK)
+            plan_build_timing_cost(b, record_us);
+        return e == PLAN_ERR_NOMEM ? PLAN_ERR_NOMEM : PLAN_OK;
+    }
     case SHIM_TRACE_COPY: {
         plan_err e = plan_build_copy(b, *next, r->a, r->b);
         if (!e && (r->sub == SHIM_COPY_H2D || r->sub == SHIM_COPY_D2H))

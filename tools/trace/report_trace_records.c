@@ -134,6 +134,9 @@ static const struct want {
              {SHIM_TRACE_LINK_TIME, "bytes", SHIM_TRACE_U64, S_B},
              {SHIM_TRACE_LINK_TIME, "usec", SHIM_TRACE_F64, S_USEC},
              {SHIM_TRACE_LINK_TIME, "dir", SHIM_TRACE_U32, S_SUB},
+             {SHIM_TRACE_KERNEL_IDLE, "seq", SHIM_TRACE_U64, S_A},
+             {SHIM_TRACE_KERNEL_IDLE, "usec", SHIM_TRACE_F64, S_USEC},
+             {SHIM_TRACE_KERNEL_IDLE, "record_us", SHIM_TRACE_F64, S_B}, /* its bits */
              PLAN(first_seq, U64),
              PLAN(model_step, U64),
              PLAN(model_first_seq, U64),

@@ -33,10 +33,11 @@ int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes);
 bool resid_shed(struct resid_ctx *r, uint64_t bytes);
 
 /* shim_resid_reap.c — frees in stream order */
-/* Queues the free of unit u or member m (one of them) in the order of stream: an event is
-   recorded there, and the free completes once it is done. reusable: the stream is one the
-   shim can order reuse on, so a new allocation on it may take the memory at once. False if no
-   event could be recorded (nothing queued). */
+/* Queues the free of unit u or member m (one of them) in the order of stream; it completes once
+   an event recorded there at or after the free is done. reusable: the stream is one the shim can
+   name from any thread and order reuse on, so a new allocation on it may take the memory at once,
+   and the event is recorded later, for many frees at once (shim_resid_reap.c); otherwise it is
+   recorded now. False if it could not be queued (no memory, or the event not recorded). */
 bool resid_pending_add(struct resid_ctx *r, struct resid_unit *u, struct resid_member *m,
                        CUstream stream, bool reusable);
 /* Completes the oldest stream-ordered frees while their events are known done, stopping at the
@@ -44,8 +45,12 @@ bool resid_pending_add(struct resid_ctx *r, struct resid_unit *u, struct resid_m
    however many frees are pending (a real driver's query costs about a microsecond). Returns how
    many completed. */
 uint32_t resid_reap_oldest(struct resid_ctx *r);
-/* Completes the stream-ordered frees whose event is known done (wait: wait for the oldest). */
+/* Fences every stream-ordered free not fenced yet, then completes those whose fence is known
+   done (wait: waits for the oldest; one whose stream could not be fenced waits for its stream). */
 bool resid_reap(struct resid_ctx *r, bool wait);
+/* stream is about to be destroyed: frees on it not fenced yet are fenced now, while it can still
+   be named (lock held). */
+void resid_reap_stream_gone(struct resid_ctx *r, CUstream stream);
 
 /* shim_resid_restore.c — what needs device room */
 /* Starts restoring u (HOST, and no operation in progress reads it through its host mapping):

@@ -38,6 +38,20 @@ uint64_t resid_driver_failures(void)
 #define REAL(fn, ...)                                                                              \
     (shim.real.fn ? noted(#fn, shim.real.fn(__VA_ARGS__)) : CUDA_ERROR_NOT_SUPPORTED)
 
+/* REAL for a call that waits or copies: residency's own work on the host, which a launch's idle
+   time measured across it must not be taken for (shim_timing_disturbed: counted as the call
+   begins and as it ends, so that a call reaching into a launch gap from either side marks it).
+   The allocation path's VMM calls are not counted: they are in every step under libshim. */
+#define BUSY_REAL(fn, ...)                                                                         \
+    (shim.real.fn ? (shim_timing_disturbed(), ended(noted(#fn, shim.real.fn(__VA_ARGS__))))        \
+                  : CUDA_ERROR_NOT_SUPPORTED)
+
+static inline CUresult ended(CUresult rc)
+{
+    shim_timing_disturbed();
+    return rc;
+}
+
 static CUresult device(CUdevice *dev)
 {
     return REAL(cuCtxGetDevice, dev);
@@ -112,7 +126,7 @@ static CUresult set_access(CUdeviceptr va, size_t size, CUdevice dev)
 
 static CUresult copy(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return REAL(cuMemcpyAsync, dst, src, n, s);
+    return BUSY_REAL(cuMemcpyAsync, dst, src, n, s);
 }
 
 static CUresult event_create(CUevent *e)
@@ -129,7 +143,7 @@ static CUresult query(CUevent e)
 }
 static CUresult event_sync(CUevent e)
 {
-    return REAL(cuEventSynchronize, e);
+    return BUSY_REAL(cuEventSynchronize, e);
 }
 static CUresult wait_event(CUstream s, CUevent e)
 {
@@ -137,15 +151,16 @@ static CUresult wait_event(CUstream s, CUevent e)
 }
 static CUresult stream_sync(CUstream s)
 {
-    return REAL(cuStreamSynchronize, s);
+    return BUSY_REAL(cuStreamSynchronize, s);
 }
 static CUresult ctx_sync(void)
 {
-    return REAL(cuCtxSynchronize);
+    return BUSY_REAL(cuCtxSynchronize);
 }
 static CUresult program_sync(void)
 {
-    return shim_streams_sync_program(); /* cuStreamSynchronize, else cuCtxSynchronize */
+    shim_timing_disturbed();
+    return ended(shim_streams_sync_program()); /* cuStreamSynchronize, else cuCtxSynchronize */
 }
 static CUresult host_alloc(void **p, size_t n)
 {

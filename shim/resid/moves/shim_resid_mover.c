@@ -117,7 +117,10 @@ static void *mover_main(void *arg)
             pthread_cond_wait(&r->wake, &r->lock);
             continue;
         }
-        if (order_restores(r) + resid_complete_done(r) > 0)
+        shim_timing_disturbed(); /* its remaps are libshim's host time, not the program's */
+        uint32_t done = order_restores(r) + resid_complete_done(r);
+        shim_timing_disturbed();
+        if (done > 0)
             continue;
         struct timespec until = base_deadline_after(CLOCK_REALTIME, POLL_NS);
         pthread_cond_timedwait(&r->wake, &r->lock, &until);

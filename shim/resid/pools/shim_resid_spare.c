@@ -115,7 +115,7 @@ bool resid_spare_take(struct resid_ctx *r, struct resid_unit *u, CUstream stream
         struct resid_unit *d = p->unit;
         if (!d || p->stream != stream || d->n != u->n || !whole(r, d))
             continue;
-        p->unit = NULL; /* the pending entry only returns its event now */
+        p->unit = NULL; /* the pending entry only returns its fence now */
         resid_fsm(r, d, SHIM_EV_FREE,
                   &(struct resid_cause){SHIM_REASON_FREED, p->stream, 0, UINT64_MAX});
         adopt(u, d->va, d->mapped, d->backing);

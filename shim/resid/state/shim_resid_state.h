@@ -179,11 +179,12 @@ struct resid_member {
     uint32_t first, blocks;  /* its blocks in the slab */
 };
 
-/* A unit or member freed in stream order, waiting for its event. */
+/* A unit or member freed in stream order, waiting for its fence: an event recorded on its
+   stream at or after the free (budget/shim_resid_reap.c). */
 struct resid_pending {
     struct resid_unit *unit;     /* a unit to release, or NULL */
     struct resid_member *member; /* a member to take out of its slab, or NULL */
-    CUevent event;
+    struct resid_fence *fence;   /* NULL: not fenced yet (only with a stream) */
     CUstream stream; /* a unit's device chunks may be reused at once by this stream */
     struct resid_pending *next;
 };
@@ -234,6 +235,7 @@ struct resid_ctx {
     uint32_t remap_us[RESID_REMAP_SAMPLES]; /* host time of the first remaps (shim_resid_move.c) */
     uint32_t nremap_us;
     struct resid_pending *pending; /* stream-ordered frees, oldest first */
+    uint32_t unfenced;             /* of them not fenced yet */
     CUdeviceptr *slots;            /* free arena addresses */
     size_t nslots, slot_cap;
     CUstream to_host, to_device; /* the shim's copy streams */
