@@ -4,3 +4,10 @@
 .PHONY: bench-twin
 bench-twin:
 	tests/bench/twin_bench.sh
+
+# tests/bench/host_bound_bench.sh — the current code on the twins: the plan's native estimate and
+# libshim's step against native (not a test: `make bench-host-bound`;
+# tests/bench/RESULTS-host-bound.md).
+.PHONY: bench-host-bound
+bench-host-bound:
+	tests/bench/host_bound_bench.sh
