@@ -54,8 +54,12 @@ static bool from_spare(struct resid_ctx *r, struct resid_unit *u, CUstream strea
 {
     bool reused = false;
     resid_reap_oldest(r); /* frees known done become spares (cheap: stops at the first not done) */
-    if (!resid_spare_take(r, u, stream, ordered, &reused))
-        return false;
+    if (!resid_spare_take(r, u, stream, ordered, &reused)) {
+        /* Frees not fenced yet cannot become spares: fence them (one record per stream, cheaper
+           than the range a miss maps), and take what is already done. */
+        if (!r->unfenced || !resid_reap_fence(r) || !resid_spare_take(r, u, stream, ordered, &reused))
+            return false;
+    }
     if (reused) /* the range is still in use by that stream's earlier work: fence on it too */
         u->streams[u->nstreams++] = stream;
     resid_fsm(r, u, SHIM_EV_CREATE, NULL);

@@ -1048,7 +1048,7 @@ static void test_pending_free_range_reused_in_stream_order(void **state)
 /* Frees in stream order on a stream any thread can name are fenced together, one event per
    stream (an event per free costs the program's thread a record each, which the driver's pool
    never pays): none is recorded at the frees, one for each stream once room is wanted or the
-   64th waits, and before a stream is destroyed; a stream whose record fails is waited for
+   RESID_UNFENCED_MAX-th waits, and before a stream is destroyed; a stream whose record fails is waited for
    instead. */
 static void test_stream_frees_fenced_together(void **state)
 {
@@ -1077,8 +1077,8 @@ static void test_stream_frees_fenced_together(void **state)
     pthread_mutex_unlock(&r->lock);
     assert_null(r->pending);
 
-    records = fake.records; /* the 64th free waiting fences them all, with one record */
-    for (int i = 0; i < 64; i++)
+    records = fake.records; /* the RESID_UNFENCED_MAX-th free waiting fences them, one record */
+    for (int i = 0; i < RESID_UNFENCED_MAX; i++)
         release(alloc_on(2 * MiB, STREAM, true), true);
     assert_int_equal(fake.records, records + 1);
     assert_int_equal(r->unfenced, 0);

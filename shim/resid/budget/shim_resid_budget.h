@@ -33,6 +33,8 @@ int resid_room_for_unmanaged(struct resid_ctx *r, uint64_t bytes);
 bool resid_shed(struct resid_ctx *r, uint64_t bytes);
 
 /* shim_resid_reap.c — frees in stream order */
+/* Stream-ordered frees that may wait unfenced, at most (one event then fences them all). */
+#define RESID_UNFENCED_MAX 16
 /* Queues the free of unit u or member m (one of them) in the order of stream; it completes once
    an event recorded there at or after the free is done. reusable: the stream is one the shim can
    name from any thread and order reuse on, so a new allocation on it may take the memory at once,
@@ -48,6 +50,9 @@ uint32_t resid_reap_oldest(struct resid_ctx *r);
 /* Fences every stream-ordered free not fenced yet, then completes those whose fence is known
    done (wait: waits for the oldest; one whose stream could not be fenced waits for its stream). */
 bool resid_reap(struct resid_ctx *r, bool wait);
+/* Fences every stream-ordered free not fenced yet, then completes the oldest known done
+   (resid_reap_oldest); whether any completed (lock held). */
+bool resid_reap_fence(struct resid_ctx *r);
 /* stream is about to be destroyed: frees on it not fenced yet are fenced now, while it can still
    be named (lock held). */
 void resid_reap_stream_gone(struct resid_ctx *r, CUstream stream);

@@ -11,10 +11,13 @@
    record per free (4.5 us on the simulated device, the H100's figure), one for one in a step
    whose pace the host sets. An event recorded on the same stream later covers the free too (it
    completes after every command queued before it), so they are fenced together, one event per
-   stream: when RESID_UNFENCED_MAX of them are waiting, when room is wanted (resid_reap), and
-   before their stream is destroyed (resid_reap_stream_gone). Until then the memory is reusable
-   at once in that stream's order (shim_resid_spare.c, take_ordered), as before. */
-#define RESID_UNFENCED_MAX 64
+   stream: when RESID_UNFENCED_MAX of them are waiting, when an allocation finds no spare range
+   (resid_reap_fence: a record is far cheaper than the range it would map), when room is wanted
+   (resid_reap), and before their stream is destroyed (resid_reap_stream_gone). Until then the
+   memory is reusable at once in that stream's order (shim_resid_spare.c, take_ordered), as
+   before. With 64 waiting, frees came back too late to be the next step's spares and the
+   allocations mapped new ranges in steady state (tests/residency/test_spares.sh); 16 and 32 keep
+   none. */
 
 /* Fences every unfenced free: one event per stream, recorded now (lock held). A stream whose
    record fails keeps its frees unfenced. */
@@ -116,6 +119,12 @@ uint32_t resid_reap_oldest(struct resid_ctx *r)
         n++;
     }
     return n;
+}
+
+bool resid_reap_fence(struct resid_ctx *r)
+{
+    fence_all(r);
+    return resid_reap_oldest(r) > 0;
 }
 
 void resid_reap_stream_gone(struct resid_ctx *r, CUstream stream)
