@@ -20,15 +20,9 @@ TWIN="$B/twin" REPLAY="$B/replay" TRAIN="$B/train_sim"
 scratch work
 export SIMGPU_HOST_CALLER=libshim SHIM_LOG_LEVEL=info
 
-# run NAME CMD...: output in $work/NAME.out, .err, statistics in .json, status in .rc.
-run() {
-    local name=$1
-    shift
-    SIMGPU_STATS="$work/$name.json" timeout -k 5 300 "$@" >"$work/$name.out" 2>"$work/$name.err"
-    echo $? >"$work/$name.rc"
-}
-rc() { cat "$work/$1.rc"; }
-sum() { sed -n 's/^checksum=\([0-9a-f]\{16\}\)$/\1/p' "$work/$1.out" | tail -n 1; }
+source "$root/tests/workloads/replay_env.sh" # run, rc, sum, stat
+RUN_TIMEOUT=300
+
 # predicted NAME: the plan's predicted step in us; steady NAME: the median step under the plan
 # (the steps from 7 on, where the plan applies), in us.
 predicted() { sed -n 's/.*plan applied from step [0-9]*: predicted \([0-9.]*\) ms per step.*/\1/p' "$work/$1.err" | awk '{printf "%.0f", $1 * 1000}'; }
@@ -36,7 +30,6 @@ steady() { grep -o '^\(step\|iter\) [0-9]* device_us=[0-9.]*' "$work/$1.out" | a
 # fits NAME P S [PCT]: run NAME succeeded and P is within PCT% (default 5) of S
 fits() { [ "$(rc "$1")" = 0 ] && within "$2" "$3" "${4:-5}"; }
 within() { python3 -c "import sys; a, b = float('$1' or 0), float('$2' or 0); sys.exit(not (b > 0 and abs(a - b) <= $3 / 100 * b))"; }
-stat() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$work/$1.json" "$2" 2>/dev/null; }
 host_us() { awk '/^# host_us_per_launch/ {print $3}' "$1"; }
 
 plan 8
